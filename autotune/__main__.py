@@ -1,0 +1,3 @@
+from autotune.cli.main import run
+
+run()

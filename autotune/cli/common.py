@@ -1,0 +1,70 @@
+"""What every command shares: the two consoles, --debug state, error handling, shared options."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated, Any, Callable
+
+import typer
+from rich.console import Console
+
+from autotune.errors import AutotuneError
+
+# Results on stdout, diagnostics on stderr.
+out = Console()
+err = Console(stderr=True)
+
+
+class State:
+    debug: bool = False
+
+
+state = State()
+
+
+def handle_errors(func: Callable) -> Callable:
+    """Turn AutotuneError (and unexpected errors) into a one-line message and an exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except AutotuneError as exc:
+            if state.debug:
+                traceback.print_exc()
+            err.print(f"[bold red]error:[/] {exc.message}", highlight=False, markup=True, soft_wrap=True)
+            if exc.fix:
+                err.print(f"  fix: {exc.fix}", highlight=False, markup=False, soft_wrap=True)
+            raise typer.Exit(exc.exit_code)
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            raise typer.Exit(130)
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except Exception as exc:  # an autotune bug: say so, traceback only with --debug
+            if state.debug:
+                traceback.print_exc()
+            err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}", highlight=False,
+                      soft_wrap=True)
+            err.print("  run again with --debug for the traceback, and report it", highlight=False)
+            raise typer.Exit(1)
+
+    return wrapper
+
+
+def print_json(obj: Any) -> None:
+    """Print a document as JSON on stdout (plain, no rich markup)."""
+    sys.stdout.write(json.dumps(obj, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+# Options used by several commands, defined once.
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for every random choice.")]
+OutDirOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]
+SysfsRootOpt = Annotated[Path, typer.Option("--sysfs-root", help="Root of the sysfs tree to read (tests use fake trees).")]
+ProcfsRootOpt = Annotated[Path, typer.Option("--procfs-root", help="Root of the procfs tree to read.")]

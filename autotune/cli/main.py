@@ -1,0 +1,53 @@
+"""The `autotune` typer app: global options, and the commands of each pipeline stage."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Annotated
+
+import typer
+
+from autotune import __version__
+from autotune.cli.common import state
+
+app = typer.Typer(
+    name="autotune",
+    help="Tune the coverage map of an AFL++ campaign (size, counter width, metric, layout) "
+    "to the target and the host.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"autotune {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    state.debug = debug
+
+
+# One module per command, in pipeline order; each defines register(app).
+COMMANDS = ["profile", "cc", "probe", "bench", "tune", "validate", "preflight"]
+
+for _name in COMMANDS:
+    try:
+        _mod = importlib.import_module(f"autotune.cli.{_name}")
+    except ModuleNotFoundError as _exc:  # a stage not written yet
+        if _exc.name != f"autotune.cli.{_name}":
+            raise
+        continue
+    _mod.register(app)
+
+
+def run() -> None:
+    app()

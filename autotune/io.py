@@ -1,0 +1,106 @@
+"""Atomic file output and versioned JSON/TOML documents.
+
+Nothing autotune writes is ever left half-written: data goes to a temporary file in the
+destination directory, is flushed and fsynced, then renamed over the target. A failure
+(full disk, permission) leaves the previous good file in place and raises AutotuneError.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from autotune.errors import AutotuneError, DocumentError
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (temp file + fsync + rename)."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _os_error(path, exc) from exc
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise _os_error(path, exc) from exc
+    return path
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
+    return write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def write_toml_atomic(path: str | os.PathLike, obj: dict) -> Path:
+    import tomli_w
+
+    return write_text_atomic(path, tomli_w.dumps(obj))
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DocumentError(path, "file not found") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DocumentError(path, f"not valid JSON ({exc})", fix="re-create the file") from exc
+    except OSError as exc:
+        raise _os_error(path, exc) from exc
+
+
+def read_toml(path: str | os.PathLike) -> dict:
+    path = Path(path)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DocumentError(path, "file not found") from exc
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise DocumentError(path, f"not valid TOML ({exc})", fix="re-create the file") from exc
+    except OSError as exc:
+        raise _os_error(path, exc) from exc
+
+
+def check_schema(path, doc: Any, *, kind: str, version: int) -> dict:
+    """Check that ``doc`` is a mapping of the given kind and schema version."""
+    if not isinstance(doc, dict):
+        raise DocumentError(path, f"expected a {kind} document (a table/object at top level)")
+    got = doc.get("schema_version")
+    if got is None:
+        raise DocumentError(path, "missing", field="schema_version")
+    if got != version:
+        raise DocumentError(
+            path,
+            f"schema_version {got!r} is not supported (this autotune reads version {version})",
+            field="schema_version",
+            fix=f"re-create the {kind} with this version of autotune",
+        )
+    return doc
+
+
+def _os_error(path: Path, exc: OSError) -> AutotuneError:
+    if exc.errno == errno.ENOSPC:
+        return AutotuneError(f"no space left on the device while writing {path}",
+                             fix="free disk space or choose another output directory")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return AutotuneError(f"cannot write {path}: {exc.strerror}",
+                             fix="choose a writable output directory")
+    return AutotuneError(f"cannot access {path}: {exc.strerror or exc}")
