@@ -1,0 +1,303 @@
+"""The compiler wrapper: `autotune cc` / `autotune c++` (console scripts autotune-cc, autotune-c++).
+
+Use it as ``CC``/``CXX`` of a real build system. Every invocation runs the real compiler with
+the user's arguments unchanged, plus:
+
+- always: the coverage instrumentation (``INSTRUMENT_FLAGS``): SanitizerCoverage guards for the
+  block ids, function entry/exit hooks for call context, and ``-g``;
+- when the invocation links a program: the runtime archive (whole, so its constructors are
+  kept) and ``LINK_LIBS``;
+- when ``-fsanitize=fuzzer`` is given: it is removed and, when linking, the driver object
+  (``main()`` for an ``LLVMFuzzerTestOneInput`` harness) is linked, as libFuzzer's flag does.
+  ``-fsanitize=fuzzer-no-link`` is removed too: the wrapper instruments every compile anyway.
+
+Compile-only invocations (``-c``, ``-S``, ``-E``, ``-M``, ``-MM``, ``-fsyntax-only``), invocations
+without inputs (``--version``, ``-print-*``) and shared/relocatable links (``-shared``, ``-r``)
+get no runtime: a shared library's guards resolve against the program that loads it.
+
+The compiler is clang/clang++ (or a versioned clang-N), ``AUTOTUNE_CC``/``AUTOTUNE_CXX`` override
+it. This module is imported by every configure probe: it imports nothing heavy (no typer/rich).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Literal, Mapping, NamedTuple, Sequence
+
+from autotune.errors import AutotuneError
+
+if TYPE_CHECKING:  # configure calls the wrapper hundreds of times: import only what a run needs
+    from pathlib import Path
+
+CompilerKind = Literal["clang", "gcc"]
+Mode = Literal["link", "compile", "preprocess", "info"]
+
+INSTRUMENT_FLAGS: dict[str, tuple[str, ...]] = {
+    # Guards give the block ids; entry/exit hooks after inlining give the call stack as AFL++'s
+    # CTX sees it (its pass runs on the optimised IR, so inlined calls are not contexts).
+    "clang": ("-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g"),
+    # gcc 12 has no guards: trace-pc calls __sanitizer_cov_trace_pc keyed by return address.
+    "gcc": ("-fsanitize-coverage=trace-pc", "-finstrument-functions", "-g"),
+}
+LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
+
+CLANG_VERSIONS = tuple(range(19, 13, -1))  # clang-19 .. clang-14
+CANDIDATES: dict[bool, tuple[str, ...]] = {
+    False: ("clang", *(f"clang-{v}" for v in CLANG_VERSIONS)),
+    True: ("clang++", *(f"clang++-{v}" for v in CLANG_VERSIONS)),
+}
+MISSING_PACKAGE = "clang"
+
+# Options whose value is the next argument (so that value is not an input file).
+_TAKES_VALUE = frozenset({
+    "-o", "-I", "-D", "-U", "-L", "-l", "-x", "-MF", "-MT", "-MQ", "-MJ", "-include", "-imacros",
+    "-isystem", "-iquote", "-idirafter", "-iprefix", "-iwithprefix", "-iwithprefixbefore",
+    "-isysroot", "-iframework", "-isystem-after", "-ivfsoverlay", "-Xlinker", "-Xclang",
+    "-Xassembler", "-Xpreprocessor", "-Xanalyzer", "-mllvm", "-target", "-arch", "-T", "-u", "-z",
+    "-e", "-B", "-F", "-G", "-aux-info", "--param", "-resource-dir", "-working-directory",
+    "-serialize-diagnostics", "-dylib_file", "-install_name", "--sysroot",
+})
+_COMPILE_ONLY = frozenset({"-c", "-S", "-fsyntax-only"})
+_PREPROCESS_ONLY = frozenset({"-E", "-M", "-MM"})
+_NO_RUNTIME = frozenset({"-shared", "-r", "-nostdlib"})
+# Invocations that print something and exit without linking, even with inputs.
+_INFO = frozenset({"--version", "--help", "-dumpversion", "-dumpfullversion", "-dumpmachine"})
+_INFO_PREFIX = ("-print-", "--print-")
+
+
+class Toolchain(NamedTuple):
+    """The real compiler the wrapper runs."""
+
+    path: str
+    kind: CompilerKind
+    cxx: bool
+
+
+class Invocation(NamedTuple):
+    """What a compiler command line does, as far as the wrapper cares."""
+
+    args: tuple[str, ...]  # the user's arguments without the fuzzer sanitizer entries
+    mode: Mode
+    fuzzer: bool  # -fsanitize=fuzzer (link the driver)
+    no_runtime: bool  # -shared / -r / -nostdlib: a link that must not get the runtime
+    has_lang: bool  # -x was given (so appended files need -x none)
+
+
+def _is_exe(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _which(name: str, env: Mapping[str, str]) -> str | None:
+    """shutil.which without importing shutil."""
+    if os.sep in name:
+        return name if _is_exe(name) else None
+    for d in env.get("PATH", os.defpath).split(os.pathsep):
+        cand = os.path.join(d or ".", name)
+        if _is_exe(cand):
+            return cand
+    return None
+
+
+def _kind_of(path: str) -> CompilerKind:
+    base = os.path.basename(os.path.realpath(path))
+    if "clang" in base:
+        return "clang"
+    if "gcc" in base or "g++" in base:
+        return "gcc"
+    import subprocess
+
+    try:
+        ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        ver = ""
+    return "clang" if "clang" in ver else "gcc"
+
+
+def find_toolchain(*, cxx: bool, env: Mapping[str, str]) -> Toolchain:
+    """The compiler to run: $AUTOTUNE_CXX / $AUTOTUNE_CC, else the first clang on PATH."""
+    var = "AUTOTUNE_CXX" if cxx else "AUTOTUNE_CC"
+    override = env.get(var)
+    if override:
+        path = _which(override, env)
+        if path is None:
+            raise AutotuneError(f"{var}={override} is not an executable on PATH",
+                                fix=f"set {var} to a C{'++' if cxx else ''} compiler, or unset it")
+        if os.path.basename(os.path.realpath(path)).startswith("autotune"):
+            raise AutotuneError(f"{var}={override} is the autotune wrapper itself",
+                                fix=f"set {var} to the real compiler (e.g. clang{'++' if cxx else ''})")
+        return Toolchain(path=path, kind=_kind_of(path), cxx=cxx)
+    for name in CANDIDATES[cxx]:
+        path = _which(name, env)
+        if path:
+            return Toolchain(path=path, kind="clang", cxx=cxx)
+    names = ", ".join(CANDIDATES[cxx][:2])
+    raise AutotuneError(f"no clang compiler found on PATH (looked for {names}, ...)",
+                        fix=f"apt-get install -y {MISSING_PACKAGE}")
+
+
+def _strip_fuzzer(arg: str) -> tuple[str | None, bool | None]:
+    """Remove fuzzer/fuzzer-no-link from a -f[no-]sanitize= list: (remaining arg or None, fuzzer)."""
+    prefix, _, values = arg.partition("=")
+    parts = values.split(",")
+    kept = [p for p in parts if p not in ("fuzzer", "fuzzer-no-link")]
+    fuzzer: bool | None = None
+    if "fuzzer" in parts:
+        fuzzer = prefix == "-fsanitize"
+    rest = f"{prefix}={','.join(kept)}" if kept else None
+    return rest, fuzzer
+
+
+def parse_args(args: Sequence[str]) -> Invocation:
+    """Classify a compiler command line (without argv[0])."""
+    kept: list[str] = []
+    fuzzer = False
+    inputs = 0
+    compile_only = preprocess_only = no_runtime = has_lang = info = False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith(("-fsanitize=", "-fno-sanitize=")):
+            rest, fz = _strip_fuzzer(a)
+            if fz is not None:
+                fuzzer = fz
+            if rest is not None:
+                kept.append(rest)
+            i += 1
+            continue
+        kept.append(a)
+        if a in _TAKES_VALUE and i + 1 < len(args):
+            if a == "-x":
+                has_lang = True
+            kept.append(args[i + 1])
+            i += 2
+            continue
+        if a.startswith("-x") and len(a) > 2:
+            has_lang = True
+        elif a in _COMPILE_ONLY:
+            compile_only = True
+        elif a in _PREPROCESS_ONLY:
+            preprocess_only = True
+        elif a in _NO_RUNTIME:
+            no_runtime = True
+        elif a in _INFO or a.startswith(_INFO_PREFIX):
+            info = True
+        elif a == "-" or not a.startswith("-"):
+            inputs += 1  # a source, object, archive, linker script or @response file
+        i += 1
+    if preprocess_only:
+        mode: Mode = "preprocess"
+    elif compile_only:
+        mode = "compile"
+    elif inputs == 0 or info:
+        mode = "info"
+    else:
+        mode = "link"
+    return Invocation(args=tuple(kept), mode=mode, fuzzer=fuzzer, no_runtime=no_runtime, has_lang=has_lang)
+
+
+def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driver: Path | None) -> list[str]:
+    """The full argv of the real compiler for a parsed invocation.
+
+    ``runtime`` and ``driver`` are the artefacts to link (see :func:`link_needs`).
+    """
+    argv = [toolchain.path, *INSTRUMENT_FLAGS[toolchain.kind]]
+    if driver is not None:
+        argv.append(str(driver))  # before any -x, so it is taken as an object file
+    argv.extend(inv.args)
+    if runtime is not None:
+        if inv.has_lang:
+            argv += ["-x", "none"]
+        argv += ["-Wl,--whole-archive", str(runtime), "-Wl,--no-whole-archive", *LINK_LIBS]
+    return argv
+
+
+def link_needs(inv: Invocation) -> tuple[bool, bool]:
+    """(link the runtime?, link the driver?) for a parsed invocation."""
+    runtime = inv.mode == "link" and not inv.no_runtime
+    return runtime, runtime and inv.fuzzer
+
+
+def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]:
+    """The real compiler's argv for a wrapper invocation; builds the runtime artefacts if needed."""
+    toolchain = find_toolchain(cxx=cxx, env=env)
+    inv = parse_args(args)
+    need_rt, need_driver = link_needs(inv)
+    runtime = driver = None
+    if need_rt:
+        from autotune.runtime import artifacts  # only links pay for the cache lookup
+
+        runtime = artifacts.runtime_archive()
+        driver = artifacts.driver_object() if need_driver else None
+    return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver)
+
+
+def build_harness(
+    *,
+    sources: Sequence[Path],
+    output: Path,
+    extra_cflags: Sequence[str] = (),
+    extra_ldflags: Sequence[str] = (),
+    cxx: bool = False,
+) -> Path:
+    """Compile and link an ``LLVMFuzzerTestOneInput`` harness with the runtime and the driver.
+
+    The binary appears at ``output`` only when the build succeeded (atomic rename).
+    Raises AutotuneError carrying the compiler's message when it fails.
+    """
+    import subprocess
+    import tempfile
+    from pathlib import Path
+    output = Path(output)
+    for s in sources:
+        if not Path(s).is_file():
+            raise AutotuneError(f"harness source {s} does not exist", fix="pass an existing source file")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    args = [*extra_cflags, "-fsanitize=fuzzer", *map(str, sources), "-o", str(tmp), *extra_ldflags]
+    try:
+        argv = plan(args, cxx=cxx, env=os.environ)
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        except subprocess.TimeoutExpired as exc:
+            raise AutotuneError(f"building the harness {output} took over 600 s",
+                                fix="check the sources and flags") from exc
+        if proc.returncode != 0:
+            raise AutotuneError(
+                f"building the harness {output} failed (exit {proc.returncode}):\n"
+                f"{' '.join(argv)}\n{proc.stderr.strip()}",
+                fix="fix the errors the compiler reports above",
+            )
+        os.replace(tmp, output)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return output
+
+
+def run(args: Sequence[str], *, cxx: bool, prog: str) -> int:
+    """Replace this process with the real compiler; on a wrapper error print one line, return 1."""
+    env = dict(os.environ)
+    try:
+        argv = plan(args, cxx=cxx, env=env)
+    except AutotuneError as exc:
+        fix = f" (fix: {exc.fix})" if exc.fix else ""
+        sys.stderr.write(f"{prog}: error: {exc.message}{fix}\n")
+        return exc.exit_code
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(argv[0], argv, env)
+    except OSError as exc:
+        sys.stderr.write(f"{prog}: error: cannot run {argv[0]}: {exc.strerror}\n")
+        return 1
+    return 0  # pragma: no cover - execve does not return
+
+
+def main_cc() -> None:
+    sys.exit(run(sys.argv[1:], cxx=False, prog="autotune-cc"))
+
+
+def main_cxx() -> None:
+    sys.exit(run(sys.argv[1:], cxx=True, prog="autotune-c++"))
