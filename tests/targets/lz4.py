@@ -1,0 +1,222 @@
+"""lz4 as a real third-party target, for the end-to-end tests of every stage.
+
+The source comes from Debian's source package (``apt-get source lz4``; .ci/setup.sh adds the
+deb-src entry), unpacked once into the autotune cache. The library is built by lz4's own
+Makefile (``make -C lib liblz4.a``) with one of three compilers, and linked with our harness
+(lz4/lz4_harness.c, an ``LLVMFuzzerTestOneInput``):
+
+- ``autotune``: ``CC=autotune-cc``; the harness is linked with ``-fsanitize=fuzzer`` through the
+  wrapper, so it carries autotune's runtime and driver (probe server, standalone runs).
+- ``plain``: ``CC=clang``, no instrumentation; the harness is linked with the same driver and
+  runtime, so it runs the same way and is the baseline for throughput comparisons.
+- ``afl``: ``CC=afl-clang-fast`` (Debian's afl++) with the caller's AFL_* build variables
+  (e.g. ``AFL_LLVM_INSTRUMENT=CLASSIC``); the harness gets libAFLDriver via ``-fsanitize=fuzzer``.
+
+Each build lives in its own directory of the cache, named by a digest of everything that goes
+into it, and is reused by later calls (and later tests of the same session); a lock file makes
+concurrent builders wait for each other. ``build.json`` records the commands and wall times.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterator, Literal, Mapping
+
+from autotune.paths import cache_dir
+
+CcKind = Literal["autotune", "plain", "afl"]
+CC_KINDS: tuple[str, ...] = ("autotune", "plain", "afl")
+
+PACKAGE = "lz4"
+HARNESS_SOURCE = Path(__file__).resolve().parent / "lz4" / "lz4_harness.c"
+DEFAULT_CFLAGS = "-O2 -g"  # lz4's own default (Debian's patch 0002)
+MAKE_TIMEOUT_S = 600
+
+
+class TargetUnavailable(Exception):
+    """The target's source cannot be fetched on this machine (no apt-get source)."""
+
+
+@dataclass(frozen=True)
+class Lz4Build:
+    """One build of lz4 and the harness; paths are absolute."""
+
+    cc_kind: str
+    root: Path  # the build tree (a copy of the source tree)
+    library: Path  # lib/liblz4.a
+    harness: Path  # the linked harness binary
+    library_build_s: float  # wall time of lz4's make for the library
+    harness_build_s: float  # wall time of compiling and linking the harness
+    commands: tuple[tuple[str, ...], ...]  # the commands run, in order
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        for k in ("root", "library", "harness"):
+            d[k] = str(d[k])
+        d["commands"] = [list(c) for c in self.commands]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Lz4Build":
+        return cls(cc_kind=d["cc_kind"], root=Path(d["root"]), library=Path(d["library"]),
+                   harness=Path(d["harness"]), library_build_s=float(d["library_build_s"]),
+                   harness_build_s=float(d["harness_build_s"]),
+                   commands=tuple(tuple(c) for c in d["commands"]))
+
+
+def targets_dir() -> Path:
+    return cache_dir() / "targets"
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def lz4_source_dir() -> Path:
+    """The unpacked upstream lz4 tree (Debian's source package), fetched once per cache dir.
+
+    Raises TargetUnavailable when apt-get source cannot fetch or unpack it.
+    """
+    base = targets_dir() / PACKAGE
+    marker = base / "src.json"
+    with _locked(base / "src.lock"):
+        if marker.is_file():
+            src = Path(json.loads(marker.read_text())["source_dir"])
+            if (src / "lib" / "lz4.h").is_file():
+                return src
+        apt = shutil.which("apt-get")
+        if apt is None:
+            raise TargetUnavailable("apt-get is not available on this machine")
+        dl = base / "src"
+        shutil.rmtree(dl, ignore_errors=True)
+        dl.mkdir(parents=True)
+        try:
+            proc = subprocess.run([apt, "source", "-qq", PACKAGE], cwd=dl, capture_output=True,
+                                  text=True, timeout=300)
+        except subprocess.TimeoutExpired as exc:
+            raise TargetUnavailable(f"apt-get source {PACKAGE} took over 300 s") from exc
+        trees = sorted(p.parent.parent for p in dl.glob(f"{PACKAGE}-*/lib/lz4.h"))
+        if proc.returncode != 0 or not trees:
+            raise TargetUnavailable(
+                f"apt-get source {PACKAGE} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
+                " (needs a deb-src entry, see .ci/setup.sh, and dpkg-dev)")
+        marker.write_text(json.dumps({"source_dir": str(trees[-1])}))
+        return trees[-1]
+
+
+def lz4_sample_inputs() -> list[Path]:
+    """The sample inputs lz4's source tree ships: its golden frame samples and its documents."""
+    src = lz4_source_dir()
+    files = sorted((src / "tests" / "goldenSamples").glob("*"))
+    files += [src / "README.md", src / "NEWS", src / "LICENSE"]
+    files += sorted((src / "doc").glob("*.md"))
+    return [p for p in files if p.is_file()]
+
+
+def _tool(name: str) -> str:
+    """A console script of this venv (tests may run without the venv on PATH), else from PATH."""
+    here = Path(sys.executable).parent / name
+    if here.is_file():
+        return str(here)
+    found = shutil.which(name)
+    if not found:
+        raise FileNotFoundError(f"{name} is not installed")
+    return found
+
+
+def _digest(cc_kind: str, afl_env: Mapping[str, str], cflags: str, extra: list[str]) -> str:
+    h = hashlib.sha256()
+    for part in (cc_kind, cflags, json.dumps(sorted(afl_env.items())), *extra):
+        h.update(part.encode() + b"\0")
+    h.update(HARNESS_SOURCE.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _run(cmd: list[str], *, cwd: Path, env: Mapping[str, str]) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=dict(env), capture_output=True, text=True,
+                          timeout=MAKE_TIMEOUT_S)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed in {cwd} (exit {proc.returncode}):\n"
+                           f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return time.perf_counter() - t0
+
+
+def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None = None,
+              cflags: str = DEFAULT_CFLAGS) -> Lz4Build:
+    """Build lz4's library with its own Makefile and link the harness; reuse a cached build."""
+    if cc_kind not in CC_KINDS:
+        raise ValueError(f"cc_kind must be one of {CC_KINDS}, not {cc_kind!r}")
+    afl_env = dict(afl_env or {})
+    if afl_env and cc_kind != "afl":
+        raise ValueError("afl_env applies to cc_kind='afl' only")
+    src = lz4_source_dir()
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "CFLAGS", "CC")}
+    env["CFLAGS"] = cflags  # via the environment, so lz4's Makefile still appends its warnings
+    flags = cflags.split()
+    link_extra: list[str] = []
+    extra_ident: list[str] = [str(src)]
+    if cc_kind == "autotune":
+        import autotune.cc
+        from autotune.runtime import artifacts
+
+        cc = _tool("autotune-cc")
+        # the wrapper's flags and the runtime it links are part of what is built
+        extra_ident += [Path(autotune.cc.__file__).read_text(),
+                        str(artifacts.runtime_archive()), str(artifacts.driver_object())]
+        harness_cmd = [cc, *flags, "-fsanitize=fuzzer"]
+    elif cc_kind == "plain":
+        from autotune.runtime import artifacts
+
+        cc = shutil.which("clang") or "clang"
+        rt, drv = artifacts.runtime_archive(), artifacts.driver_object()
+        extra_ident += [str(rt), str(drv)]
+        harness_cmd = [cc, *flags, str(drv)]
+        link_extra = ["-Wl,--whole-archive", str(rt), "-Wl,--no-whole-archive", "-lpthread", "-ldl"]
+    else:
+        cc = shutil.which("afl-clang-fast") or "afl-clang-fast"
+        env.update(afl_env)
+        env.setdefault("AFL_QUIET", "1")
+        ver = subprocess.run([cc, "--version"], capture_output=True, text=True, env=env).stdout
+        extra_ident.append(ver)
+        harness_cmd = [cc, *flags, "-fsanitize=fuzzer"]
+    key = _digest(cc_kind, afl_env, cflags, extra_ident)
+    root = targets_dir() / PACKAGE / f"build-{cc_kind}-{key}"
+    record = root / "build.json"
+    with _locked(root.with_name(root.name + ".lock")):
+        if record.is_file():
+            return Lz4Build.from_dict(json.loads(record.read_text()))
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(src, root, symlinks=True)
+        make_cmd = ["make", "-C", "lib", "liblz4.a", f"CC={cc}"]
+        lib_s = _run(make_cmd, cwd=root, env=env)
+        harness = root / "lz4_harness"
+        harness_cmd += ["-I", "lib", str(HARNESS_SOURCE), "lib/liblz4.a", "-o", str(harness), *link_extra]
+        harness_s = _run(harness_cmd, cwd=root, env=env)
+        build = Lz4Build(cc_kind=cc_kind, root=root, library=root / "lib" / "liblz4.a", harness=harness,
+                         library_build_s=round(lib_s, 3), harness_build_s=round(harness_s, 3),
+                         commands=(tuple(make_cmd), tuple(harness_cmd)))
+        tmp = record.with_suffix(".tmp")
+        tmp.write_text(json.dumps(build.to_dict(), indent=2))
+        os.replace(tmp, record)
+        return build
+
+
+def build_lz4_harness(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None = None,
+                      cflags: str = DEFAULT_CFLAGS) -> Path:
+    """The path of the lz4 harness built with ``cc_kind`` (built on first use, then cached)."""
+    return build_lz4(cc_kind=cc_kind, afl_env=afl_env, cflags=cflags).harness

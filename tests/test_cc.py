@@ -1,0 +1,226 @@
+"""Unit tests of the compiler wrapper's argument rewriting and compiler choice.
+
+The only thing replaced is the process boundary (os.execve); the runtime artefacts are real.
+The real compiler runs in tests/test_cc_build.py.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from autotune import cc
+from autotune.errors import AutotuneError
+
+CLANG = cc.Toolchain(path="/usr/bin/clang", kind="clang", cxx=False)
+GCC = cc.Toolchain(path="/usr/bin/gcc", kind="gcc", cxx=False)
+FLAGS = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g"]
+RT = Path("/cache/autotune-rt.a")
+DRV = Path("/cache/autotune-driver.o")
+RT_LINK = ["-Wl,--whole-archive", str(RT), "-Wl,--no-whole-archive", "-lpthread", "-ldl"]
+
+
+def rewritten(args: list[str], toolchain: cc.Toolchain = CLANG) -> list[str]:
+    """What the wrapper runs for ``args``, with placeholder artefact paths."""
+    inv = cc.parse_args(args)
+    need_rt, need_drv = cc.link_needs(inv)
+    return cc.rewrite(inv, toolchain=toolchain, runtime=RT if need_rt else None,
+                      driver=DRV if need_drv else None)
+
+
+@pytest.mark.parametrize("args", [
+    ["-c", "a.c", "-o", "a.o"],
+    ["-O2", "-Wall", "-DX=1", "-I", "inc", "-c", "a.c"],
+    ["-MD", "-MF", "a.d", "-c", "a.c", "-o", "a.o"],
+    ["-S", "a.c", "-o", "a.s"],
+    ["-E", "a.c"],
+    ["-M", "a.c"],
+    ["-MM", "a.c"],
+    ["-fsyntax-only", "a.c"],
+])
+def test_compile_only_adds_instrumentation_and_nothing_else(args):
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args]
+
+
+def test_link_adds_whole_runtime_archive_and_libs_last():
+    args = ["-O2", "a.o", "b.o", "-lz", "-o", "prog"]
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args, *RT_LINK]
+
+
+def test_compile_and_link_in_one_step_gets_runtime():
+    args = ["a.c", "-o", "a"]
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args, *RT_LINK]
+
+
+def test_fsanitize_fuzzer_is_replaced_by_driver_first_and_runtime_last():
+    args = ["-O1", "-fsanitize=fuzzer", "h.c", "lib.a", "-o", "h"]
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, str(DRV), "-O1", "h.c", "lib.a", "-o", "h", *RT_LINK]
+
+
+def test_fuzzer_is_removed_from_a_sanitizer_list_and_the_rest_kept():
+    args = ["-fsanitize=address,fuzzer,undefined", "h.c", "-o", "h"]
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, str(DRV), "-fsanitize=address,undefined",
+                               "h.c", "-o", "h", *RT_LINK]
+
+
+def test_fno_sanitize_fuzzer_cancels_the_driver():
+    args = ["-fsanitize=fuzzer", "h.c", "-fno-sanitize=fuzzer", "-o", "h"]
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, "h.c", "-o", "h", *RT_LINK]
+
+
+def test_fuzzer_no_link_means_instrument_only():
+    assert rewritten(["-fsanitize=fuzzer-no-link", "-c", "a.c"]) == ["/usr/bin/clang", *FLAGS, "-c", "a.c"]
+    # when linking a plain program it is still a plain program: runtime, no driver
+    assert rewritten(["-fsanitize=fuzzer-no-link", "a.o", "-o", "a"]) == \
+        ["/usr/bin/clang", *FLAGS, "a.o", "-o", "a", *RT_LINK]
+
+
+def test_fuzzer_with_compile_only_links_nothing():
+    assert rewritten(["-fsanitize=fuzzer", "-c", "h.c"]) == ["/usr/bin/clang", *FLAGS, "-c", "h.c"]
+
+
+@pytest.mark.parametrize("flag", ["-shared", "-r", "-nostdlib"])
+def test_shared_and_relocatable_links_get_no_runtime(flag):
+    args = ["-fsanitize=fuzzer", flag, "a.o", "-o", "liba.so"]
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, flag, "a.o", "-o", "liba.so"]
+
+
+@pytest.mark.parametrize("args", [
+    ["--version"], ["-v"], ["-dumpversion"], ["-print-prog-name=ld"], ["-print-search-dirs"],
+    ["-I", "x", "-o", "out"],  # option values are not inputs
+    ["--version", "a.c"],
+])
+def test_invocations_that_do_not_link_get_no_runtime(args):
+    inv = cc.parse_args(args)
+    assert inv.mode == "info"
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args]
+
+
+def test_verbose_link_still_links_the_runtime():
+    assert rewritten(["-v", "a.o", "-o", "a"]) == ["/usr/bin/clang", *FLAGS, "-v", "a.o", "-o", "a", *RT_LINK]
+
+
+def test_language_override_is_reset_before_the_archive():
+    args = ["-x", "c", "-", "-o", "a"]
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args, "-x", "none", *RT_LINK]
+    args = ["-xc++", "h.cc", "-fsanitize=fuzzer", "-o", "h"]
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, str(DRV), "-xc++", "h.cc", "-o", "h",
+                               "-x", "none", *RT_LINK]
+
+
+def test_gcc_gets_trace_pc_instrumentation():
+    assert rewritten(["-c", "a.c"], GCC) == \
+        ["/usr/bin/gcc", "-fsanitize-coverage=trace-pc", "-finstrument-functions", "-g", "-c", "a.c"]
+
+
+# --- choosing the compiler ---------------------------------------------------------------
+
+def _fake_exe(d: Path, name: str) -> Path:
+    p = d / name
+    p.write_text("#!/bin/sh\nexit 0\n")
+    p.chmod(p.stat().st_mode | stat.S_IXUSR)
+    return p
+
+
+def test_finds_clang_then_versioned_clang_on_path(tmp_path):
+    _fake_exe(tmp_path, "clang-14")
+    assert cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path)}) == \
+        cc.Toolchain(path=str(tmp_path / "clang-14"), kind="clang", cxx=False)
+    _fake_exe(tmp_path, "clang")
+    assert cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path)}).path == str(tmp_path / "clang")
+    _fake_exe(tmp_path, "clang++")
+    assert cc.find_toolchain(cxx=True, env={"PATH": str(tmp_path)}) == \
+        cc.Toolchain(path=str(tmp_path / "clang++"), kind="clang", cxx=True)
+
+
+def test_env_override_picks_the_compiler_and_its_kind(tmp_path):
+    gcc = _fake_exe(tmp_path, "gcc-12")
+    tc = cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path), "AUTOTUNE_CC": "gcc-12"})
+    assert tc == cc.Toolchain(path=str(gcc), kind="gcc", cxx=False)
+    tc = cc.find_toolchain(cxx=True, env={"PATH": "", "AUTOTUNE_CXX": "/usr/bin/clang++"})
+    assert tc == cc.Toolchain(path="/usr/bin/clang++", kind="clang", cxx=True)
+
+
+def test_env_override_that_does_not_exist_is_an_error(tmp_path):
+    with pytest.raises(AutotuneError, match="AUTOTUNE_CC=nope-cc"):
+        cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path), "AUTOTUNE_CC": "nope-cc"})
+
+
+def test_env_override_pointing_at_the_wrapper_is_refused(tmp_path):
+    _fake_exe(tmp_path, "autotune-cc")
+    with pytest.raises(AutotuneError, match="wrapper itself"):
+        cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path), "AUTOTUNE_CC": "autotune-cc"})
+
+
+def test_no_clang_names_the_package(tmp_path):
+    _fake_exe(tmp_path, "gcc")
+    with pytest.raises(AutotuneError) as ei:
+        cc.find_toolchain(cxx=True, env={"PATH": str(tmp_path)})
+    assert ei.value.fix == "apt-get install -y clang"
+    assert "clang++" in ei.value.message
+
+
+# --- the process boundary: run() replaces itself with the compiler -----------------------
+
+class ExecCalled(Exception):
+    pass
+
+
+@pytest.fixture
+def execve(monkeypatch):
+    calls: list[tuple[str, list[str], dict]] = []
+
+    def fake(path, argv, env):
+        calls.append((path, list(argv), dict(env)))
+        raise ExecCalled
+
+    monkeypatch.setattr(os, "execve", fake)
+    return calls
+
+
+def test_run_execs_the_compiler_with_exact_argv_and_unchanged_env(execve, monkeypatch):
+    monkeypatch.delenv("AUTOTUNE_CC", raising=False)
+    with pytest.raises(ExecCalled):
+        cc.run(["-c", "a.c", "-o", "a.o"], cxx=False, prog="autotune-cc")
+    (path, argv, env), = execve
+    clang = cc.find_toolchain(cxx=False, env=os.environ).path
+    assert path == clang
+    assert argv == [clang, *FLAGS, "-c", "a.c", "-o", "a.o"]
+    assert env == dict(os.environ)
+
+
+def test_run_links_the_real_cached_artefacts(execve, monkeypatch):
+    from autotune.runtime import artifacts
+
+    monkeypatch.setenv("AUTOTUNE_CXX", "/usr/bin/clang++")
+    with pytest.raises(ExecCalled):
+        cc.run(["-fsanitize=fuzzer", "h.cc", "-o", "h"], cxx=True, prog="autotune-c++")
+    (path, argv, env), = execve
+    rt, drv = artifacts.runtime_archive(), artifacts.driver_object()
+    assert rt.is_file() and drv.is_file()
+    assert argv == ["/usr/bin/clang++", *FLAGS, str(drv), "h.cc", "-o", "h", "-Wl,--whole-archive", str(rt),
+                    "-Wl,--no-whole-archive", "-lpthread", "-ldl"]
+    assert env["AUTOTUNE_CXX"] == "/usr/bin/clang++"
+
+
+def test_run_without_clang_prints_one_line_and_returns_1(execve, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("AUTOTUNE_CC", raising=False)
+    assert cc.run(["-c", "a.c"], cxx=False, prog="autotune-cc") == 1
+    assert execve == []
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("autotune-cc: error: no clang compiler found on PATH")
+    assert "apt-get install -y clang" in err
+
+
+def test_runtime_archive_takes_every_kernel_source_but_driver_and_bench():
+    from autotune.paths import kernels_dir
+    from autotune.runtime import artifacts
+
+    names = {p.name for p in artifacts.runtime_sources()}
+    assert names == {p.name for p in kernels_dir().glob("*.c")} - {"driver.c", "bench.c"}
+    assert names  # the runtime has sources
