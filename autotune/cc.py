@@ -15,8 +15,9 @@ Compile-only invocations (``-c``, ``-S``, ``-E``, ``-M``, ``-MM``, ``-fsyntax-on
 without inputs (``--version``, ``-print-*``) and shared/relocatable links (``-shared``, ``-r``)
 get no runtime: a shared library's guards resolve against the program that loads it.
 
-The compiler is clang/clang++ (or a versioned clang-N), ``AUTOTUNE_CC``/``AUTOTUNE_CXX`` override
-it. This module is imported by every configure probe: it imports nothing heavy (no typer/rich).
+The compiler is clang/clang++ (or a versioned clang-N); ``AUTOTUNE_CC``/``AUTOTUNE_CXX`` override
+it with another clang (gcc is refused: see ``INSTRUMENT_FLAGS``). This module is imported by
+every configure probe: it imports nothing heavy (no typer/rich).
 """
 
 from __future__ import annotations
@@ -30,16 +31,15 @@ from autotune.errors import AutotuneError
 if TYPE_CHECKING:  # configure calls the wrapper hundreds of times: import only what a run needs
     from pathlib import Path
 
-CompilerKind = Literal["clang", "gcc"]
 Mode = Literal["link", "compile", "preprocess", "info"]
 
-INSTRUMENT_FLAGS: dict[str, tuple[str, ...]] = {
-    # Guards give the block ids; entry/exit hooks after inlining give the call stack as AFL++'s
-    # CTX sees it (its pass runs on the optimised IR, so inlined calls are not contexts).
-    "clang": ("-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g"),
-    # gcc 12 has no guards: trace-pc calls __sanitizer_cov_trace_pc keyed by return address.
-    "gcc": ("-fsanitize-coverage=trace-pc", "-finstrument-functions", "-g"),
-}
+# Guards give the block ids; entry/exit hooks after inlining give the call stack as AFL++'s CTX
+# sees it (its pass runs on the optimised IR, so inlined calls are not contexts). kernels/cov.h
+# implements both. gcc has no trace-pc-guard (only trace-pc, keyed by return address, which
+# the runtime does not implement), so the wrapper needs clang.
+INSTRUMENT_FLAGS: tuple[str, ...] = (
+    "-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g",
+)
 LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
 
 CLANG_VERSIONS = tuple(range(19, 13, -1))  # clang-19 .. clang-14
@@ -70,7 +70,6 @@ class Toolchain(NamedTuple):
     """The real compiler the wrapper runs."""
 
     path: str
-    kind: CompilerKind
     cxx: bool
 
 
@@ -99,19 +98,19 @@ def _which(name: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def _kind_of(path: str) -> CompilerKind:
+def _is_clang(path: str) -> bool:
     base = os.path.basename(os.path.realpath(path))
     if "clang" in base:
-        return "clang"
+        return True
     if "gcc" in base or "g++" in base:
-        return "gcc"
+        return False
     import subprocess
 
     try:
         ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         ver = ""
-    return "clang" if "clang" in ver else "gcc"
+    return "clang" in ver
 
 
 def find_toolchain(*, cxx: bool, env: Mapping[str, str]) -> Toolchain:
@@ -126,11 +125,16 @@ def find_toolchain(*, cxx: bool, env: Mapping[str, str]) -> Toolchain:
         if os.path.basename(os.path.realpath(path)).startswith("autotune"):
             raise AutotuneError(f"{var}={override} is the autotune wrapper itself",
                                 fix=f"set {var} to the real compiler (e.g. clang{'++' if cxx else ''})")
-        return Toolchain(path=path, kind=_kind_of(path), cxx=cxx)
+        if not _is_clang(path):
+            raise AutotuneError(
+                f"{var}={override} is not clang: the runtime needs clang's SanitizerCoverage "
+                "trace-pc-guard (gcc has only trace-pc)",
+                fix=f"set {var} to clang{'++' if cxx else ''} (apt-get install -y {MISSING_PACKAGE})")
+        return Toolchain(path=path, cxx=cxx)
     for name in CANDIDATES[cxx]:
         path = _which(name, env)
         if path:
-            return Toolchain(path=path, kind="clang", cxx=cxx)
+            return Toolchain(path=path, cxx=cxx)
     names = ", ".join(CANDIDATES[cxx][:2])
     raise AutotuneError(f"no clang compiler found on PATH (looked for {names}, ...)",
                         fix=f"apt-get install -y {MISSING_PACKAGE}")
@@ -201,7 +205,7 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
 
     ``runtime`` and ``driver`` are the artefacts to link (see :func:`link_needs`).
     """
-    argv = [toolchain.path, *INSTRUMENT_FLAGS[toolchain.kind]]
+    argv = [toolchain.path, *INSTRUMENT_FLAGS]
     if driver is not None:
         argv.append(str(driver))  # before any -x, so it is taken as an object file
     argv.extend(inv.args)

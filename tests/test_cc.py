@@ -15,8 +15,7 @@ import pytest
 from autotune import cc
 from autotune.errors import AutotuneError
 
-CLANG = cc.Toolchain(path="/usr/bin/clang", kind="clang", cxx=False)
-GCC = cc.Toolchain(path="/usr/bin/gcc", kind="gcc", cxx=False)
+CLANG = cc.Toolchain(path="/usr/bin/clang", cxx=False)
 FLAGS = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g"]
 RT = Path("/cache/autotune-rt.a")
 DRV = Path("/cache/autotune-driver.o")
@@ -111,11 +110,6 @@ def test_language_override_is_reset_before_the_archive():
                                "-x", "none", *RT_LINK]
 
 
-def test_gcc_gets_trace_pc_instrumentation():
-    assert rewritten(["-c", "a.c"], GCC) == \
-        ["/usr/bin/gcc", "-fsanitize-coverage=trace-pc", "-finstrument-functions", "-g", "-c", "a.c"]
-
-
 # --- choosing the compiler ---------------------------------------------------------------
 
 def _fake_exe(d: Path, name: str) -> Path:
@@ -128,20 +122,27 @@ def _fake_exe(d: Path, name: str) -> Path:
 def test_finds_clang_then_versioned_clang_on_path(tmp_path):
     _fake_exe(tmp_path, "clang-14")
     assert cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path)}) == \
-        cc.Toolchain(path=str(tmp_path / "clang-14"), kind="clang", cxx=False)
+        cc.Toolchain(path=str(tmp_path / "clang-14"), cxx=False)
     _fake_exe(tmp_path, "clang")
     assert cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path)}).path == str(tmp_path / "clang")
     _fake_exe(tmp_path, "clang++")
     assert cc.find_toolchain(cxx=True, env={"PATH": str(tmp_path)}) == \
-        cc.Toolchain(path=str(tmp_path / "clang++"), kind="clang", cxx=True)
+        cc.Toolchain(path=str(tmp_path / "clang++"), cxx=True)
 
 
-def test_env_override_picks_the_compiler_and_its_kind(tmp_path):
-    gcc = _fake_exe(tmp_path, "gcc-12")
-    tc = cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path), "AUTOTUNE_CC": "gcc-12"})
-    assert tc == cc.Toolchain(path=str(gcc), kind="gcc", cxx=False)
+def test_env_override_picks_the_compiler(tmp_path):
+    clang = _fake_exe(tmp_path, "my-clang-15")
+    tc = cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path), "AUTOTUNE_CC": "my-clang-15"})
+    assert tc == cc.Toolchain(path=str(clang), cxx=False)
     tc = cc.find_toolchain(cxx=True, env={"PATH": "", "AUTOTUNE_CXX": "/usr/bin/clang++"})
-    assert tc == cc.Toolchain(path="/usr/bin/clang++", kind="clang", cxx=True)
+    assert tc == cc.Toolchain(path="/usr/bin/clang++", cxx=True)
+
+
+def test_env_override_with_gcc_is_refused_with_the_reason(tmp_path):
+    _fake_exe(tmp_path, "gcc-12")
+    with pytest.raises(AutotuneError, match="trace-pc-guard") as ei:
+        cc.find_toolchain(cxx=False, env={"PATH": str(tmp_path), "AUTOTUNE_CC": "gcc-12"})
+    assert "apt-get install -y clang" in ei.value.fix
 
 
 def test_env_override_that_does_not_exist_is_an_error(tmp_path):
