@@ -125,10 +125,9 @@ static void wire(bm_map *m, const bm_config *cfg, void *counters, void *shared) 
   m->update = bm_update_fn_for(cfg->layout, cfg->width_bits, cfg->policy);
   m->update_many = bm_update_many_fn_for(cfg->layout, cfg->width_bits, cfg->policy);
   if (cfg->layout == BM_FLAT) {
-    m->flat_used = (uint32_t)cfg->index_slots;
-    m->flat_overflow = 0;
-    m->used_key = &m->flat_used;
-    m->overflow_keys = &m->flat_overflow;
+    static uint32_t zero_overflow; /* never written: flat maps have no overflow */
+    m->used_key = NULL;
+    m->overflow_keys = &zero_overflow;
     return;
   }
   m->ctl = shared;
@@ -390,7 +389,7 @@ int bm_validate(const bm_map *m, const char **reason) {
     FAIL("update function does not match layout/width/policy");
   if (m->layout == BM_FLAT) {
     if (m->capacity != m->index_slots) FAIL("flat capacity != index slots");
-    if (*m->used_key != m->index_slots) FAIL("flat used != H");
+    if (m->used_key) FAIL("flat map with a used_key");
     if (*m->overflow_keys != 0) FAIL("flat overflow_keys != 0");
     return 1;
   }

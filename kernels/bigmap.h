@@ -120,11 +120,10 @@ struct bm_map {
   bm_ctl *ctl;             /* shared control region (NULL for flat) */
   uint32_t *index;         /* H entries (twolevel, exact) */
   uint64_t *keys;          /* H keys (exact) */
-  uint32_t *used_key;      /* -> ctl->used_key; flat: -> flat_used (== H) */
-  uint32_t *overflow_keys; /* -> ctl->overflow_keys; flat: -> flat_overflow (0) */
+  uint32_t *used_key;      /* -> ctl->used_key; NULL for flat (use bm_map_used()) */
+  uint32_t *overflow_keys; /* -> ctl->overflow_keys; flat: -> a constant 0 */
   bm_update_fn update;
   bm_update_many_fn update_many;
-  uint32_t flat_used, flat_overflow;
   /* allocation bookkeeping (0 when caller-provided) */
   void *alloc_counters, *alloc_shared, *alloc_trace;
   size_t alloc_counters_bytes, alloc_shared_bytes, alloc_trace_bytes;
@@ -155,9 +154,10 @@ int bm_validate(const bm_map *m, const char **reason);
 /* Dense slots in [0, used) that no index entry refers to (lost CAS races). O(H + C). */
 uint64_t bm_map_holes(const bm_map *m);
 
-/* Slots the per-exec ops cover: flat H; twolevel/exact used_key. */
+/* Slots the per-exec ops cover: flat H; twolevel/exact used_key. (A bm_map holds no pointer
+ * to itself: it may be copied by value.) */
 static inline uint64_t bm_map_used(const bm_map *m) {
-  return __atomic_load_n(m->used_key, __ATOMIC_ACQUIRE);
+  return m->layout == BM_FLAT ? m->capacity : __atomic_load_n(m->used_key, __ATOMIC_ACQUIRE);
 }
 
 /* ---- update (hot path) -------------------------------------------------------------------- */
