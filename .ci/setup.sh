@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then
     echo "setup: need root (or sudo) to install Debian packages" >&2; exit 1; fi
 fi
 
-PKGS=(clang llvm lld-14 libclang-rt-14-dev afl++ dpkg-dev valgrind make binutils python3-venv)
+PKGS=(clang llvm lld-14 libclang-rt-14-dev afl++ dpkg-dev valgrind make binutils python3-venv autoconf)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
