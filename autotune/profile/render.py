@@ -104,12 +104,22 @@ def render_profile(profile: HostProfile) -> Group:
 def reference_table(profiles: list[HostProfile]) -> Table:
     table = Table(title=f"{len(profiles)} reference profiles (autotune profile --show NAME)",
                   title_justify="left", show_edge=False)
-    for col in ("name", "cpu", "arch", "cores", "L1", "L2", "L3", "source"):
-        table.add_column(col, overflow="fold")
+    for col in ("name", "cpu", "cores", "L1", "L2", "L3", "source"):
+        table.add_column(col, no_wrap=col in ("name", "L1", "L2", "L3"),
+                         justify="right" if col in ("cores", "L1", "L2", "L3") else "left")
     for p in profiles:
         levels = []
         for level in (1, 2, 3):
             found = p.caches_at(level)
-            levels.append(" / ".join(fmt_bytes(c.size_bytes) for c in found) if found else "-")
-        table.add_row(p.name, _q(p.brand), _q(p.arch), _q(p.cores), *levels, p.citation.split(";")[0])
+            levels.append("/".join(fmt_bytes(c.size_bytes) for c in found) if found else "-")
+        table.add_row(p.name, _q(p.brand), _q(p.cores), *levels, _short_citation(p.citation))
     return table
+
+
+def _short_citation(citation: str) -> str:
+    """'Sarafov, Markvica, ...: Title...; Table 1, row 'xeon'' -> 'Sarafov: Table 1'."""
+    first = citation.split(",")[0].split(":")[0].strip()
+    if ";" not in citation:
+        return citation
+    where = citation.rsplit(";", 1)[1].split(", row")[0].split(" (")[0].strip()
+    return f"{first}: {where}"
