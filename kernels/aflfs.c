@@ -1,0 +1,457 @@
+/* aflfs.c - the AFL++ fork server of the autotune runtime (issue 7). See aflfs.h and
+ * docs/DESIGN.md "Running under afl-fuzz".
+ *
+ * Protocol (learnt from AFL++'s instrumentation/afl-compiler-rt.o.c and src/afl-forkserver.c,
+ * 4.04c; our own implementation):
+ *   hello    target -> fd 199: u32 FS_OPT_ENABLED | FS_OPT_MAPSIZE | ((D - 1) << 1)
+ *            [| FS_OPT_SHDMEM_FUZZ when we take test cases from __AFL_SHM_FUZZ_ID]
+ *   reply    fd 198 -> target: u32, only when FS_OPT_SHDMEM_FUZZ was offered
+ *   per run  fd 198 -> u32 was_killed (the previous child timed out and was SIGKILLed);
+ *            fd 199 <- u32 child pid; fd 199 <- u32 wait status (WIFSTOPPED = persistent
+ *            child waiting for the next input).
+ * Test cases: shared memory [u32 length][data] when offered; else the @@ file (first non-option
+ * argument); else stdin (afl rewinds its .cur_input, which is our fd 0).
+ */
+#include "aflfs.h"
+
+#include "bigmap.h"
+#include "cov.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* afl-fuzz looks for these NUL-terminated strings in the binary: "__AFL_SHM_ID" (instrumented,
+ * also the getenv below) and the persistent-mode signature (it then sets __AFL_PERSISTENT). */
+__attribute__((used)) static const char aflfs_sig_shm[] = "__AFL_SHM_ID";
+__attribute__((used)) static const char aflfs_sig_persistent[] = "##SIG_AFL_PERSISTENT##";
+
+#define AFLFS_DEFAULT_ITERS 10000u
+
+typedef struct aflfs_config {
+  bm_config map;          /* layout, width, policy, H, C */
+  uint64_t map_bytes;     /* D: bytes of afl's map we report (flat: H, twolevel: C) */
+  uint32_t metric;        /* metric id */
+  uint64_t seed;
+  uint32_t iters;         /* persistent iterations per child (1: a fork per input) */
+  int shm_input;          /* take shared-memory test cases when afl offers them */
+  const char *index_file; /* AUTOTUNE_INDEX_FILE or NULL */
+} aflfs_config;
+
+/* ---- errors: a clear message where the afl-fuzz user sees it --------------------------------- */
+
+/* afl-fuzz sends the target's stderr to /dev/null (unless AFL_DEBUG_CHILD): then the message
+ * also goes to the stderr of the parent when it is an afl tool, so it is printed just above
+ * afl-fuzz's "Fork server handshake failed". */
+static int fd_is_devnull(int fd) {
+  struct stat a, b;
+  if (fstat(fd, &a) != 0) return 1;
+  if (stat("/dev/null", &b) != 0) return 0;
+  return S_ISCHR(a.st_mode) && a.st_rdev == b.st_rdev;
+}
+
+static int parent_is_afl(pid_t ppid) {
+  char path[64], comm[64] = {0};
+  snprintf(path, sizeof path, "/proc/%d/comm", (int)ppid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, comm, sizeof comm - 1);
+  close(fd);
+  return n > 4 && strncmp(comm, "afl-", 4) == 0;
+}
+
+static void say(const char *msg) {
+  size_t len = strlen(msg);
+  if (write(2, msg, len) < 0) { /* nothing better to do */
+  }
+  pid_t ppid = getppid();
+  if (!fd_is_devnull(2) || !parent_is_afl(ppid)) return;
+  /* afl-fuzz's own stderr: the same open file (so a log file's offset moves with ours) when
+   * pidfd_getfd is allowed, else a new open of it (fine for terminals and pipes). */
+  int fd = -1;
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+  int pidfd = (int)syscall(SYS_pidfd_open, ppid, 0);
+  if (pidfd >= 0) {
+    fd = (int)syscall(SYS_pidfd_getfd, pidfd, 2, 0);
+    close(pidfd);
+  }
+#endif
+  if (fd < 0) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/2", (int)ppid);
+    fd = open(path, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
+  }
+  if (fd >= 0) {
+    if (write(fd, msg, len) < 0) {
+    }
+    close(fd);
+  }
+}
+
+__attribute__((format(printf, 2, 3), noreturn)) static void fatal(const char *fix, const char *fmt,
+                                                                   ...) {
+  char msg[1024];
+  int n = snprintf(msg, sizeof msg, "\n[autotune] error: ");
+  va_list ap;
+  va_start(ap, fmt);
+  n += vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (fix && n < (int)sizeof msg) snprintf(msg + n, sizeof msg - (size_t)n, "\n[autotune]   fix: %s\n", fix);
+  else if (n < (int)sizeof msg) snprintf(msg + n, sizeof msg - (size_t)n, "\n");
+  say(msg);
+  _exit(1);
+}
+
+/* ---- configuration (read once, validated) -------------------------------------------------- */
+
+static int parse_u64(const char *s, uint64_t *out) {
+  if (!s || !*s) return -1;
+  for (const char *p = s; *p; p++)
+    if (*p < '0' || *p > '9') return -1;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+static void read_config(aflfs_config *c) {
+  memset(c, 0, sizeof *c);
+  char err[512];
+  static cov_config cc; /* static: index_file points into it */
+  if (cov_config_from_env(&cc, err, sizeof err) != 0)
+    fatal("correct or unset the variable (docs/DESIGN.md, runtime configuration)", "%s", err);
+  if (cc.map_size > AFLFS_MAX_MAPSIZE)
+    fatal("set AUTOTUNE_MAP_SIZE to at most 8388608 (2^23)",
+          "AUTOTUNE_MAP_SIZE=%llu is larger than the largest map afl-fuzz's fork server can be "
+          "told (8388608 bytes)", (unsigned long long)cc.map_size);
+  if (cc.layout != BM_FLAT && cc.layout != BM_TWOLEVEL)
+    fatal("set AUTOTUNE_LAYOUT=flat or twolevel", "layout %s is not supported under afl-fuzz",
+          cov_layout_name(cc.layout));
+  if (cc.layout == BM_TWOLEVEL && cc.map_size > cc.index_size)
+    fatal("make AUTOTUNE_INDEX_SIZE at least AUTOTUNE_MAP_SIZE",
+          "AUTOTUNE_MAP_SIZE=%llu dense slots exceed AUTOTUNE_INDEX_SIZE=%llu index slots",
+          (unsigned long long)cc.map_size, (unsigned long long)cc.index_size);
+  cov_config_to_bm(&cc, &c->map);
+  c->metric = (uint32_t)cc.metric;
+  c->seed = cc.seed;
+  c->map_bytes = cc.map_size;
+  c->index_file = cc.index_file[0] ? cc.index_file : NULL;
+
+  const char *it = getenv("AUTOTUNE_AFL_PERSISTENT");
+  uint64_t iv = AFLFS_DEFAULT_ITERS;
+  if (it && *it && (parse_u64(it, &iv) || iv < 1 || iv > INT_MAX))
+    fatal("set AUTOTUNE_AFL_PERSISTENT to the inputs per child process (1 = a fork per input)",
+          "bad AUTOTUNE_AFL_PERSISTENT=%s: must be an integer between 1 and %d", it, INT_MAX);
+  c->iters = (uint32_t)iv;
+
+  const char *si = getenv("AUTOTUNE_AFL_SHM_INPUT");
+  if (!si || !*si || strcmp(si, "1") == 0) c->shm_input = 1;
+  else if (strcmp(si, "0") == 0) c->shm_input = 0;
+  else fatal("set AUTOTUNE_AFL_SHM_INPUT to 0 or 1", "bad AUTOTUNE_AFL_SHM_INPUT=%s", si);
+
+}
+
+/* ---- the map: afl's shm as the counters, the index shared by every child --------------------- */
+
+static void *shm_attach(const char *var, int readonly) {
+  const char *s = getenv(var);
+  uint64_t id;
+  if (parse_u64(s, &id) || id > INT_MAX)
+    fatal("run the target under afl-fuzz (or unset __AFL_SHM_ID)", "bad %s=%s", var, s ? s : "");
+  void *p = shmat((int)id, NULL, readonly ? SHM_RDONLY : 0);
+  if (p == (void *)-1)
+    fatal("check that afl-fuzz is still running and that shared memory is not limited",
+          "cannot attach afl's shared memory %s=%s: %s", var, s, strerror(errno));
+  return p;
+}
+
+static void *anon(size_t bytes, int shared) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS,
+                 -1, 0);
+  if (p == MAP_FAILED)
+    fatal("lower AUTOTUNE_INDEX_SIZE / AUTOTUNE_MAP_SIZE or raise the memory limit (afl-fuzz -m)",
+          "cannot map %zu bytes: %s", bytes, strerror(errno));
+  return p;
+}
+
+/* Open or create the index file; returns the bm_ctl region inside it (MAP_SHARED). Creation is
+ * serialised by an flock, so parallel afl-fuzz instances may share one file. */
+static void *index_file_map(const aflfs_config *c) {
+  const char *fix_other = "delete the file, or point AUTOTUNE_INDEX_FILE at a new path for this "
+                          "configuration";
+  size_t region = bm_shared_bytes(&c->map);
+  size_t total = sizeof(aflfs_index_header) + region;
+  int fd = open(c->index_file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    fatal("set AUTOTUNE_INDEX_FILE to a writable path", "cannot open AUTOTUNE_INDEX_FILE=%s: %s",
+          c->index_file, strerror(errno));
+  if (flock(fd, LOCK_EX) != 0)
+    fatal(NULL, "cannot lock AUTOTUNE_INDEX_FILE=%s: %s", c->index_file, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) fatal(NULL, "cannot stat %s: %s", c->index_file, strerror(errno));
+  int fresh = st.st_size == 0;
+  if (fresh && ftruncate(fd, (off_t)total) != 0)
+    fatal("free disk space, or choose a smaller AUTOTUNE_INDEX_SIZE",
+          "cannot size AUTOTUNE_INDEX_FILE=%s to %zu bytes: %s", c->index_file, total, strerror(errno));
+  if (!fresh && (size_t)st.st_size != total)
+    fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s has %lld bytes, this configuration needs %zu",
+          c->index_file, (long long)st.st_size, total);
+  char *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED)
+    fatal(NULL, "cannot map AUTOTUNE_INDEX_FILE=%s: %s", c->index_file, strerror(errno));
+  aflfs_index_header *h = (aflfs_index_header *)p;
+  if (fresh || !h->ready) {
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, AFLFS_INDEX_MAGIC, 8);
+    h->header_bytes = sizeof *h;
+    h->layout = (uint32_t)c->map.layout;
+    h->metric = c->metric;
+    h->seed = c->seed;
+    h->index_slots = c->map.index_slots;
+    h->dense_slots = c->map.capacity;
+    bm_shared_init(p + sizeof *h, &c->map);
+    __atomic_store_n(&h->ready, 1u, __ATOMIC_RELEASE);
+  } else if (memcmp(h->magic, AFLFS_INDEX_MAGIC, 8) != 0 || h->header_bytes != sizeof *h) {
+    fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s is not an autotune index file", c->index_file);
+  } else if (h->layout != (uint32_t)c->map.layout || h->metric != c->metric || h->seed != c->seed ||
+             h->index_slots != c->map.index_slots || h->dense_slots != c->map.capacity) {
+    fatal(fix_other,
+          "AUTOTUNE_INDEX_FILE=%s was made for metric %u, seed %llu, index %llu, map %llu; this "
+          "run has metric %u, seed %llu, index %llu, map %llu",
+          c->index_file, h->metric, (unsigned long long)h->seed,
+          (unsigned long long)h->index_slots, (unsigned long long)h->dense_slots, c->metric,
+          (unsigned long long)c->seed, (unsigned long long)c->map.index_slots,
+          (unsigned long long)c->map.capacity);
+  }
+  flock(fd, LOCK_UN);
+  close(fd);
+  return p + sizeof *h;
+}
+
+typedef struct aflfs_state {
+  aflfs_config cfg;
+  bm_map map;
+  uint8_t *afl_map;  /* afl's shm: the 8-bit counters (W == 8) or the export target (W > 8) */
+  void *wide;        /* W > 8: this process's private counters */
+  uint8_t *shm_in;   /* shared-memory test cases, or NULL */
+  const char *file;  /* @@ file, or NULL for stdin */
+  uint8_t *buf;      /* file/stdin input buffer */
+  size_t buf_cap;
+} aflfs_state;
+
+static void map_setup(aflfs_state *s) {
+  aflfs_config *c = &s->cfg;
+  s->afl_map = shm_attach("__AFL_SHM_ID", 0);
+  void *shared = NULL;
+  if (c->map.layout != BM_FLAT)
+    shared = c->index_file ? index_file_map(c) : anon(bm_shared_bytes(&c->map), 1);
+  void *counters = s->afl_map;
+  if (c->map.width_bits > 8) s->wide = counters = anon(bm_counters_bytes(&c->map), 0);
+  unsigned flags = BM_F_NO_HUGEPAGE;
+  if (shared && !c->index_file) flags |= BM_F_INIT_SHARED;
+  int rc = bm_map_attach(&s->map, &c->map, counters, shared, flags);
+  if (rc != BM_OK) fatal(NULL, "cannot set up the coverage map: %s", bm_strerror(rc));
+  cov_map_sink_set(&s->map, (int)c->metric);
+}
+
+/* W > 8: afl-fuzz gets min(count, 255) of each used slot (it classifies the bytes itself). */
+#define AFLFS_DEF_EXPORT(W)                                                                \
+  static void export_u##W(uint8_t *dst, const uint##W##_t *src, size_t n) {               \
+    for (size_t i = 0; i < n; i++) dst[i] = (uint8_t)(src[i] > 255 ? 255 : src[i]);       \
+  }
+AFLFS_DEF_EXPORT(16)
+AFLFS_DEF_EXPORT(32)
+AFLFS_DEF_EXPORT(64)
+
+static void export_wide(aflfs_state *s) {
+  size_t n = (size_t)bm_map_used(&s->map);
+  switch (s->cfg.map.width_bits) {
+    case 16: export_u16(s->afl_map, s->wide, n); break;
+    case 32: export_u32(s->afl_map, s->wide, n); break;
+    default: export_u64(s->afl_map, s->wide, n); break;
+  }
+}
+
+/* ---- test cases -------------------------------------------------------------------------- */
+
+static const char *file_argument(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] != '-') return argv[i];
+  return NULL;
+}
+
+static size_t read_all(aflfs_state *s, int fd) {
+  size_t n = 0;
+  for (;;) {
+    if (n == s->buf_cap) {
+      size_t cap = s->buf_cap ? s->buf_cap * 2 : 4096;
+      uint8_t *b = realloc(s->buf, cap);
+      if (!b) fatal(NULL, "out of memory reading a test case");
+      s->buf = b;
+      s->buf_cap = cap;
+    }
+    ssize_t r = read(fd, s->buf + n, s->buf_cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  return n;
+}
+
+/* The next test case, copied to a heap block of exactly its size (so a sanitizer sees reads
+ * past its end, as under libFuzzer). The caller frees it. */
+static uint8_t *next_input(aflfs_state *s, size_t *len) {
+  const uint8_t *src;
+  size_t n;
+  if (s->shm_in) {
+    uint32_t l;
+    memcpy(&l, s->shm_in, 4);
+    n = l > AFLFS_MAX_INPUT ? AFLFS_MAX_INPUT : l;
+    src = s->shm_in + 4;
+  } else if (s->file) {
+    int fd = open(s->file, O_RDONLY | O_CLOEXEC);
+    n = 0;
+    if (fd >= 0) {
+      n = read_all(s, fd);
+      close(fd);
+    }
+    src = s->buf;
+  } else {
+    (void)lseek(0, 0, SEEK_SET);
+    n = read_all(s, 0);
+    src = s->buf;
+  }
+  uint8_t *copy = malloc(n ? n : 1);
+  if (!copy) fatal(NULL, "out of memory copying a test case of %zu bytes", n);
+  if (n) memcpy(copy, src, n);
+  *len = n;
+  return copy;
+}
+
+/* ---- the child: run inputs, stop between them ------------------------------------------------ */
+
+__attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn test_one) {
+  for (uint32_t it = 0;;) {
+    size_t len;
+    uint8_t *data = next_input(s, &len);
+    cov_exec_begin();
+    if (s->wide) memset(s->wide, 0, (size_t)bm_map_used(&s->map) * (s->cfg.map.width_bits / 8));
+    test_one(data, len);
+    cov_exec_end();
+    if (s->wide) export_wide(s);
+    free(data);
+    if (++it >= s->cfg.iters) _exit(0);
+    raise(SIGSTOP); /* the server reports "stopped"; SIGCONT starts the next input */
+  }
+}
+
+/* ---- the server ---------------------------------------------------------------------------- */
+
+static int read4(int fd, uint32_t *v) {
+  size_t got = 0;
+  while (got < 4) {
+    ssize_t r = read(fd, (char *)v + got, 4 - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+static int write4(int fd, uint32_t v) {
+  for (;;) {
+    ssize_t r = write(fd, &v, 4);
+    if (r < 0 && errno == EINTR) continue;
+    return r == 4 ? 0 : -1;
+  }
+}
+
+static pid_t wait_child(pid_t pid, int *status, int options) {
+  for (;;) {
+    pid_t r = waitpid(pid, status, options);
+    if (r < 0 && errno == EINTR) continue;
+    return r;
+  }
+}
+
+static void server_exit(pid_t child, int code) {
+  if (child > 0) {
+    kill(child, SIGKILL);
+    int st;
+    wait_child(child, &st, 0);
+  }
+  _exit(code);
+}
+
+static pid_t spawn(aflfs_state *s, cov_test_one_fn test_one, pid_t server) {
+  pid_t pid = fork();
+  if (pid < 0) fatal("lower the number of processes or raise the limit", "fork: %s", strerror(errno));
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the server, even when stopped */
+    if (getppid() != server) _exit(0);
+    close(AFLFS_CTL_FD);
+    close(AFLFS_ST_FD);
+    child_loop(s, test_one);
+  }
+  return pid;
+}
+
+int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv) {
+  static aflfs_state s; /* static: shared by the server and (copied into) its children */
+  read_config(&s.cfg);
+  map_setup(&s);
+  uint32_t hello = AFLFS_OPT_ENABLED | AFLFS_OPT_MAPSIZE | AFLFS_OPT_SET_MAPSIZE(s.cfg.map_bytes);
+  const char *fuzz_id = getenv("__AFL_SHM_FUZZ_ID");
+  if (s.cfg.shm_input && fuzz_id && *fuzz_id) {
+    s.shm_in = shm_attach("__AFL_SHM_FUZZ_ID", 1);
+    hello |= AFLFS_OPT_SHDMEM_FUZZ;
+  } else {
+    s.file = file_argument(argc, argv);
+  }
+  if (write4(AFLFS_ST_FD, hello) != 0) fatal(NULL, "cannot write to afl-fuzz (fd %d)", AFLFS_ST_FD);
+  if (s.shm_in) {
+    uint32_t reply;
+    if (read4(AFLFS_CTL_FD, &reply) != 0) _exit(0); /* afl-fuzz went away */
+  }
+  const int persistent = s.cfg.iters > 1;
+  pid_t server = getpid(), child = -1;
+  int stopped = 0;
+  for (;;) {
+    uint32_t was_killed, status32;
+    int status = 0;
+    if (read4(AFLFS_CTL_FD, &was_killed) != 0) server_exit(stopped ? child : -1, 0);
+    if (stopped && was_killed) { /* afl killed the stopped child after a timeout: reap it */
+      stopped = 0;
+      wait_child(child, &status, 0);
+    }
+    int resumed = 0;
+    if (stopped) {
+      if (kill(child, SIGCONT) == 0) resumed = 1;
+      else wait_child(child, &status, WNOHANG); /* gone meanwhile: reap it, start anew */
+      stopped = 0;
+    }
+    if (!resumed) child = spawn(&s, test_one, server);
+    if (write4(AFLFS_ST_FD, (uint32_t)child) != 0) server_exit(child, 0);
+    if (wait_child(child, &status, persistent ? WUNTRACED : 0) < 0)
+      fatal(NULL, "waitpid: %s", strerror(errno));
+    if (WIFSTOPPED(status)) stopped = 1;
+    status32 = (uint32_t)status;
+    if (write4(AFLFS_ST_FD, status32) != 0) server_exit(child, 0);
+  }
+}

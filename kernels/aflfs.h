@@ -1,0 +1,54 @@
+/* aflfs.h - the AFL++ fork server of the autotune runtime (issue 7).
+ *
+ * Taken by the driver (kernels/driver.c) when __AFL_SHM_ID is set and fd 199 is writable:
+ * speaks afl-fuzz's fork-server protocol (4.04c "old" handshake, which 4.20c+ still accepts),
+ * runs the harness in persistent mode, and points the coverage sink (kernels/cov.c) at a map
+ * whose dense counters are afl-fuzz's shared memory and whose key->slot index is shared by every
+ * child (anonymous MAP_SHARED memory, or the file $AUTOTUNE_INDEX_FILE). docs/DESIGN.md
+ * "Running under afl-fuzz" is the contract.
+ */
+#ifndef AUTOTUNE_AFLFS_H
+#define AUTOTUNE_AFLFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cov.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fork-server file descriptors and hello options (afl-fuzz 4.04c include/config.h, types.h). */
+#define AFLFS_CTL_FD 198
+#define AFLFS_ST_FD 199
+#define AFLFS_OPT_ENABLED 0x80000001u
+#define AFLFS_OPT_MAPSIZE 0x40000000u
+#define AFLFS_OPT_SHDMEM_FUZZ 0x01000000u
+#define AFLFS_MAX_MAPSIZE (1u << 23)
+#define AFLFS_OPT_SET_MAPSIZE(x) ((((uint32_t)(x)) - 1u) << 1)
+#define AFLFS_MAX_INPUT (1u << 20) /* afl-fuzz's MAX_FILE */
+
+/* The index file ($AUTOTUNE_INDEX_FILE): a 64-byte header, then the bigmap shared control
+ * region (bm_ctl with the live used_key / overflow_keys, then the index table). */
+#define AFLFS_INDEX_MAGIC "ATAFLIX1"
+typedef struct aflfs_index_header {
+  char magic[8];          /* "ATAFLIX1" */
+  uint32_t header_bytes;  /* 64: offset of the bm_ctl region */
+  uint32_t layout;        /* bm_layout (1 = twolevel) */
+  uint32_t metric;        /* metric id (docs/DESIGN.md order) */
+  uint32_t reserved0;
+  uint64_t seed;          /* AUTOTUNE_SEED */
+  uint64_t index_slots;   /* H */
+  uint64_t dense_slots;   /* C (= AUTOTUNE_MAP_SIZE) */
+  uint32_t ready;         /* 1 once the region is initialised */
+  uint32_t reserved[3];
+} aflfs_index_header;
+
+/* The fork server (declared weak in cov.h, called by driver.c): never returns. */
+int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
