@@ -11,9 +11,9 @@ static const bm_kernels *variant_table(bm_variant v) {
   switch (v) {
     case BM_VARIANT_SCALAR: return &bm_kernels_scalar;
 #ifdef BM_HAVE_X86_SIMD
-    case BM_VARIANT_AVX2: return (bm_cpu_features() & BM_CPU_AVX2) ? &bm_kernels_avx2 : NULL;
+    case BM_VARIANT_AVX2: return (bm_cpu_features() & (BM_CPU_AVX2 | BM_CPU_POPCNT)) == (BM_CPU_AVX2 | BM_CPU_POPCNT) ? &bm_kernels_avx2 : NULL;
     case BM_VARIANT_AVX512:
-      return (bm_cpu_features() & BM_CPU_AVX512) ? &bm_kernels_avx512 : NULL;
+      return (bm_cpu_features() & (BM_CPU_AVX512 | BM_CPU_POPCNT)) == (BM_CPU_AVX512 | BM_CPU_POPCNT) ? &bm_kernels_avx512 : NULL;
 #endif
     default: return NULL;
   }

@@ -1,7 +1,414 @@
-/* bigmap_simd.c - AVX2 and AVX-512 kernel variants (placeholder until filled in). */
+/* bigmap_simd.c - AVX2 and AVX-512 kernel variants.
+ *
+ * Compiled with the default flags: every function carries __attribute__((target(...))), so one
+ * plain build holds all variants and bm_kernels_get() picks one from the cached CPU check.
+ * Each kernel works on bytes of min(count, 255) ("saturated bytes") so the same bucket lookup
+ * (two nibble shuffles) and virgin compare serve every counter width. All-zero blocks (most of
+ * a map) are skipped after one test, without touching the virgin map; for 8-bit maps 256 bytes
+ * are tested at a time. Tails shorter than a vector go to the scalar reference. */
+#include <string.h>
+
 #include "bigmap.h"
 #include "bigmap_internal.h"
+
 #ifdef BM_HAVE_X86_SIMD
-const bm_kernels bm_kernels_avx2 = {0};
-const bm_kernels bm_kernels_avx512 = {0};
-#endif
+#include <immintrin.h>
+
+static inline int imax(int a, int b) { return a > b ? a : b; }
+
+#define LO_NIBBLE_BUCKETS 0, 1, 2, 4, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 16
+#define HI_NIBBLE_BUCKETS                                                                   \
+  0, 32, 64, 64, 64, 64, 64, 64, (char)128, (char)128, (char)128, (char)128, (char)128,      \
+      (char)128, (char)128, (char)128
+
+/* ========================================= AVX-512 ====================================== */
+#define T512 __attribute__((target("avx512f,avx512bw,popcnt")))
+
+T512 static inline __m512i b512_bucket(__m512i x) {
+  const __m512i lo_t = _mm512_broadcast_i32x4(_mm_setr_epi8(LO_NIBBLE_BUCKETS));
+  const __m512i hi_t = _mm512_broadcast_i32x4(_mm_setr_epi8(HI_NIBBLE_BUCKETS));
+  const __m512i m0f = _mm512_set1_epi8(0x0f);
+  __m512i lo = _mm512_shuffle_epi8(lo_t, _mm512_and_si512(x, m0f));
+  __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(x, 4), m0f));
+  return _mm512_mask_mov_epi8(hi, _mm512_cmplt_epu8_mask(x, _mm512_set1_epi8(16)), lo);
+}
+
+/* has_new_bits on 64 classified bytes b; clears the virgin bits. */
+T512 static inline int b512_cmp(__m512i b, uint8_t *virgin) {
+  __m512i v = _mm512_loadu_si512((const void *)virgin);
+  __mmask64 kn = _mm512_test_epi8_mask(b, v);
+  if (!kn) return 0;
+  __mmask64 kff = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(-1));
+  _mm512_storeu_si512((void *)virgin, _mm512_andnot_si512(b, v));
+  return (kn & kff) ? 2 : 1;
+}
+
+/* 64 counters -> 64 saturated bytes */
+T512 static inline __m512i sat512_u8(const void *p, size_t i) {
+  return _mm512_loadu_si512((const char *)p + i);
+}
+T512 static inline __m512i sat512_u16(const void *p, size_t i) {
+  const __m512i *q = (const __m512i *)((const uint16_t *)p + i);
+  __m256i a = _mm512_cvtusepi16_epi8(_mm512_loadu_si512(q));
+  __m256i b = _mm512_cvtusepi16_epi8(_mm512_loadu_si512(q + 1));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+}
+T512 static inline __m512i sat512_u32(const void *p, size_t i) {
+  const __m512i *q = (const __m512i *)((const uint32_t *)p + i);
+  __m512i r = _mm512_castsi128_si512(_mm512_cvtusepi32_epi8(_mm512_loadu_si512(q)));
+  r = _mm512_inserti32x4(r, _mm512_cvtusepi32_epi8(_mm512_loadu_si512(q + 1)), 1);
+  r = _mm512_inserti32x4(r, _mm512_cvtusepi32_epi8(_mm512_loadu_si512(q + 2)), 2);
+  return _mm512_inserti32x4(r, _mm512_cvtusepi32_epi8(_mm512_loadu_si512(q + 3)), 3);
+}
+T512 static inline __m512i sat512_u64(const void *p, size_t i) {
+  const __m512i *q = (const __m512i *)((const uint64_t *)p + i);
+  __m128i x[4];
+  for (int k = 0; k < 4; k++)
+    x[k] = _mm_unpacklo_epi64(_mm512_cvtusepi64_epi8(_mm512_loadu_si512(q + 2 * k)),
+                              _mm512_cvtusepi64_epi8(_mm512_loadu_si512(q + 2 * k + 1)));
+  __m512i r = _mm512_castsi128_si512(x[0]);
+  r = _mm512_inserti32x4(r, x[1], 1);
+  r = _mm512_inserti32x4(r, x[2], 2);
+  return _mm512_inserti32x4(r, x[3], 3);
+}
+
+/* One block of 64 saturated bytes x at element i: classify into dst, optionally compare. */
+T512 static inline int b512_block(__m512i x, uint8_t *dst, int in_place, uint8_t *virgin, size_t i,
+                                  int cmp) {
+  if (!_mm512_test_epi8_mask(x, x)) {
+    if (!in_place) _mm512_storeu_si512((void *)(dst + i), _mm512_setzero_si512());
+    return 0;
+  }
+  __m512i b = b512_bucket(x);
+  _mm512_storeu_si512((void *)(dst + i), b);
+  return cmp ? b512_cmp(b, virgin + i) : 0;
+}
+
+#define DEF512(W)                                                                             \
+  T512 static inline int run512_u##W(uint8_t *dst, const void *src, uint8_t *virgin, size_t n, \
+                                     int cmp) {                                               \
+    int ret = 0, in_place = (W == 8) && (const void *)dst == src;                             \
+    size_t i = 0;                                                                              \
+    if (W == 8) { /* skim 256 bytes at a time */                                              \
+      for (; i + 256 <= n; i += 256) {                                                        \
+        const char *s = (const char *)src + i;                                                \
+        __m512i a0 = _mm512_loadu_si512(s), a1 = _mm512_loadu_si512(s + 64),                  \
+                a2 = _mm512_loadu_si512(s + 128), a3 = _mm512_loadu_si512(s + 192);           \
+        __m512i o = _mm512_or_si512(_mm512_or_si512(a0, a1), _mm512_or_si512(a2, a3));        \
+        if (!_mm512_test_epi8_mask(o, o)) {                                                   \
+          if (!in_place) {                                                                    \
+            const __m512i z = _mm512_setzero_si512();                                         \
+            for (int k = 0; k < 4; k++) _mm512_storeu_si512((void *)(dst + i + 64 * k), z);   \
+          }                                                                                    \
+          continue;                                                                            \
+        }                                                                                      \
+        ret = imax(ret, b512_block(a0, dst, in_place, virgin, i, cmp));                       \
+        ret = imax(ret, b512_block(a1, dst, in_place, virgin, i + 64, cmp));                  \
+        ret = imax(ret, b512_block(a2, dst, in_place, virgin, i + 128, cmp));                 \
+        ret = imax(ret, b512_block(a3, dst, in_place, virgin, i + 192, cmp));                 \
+      }                                                                                        \
+    }                                                                                          \
+    for (; i + 64 <= n; i += 64)                                                              \
+      ret = imax(ret, b512_block(sat512_u##W(src, i), dst, in_place, virgin, i, cmp));        \
+    if (i < n) {                                                                               \
+      const void *s = (const uint##W##_t *)src + i;                                           \
+      if (cmp)                                                                                 \
+        ret = imax(ret, bm_kernels_scalar.classify_compare[bm_width_index(W)](dst + i, s,      \
+                                                                               virgin + i,     \
+                                                                               n - i));        \
+      else                                                                                     \
+        bm_kernels_scalar.classify[bm_width_index(W)](dst + i, s, n - i);                     \
+    }                                                                                          \
+    return ret;                                                                                \
+  }                                                                                            \
+  T512 static void classify512_u##W(uint8_t *dst, const void *src, size_t n) {                \
+    run512_u##W(dst, src, NULL, n, 0);                                                         \
+  }                                                                                            \
+  T512 static int cc512_u##W(uint8_t *dst, const void *src, uint8_t *virgin, size_t n) {      \
+    return run512_u##W(dst, src, virgin, n, 1);                                                \
+  }                                                                                            \
+  T512 static uint64_t count512_u##W(const void *src, size_t n) {                             \
+    const uint##W##_t *s = src;                                                                \
+    uint64_t c = 0;                                                                            \
+    size_t i = 0, step = 64 / (W / 8);                                                         \
+    for (; i + step <= n; i += step) {                                                         \
+      __m512i x = _mm512_loadu_si512((const void *)(s + i));                                   \
+      c += (uint64_t)__builtin_popcountll((unsigned long long)_mm512_test_epi##W##_mask(x, x)); \
+    }                                                                                          \
+    return c + bm_kernels_scalar.count_nonzero[bm_width_index(W)](s + i, n - i);               \
+  }
+DEF512(8)
+DEF512(16)
+DEF512(32)
+DEF512(64)
+
+T512 static int compare512(const uint8_t *t, uint8_t *virgin, size_t n) {
+  int ret = 0;
+  size_t i = 0;
+  for (; i + 256 <= n; i += 256) {
+    __m512i a0 = _mm512_loadu_si512((const void *)(t + i)),
+            a1 = _mm512_loadu_si512((const void *)(t + i + 64)),
+            a2 = _mm512_loadu_si512((const void *)(t + i + 128)),
+            a3 = _mm512_loadu_si512((const void *)(t + i + 192));
+    __m512i o = _mm512_or_si512(_mm512_or_si512(a0, a1), _mm512_or_si512(a2, a3));
+    if (!_mm512_test_epi8_mask(o, o)) continue;
+    ret = imax(ret, b512_cmp(a0, virgin + i));
+    ret = imax(ret, b512_cmp(a1, virgin + i + 64));
+    ret = imax(ret, b512_cmp(a2, virgin + i + 128));
+    ret = imax(ret, b512_cmp(a3, virgin + i + 192));
+  }
+  for (; i + 64 <= n; i += 64) {
+    __m512i a = _mm512_loadu_si512((const void *)(t + i));
+    if (_mm512_test_epi8_mask(a, a)) ret = imax(ret, b512_cmp(a, virgin + i));
+  }
+  return imax(ret, bm_compare_scalar(t + i, virgin + i, n - i));
+}
+
+T512 static size_t last_nonzero512(const uint8_t *p, size_t n) {
+  while (n >= 64) {
+    __m512i x = _mm512_loadu_si512((const void *)(p + n - 64));
+    __mmask64 k = _mm512_test_epi8_mask(x, x);
+    if (k) return n - (size_t)__builtin_clzll((unsigned long long)k);
+    n -= 64;
+  }
+  return bm_last_nonzero_scalar(p, n);
+}
+
+T512 static void reset_nt512(void *p_, size_t bytes) {
+  char *p = p_;
+  size_t head = (size_t)(-(uintptr_t)p & 63);
+  if (head > bytes) head = bytes;
+  memset(p, 0, head);
+  p += head;
+  bytes -= head;
+  const __m512i z = _mm512_setzero_si512();
+  size_t i = 0;
+  for (; i + 64 <= bytes; i += 64) _mm512_stream_si512((void *)(p + i), z);
+  _mm_sfence();
+  memset(p + i, 0, bytes - i);
+}
+
+const bm_kernels bm_kernels_avx512 = {
+    "avx512",
+    {classify512_u8, classify512_u16, classify512_u32, classify512_u64},
+    compare512,
+    {cc512_u8, cc512_u16, cc512_u32, cc512_u64},
+    last_nonzero512,
+    {count512_u8, count512_u16, count512_u32, count512_u64},
+    reset_nt512,
+};
+
+/* ========================================== AVX2 ======================================== */
+#define T256 __attribute__((target("avx2,popcnt")))
+
+T256 static inline int nz256(__m256i x) { return !_mm256_testz_si256(x, x); }
+
+T256 static inline __m256i b256_bucket(__m256i x) {
+  const __m256i lo_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(LO_NIBBLE_BUCKETS));
+  const __m256i hi_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(HI_NIBBLE_BUCKETS));
+  const __m256i m0f = _mm256_set1_epi8(0x0f);
+  __m256i lo = _mm256_shuffle_epi8(lo_t, _mm256_and_si256(x, m0f));
+  __m256i hi = _mm256_shuffle_epi8(hi_t, _mm256_and_si256(_mm256_srli_epi16(x, 4), m0f));
+  __m256i small = _mm256_cmpeq_epi8(_mm256_and_si256(x, _mm256_set1_epi8((char)0xf0)),
+                                    _mm256_setzero_si256());
+  return _mm256_blendv_epi8(hi, lo, small);
+}
+
+T256 static inline int b256_cmp(__m256i b, uint8_t *virgin) {
+  __m256i v = _mm256_loadu_si256((const __m256i *)virgin);
+  if (_mm256_testz_si256(b, v)) return 0;
+  __m256i ff = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(-1));
+  _mm256_storeu_si256((__m256i *)virgin, _mm256_andnot_si256(b, v));
+  return _mm256_testz_si256(b, ff) ? 1 : 2; /* v == 0xff there, so b & v == b */
+}
+
+/* 32 counters -> 32 saturated bytes (u8, u16, u32; u64 goes through its own path) */
+T256 static inline __m256i sat256_u8(const void *p, size_t i) {
+  return _mm256_loadu_si256((const __m256i *)((const uint8_t *)p + i));
+}
+T256 static inline __m256i sat256_u16(const void *p, size_t i) {
+  const __m256i *q = (const __m256i *)((const uint16_t *)p + i);
+  const __m256i c255 = _mm256_set1_epi16(255);
+  __m256i a = _mm256_min_epu16(_mm256_loadu_si256(q), c255);
+  __m256i b = _mm256_min_epu16(_mm256_loadu_si256(q + 1), c255);
+  return _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8);
+}
+T256 static inline __m256i sat256_u32(const void *p, size_t i) {
+  const __m256i *q = (const __m256i *)((const uint32_t *)p + i);
+  const __m256i c255 = _mm256_set1_epi32(255);
+  __m256i a = _mm256_min_epu32(_mm256_loadu_si256(q), c255);
+  __m256i b = _mm256_min_epu32(_mm256_loadu_si256(q + 1), c255);
+  __m256i c = _mm256_min_epu32(_mm256_loadu_si256(q + 2), c255);
+  __m256i d = _mm256_min_epu32(_mm256_loadu_si256(q + 3), c255);
+  __m256i w = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
+  return _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+/* u64: OR of the 32 counters, non-zero blocks go to the scalar reference */
+T256 static inline int any256_u64(const void *p, size_t i) {
+  const __m256i *q = (const __m256i *)((const uint64_t *)p + i);
+  __m256i o = _mm256_or_si256(_mm256_or_si256(_mm256_loadu_si256(q), _mm256_loadu_si256(q + 1)),
+                              _mm256_or_si256(_mm256_loadu_si256(q + 2), _mm256_loadu_si256(q + 3)));
+  o = _mm256_or_si256(o, _mm256_or_si256(_mm256_or_si256(_mm256_loadu_si256(q + 4),
+                                                         _mm256_loadu_si256(q + 5)),
+                                         _mm256_or_si256(_mm256_loadu_si256(q + 6),
+                                                         _mm256_loadu_si256(q + 7))));
+  return nz256(o);
+}
+
+T256 static inline int b256_block(__m256i x, uint8_t *dst, int in_place, uint8_t *virgin, size_t i,
+                                  int cmp) {
+  if (!nz256(x)) {
+    if (!in_place) _mm256_storeu_si256((__m256i *)(dst + i), _mm256_setzero_si256());
+    return 0;
+  }
+  __m256i b = b256_bucket(x);
+  _mm256_storeu_si256((__m256i *)(dst + i), b);
+  return cmp ? b256_cmp(b, virgin + i) : 0;
+}
+
+static inline int scalar_rest(unsigned wi, uint8_t *dst, const void *src, uint8_t *virgin,
+                              size_t n, int cmp) {
+  if (cmp) return bm_kernels_scalar.classify_compare[wi](dst, src, virgin, n);
+  bm_kernels_scalar.classify[wi](dst, src, n);
+  return 0;
+}
+
+#define DEF256(W)                                                                             \
+  T256 static inline int run256_u##W(uint8_t *dst, const void *src, uint8_t *virgin, size_t n, \
+                                     int cmp) {                                               \
+    int ret = 0, in_place = (W == 8) && (const void *)dst == src;                             \
+    size_t i = 0;                                                                              \
+    if (W == 8) { /* skim 128 bytes at a time */                                              \
+      for (; i + 128 <= n; i += 128) {                                                        \
+        const __m256i *s = (const __m256i *)((const uint8_t *)src + i);                       \
+        __m256i a0 = _mm256_loadu_si256(s), a1 = _mm256_loadu_si256(s + 1),                   \
+                a2 = _mm256_loadu_si256(s + 2), a3 = _mm256_loadu_si256(s + 3);               \
+        if (!nz256(_mm256_or_si256(_mm256_or_si256(a0, a1), _mm256_or_si256(a2, a3)))) {      \
+          if (!in_place) {                                                                    \
+            const __m256i z = _mm256_setzero_si256();                                         \
+            for (int k = 0; k < 4; k++) _mm256_storeu_si256((__m256i *)(dst + i) + k, z);     \
+          }                                                                                    \
+          continue;                                                                            \
+        }                                                                                      \
+        ret = imax(ret, b256_block(a0, dst, in_place, virgin, i, cmp));                       \
+        ret = imax(ret, b256_block(a1, dst, in_place, virgin, i + 32, cmp));                  \
+        ret = imax(ret, b256_block(a2, dst, in_place, virgin, i + 64, cmp));                  \
+        ret = imax(ret, b256_block(a3, dst, in_place, virgin, i + 96, cmp));                  \
+      }                                                                                        \
+    }                                                                                          \
+    for (; i + 32 <= n; i += 32)                                                              \
+      ret = imax(ret, b256_block(sat256_u##W(src, i), dst, in_place, virgin, i, cmp));        \
+    if (i < n)                                                                                 \
+      ret = imax(ret, scalar_rest(bm_width_index(W), dst + i, (const uint##W##_t *)src + i,    \
+                                  cmp ? virgin + i : NULL, n - i, cmp));                       \
+    return ret;                                                                                \
+  }                                                                                            \
+  T256 static void classify256_u##W(uint8_t *dst, const void *src, size_t n) {                \
+    run256_u##W(dst, src, NULL, n, 0);                                                         \
+  }                                                                                            \
+  T256 static int cc256_u##W(uint8_t *dst, const void *src, uint8_t *virgin, size_t n) {      \
+    return run256_u##W(dst, src, virgin, n, 1);                                                \
+  }
+DEF256(8)
+DEF256(16)
+DEF256(32)
+
+T256 static inline int run256_u64(uint8_t *dst, const void *src, uint8_t *virgin, size_t n,
+                                  int cmp) {
+  int ret = 0;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    if (!any256_u64(src, i)) {
+      _mm256_storeu_si256((__m256i *)(dst + i), _mm256_setzero_si256());
+      continue;
+    }
+    ret = imax(ret, scalar_rest(3, dst + i, (const uint64_t *)src + i, cmp ? virgin + i : NULL,
+                                32, cmp));
+  }
+  if (i < n)
+    ret = imax(ret, scalar_rest(3, dst + i, (const uint64_t *)src + i, cmp ? virgin + i : NULL,
+                                n - i, cmp));
+  return ret;
+}
+T256 static void classify256_u64(uint8_t *dst, const void *src, size_t n) {
+  run256_u64(dst, src, NULL, n, 0);
+}
+T256 static int cc256_u64(uint8_t *dst, const void *src, uint8_t *virgin, size_t n) {
+  return run256_u64(dst, src, virgin, n, 1);
+}
+
+/* count_nonzero: per vector, the zero lanes' movemask; non-zero = lanes - zero lanes */
+#define DEF256_COUNT(W, CMPEQ, MOVEMASK, CAST, BITS_PER_LANE)                                  \
+  T256 static uint64_t count256_u##W(const void *src, size_t n) {                             \
+    const uint##W##_t *s = src;                                                                \
+    uint64_t c = 0;                                                                            \
+    size_t i = 0, step = 32 / (W / 8);                                                         \
+    const __m256i z = _mm256_setzero_si256();                                                  \
+    for (; i + step <= n; i += step) {                                                         \
+      __m256i x = _mm256_loadu_si256((const __m256i *)(s + i));                                \
+      unsigned zero = (unsigned)MOVEMASK(CAST(CMPEQ(x, z)));                                   \
+      c += step - (uint64_t)__builtin_popcount(zero) / BITS_PER_LANE;                          \
+    }                                                                                          \
+    return c + bm_kernels_scalar.count_nonzero[bm_width_index(W)](s + i, n - i);               \
+  }
+#define NOCAST(x) (x)
+DEF256_COUNT(8, _mm256_cmpeq_epi8, _mm256_movemask_epi8, NOCAST, 1)
+DEF256_COUNT(16, _mm256_cmpeq_epi16, _mm256_movemask_epi8, NOCAST, 2)
+DEF256_COUNT(32, _mm256_cmpeq_epi32, _mm256_movemask_ps, _mm256_castsi256_ps, 1)
+DEF256_COUNT(64, _mm256_cmpeq_epi64, _mm256_movemask_pd, _mm256_castsi256_pd, 1)
+
+T256 static int compare256(const uint8_t *t, uint8_t *virgin, size_t n) {
+  int ret = 0;
+  size_t i = 0;
+  for (; i + 128 <= n; i += 128) {
+    const __m256i *s = (const __m256i *)(t + i);
+    __m256i a0 = _mm256_loadu_si256(s), a1 = _mm256_loadu_si256(s + 1),
+            a2 = _mm256_loadu_si256(s + 2), a3 = _mm256_loadu_si256(s + 3);
+    if (!nz256(_mm256_or_si256(_mm256_or_si256(a0, a1), _mm256_or_si256(a2, a3)))) continue;
+    ret = imax(ret, b256_cmp(a0, virgin + i));
+    ret = imax(ret, b256_cmp(a1, virgin + i + 32));
+    ret = imax(ret, b256_cmp(a2, virgin + i + 64));
+    ret = imax(ret, b256_cmp(a3, virgin + i + 96));
+  }
+  for (; i + 32 <= n; i += 32) {
+    __m256i a = _mm256_loadu_si256((const __m256i *)(t + i));
+    if (nz256(a)) ret = imax(ret, b256_cmp(a, virgin + i));
+  }
+  return imax(ret, bm_compare_scalar(t + i, virgin + i, n - i));
+}
+
+T256 static size_t last_nonzero256(const uint8_t *p, size_t n) {
+  const __m256i z = _mm256_setzero_si256();
+  while (n >= 32) {
+    __m256i x = _mm256_loadu_si256((const __m256i *)(p + n - 32));
+    unsigned nzm = ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, z));
+    if (nzm) return n - (size_t)__builtin_clz(nzm);
+    n -= 32;
+  }
+  return bm_last_nonzero_scalar(p, n);
+}
+
+T256 static void reset_nt256(void *p_, size_t bytes) {
+  char *p = p_;
+  size_t head = (size_t)(-(uintptr_t)p & 31);
+  if (head > bytes) head = bytes;
+  memset(p, 0, head);
+  p += head;
+  bytes -= head;
+  const __m256i z = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 32 <= bytes; i += 32) _mm256_stream_si256((__m256i *)(p + i), z);
+  _mm_sfence();
+  memset(p + i, 0, bytes - i);
+}
+
+const bm_kernels bm_kernels_avx2 = {
+    "avx2",
+    {classify256_u8, classify256_u16, classify256_u32, classify256_u64},
+    compare256,
+    {cc256_u8, cc256_u16, cc256_u32, cc256_u64},
+    last_nonzero256,
+    {count256_u8, count256_u16, count256_u32, count256_u64},
+    reset_nt256,
+};
+#endif /* BM_HAVE_X86_SIMD */
