@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterator, Literal, Mapping
 
@@ -55,22 +55,25 @@ class Lz4Build:
     root: Path  # the build tree (a copy of the source tree)
     library: Path  # lib/liblz4.a
     harness: Path  # the linked harness binary
+    cli: Path | None  # programs/lz4, lz4's command-line tool, once built (cli=True)
     library_build_s: float  # wall time of lz4's make for the library
     harness_build_s: float  # wall time of compiling and linking the harness
+    cli_build_s: float | None  # wall time of lz4's make for the tool
     commands: tuple[tuple[str, ...], ...]  # the commands run, in order
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        for k in ("root", "library", "harness"):
-            d[k] = str(d[k])
+        for k in ("root", "library", "harness", "cli"):
+            d[k] = None if d[k] is None else str(d[k])
         d["commands"] = [list(c) for c in self.commands]
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Lz4Build":
         return cls(cc_kind=d["cc_kind"], root=Path(d["root"]), library=Path(d["library"]),
-                   harness=Path(d["harness"]), library_build_s=float(d["library_build_s"]),
-                   harness_build_s=float(d["harness_build_s"]),
+                   harness=Path(d["harness"]), cli=None if d["cli"] is None else Path(d["cli"]),
+                   library_build_s=float(d["library_build_s"]), harness_build_s=float(d["harness_build_s"]),
+                   cli_build_s=None if d["cli_build_s"] is None else float(d["cli_build_s"]),
                    commands=tuple(tuple(c) for c in d["commands"]))
 
 
@@ -157,8 +160,12 @@ def _run(cmd: list[str], *, cwd: Path, env: Mapping[str, str]) -> float:
 
 
 def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None = None,
-              cflags: str = DEFAULT_CFLAGS) -> Lz4Build:
-    """Build lz4's library with its own Makefile and link the harness; reuse a cached build."""
+              cflags: str = DEFAULT_CFLAGS, cli: bool = False) -> Lz4Build:
+    """Build lz4's library with its own Makefile and link the harness; reuse a cached build.
+
+    cli: also build lz4's command-line tool (programs/lz4, a whole program linked by lz4's
+    Makefile with the same compiler).
+    """
     if cc_kind not in CC_KINDS:
         raise ValueError(f"cc_kind must be one of {CC_KINDS}, not {cc_kind!r}")
     afl_env = dict(afl_env or {})
@@ -198,22 +205,32 @@ def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None
     root = targets_dir() / PACKAGE / f"build-{cc_kind}-{key}"
     record = root / "build.json"
     with _locked(root.with_name(root.name + ".lock")):
-        if record.is_file():
-            return Lz4Build.from_dict(json.loads(record.read_text()))
-        shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(src, root, symlinks=True)
-        make_cmd = ["make", "-C", "lib", "liblz4.a", f"CC={cc}"]
-        lib_s = _run(make_cmd, cwd=root, env=env)
-        harness = root / "lz4_harness"
-        harness_cmd += ["-I", "lib", str(HARNESS_SOURCE), "lib/liblz4.a", "-o", str(harness), *link_extra]
-        harness_s = _run(harness_cmd, cwd=root, env=env)
-        build = Lz4Build(cc_kind=cc_kind, root=root, library=root / "lib" / "liblz4.a", harness=harness,
-                         library_build_s=round(lib_s, 3), harness_build_s=round(harness_s, 3),
-                         commands=(tuple(make_cmd), tuple(harness_cmd)))
-        tmp = record.with_suffix(".tmp")
-        tmp.write_text(json.dumps(build.to_dict(), indent=2))
-        os.replace(tmp, record)
+        build = Lz4Build.from_dict(json.loads(record.read_text())) if record.is_file() else None
+        if build is None:
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.copytree(src, root, symlinks=True)
+            make_cmd = ["make", "-C", "lib", "liblz4.a", f"CC={cc}"]
+            lib_s = _run(make_cmd, cwd=root, env=env)
+            harness = root / "lz4_harness"
+            harness_cmd += ["-I", "lib", str(HARNESS_SOURCE), "lib/liblz4.a", "-o", str(harness), *link_extra]
+            harness_s = _run(harness_cmd, cwd=root, env=env)
+            build = Lz4Build(cc_kind=cc_kind, root=root, library=root / "lib" / "liblz4.a", harness=harness,
+                             cli=None, library_build_s=round(lib_s, 3), harness_build_s=round(harness_s, 3),
+                             cli_build_s=None, commands=(tuple(make_cmd), tuple(harness_cmd)))
+            _write_record(record, build)
+        if cli and build.cli is None:  # the tool is built on demand in the same tree
+            cli_cmd = ["make", "-j2", "-C", "programs", "lz4", f"CC={cc}"]
+            cli_s = _run(cli_cmd, cwd=root, env=env)
+            build = replace(build, cli=root / "programs" / "lz4", cli_build_s=round(cli_s, 3),
+                            commands=(*build.commands, tuple(cli_cmd)))
+            _write_record(record, build)
         return build
+
+
+def _write_record(record: Path, build: Lz4Build) -> None:
+    tmp = record.with_suffix(".tmp")
+    tmp.write_text(json.dumps(build.to_dict(), indent=2))
+    os.replace(tmp, record)
 
 
 def build_lz4_harness(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None = None,

@@ -1,0 +1,100 @@
+"""lz4 (Debian's source package) built by its own Makefile with `autotune cc`, running its samples.
+
+Also checks the plain and afl-clang-fast builds of the same harness (tests/targets/lz4.py), which
+the later stages use for throughput comparisons and validation.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from targets.lz4 import TargetUnavailable, build_lz4, lz4_sample_inputs, lz4_source_dir
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def lz4_src() -> Path:
+    try:
+        return lz4_source_dir()
+    except TargetUnavailable as exc:
+        pytest.skip(f"apt-get source lz4 is impossible on this machine: {exc}")
+
+
+def run(cmd, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(list(map(str, cmd)), capture_output=True, timeout=120, **kw)
+
+
+def defined(binary: Path) -> set[str]:
+    out = run(["nm", "--defined-only", binary]).stdout.decode()
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+def undefined(binary: Path) -> set[str]:
+    out = run(["nm", "--undefined-only", binary]).stdout.decode()
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+@pytest.fixture(scope="module")
+def samples(lz4_src, tmp_path_factory) -> Path:
+    """lz4's shipped sample inputs, plus a truncated and a corrupted frame made from them."""
+    d = tmp_path_factory.mktemp("lz4-samples")
+    for p in lz4_sample_inputs():
+        shutil.copy(p, d / p.name)
+    return d
+
+
+def test_lz4_builds_with_autotune_cc_and_runs_its_samples(lz4_src, samples, tmp_path):
+    assert (samples / "skip.bin").is_file() and (samples / "README.md").is_file()
+    build = build_lz4(cc_kind="autotune", cli=True)
+    # lz4's own Makefile compiled the library through the wrapper: instrumented, no runtime inside
+    assert {"__sanitizer_cov_trace_pc_guard", "__cyg_profile_func_enter"} <= undefined(build.library)
+    assert "LZ4_compress_default" in defined(build.library)
+    # the harness has the library, the runtime and the driver
+    syms = defined(build.harness)
+    assert {"LLVMFuzzerTestOneInput", "main", "LZ4_decompress_safe", "LZ4F_decompress",
+            "__sanitizer_cov_trace_pc_guard", "__cyg_profile_func_enter"} <= syms
+
+    # lz4's command-line tool, a whole program linked by lz4's Makefile through the wrapper,
+    # makes real .lz4 frames of the samples (and checks them) for the harness's frame decoder
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for p in sorted(samples.iterdir()):
+        out = frames / (p.name + ".lz4")
+        r = run([build.cli, "-q", "-9", "--content-size", p, out])
+        assert r.returncode == 0, r.stderr
+        assert run([build.cli, "-q", "-t", out]).returncode == 0
+    data = (frames / "README.md.lz4").read_bytes()
+    (frames / "truncated.lz4").write_bytes(data[: len(data) // 2])
+    (frames / "corrupt.lz4").write_bytes(data[:20] + bytes(b ^ 0x5A for b in data[20:60]) + data[60:])
+
+    for inputs in ([samples], [frames], sorted(samples.iterdir())):
+        r = run([build.harness, *inputs])
+        assert r.returncode == 0, r.stderr.decode()[-2000:]
+    r = run([build.harness], input=(samples / "NEWS").read_bytes())  # stdin mode
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
+def test_plain_lz4_build_runs_the_same_samples(lz4_src, samples):
+    build = build_lz4(cc_kind="plain")
+    assert "__sanitizer_cov_trace_pc_guard" not in undefined(build.library)
+    assert "LLVMFuzzerTestOneInput" in defined(build.harness)
+    r = run([build.harness, samples])
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
+@pytest.mark.skipif(shutil.which("afl-clang-fast") is None, reason="afl++ is not installed")
+def test_afl_lz4_build_is_instrumented_by_afl(lz4_src, samples, tmp_path):
+    build = build_lz4(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": "CLASSIC"})
+    assert "__afl_area_ptr" in undefined(build.library)
+    out = tmp_path / "maps"
+    r = run(["afl-showmap", "-q", "-i", samples, "-o", out, "--", build.harness],
+            env={"PATH": "/usr/bin:/bin", "AFL_QUIET": "1"})
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    readme = (out / "README.md").read_text().split()
+    assert len(readme) > 50  # tuples "index:bucket" of a real run through lz4
+    assert all(":" in t for t in readme)
