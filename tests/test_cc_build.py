@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -197,3 +198,33 @@ def test_autotune_cc_subcommand_passes_every_argument_through(tmp_path):
     assert run([prog, "x"]).stdout.startswith("result 3 ")
     ver = run([AUTOTUNE, "c++", "--version"])
     assert ver.returncode == 0 and "clang version" in ver.stdout
+
+
+TINYCONF = Path(__file__).resolve().parent / "targets" / "tinyconf"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("autoconf") is None or shutil.which("autoheader") is None,
+                    reason="autoconf is not installed (apt-get install -y autoconf; .ci/setup.sh does)")
+def test_autoconf_project_configures_and_builds_with_the_wrapper(tmp_path):
+    """configure's probes (compile, link, run, headers, functions, libraries) and make, CC=autotune-cc."""
+    proj = tmp_path / "tinyconf"
+    shutil.copytree(TINYCONF, proj)
+    for tool in ("autoconf", "autoheader"):
+        r = run([tool], cwd=proj)
+        assert r.returncode == 0, r.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("CC", "CFLAGS", "MAKEFLAGS")}
+    r = run(["./configure", f"CC={AUTOTUNE_CC}", "CFLAGS=-O1"], cwd=proj, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + (proj / "config.log").read_text()[-3000:]
+    assert "checking whether the C compiler works... yes" in r.stdout
+    config = (proj / "config.h").read_text()
+    for define in ("#define HAVE_MEMMEM 1", "#define HAVE_STDINT_H 1", "#define SIZEOF_LONG 8",
+                   "#define RUN_PROBE_OK 1"):
+        assert define in config
+    assert "#define HAVE_NO_SUCH_FUNCTION_XYZ" not in config
+    r = run(["make"], cwd=proj, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert AUTOTUNE_CC in r.stdout  # make ran the wrapper
+    assert symbols(proj / "tiny")["__sanitizer_cov_trace_pc_guard"] == "T"
+    out = run([proj / "tiny", "one two", "three"])
+    assert out.returncode == 0 and out.stdout == "words 3 cos0 1.0 sizeof_long 8 probes ok\n"
