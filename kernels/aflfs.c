@@ -412,17 +412,43 @@ static pid_t spawn(aflfs_state *s, cov_test_one_fn test_one, pid_t server) {
   return pid;
 }
 
+/* __AFL_SHM_ID without a fork server (afl-showmap's single-file mode execs the target directly,
+ * as does afl-fuzz with AFL_NO_FORKSRV): each file argument (else stdin) runs once, its
+ * coverage lands in afl's map. */
+__attribute__((noreturn)) static void run_direct(aflfs_state *s, cov_test_one_fn test_one,
+                                                 int argc, char **argv) {
+  int ran = 0;
+  for (int i = 1; i <= argc; i++) {
+    if (i < argc && argv[i][0] == '-') continue;
+    if (i == argc && ran) break;
+    s->file = i < argc ? argv[i] : NULL; /* i == argc: stdin, when no file was given */
+    size_t len;
+    uint8_t *data = next_input(s, &len);
+    cov_exec_begin();
+    if (s->wide) memset(s->wide, 0, (size_t)bm_map_used(&s->map) * (s->cfg.map.width_bits / 8));
+    test_one(data, len);
+    cov_exec_end();
+    if (s->wide) export_wide(s);
+    free(data);
+    ran = 1;
+  }
+  exit(0);
+}
+
 int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv) {
   static aflfs_state s; /* static: shared by the server and (copied into) its children */
   read_config(&s.cfg);
   map_setup(&s);
+  int fl = fcntl(AFLFS_ST_FD, F_GETFL);
+  if (fl == -1 || (fl & O_ACCMODE) == O_RDONLY) run_direct(&s, test_one, argc, argv);
   uint32_t hello = AFLFS_OPT_ENABLED | AFLFS_OPT_MAPSIZE | AFLFS_OPT_SET_MAPSIZE(s.cfg.map_bytes);
+  /* A file argument (afl's @@) is read as given, like libFuzzer/libAFLDriver do; without one
+   * the test cases come from shared memory when afl offers it, else from stdin. */
   const char *fuzz_id = getenv("__AFL_SHM_FUZZ_ID");
-  if (s.cfg.shm_input && fuzz_id && *fuzz_id) {
+  s.file = file_argument(argc, argv);
+  if (!s.file && s.cfg.shm_input && fuzz_id && *fuzz_id) {
     s.shm_in = shm_attach("__AFL_SHM_FUZZ_ID", 1);
     hello |= AFLFS_OPT_SHDMEM_FUZZ;
-  } else {
-    s.file = file_argument(argc, argv);
   }
   if (write4(AFLFS_ST_FD, hello) != 0) fatal(NULL, "cannot write to afl-fuzz (fd %d)", AFLFS_ST_FD);
   if (s.shm_in) {
