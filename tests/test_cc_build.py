@@ -80,7 +80,7 @@ def test_compile_then_link_instruments_and_links_the_runtime(tmp_path):
     src = tmp_path / "prog.c"
     src.write_text(PROGRAM)
     obj, prog = tmp_path / "prog.o", tmp_path / "prog"
-    r = run([AUTOTUNE_CC, "-O2", "-Wall", "-Wextra", "-c", src, "-o", obj])
+    r = run([AUTOTUNE_CC, "-O0", "-Wall", "-Wextra", "-c", src, "-o", obj])
     assert r.returncode == 0, r.stderr
     osyms = symbols(obj)
     # the object is instrumented but carries no runtime
@@ -89,7 +89,7 @@ def test_compile_then_link_instruments_and_links_the_runtime(tmp_path):
     assert "__sancov_guards" in sections(obj)
     assert ".debug_info" in sections(obj)
 
-    r = run([AUTOTUNE_CC, "-O2", obj, "-o", prog])
+    r = run([AUTOTUNE_CC, obj, "-o", prog])
     assert r.returncode == 0, r.stderr
     psyms = symbols(prog)
     for name in ("__sanitizer_cov_trace_pc_guard", "__sanitizer_cov_trace_pc_guard_init",
@@ -101,7 +101,7 @@ def test_compile_then_link_instruments_and_links_the_runtime(tmp_path):
     assert out.returncode == 0, out.stderr
     words = out.stdout.split()
     assert words[:2] == ["result", "6"]  # argc 3 -> 6
-    assert int(words[3]) >= 2  # the runtime registered the program's guards
+    assert int(words[3]) >= 3  # the runtime registered the program's guards (a branch at -O0)
 
 
 def test_compile_only_modes_run_like_the_compiler(tmp_path):
