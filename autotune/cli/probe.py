@@ -1,0 +1,113 @@
+"""`autotune probe`: a short crash-proof campaign that takes an exact census of coverage keys."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
+from autotune.errors import AutotuneError
+
+HELP = (
+    "Run a short coverage-guided campaign on a harness and take an exact census of the coverage keys "
+    "of every metric (edge, N-gram, call context): keys, hashed collisions per map size beside BigMap's "
+    "Equation 1, counter overflows, discovery curve, Chao estimate of the total.\n\n"
+    "The harness is a binary built with `autotune cc -fsanitize=fuzzer`, or its sources (--source; probe "
+    "builds them), or --demo (the bundled demo target and its seeds). Results go to --out: probe.json, "
+    "census/, traces/, corpus/, crashes/, hangs/."
+)
+
+
+def _build_from_sources(sources: list[Path], cflags: str, ldflags: str, cxx: bool) -> Path:
+    from autotune.cc import build_harness
+    from autotune.paths import cache_dir
+
+    h = hashlib.sha256()
+    for s in sources:
+        if not s.is_file():
+            raise AutotuneError(f"harness source {s} does not exist", fix="pass existing files with --source")
+        h.update(str(s.resolve()).encode() + b"\0" + s.read_bytes())
+    h.update(f"\0{cflags}\0{ldflags}\0{cxx}".encode())
+    out_path = cache_dir() / "probe-harness" / h.hexdigest()[:16] / "harness"
+    if out_path.is_file():
+        return out_path
+    return build_harness(sources=sources, output=out_path, extra_cflags=shlex.split(cflags),
+                         extra_ldflags=shlex.split(ldflags), cxx=cxx)
+
+
+def resolve_target(*, harness: Path | None, sources: list[Path], cflags: str, ldflags: str, cxx: bool,
+                   demo: bool, corpus: Path | None) -> tuple[Path, Path | None]:
+    """(harness binary, seed corpus) from the command's options."""
+    from autotune.probe.client import has_probe_server
+
+    given = sum([harness is not None, bool(sources), demo])
+    if given != 1:
+        raise AutotuneError("give exactly one target: a harness binary, --source files, or --demo",
+                            fix="e.g. `autotune probe ./fuzz_target -c corpus/` or `autotune probe --demo`")
+    if demo:
+        from autotune import demo as demo_pkg
+
+        return demo_pkg.build_demo(), corpus if corpus is not None else demo_pkg.seed_dir()
+    if sources:
+        return _build_from_sources(sources, cflags, ldflags, cxx), corpus
+    assert harness is not None
+    if not harness.is_file():
+        raise AutotuneError(f"harness {harness} does not exist", fix="pass the path of the built harness binary")
+    if not has_probe_server(harness):
+        raise AutotuneError(f"{harness} has no autotune probe server (not built with autotune's driver)",
+                            fix="link it with `autotune cc -fsanitize=fuzzer ...`, or pass its sources with --source")
+    return harness, corpus
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("probe", help=HELP)
+    @handle_errors
+    def probe_cmd(
+        harness: Annotated[Optional[Path], typer.Argument(help="Harness binary built with autotune cc.")] = None,
+        source: Annotated[Optional[list[Path]], typer.Option("--source", "-s", help="Harness source file (repeat); probe builds it.")] = None,
+        cflags: Annotated[str, typer.Option("--cflags", help="Extra compiler flags for --source builds.")] = "-O2 -g",
+        ldflags: Annotated[str, typer.Option("--ldflags", help="Extra linker flags for --source builds (e.g. -lz).")] = "",
+        cxx: Annotated[bool, typer.Option("--cxx", help="Build --source files as C++.")] = False,
+        demo: Annotated[bool, typer.Option("--demo", help="Probe the bundled demo target with its seeds.")] = False,
+        corpus: Annotated[Optional[Path], typer.Option("--corpus", "-c", help="Seed corpus directory (empty: start from one empty input).")] = None,
+        time_s: Annotated[float, typer.Option("--time", "-t", help="Time budget in seconds (whole probe).")] = 60.0,
+        max_execs: Annotated[Optional[int], typer.Option("--max-execs", help="Stop after this many executions (reproducible census).")] = None,
+        seed: SeedOpt = 0,
+        timeout_ms: Annotated[int, typer.Option("--timeout-ms", help="Per-input time limit; slower inputs are hangs.")] = 1000,
+        max_input_bytes: Annotated[int, typer.Option("--max-input-bytes", help="Largest input (seeds above it are skipped).")] = 1 << 20,
+        capacity: Annotated[int, typer.Option("--capacity", help="Census table size per metric (power of two).")] = 1 << 18,
+        out_dir: OutDirOpt = Path("probe-out"),
+        json_out: JsonOpt = False,
+    ) -> None:
+        from rich.live import Live
+
+        from autotune.probe.campaign import run_probe
+        from autotune.probe.display import live_view, summary_table
+
+        binary, corpus_dir = resolve_target(harness=harness, sources=list(source or []), cflags=cflags,
+                                            ldflags=ldflags, cxx=cxx, demo=demo, corpus=corpus)
+        live = Live(console=err, auto_refresh=False, transient=False) if err.is_terminal else None
+
+        def on_progress(p) -> None:
+            if live is not None:
+                live.update(live_view(p), refresh=True)
+
+        if live is not None:
+            live.start()
+        try:
+            result = run_probe(binary=binary, out_dir=out_dir, corpus_dir=corpus_dir, time_s=time_s,
+                               max_execs=max_execs, seed=seed, timeout_ms=timeout_ms,
+                               max_input_bytes=max_input_bytes, capacity=capacity, demo=demo,
+                               on_progress=on_progress)
+        finally:
+            if live is not None:
+                live.stop()
+        if json_out:
+            print_json(result.to_dict())
+            err.print(summary_table(result))
+        else:
+            out.print(summary_table(result))

@@ -1,0 +1,20 @@
+"""`autotune probe`: a short crash-proof campaign that takes an exact census of coverage keys.
+
+- :mod:`client` talks to the harness's probe server (docs/DESIGN.md "The probe protocol");
+- :mod:`mutator` havoc mutations, :mod:`seeds` the bounded seed corpus;
+- :mod:`campaign` the loop (``run_probe``), :mod:`census` the analysis, :mod:`equation1`
+  BigMap's collision rate, :mod:`estimators` the Chao estimate of the total keys;
+- :mod:`result` the ``probe.json`` document and ``load_probe`` for later stages.
+"""
+
+from autotune.probe.result import ProbeResult, load_probe
+
+__all__ = ["ProbeResult", "load_probe", "run_probe"]
+
+
+def __getattr__(name):  # run_probe pulls in the campaign machinery only when used
+    if name == "run_probe":
+        from autotune.probe.campaign import run_probe
+
+        return run_probe
+    raise AttributeError(name)

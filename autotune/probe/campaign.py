@@ -1,0 +1,372 @@
+"""The probe campaign: run the seeds, then a small coverage-guided havoc loop, then the census.
+
+``run_probe`` is the core function (the CLI only validates and displays). The campaign works in
+a staging directory inside the output directory; the server writes its shared files there. At
+the end it traces every kept input, dumps the census, analyses it and moves the results into
+place, probe.json last (atomically): an interrupted or failed probe leaves a previous good
+output untouched.
+"""
+
+from __future__ import annotations
+
+import array
+import hashlib
+import os
+import random
+import shutil
+import signal
+import struct
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from autotune.errors import AutotuneError
+from autotune.io import write_json_atomic
+from autotune.metrics import METRICS
+from autotune.probe import protocol as P
+from autotune.probe.census import analyse, percentiles
+from autotune.probe.client import ProbeServer, status_of
+from autotune.probe.mutator import Havoc
+from autotune.probe.result import (FILE_NAME, CampaignStats, CorpusEntry, Curve, Finding, ProbeConfig,
+                                   ProbeResult)
+from autotune.probe.seeds import load_seeds
+
+OUTPUT_ENTRIES = ("census", "traces", "corpus", "crashes", "hangs")
+MAX_SAVED_FINDINGS = 500  # per kind; more are counted, not saved
+MAX_CURVE_POINTS = 512
+MIN_MUTANT_LEN_CAP = 1024
+PROGRESS_INTERVAL_S = 0.25
+TRACE_COST_FACTOR = 2.0  # a TRACE costs about two RUNs (it writes the keys)
+_TOTALS = struct.Struct(f"<{P.N_METRICS}I")
+_NEW = struct.Struct(f"<{P.N_METRICS}I")
+
+
+@dataclass
+class Progress:
+    """A snapshot for the live display."""
+
+    phase: str
+    elapsed_s: float
+    time_budget_s: float
+    execs: int
+    max_execs: int | None
+    execs_per_s: float
+    crashes: int
+    hangs: int
+    kept: int
+    total_keys: tuple[int, ...]
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def _sanitizer_line(log: str) -> str | None:
+    for line in log.splitlines():
+        if "ERROR: AddressSanitizer" in line or "runtime error:" in line or "ERROR: " in line and "Sanitizer" in line:
+            return line.strip()[:300]
+    return None
+
+
+class _Campaign:
+    def __init__(self, *, server: ProbeServer, staging: Path, rng: random.Random, mutant_cap: int,
+                 max_execs: int | None, deadline: float, t0: float, on_progress, time_budget_s: float,
+                 max_trace: int):
+        self.server = server
+        self.staging = staging
+        self.rng = rng
+        self.havoc = Havoc(rng=rng, max_len=mutant_cap)
+        self.max_execs = max_execs
+        self.deadline = deadline
+        self.t0 = t0
+        self.on_progress = on_progress
+        self.time_budget_s = time_budget_s
+        self.max_trace = max_trace
+        self.execs = self.execs_ok = 0
+        self.exec_ns = array.array("Q")
+        self.queue: list[bytes] = []
+        self.corpus: list[CorpusEntry] = []
+        self.crashes: list[Finding] = []
+        self.hangs: list[Finding] = []
+        self.n_crashes = self.n_hangs = 0
+        self.seen_findings: set[str] = set()
+        self.totals: tuple[int, ...] = (0,) * P.N_METRICS
+        self.curve: list[tuple[int, float, tuple[int, ...]]] = []
+        self.census_full_metrics: set[int] = set()
+        self.phase = "seeds"
+        self.next_progress = 0.0
+        for d in ("corpus", "crashes", "hangs"):
+            (staging / d).mkdir(exist_ok=True)
+
+    # --- one execution -------------------------------------------------------------------------
+    def execute(self, data: bytes, origin: str) -> int:
+        raw = self.server.run(data)
+        self.execs += 1
+        status, detail, exec_ns = status_of(raw)
+        if status == P.ST_OK or status == P.ST_FULL:
+            self.execs_ok += 1
+            self.exec_ns.append(exec_ns)
+            if status == P.ST_FULL:
+                self.census_full_metrics.add(detail)
+            if raw[P.NEW_KEYS_SLICE] != P.NO_NEW_KEYS:
+                self._keep(data, origin, raw)
+        elif status == P.ST_CRASH:
+            self._finding("crash", data, origin, detail)
+        elif status == P.ST_HANG:
+            self._finding("hang", data, origin, detail)
+        else:
+            raise AutotuneError(f"the probe server reported an error (status {status}, errno {detail}: "
+                                f"{os.strerror(detail) if detail else '?'}) running an input of {len(data)} bytes",
+                                fix="run again with --debug; if it persists, report it with the harness")
+        if self.execs & 0xFFF == 0:
+            self.server.trim_log()
+        return status
+
+    def _keep(self, data: bytes, origin: str, raw: bytes) -> None:
+        self.queue.append(data)
+        idx = len(self.corpus) + 1
+        name = f"corpus/id-{idx:06d}"
+        (self.staging / name).write_bytes(data)
+        new = sum(_NEW.unpack_from(raw, 16))
+        self.totals = _TOTALS.unpack_from(raw, 16 + 4 * P.N_METRICS)
+        self.curve.append((self.execs, time.monotonic() - self.t0, self.totals))
+        self.corpus.append(CorpusEntry(file=name, size_bytes=len(data), origin=origin, exec_index=self.execs,
+                                       new_keys=new, trace_seq=None))
+
+    def _finding(self, kind: str, data: bytes, origin: str, detail: int) -> None:
+        if kind == "crash":
+            self.n_crashes += 1
+            n, found = self.n_crashes, self.crashes
+            reason = f"signal {detail} ({_signal_name(detail)})"
+        else:
+            self.n_hangs += 1
+            n, found = self.n_hangs, self.hangs
+            reason = f"hang: no result within {detail} ms (killed)"
+        log = self.server.log_tail(max_bytes=4096, since_last=True)
+        sha1 = hashlib.sha1(data).hexdigest()
+        if sha1 in self.seen_findings or len(found) >= MAX_SAVED_FINDINGS:
+            return
+        self.seen_findings.add(sha1)
+        san = _sanitizer_line(log) if kind == "crash" else None
+        if san:
+            reason = f"{reason}: {san}"
+        dir_name = "crashes" if kind == "crash" else "hangs"
+        suffix = f"-sig{detail:02d}" if kind == "crash" else ""
+        name = f"{dir_name}/{kind}-{n:06d}{suffix}"
+        (self.staging / name).write_bytes(data)
+        text = (f"{reason}\norigin: {origin}\nexecution: {self.execs}\nsize_bytes: {len(data)}\nsha1: {sha1}\n")
+        if log.strip():
+            text += f"\n--- the harness's stderr before it ---\n{log}\n"
+        (self.staging / f"{name}.txt").write_text(text, encoding="utf-8")
+        found.append(Finding(kind=kind, file=name, reason=reason, detail=detail, origin=origin,
+                             size_bytes=len(data), sha1=sha1, exec_index=self.execs))
+
+    # --- phases --------------------------------------------------------------------------------
+    def done(self, now: float) -> str | None:
+        if self.max_execs is not None and self.execs >= self.max_execs:
+            return "execs"
+        # leave time to trace the kept inputs (about one execution each) within the budget
+        per_exec = (now - self.t0) / self.execs if self.execs else 0.0
+        if now + TRACE_COST_FACTOR * per_exec * min(len(self.corpus), self.max_trace) >= self.deadline:
+            return "time"
+        return None
+
+    def progress(self, now: float, force: bool = False) -> None:
+        if self.on_progress is None or (not force and now < self.next_progress):
+            return
+        self.next_progress = now + PROGRESS_INTERVAL_S
+        el = now - self.t0
+        self.on_progress(Progress(phase=self.phase, elapsed_s=el, time_budget_s=self.time_budget_s,
+                                  execs=self.execs, max_execs=self.max_execs,
+                                  execs_per_s=self.execs / el if el > 0 else 0.0, crashes=self.n_crashes,
+                                  hangs=self.n_hangs, kept=len(self.corpus), total_keys=self.totals))
+
+    def run_seeds(self, seeds: list[tuple[str, bytes]], counts: dict) -> tuple[str | None, dict]:
+        for i, (name, data) in enumerate(seeds):
+            now = time.monotonic()
+            stop = self.done(now)
+            if stop:
+                counts["not_run"] = len(seeds) - i
+                return stop, counts
+            st = self.execute(data, f"seed:{name}")
+            counts["ok" if st in (P.ST_OK, P.ST_FULL) else "crash" if st == P.ST_CRASH else "hang"] += 1
+            self.progress(now)
+        return None, counts
+
+    def run_havoc(self) -> str:
+        self.phase = "havoc"
+        rng = self.rng
+        mutate = self.havoc.mutate
+        queue = self.queue if self.queue else [b""]
+        execute = self.execute
+        monotonic = time.monotonic
+        while True:
+            now = monotonic()
+            stop = self.done(now)
+            if stop:
+                return stop
+            self.progress(now)
+            n = len(queue)
+            # half the time one of the 16 newest entries (fresh coverage), else any entry
+            i = n - 1 - rng.randrange(min(n, 16)) if rng.random() < 0.5 else rng.randrange(n)
+            child = mutate(queue[i], other=queue[rng.randrange(n)])
+            execute(child, "havoc")
+
+
+def _downsample(points: list, limit: int) -> list:
+    if len(points) <= limit:
+        return points
+    idx = np.unique(np.linspace(0, len(points) - 1, limit).round().astype(int))
+    return [points[i] for i in idx]
+
+
+def _install(staging: Path, out_dir: Path) -> None:
+    """Move the finished results from staging into out_dir, probe.json last."""
+    old = out_dir / f".old-{os.getpid()}"
+    if (out_dir / FILE_NAME).exists():
+        old.mkdir(exist_ok=True)
+        os.replace(out_dir / FILE_NAME, old / FILE_NAME)  # no stale probe.json beside new files
+    for name in OUTPUT_ENTRIES:
+        dst = out_dir / name
+        if dst.exists():
+            old.mkdir(exist_ok=True)
+            os.replace(dst, old / name)
+        src = staging / name
+        if src.exists():
+            os.replace(src, dst)
+        else:
+            dst.mkdir()
+    os.replace(staging / FILE_NAME, out_dir / FILE_NAME)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def run_probe(
+    *,
+    binary: Path,
+    out_dir: Path,
+    corpus_dir: Path | None,
+    time_s: float = 60.0,
+    max_execs: int | None = None,
+    seed: int = 0,
+    timeout_ms: int = P.DEFAULT_TIMEOUT_MS,
+    max_input_bytes: int = P.DEFAULT_MAX_INPUT,
+    capacity: int = P.DEFAULT_CAPACITY,
+    max_trace_inputs: int = 1000,
+    demo: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> ProbeResult:
+    """Run the probe campaign on ``binary`` and write the results to ``out_dir``."""
+    if time_s <= 0:
+        raise AutotuneError(f"time budget {time_s} s is not positive", fix="pass --time with a positive number")
+    if max_execs is not None and max_execs < 1:
+        raise AutotuneError(f"--max-execs {max_execs} is not positive", fix="pass --max-execs 1 or more")
+    if timeout_ms < 1:
+        raise AutotuneError(f"--timeout-ms {timeout_ms} is not positive", fix="pass --timeout-ms 1 or more")
+    if max_input_bytes < 1 or capacity < 1 or capacity & (capacity - 1):
+        raise AutotuneError("max_input_bytes must be >= 1 and capacity a power of two",
+                            fix="pass --max-input-bytes >= 1 and --capacity as a power of two")
+    t_start = time.monotonic()
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise AutotuneError(f"output {out_dir} exists and is not a directory", fix="choose another --out")
+    seeds = load_seeds(corpus_dir=corpus_dir, max_input_bytes=max_input_bytes)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        staging = out_dir / f".staging-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+    except OSError as exc:
+        raise AutotuneError(f"cannot create the output directory {out_dir}: {exc.strerror}",
+                            fix="choose a writable --out") from exc
+    notes = list(seeds.notes)
+    try:
+        server = ProbeServer(binary=binary, probe_dir=staging, seed=seed, max_input_bytes=max_input_bytes,
+                             capacity=capacity, timeout_ms=timeout_ms)
+        with server:
+            t0 = time.monotonic()
+            # keep a reserve for tracing, dumping and analysing within the budget
+            reserve = min(0.1 * time_s, 2.0)
+            longest = max((len(d) for _, d in seeds.inputs), default=0)
+            camp = _Campaign(server=server, staging=staging, rng=random.Random(seed),
+                             mutant_cap=min(max_input_bytes, max(MIN_MUTANT_LEN_CAP, 2 * longest)),
+                             max_execs=max_execs, deadline=t_start + time_s - reserve, t0=t0,
+                             on_progress=on_progress, time_budget_s=time_s, max_trace=max_trace_inputs)
+            seed_counts = {"ok": 0, "crash": 0, "hang": 0, "not_run": 0}
+            try:
+                stop, seed_counts = camp.run_seeds(seeds.inputs, seed_counts)
+                if stop is None:
+                    if not camp.queue:
+                        notes.append("no seed ran to completion with coverage: mutating from an empty input")
+                    stop = camp.run_havoc()
+            except KeyboardInterrupt:
+                stop = "interrupt"
+                notes.append("interrupted: the census covers the executions done so far")
+            loop_s = time.monotonic() - t0
+            camp.phase = "trace"
+            camp.progress(time.monotonic(), force=True)
+            traced = 0
+            for i, entry in enumerate(camp.corpus):
+                if i >= max_trace_inputs:
+                    notes.append(f"traced the first {max_trace_inputs} of {len(camp.corpus)} kept inputs")
+                    break
+                rep = server.trace(camp.queue[i], seq=i)
+                if rep.status in (P.ST_OK, P.ST_FULL):
+                    camp.corpus[i] = CorpusEntry(**{**entry.to_dict(), "trace_seq": i})
+                    traced += 1
+                else:
+                    notes.append(f"{entry.file} did not replay ({P.STATUS_NAMES.get(rep.status, rep.status)}): "
+                                 f"the target is not deterministic")
+            rep = server.dump()
+            if rep.status not in (P.ST_OK, P.ST_FULL):
+                raise AutotuneError(f"the probe server could not write the census (status {rep.status}, "
+                                    f"errno {rep.detail})", fix=f"check free space in {out_dir}")
+        # the server has quit: its files are complete
+        for m in METRICS:
+            tp = P.trace_path(staging, m)
+            if not tp.exists():
+                tp.parent.mkdir(exist_ok=True)
+                tp.write_bytes(b"")
+        tables = [P.read_census(P.census_path(staging, m), metric=m) for m in METRICS]
+        if camp.census_full_metrics:
+            names = ", ".join(METRICS[i] for i in sorted(camp.census_full_metrics) if i < len(METRICS))
+            notes.append(f"census table full for {names}: raise --capacity (now {capacity}) for an exact census")
+        metrics = [analyse(table=t, executions=camp.execs_ok) for t in tables]
+        for t in tables:
+            if t.dropped:
+                notes.append(f"{t.metric}: {t.dropped} key(s) did not fit the census table")
+        ex = np.frombuffer(camp.exec_ns, dtype=np.uint64) if camp.exec_ns else np.zeros(0, dtype=np.uint64)
+        mean_exec_ns = float(ex.mean()) if ex.size else 0.0
+        pts = _downsample(camp.curve + [(camp.execs, loop_s, camp.totals)], MAX_CURVE_POINTS)
+        curve = Curve(execs=[p[0] for p in pts], time_s=[round(p[1], 6) for p in pts],
+                      keys={m: [p[2][j] for p in pts] for j, m in enumerate(METRICS)})
+        stats = CampaignStats(
+            execs=camp.execs, execs_ok=camp.execs_ok, crashes=camp.n_crashes, hangs=camp.n_hangs,
+            kept=len(camp.corpus), seeds_total=len(seeds.inputs) + len(seeds.too_big) + seeds.not_read,
+            seeds_ok=seed_counts["ok"], seeds_crash=seed_counts["crash"], seeds_hang=seed_counts["hang"],
+            seeds_skipped=len(seeds.too_big) + seeds.not_read + seed_counts["not_run"],
+            census_full=bool(camp.census_full_metrics or any(t.dropped for t in tables)), stop_reason=stop,
+            elapsed_s=0.0, loop_s=loop_s, execs_per_s=camp.execs / loop_s if loop_s > 0 else 0.0,
+            server_ns_per_exec=mean_exec_ns,
+            overhead_ns_per_exec=max(loop_s * 1e9 / camp.execs - mean_exec_ns, 0.0) if camp.execs else 0.0)
+        config = ProbeConfig(binary=str(Path(binary).resolve()), demo=demo,
+                             corpus_dir=str(Path(corpus_dir).resolve()) if corpus_dir else None, seed=seed,
+                             time_budget_s=time_s, max_execs=max_execs, timeout_ms=timeout_ms,
+                             max_input_bytes=max_input_bytes, capacity=capacity)
+        result = ProbeResult(config=config, campaign=stats, exec_time=percentiles(values_ns=ex), metrics=metrics,
+                             curve=curve, corpus=camp.corpus, crashes=camp.crashes, hangs=camp.hangs,
+                             notes=notes, out_dir=out_dir)
+        for name in (P.INPUT_BUF_NAME, "target.log"):
+            (staging / name).unlink(missing_ok=True)
+        result.campaign = CampaignStats(**{**stats.to_dict(), "elapsed_s": time.monotonic() - t_start})
+        write_json_atomic(staging / FILE_NAME, result.to_dict())
+        _install(staging, out_dir)
+        return result
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
