@@ -208,52 +208,46 @@ class HostProfile:
         if version != SCHEMA_VERSION:
             r.fail(f"{version} is not supported (this autotune reads version {SCHEMA_VERSION})",
                    key="schema_version")
-        cpu = r.sub("cpu")
-        mem = r.sub("memory")
-        caches_raw = r.get("caches")
-        if not isinstance(caches_raw, list):
-            r.fail("must be a list of cache tables", key="caches")
-        caches = tuple(CacheLevel.from_dict(c, path=path, where=f"caches[{i}]") for i, c in enumerate(caches_raw))
-        checks_raw = r.get("checks")
-        checks = None
-        if checks_raw != UNKNOWN:
-            if not isinstance(checks_raw, list):
-                r.fail("must be a list of findings or \"unknown\"", key="checks")
-            checks = tuple(_finding(c, path=path, where=f"checks[{i}]") for i, c in enumerate(checks_raw))
-        hugepages_raw = mem.get("hugepages")
-        hugepages = None
-        if hugepages_raw != UNKNOWN:
-            if not isinstance(hugepages_raw, list):
-                mem.fail("must be a list of tables or \"unknown\"", key="hugepages")
-            hugepages = tuple(_hugepage(p, path=path, where=f"memory.hugepages[{i}]")
-                              for i, p in enumerate(hugepages_raw))
+        kw: dict[str, Any] = {
+            "schema_version": version,
+            "name": r.str_("name", unknown_ok=False),
+            "origin": r.choice("origin", ORIGINS),
+            "citation": r.str_("citation", unknown_ok=False),
+        }
         notes = r.get("notes")
         if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
             r.fail("must be a list of strings", key="notes")
-        return cls(
-            schema_version=version,
-            name=r.str_("name", unknown_ok=False),
-            origin=r.choice("origin", ORIGINS),
-            citation=r.str_("citation", unknown_ok=False),
-            notes=tuple(notes),
-            arch=cpu.str_("arch"),
-            vendor=cpu.str_("vendor"),
-            brand=cpu.str_("brand"),
-            packages=cpu.int_("packages", minimum=1),
-            cores=cpu.int_("cores", minimum=1),
-            threads=cpu.int_("threads", minimum=1),
-            threads_per_core=cpu.int_("threads_per_core", minimum=1),
-            smt=cpu.str_("smt"),
-            online_cpus=cpu.cpulist("online_cpus"),
-            flags=cpu.str_list("flags"),
-            memory_bytes=mem.int_("memory_bytes", minimum=1),
-            thp_enabled=mem.str_("thp_enabled"),
-            thp_defrag=mem.str_("thp_defrag"),
-            hugepages=hugepages,
-            sources=r.str_table("sources"),
-            caches=caches,
-            checks=checks,
+        kw["notes"] = tuple(notes)
+        cpu = r.sub("cpu")
+        kw.update(
+            arch=cpu.str_("arch"), vendor=cpu.str_("vendor"), brand=cpu.str_("brand"),
+            packages=cpu.int_("packages", minimum=1), cores=cpu.int_("cores", minimum=1),
+            threads=cpu.int_("threads", minimum=1), threads_per_core=cpu.int_("threads_per_core", minimum=1),
+            smt=cpu.str_("smt"), online_cpus=cpu.cpulist("online_cpus"), flags=cpu.str_list("flags"),
         )
+        mem = r.sub("memory")
+        kw.update(memory_bytes=mem.int_("memory_bytes", minimum=1), thp_enabled=mem.str_("thp_enabled"),
+                  thp_defrag=mem.str_("thp_defrag"))
+        hugepages_raw = mem.get("hugepages")
+        kw["hugepages"] = None
+        if hugepages_raw != UNKNOWN:
+            if not isinstance(hugepages_raw, list):
+                mem.fail("must be a list of tables or \"unknown\"", key="hugepages")
+            kw["hugepages"] = tuple(_hugepage(p, path=path, where=f"memory.hugepages[{i}]")
+                                    for i, p in enumerate(hugepages_raw))
+        kw["sources"] = r.str_table("sources")
+        caches_raw = r.get("caches")
+        if not isinstance(caches_raw, list):
+            r.fail("must be a list of cache tables", key="caches")
+        kw["caches"] = tuple(CacheLevel.from_dict(c, path=path, where=f"caches[{i}]")
+                             for i, c in enumerate(caches_raw))
+        checks_raw = r.get("checks")
+        kw["checks"] = None
+        if checks_raw != UNKNOWN:
+            if not isinstance(checks_raw, list):
+                r.fail("must be a list of findings or \"unknown\"", key="checks")
+            kw["checks"] = tuple(_finding(c, path=path, where=f"checks[{i}]") for i, c in enumerate(checks_raw))
+        return cls(**kw)
 
 
 def _finding(d: Any, *, path, where: str) -> Finding:
