@@ -9,7 +9,9 @@
  *             (shared with the C-th key) and *overflow_keys counts those keys. Never an
  *             out-of-bounds write.
  *   exact     twolevel keyed by the full 64-bit key through an open-addressing (linear probing)
- *             table of H entries: no collisions while the table and the dense array have room.
+ *             table of H entries (C <= H): no collisions while the dense array has room; when
+ *             the key table itself is full a new key shares slot C-1 uncounted by
+ *             overflow_keys, counted by bm_ctl.table_full.
  *
  * Counter widths 8/16/32/64, overflow policies wrap, neverzero (AFL++: c += 1; c += (c == 0)),
  * saturate. Update functions are static inline and specialised per layout/width/policy:
@@ -294,6 +296,24 @@ static inline unsigned bm_width_index(unsigned width_bits) {
 /* The trace hash: a multiply-xorshift over 8-byte words (4 independent lanes), of the bytes
  * p[0, last_nonzero) plus that length. Identical for every variant. */
 uint64_t bm_hash_bytes(const uint8_t *p, size_t n);
+
+/* ---- FFI helpers (bigmap_ffi.c): plain functions for ctypes ---------------------------- */
+void *bm_ffi_counters(const bm_map *m);
+uint8_t *bm_ffi_trace(const bm_map *m);
+uint32_t *bm_ffi_index(const bm_map *m);
+uint64_t *bm_ffi_keys(const bm_map *m);
+uint64_t bm_ffi_used(const bm_map *m);
+uint64_t bm_ffi_overflow_keys(const bm_map *m);
+uint64_t bm_ffi_table_full(const bm_map *m);
+int bm_ffi_hugepage_advised(const bm_map *m);
+void bm_ffi_update_many(bm_map *m, const uint64_t *keys, size_t n);
+void bm_ffi_update(bm_map *m, uint64_t key);
+int bm_ffi_classify(int variant, unsigned width_bits, uint8_t *dst, const void *src, size_t n);
+int bm_ffi_classify_compare(int variant, unsigned width_bits, uint8_t *dst, const void *src,
+                            uint8_t *virgin, size_t n);
+int bm_ffi_compare(int variant, const uint8_t *trace, uint8_t *virgin, size_t n);
+int64_t bm_ffi_count_nonzero(int variant, unsigned width_bits, const void *src, size_t n);
+int64_t bm_ffi_last_nonzero(int variant, const uint8_t *p, size_t n);
 
 #ifdef __cplusplus
 }
