@@ -1,0 +1,641 @@
+/* cov.c - SanitizerCoverage / -finstrument-functions hooks, block and function ids, per-thread
+ * history and call stack, the map sink and the census sink's per-thread event tables.
+ * See cov.h for the definitions; docs/DESIGN.md "Keys, ids and metrics". */
+#include "cov.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "cov_internal.h"
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+const char *const cov_metric_names[COV_N_METRICS] = {
+    "edge",    "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7",
+    "ngram-8", "ctx",     "caller",  "ctx-2",   "ctx-4",   "ctx-8"};
+
+int cov_metric_id(const char *name) {
+  for (int i = 0; i < COV_N_METRICS; i++)
+    if (strcmp(name, cov_metric_names[i]) == 0) return i;
+  return -1;
+}
+
+uint32_t cov_metric_mask_parse(const char *list, const char **bad, size_t *bad_len) {
+  if (strcmp(list, "all") == 0) return COV_ALL_METRICS;
+  uint32_t mask = 0;
+  const char *p = list;
+  while (*p) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    int id = -1;
+    for (int i = 0; i < COV_N_METRICS; i++)
+      if (strlen(cov_metric_names[i]) == len && strncmp(p, cov_metric_names[i], len) == 0) id = i;
+    if (id < 0) {
+      if (bad) *bad = p;
+      if (bad_len) *bad_len = len;
+      return 0;
+    }
+    mask |= 1u << id;
+    if (!e) break;
+    p = e + 1;
+  }
+  if (!mask && bad) {
+    *bad = list;
+    *bad_len = 0;
+  }
+  return mask;
+}
+
+/* ---- ids ---------------------------------------------------------------------------------- */
+uint64_t cov_mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+static inline uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+uint64_t cov_splitmix64(uint64_t x) { return mix64(x + 0x9e3779b97f4a7c15ull); }
+
+#define COV_R_CAP (1u << 24) /* block ids kept in a table; beyond, computed on the fly */
+
+static pthread_mutex_t cov_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t cov_seed_v;
+static uint32_t cov_seed_epoch = 1;
+static uint32_t cov_nguards;
+static uint32_t *cov_R;      /* COV_R_CAP entries, MAP_NORESERVE; R[0] = 0 */
+static uint32_t cov_R_cap;
+static int cov_ids_ready;
+
+static void cov_ids_init_locked(void) {
+  if (cov_ids_ready) return;
+  cov_ids_ready = 1;
+  const char *s = getenv("AUTOTUNE_SEED");
+  if (s && *s) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (!errno && *end == 0 && s[0] != '-') cov_seed_v = v; /* else: reported by the config */
+  }
+  void *p = mmap(NULL, (size_t)COV_R_CAP * 4, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p != MAP_FAILED) {
+    cov_R = p;
+    cov_R_cap = COV_R_CAP;
+  }
+}
+
+static inline uint32_t rid(uint32_t g) {
+  if (LIKELY(g < cov_R_cap)) return cov_R[g];
+  return g ? (uint32_t)cov_splitmix64(cov_seed_v ^ g) : 0;
+}
+
+uint32_t cov_block_id(uint32_t g) { return rid(g); }
+uint32_t cov_guard_count(void) { return __atomic_load_n(&cov_nguards, __ATOMIC_ACQUIRE); }
+uint64_t cov_seed(void) { return cov_seed_v; }
+
+static uint64_t cov_gen = 1;
+uint64_t cov_gen_now(void) { return __atomic_load_n(&cov_gen, __ATOMIC_ACQUIRE); }
+static void cov_gen_bump(void) { __atomic_fetch_add(&cov_gen, 1, __ATOMIC_ACQ_REL); }
+
+void cov_set_seed(uint64_t seed) {
+  pthread_mutex_lock(&cov_init_lock);
+  cov_ids_init_locked();
+  cov_seed_v = seed;
+  uint32_t n = cov_nguards < cov_R_cap ? cov_nguards : (cov_R_cap ? cov_R_cap - 1 : 0);
+  for (uint32_t g = 1; g <= n; g++) cov_R[g] = (uint32_t)cov_splitmix64(seed ^ g);
+  __atomic_fetch_add(&cov_seed_epoch, 1, __ATOMIC_ACQ_REL);
+  pthread_mutex_unlock(&cov_init_lock);
+  cov_gen_bump();
+}
+
+void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop) {
+  if (start == stop || *start) return;
+  pthread_mutex_lock(&cov_init_lock);
+  cov_ids_init_locked();
+  for (uint32_t *x = start; x < stop; x++) {
+    uint32_t g = cov_nguards + 1;
+    if (g < cov_R_cap) cov_R[g] = (uint32_t)cov_splitmix64(cov_seed_v ^ g);
+    *x = g;
+    __atomic_store_n(&cov_nguards, g, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&cov_init_lock);
+}
+
+static uint64_t fid_slow(const void *fn) {
+  Dl_info info;
+  uintptr_t off = (uintptr_t)fn;
+  if (dladdr(fn, &info) && info.dli_fbase) off -= (uintptr_t)info.dli_fbase;
+  return cov_splitmix64(cov_seed_v ^ (uint64_t)off);
+}
+uint64_t cov_function_id(const void *fn) { return fid_slow(fn); }
+
+/* ---- keys --------------------------------------------------------------------------------- */
+void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_METRICS],
+              uint32_t hk32[COV_N_METRICS]) {
+  uint32_t r0 = rid(w[0]);
+  uint32_t edge_hk = (rid(w[1]) >> 1) ^ r0;
+  uint64_t edge_ex = ((uint64_t)w[1] << 32) | w[0];
+  hk32[COV_M_EDGE] = edge_hk;
+  exact[COV_M_EDGE] = edge_ex;
+  uint32_t x = 0;
+  uint64_t m = mix64(w[0]);
+  for (int i = 1; i <= 7; i++) { /* ngram-(i+1) */
+    x ^= rid(w[i]) >> 1;
+    m = mix64(m ^ w[i]);
+    hk32[i] = r0 ^ x;
+    exact[i] = m;
+  }
+  uint64_t e = mix64(edge_ex);
+  for (int j = 0; j < 5; j++) {
+    hk32[COV_M_CTX + j] = edge_hk ^ (uint32_t)cx[j];
+    exact[COV_M_CTX + j] = mix64(e ^ cx[j]);
+  }
+}
+
+/* ---- sinks' configuration ----------------------------------------------------------------- */
+static int cov_census_on;
+static int cov_map_on;
+static bm_map *cov_map;
+static int cov_map_code;      /* layout * 12 + width index * 3 + policy */
+static uint32_t cov_map_win;  /* N - 1 previous blocks in the hashed key */
+static int cov_map_ctxsel = -1;
+uint32_t cov_hmask[8];
+uint64_t cov_digmask;
+
+/* ---- threads ------------------------------------------------------------------------------ */
+static __thread cov_thread *cov_tls __attribute__((tls_model("initial-exec")));
+static __thread int cov_tls_busy __attribute__((tls_model("initial-exec")));
+static pthread_mutex_t cov_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static cov_evtab *cov_registry;
+static cov_thread *cov_free_threads;
+static pthread_key_t cov_key;
+static pthread_once_t cov_key_once = PTHREAD_ONCE_INIT;
+static uint64_t cov_ev_dropped;
+
+cov_evtab *cov_evtab_first(void) { return cov_registry; }
+void cov_registry_lock(void) { pthread_mutex_lock(&cov_reg_lock); }
+void cov_registry_unlock(void) { pthread_mutex_unlock(&cov_reg_lock); }
+uint64_t cov_census_events_dropped(void) {
+  uint64_t d = 0;
+  pthread_mutex_lock(&cov_reg_lock);
+  for (cov_evtab *e = cov_registry; e; e = e->next) d += e->dropped;
+  pthread_mutex_unlock(&cov_reg_lock);
+  return d + cov_ev_dropped;
+}
+
+static void *map_anon(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static void cov_thread_exit(void *arg) {
+  cov_thread *t = arg;
+  cov_tls = NULL;
+  pthread_mutex_lock(&cov_reg_lock);
+  if (t->ev) t->ev->free = 1;
+  t->next_free = cov_free_threads;
+  cov_free_threads = t;
+  pthread_mutex_unlock(&cov_reg_lock);
+}
+static void cov_key_make(void) { (void)pthread_key_create(&cov_key, cov_thread_exit); }
+
+static cov_evtab *evtab_new(void) {
+  cov_evtab *et = map_anon(sizeof *et);
+  if (!et) return NULL;
+  et->cap = COV_EV_INIT;
+  et->mask = 2 * COV_EV_INIT - 1;
+  et->index = map_anon((size_t)2 * COV_EV_INIT * sizeof(uint32_t));
+  et->ev = map_anon((size_t)COV_EV_INIT * sizeof(cov_event));
+  if (!et->index || !et->ev) {
+    if (et->index) munmap(et->index, (size_t)2 * COV_EV_INIT * sizeof(uint32_t));
+    if (et->ev) munmap(et->ev, (size_t)COV_EV_INIT * sizeof(cov_event));
+    munmap(et, sizeof *et);
+    return NULL;
+  }
+  pthread_mutex_lock(&cov_reg_lock);
+  cov_evtab **pp = &cov_registry; /* append: merge order = thread creation order */
+  while (*pp) pp = &(*pp)->next;
+  *pp = et;
+  pthread_mutex_unlock(&cov_reg_lock);
+  return et;
+}
+
+void cov_evtab_clear(cov_evtab *et) {
+  for (uint32_t i = 0; i < et->n; i++) et->index[et->ev[i].slot] = 0;
+  et->n = 0;
+}
+
+static cov_thread *cov_thread_alloc(void) {
+  uint64_t gen = cov_gen_now();
+  pthread_mutex_lock(&cov_reg_lock);
+  cov_thread **pp = &cov_free_threads, *t = NULL;
+  for (; *pp; pp = &(*pp)->next_free) {
+    cov_evtab *et = (*pp)->ev;
+    if (!et || et->gen != gen || et->n == 0) { /* its events were merged or are stale */
+      t = *pp;
+      *pp = t->next_free;
+      if (et) et->free = 0;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&cov_reg_lock);
+  if (!t) t = map_anon(sizeof *t);
+  if (t) t->next_free = NULL;
+  return t;
+}
+
+/* First hit of a thread, or the first hit of a new execution: (re)initialise. */
+static __attribute__((noinline)) cov_thread *cov_thread_slow(void) {
+  if (cov_tls_busy) return NULL;
+  cov_tls_busy = 1;
+  cov_thread *t = cov_tls;
+  if (!t) {
+    t = cov_thread_alloc();
+    if (!t) {
+      cov_tls_busy = 0;
+      return NULL;
+    }
+    cov_tls = t;
+    pthread_once(&cov_key_once, cov_key_make);
+    pthread_setspecific(cov_key, t);
+  }
+  uint64_t gen = cov_gen_now();
+  t->gen = gen;
+  t->pending = 0;
+  t->pos = 0;
+  memset(t->h, 0, sizeof t->h);
+  memset(t->rr, 0, sizeof t->rr);
+  t->xr = 0;
+  t->depth = 0;
+  t->overdepth = 0;
+  memset(&t->stack[0], 0, sizeof t->stack[0]);
+  uint32_t epoch = __atomic_load_n(&cov_seed_epoch, __ATOMIC_ACQUIRE);
+  if (t->seed_epoch != epoch) {
+    memset(t->fncache, 0, sizeof t->fncache);
+    t->seed_epoch = epoch;
+  }
+  if (cov_census_on) {
+    if (!t->ev) t->ev = evtab_new();
+    if (t->ev && t->ev->gen != gen) {
+      cov_evtab_clear(t->ev);
+      t->ev->gen = gen;
+    }
+  }
+  cov_tls_busy = 0;
+  return t;
+}
+
+static inline cov_thread *cov_self(void) {
+  cov_thread *t = cov_tls;
+  if (LIKELY(t && t->gen == __atomic_load_n(&cov_gen, __ATOMIC_RELAXED))) return t;
+  return cov_thread_slow();
+}
+
+/* ---- census sink: per-thread event table -------------------------------------------------- */
+static inline uint32_t ev_hash(const uint32_t *w, uint64_t dig) {
+  uint64_t a, b, c, d;
+  memcpy(&a, w, 8);
+  memcpy(&b, w + 2, 8);
+  memcpy(&c, w + 4, 8);
+  memcpy(&d, w + 6, 8);
+  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^
+               (c * 0x165667b19e3779f9ull) ^ (d * 0xd6e8feb86659fd93ull) ^ dig;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return (uint32_t)(h >> 32);
+}
+
+static int evtab_grow(cov_evtab *et) {
+  if (et->cap >= COV_EV_MAX) return -1;
+  uint32_t ncap = et->cap * 2;
+  cov_event *nev = mremap(et->ev, (size_t)et->cap * sizeof(cov_event),
+                          (size_t)ncap * sizeof(cov_event), MREMAP_MAYMOVE);
+  if (nev == MAP_FAILED) return -1;
+  uint32_t *nidx = map_anon((size_t)2 * ncap * sizeof(uint32_t));
+  if (!nidx) {
+    et->ev = nev;
+    return -1;
+  }
+  munmap(et->index, (size_t)2 * et->cap * sizeof(uint32_t));
+  et->ev = nev;
+  et->index = nidx;
+  et->cap = ncap;
+  et->mask = 2 * ncap - 1;
+  for (uint32_t i = 0; i < et->n; i++) {
+    uint32_t s = ev_hash(nev[i].w, nev[i].dig) & et->mask;
+    while (nidx[s]) s = (s + 1) & et->mask;
+    nidx[s] = i + 1;
+    nev[i].slot = s;
+  }
+  return 0;
+}
+
+static __attribute__((noinline)) void ev_insert(cov_thread *t, cov_evtab *et, uint32_t s,
+                                                const uint32_t *w, uint64_t dig) {
+  if (UNLIKELY(et->n == et->cap)) {
+    if (evtab_grow(et) != 0) {
+      et->dropped++;
+      return;
+    }
+    s = ev_hash(w, dig) & et->mask;
+    while (et->index[s]) s = (s + 1) & et->mask;
+  }
+  cov_event *e = &et->ev[et->n];
+  memcpy(e->w, w, sizeof e->w);
+  e->dig = dig;
+  e->count = 1;
+  e->slot = s;
+  if (dig)
+    memcpy(e->cx, t->stack[t->depth].cx, sizeof e->cx);
+  else
+    memset(e->cx, 0, sizeof e->cx);
+  et->index[s] = ++et->n;
+}
+
+static inline void census_hit(cov_thread *t, const uint32_t *win) {
+  cov_evtab *et = t->ev;
+  if (UNLIKELY(!et)) return;
+  uint32_t w[8];
+  for (int i = 0; i < 8; i++) w[i] = win[i] & cov_hmask[i];
+  uint64_t dig = t->stack[t->depth].dig & cov_digmask;
+  uint32_t s = ev_hash(w, dig) & et->mask;
+  for (;;) {
+    uint32_t e = et->index[s];
+    if (e == 0) {
+      ev_insert(t, et, s, w, dig);
+      return;
+    }
+    cov_event *ev = &et->ev[e - 1];
+    if (ev->dig == dig && memcmp(ev->w, w, sizeof ev->w) == 0) {
+      ev->count++;
+      return;
+    }
+    s = (s + 1) & et->mask;
+  }
+}
+
+/* ---- map sink ----------------------------------------------------------------------------- */
+#define MAP_CASE(L, LN, W, WI, P, PN)                                                       \
+  case (L) * 12 + (WI) * 3 + (P):                                                           \
+    bm_##LN##_update_u##W##_##PN(m, key);                                                   \
+    break;
+#define MAP_CASES_W(L, LN, W, WI)                                                           \
+  MAP_CASE(L, LN, W, WI, BM_WRAP, wrap)                                                     \
+  MAP_CASE(L, LN, W, WI, BM_NEVERZERO, nz) MAP_CASE(L, LN, W, WI, BM_SATURATE, sat)
+#define MAP_CASES_L(L, LN)                                                                  \
+  MAP_CASES_W(L, LN, 8, 0) MAP_CASES_W(L, LN, 16, 1) MAP_CASES_W(L, LN, 32, 2)              \
+  MAP_CASES_W(L, LN, 64, 3)
+
+static inline void map_hit(cov_thread *t, uint32_t g, uint32_t pos) {
+  uint32_t r = rid(g);
+  uint64_t key = r ^ t->xr ^ t->stack[t->depth].ctx32;
+  t->xr ^= t->rr[pos + cov_map_win] ^ (r >> 1);
+  t->rr[pos] = t->rr[pos + 8] = r >> 1;
+  bm_map *m = cov_map;
+  switch (cov_map_code) {
+    MAP_CASES_L(BM_FLAT, flat)
+    MAP_CASES_L(BM_TWOLEVEL, twolevel)
+    MAP_CASES_L(BM_EXACT, exact)
+    default: break;
+  }
+}
+
+void cov_map_sink_set(bm_map *map, int metric) {
+  if (!map || metric < 0 || metric >= COV_N_METRICS) {
+    cov_map_on = 0;
+    cov_map = NULL;
+    cov_gen_bump();
+    return;
+  }
+  cov_map = map;
+  cov_map_code = (int)map->layout * 12 + (int)bm_width_index(map->width_bits) * 3 + (int)map->policy;
+  if (metric >= COV_M_CTX) {
+    cov_map_win = 1;
+    cov_map_ctxsel = metric - COV_M_CTX;
+  } else {
+    cov_map_win = (uint32_t)metric + 1; /* edge: 1, ngram-N: N - 1 */
+    cov_map_ctxsel = -1;
+  }
+  cov_map_on = 1;
+  cov_gen_bump();
+}
+
+void cov_census_sink_set(cov_census *census) {
+  uint32_t mask = census ? cov_census_mask(census) : 0;
+  uint32_t depth = 0;
+  for (int m = 0; m < COV_N_METRICS; m++) {
+    if (!(mask & (1u << m))) continue;
+    uint32_t d = (m >= COV_M_NGRAM2 && m <= COV_M_NGRAM8) ? (uint32_t)m + 1 : 2;
+    if (d > depth) depth = d;
+  }
+  for (uint32_t i = 0; i < 8; i++) cov_hmask[i] = i < depth ? 0xffffffffu : 0;
+  cov_digmask = (mask >> COV_M_CTX) ? ~0ull : 0;
+  cov_census_on = census != NULL;
+  cov_gen_bump();
+}
+
+/* ---- the hot path ------------------------------------------------------------------------- */
+static inline __attribute__((always_inline)) void commit(cov_thread *t, uint32_t g) {
+  uint32_t pos = (t->pos - 1) & 7;
+  t->pos = pos;
+  t->h[pos] = t->h[pos + 8] = g;
+  if (cov_census_on) census_hit(t, &t->h[pos]);
+  if (cov_map_on) map_hit(t, g, pos);
+}
+
+void __sanitizer_cov_trace_pc_guard(uint32_t *guard) {
+  uint32_t g = *guard;
+  if (UNLIKELY(g == 0)) return;
+  cov_thread *t = cov_self();
+  if (UNLIKELY(!t)) return;
+  uint32_t p = t->pending;
+  t->pending = g;
+  if (LIKELY(p != 0)) commit(t, p);
+}
+
+static inline uint64_t fid(cov_thread *t, const void *fn) {
+  uint32_t i = (uint32_t)(((uintptr_t)fn * 0x9e3779b97f4a7c15ull) >> 40) & (COV_FNCACHE - 1);
+  if (LIKELY(t->fncache[i].fn == fn)) return t->fncache[i].F;
+  uint64_t F = fid_slow(fn);
+  t->fncache[i].fn = fn;
+  t->fncache[i].F = F;
+  return F;
+}
+
+void __cyg_profile_func_enter(void *fn, void *site) {
+  (void)site;
+  cov_thread *t = cov_self();
+  if (UNLIKELY(!t)) return;
+  uint32_t d = t->depth;
+  if (UNLIKELY(d + 1 >= COV_STACK_MAX)) {
+    t->overdepth++;
+    return;
+  }
+  cov_frame *s = t->stack, *f = &s[d + 1];
+  /* callers of fn, nearest first: s[d], s[d-1], ..., s[1]; s[0] (no function) has F = 0 */
+#define FAT(i) ((i) >= 0 ? s[(i)].F : 0)
+  int di = (int)d;
+  uint64_t c1 = s[d].F;
+  uint64_t c2 = c1 ^ FAT(di - 1);
+  uint64_t c4 = c2 ^ FAT(di - 2) ^ FAT(di - 3);
+  uint64_t c8 = c4 ^ FAT(di - 4) ^ FAT(di - 5) ^ FAT(di - 6) ^ FAT(di - 7);
+#undef FAT
+  uint64_t ctx = s[d].cx[0] ^ s[d].F;
+  f->fn = fn;
+  f->F = fid(t, fn);
+  f->cx[0] = ctx;
+  f->cx[1] = c1;
+  f->cx[2] = c2;
+  f->cx[3] = c4;
+  f->cx[4] = c8;
+  f->dig = cov_digmask ? mix64((ctx * 0x9e3779b97f4a7c15ull) ^ (c1 * 0xc2b2ae3d27d4eb4full) ^
+                               (c2 * 0x165667b19e3779f9ull) ^ (c4 * 0xd6e8feb86659fd93ull) ^
+                               (c8 * 0xbf58476d1ce4e5b9ull)) | 1u
+                       : 0;
+  f->ctx32 = cov_map_ctxsel >= 0 ? (uint32_t)f->cx[cov_map_ctxsel] : 0;
+  t->depth = d + 1;
+}
+
+void __cyg_profile_func_exit(void *fn, void *site) {
+  (void)site;
+  cov_thread *t = cov_self();
+  if (UNLIKELY(!t)) return;
+  uint32_t p = t->pending;
+  if (p) { /* the function's last block belongs to its own context */
+    t->pending = 0;
+    commit(t, p);
+  }
+  if (UNLIKELY(t->overdepth)) {
+    t->overdepth--;
+    return;
+  }
+  uint32_t d = t->depth;
+  if (LIKELY(d && t->stack[d].fn == fn)) {
+    t->depth = d - 1;
+    return;
+  }
+  for (uint32_t i = d; i >= 1; i--) /* frames skipped by longjmp or an exception */
+    if (t->stack[i].fn == fn) {
+      t->depth = i - 1;
+      return;
+    }
+}
+
+/* ---- executions --------------------------------------------------------------------------- */
+void cov_exec_begin(void) {
+  cov_gen_bump();
+  (void)cov_self();
+}
+
+void cov_exec_end(void) {
+  cov_thread *t = cov_tls;
+  if (t && t->gen == cov_gen_now() && t->pending) {
+    uint32_t p = t->pending;
+    t->pending = 0;
+    commit(t, p);
+  }
+}
+
+/* ---- configuration ------------------------------------------------------------------------ */
+const char *cov_layout_name(bm_layout l) {
+  return l == BM_FLAT ? "flat" : l == BM_TWOLEVEL ? "twolevel" : "exact";
+}
+const char *cov_policy_name(bm_policy p) {
+  return p == BM_WRAP ? "wrap" : p == BM_NEVERZERO ? "neverzero" : "saturate";
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+  if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return -1;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (errno || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+static int bad(char *err, size_t errlen, const char *var, const char *val, const char *valid) {
+  if (err && errlen) snprintf(err, errlen, "%s='%s' is not valid; valid values: %s", var, val, valid);
+  return -1;
+}
+
+static int pow2_in(uint64_t v, unsigned lo, unsigned hi) {
+  return v && !(v & (v - 1)) && v >= (1ull << lo) && v <= (1ull << hi);
+}
+
+int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->seed = 0;
+  cfg->metric = COV_M_EDGE;
+  cfg->layout = BM_TWOLEVEL;
+  cfg->index_size = 1ull << 24;
+  cfg->map_size = 65536;
+  cfg->counter_bits = 8;
+  cfg->overflow = BM_NEVERZERO;
+  const char *v;
+  if ((v = getenv("AUTOTUNE_SEED")) && *v && parse_u64(v, &cfg->seed))
+    return bad(err, errlen, "AUTOTUNE_SEED", v, "an unsigned 64-bit integer");
+  if ((v = getenv("AUTOTUNE_METRIC")) && *v && (cfg->metric = cov_metric_id(v)) < 0)
+    return bad(err, errlen, "AUTOTUNE_METRIC", v,
+               "edge, ngram-2 .. ngram-8, ctx, caller, ctx-2, ctx-4, ctx-8");
+  if ((v = getenv("AUTOTUNE_LAYOUT")) && *v) {
+    if (strcmp(v, "flat") == 0)
+      cfg->layout = BM_FLAT;
+    else if (strcmp(v, "twolevel") == 0)
+      cfg->layout = BM_TWOLEVEL;
+    else
+      return bad(err, errlen, "AUTOTUNE_LAYOUT", v, "flat, twolevel");
+  }
+  if ((v = getenv("AUTOTUNE_INDEX_SIZE")) && *v &&
+      (parse_u64(v, &cfg->index_size) || !pow2_in(cfg->index_size, 10, 30)))
+    return bad(err, errlen, "AUTOTUNE_INDEX_SIZE", v, "a power of two from 1024 (2^10) to 2^30");
+  if ((v = getenv("AUTOTUNE_MAP_SIZE")) && *v &&
+      (parse_u64(v, &cfg->map_size) || !pow2_in(cfg->map_size, 6, 30)))
+    return bad(err, errlen, "AUTOTUNE_MAP_SIZE", v, "a power of two from 64 (2^6) to 2^30");
+  if ((v = getenv("AUTOTUNE_COUNTER_BITS")) && *v) {
+    uint64_t b;
+    if (parse_u64(v, &b) || (b != 8 && b != 16 && b != 32 && b != 64))
+      return bad(err, errlen, "AUTOTUNE_COUNTER_BITS", v, "8, 16, 32, 64");
+    cfg->counter_bits = (unsigned)b;
+  }
+  if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v) {
+    if (strcmp(v, "wrap") == 0)
+      cfg->overflow = BM_WRAP;
+    else if (strcmp(v, "neverzero") == 0)
+      cfg->overflow = BM_NEVERZERO;
+    else if (strcmp(v, "saturate") == 0)
+      cfg->overflow = BM_SATURATE;
+    else
+      return bad(err, errlen, "AUTOTUNE_OVERFLOW", v, "wrap, neverzero, saturate");
+  }
+  if ((v = getenv("AUTOTUNE_INDEX_FILE")) && *v) {
+    if (strlen(v) >= sizeof cfg->index_file)
+      return bad(err, errlen, "AUTOTUNE_INDEX_FILE", "...", "a path shorter than 4096 bytes");
+    strcpy(cfg->index_file, v);
+  }
+  return 0;
+}
+
+void cov_config_to_bm(const cov_config *cfg, bm_config *out) {
+  memset(out, 0, sizeof *out);
+  out->layout = cfg->layout;
+  out->width_bits = cfg->counter_bits;
+  out->policy = cfg->overflow;
+  if (cfg->layout == BM_FLAT) {
+    out->index_slots = cfg->map_size;
+    out->capacity = cfg->map_size;
+  } else {
+    out->index_slots = cfg->index_size;
+    out->capacity = cfg->map_size;
+  }
+}

@@ -1,0 +1,161 @@
+/* cov.h - coverage keys from clang SanitizerCoverage, for every metric (C11, libc only).
+ *
+ * Instrumentation (what `autotune cc` adds): -fsanitize-coverage=trace-pc-guard gives one guard
+ * per block; -finstrument-functions-after-inlining gives __cyg_profile_func_enter/exit for every
+ * function that survived inlining (the call stack AFL++'s CTX pass sees: it runs after inlining).
+ *
+ * Ids (docs/DESIGN.md "Keys, ids and metrics"):
+ *   guard index g = 1, 2, ... over all modules (0 = disabled / "no block");
+ *   block id    R[g] = (uint32_t)splitmix64(seed ^ g), R[0] = 0 ("no previous block");
+ *   function id F(fn) = splitmix64(seed ^ (fn - module base)), module base from dladdr, so ids
+ *               do not depend on ASLR; the 32-bit form is the low half.
+ *
+ * Per-thread state: the previous blocks (a history of 7), the call stack. Blocks of a function f
+ * see the context of f's callers (AFL++: the context loaded on entry, before f adds its own id):
+ *   ctx    = XOR of F over every caller on the stack       (AFL++ CTX)
+ *   caller = F(immediate caller)                           (AFL++ CALLER = CTX-1)
+ *   ctx-K  = XOR of F over the K nearest callers           (AFL++ CTX-K)
+ * Contexts are keyed by caller *functions*, not call sites (AFL++ does the same): a function
+ * called from two sites in the same caller has one context.
+ *
+ * Ordering: clang places the entry block's guard call *before* the __cyg_profile_func_enter call
+ * (measured with clang 14, both -finstrument-functions variants). The runtime therefore keeps the
+ * latest block "pending" and commits it at the next guard or exit hook: the entry block of f is
+ * committed after enter(f) and gets f's context, as in AFL++ where the entry block is keyed with
+ * the context loaded on entry.
+ *
+ * Keys of a block hit cur with previous blocks p1 (latest) .. p7, contexts cX (64-bit XORs):
+ *   metric      hashed hk32                                     exact 64-bit key
+ *   edge        (R[p1] >> 1) ^ R[cur]                            (u64)p1 << 32 | cur
+ *   ngram-N     R[cur] ^ XOR_{i=1..N-1} (R[p_i] >> 1)            m_{N-1}: m_0 = mix64(cur),
+ *                                                                m_i = mix64(m_{i-1} ^ p_i)
+ *   ctx-like    (R[p1] >> 1) ^ R[cur] ^ (u32)cX                  mix64(mix64(edge_exact) ^ cX)
+ * mix64 is splitmix64's finaliser (no increment); splitmix64(x) = mix64(x + 0x9e3779b97f4a7c15).
+ * Every exec starts with p1..p7 = 0 and an empty stack (cX = 0).
+ *
+ * Sinks (each costs one predictable branch per block when off):
+ *   census  (the probe): every selected metric from one run. Per-thread per-exec tables of
+ *           distinct "events" (block window + context); after the harness returned they are
+ *           merged into census tables in caller-provided (MAP_SHARED) memory: cov_census_*.
+ *   map     (AFL-style): one metric's hk32 into a bigmap.h map: cov_map_sink_set().
+ */
+#ifndef AUTOTUNE_COV_H
+#define AUTOTUNE_COV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bigmap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define COV_N_METRICS 13
+enum {
+  COV_M_EDGE = 0,
+  COV_M_NGRAM2 = 1, /* ngram-N has id N - 1 */
+  COV_M_NGRAM8 = 7,
+  COV_M_CTX = 8,
+  COV_M_CALLER = 9,
+  COV_M_CTX2 = 10,
+  COV_M_CTX4 = 11,
+  COV_M_CTX8 = 12
+};
+#define COV_ALL_METRICS ((1u << COV_N_METRICS) - 1u)
+
+/* Canonical names in census order (autotune/metrics.py holds the same list). */
+extern const char *const cov_metric_names[COV_N_METRICS];
+int cov_metric_id(const char *name); /* -1 if unknown */
+/* Parse "edge,ngram-4,ctx" (or "all") into a mask; 0 on error with *bad set to the bad item. */
+uint32_t cov_metric_mask_parse(const char *list, const char **bad, size_t *bad_len);
+
+/* ---- ids ---------------------------------------------------------------------------------- */
+uint64_t cov_mix64(uint64_t x);
+uint64_t cov_splitmix64(uint64_t x);
+uint64_t cov_seed(void);
+/* Set the seed of block and function ids (recomputes R for every guard so far). Call before
+ * the first execution; not thread-safe against running instrumented code. */
+void cov_set_seed(uint64_t seed);
+uint32_t cov_guard_count(void);     /* guards registered so far (highest g) */
+uint32_t cov_block_id(uint32_t g);  /* R[g] */
+uint64_t cov_function_id(const void *fn);
+
+/* All 13 keys of one block hit: w = {cur, p1, .., p7} (guard indices, 0 = none),
+ * cx = {ctx, caller, ctx-2, ctx-4, ctx-8} (64-bit XORs of function ids). */
+void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_METRICS],
+              uint32_t hk32[COV_N_METRICS]);
+
+/* ---- run-time configuration (AUTOTUNE_* variables, docs/DESIGN.md) -------------------------- */
+typedef struct cov_config {
+  uint64_t seed;         /* AUTOTUNE_SEED, default 0 */
+  int metric;            /* AUTOTUNE_METRIC, default edge */
+  bm_layout layout;      /* AUTOTUNE_LAYOUT flat|twolevel, default twolevel */
+  uint64_t index_size;   /* AUTOTUNE_INDEX_SIZE, power of two 2^10..2^30, default 2^24 */
+  uint64_t map_size;     /* AUTOTUNE_MAP_SIZE, power of two 2^6..2^30, default 65536 */
+  unsigned counter_bits; /* AUTOTUNE_COUNTER_BITS 8|16|32|64, default 8 */
+  bm_policy overflow;    /* AUTOTUNE_OVERFLOW wrap|neverzero|saturate, default neverzero */
+  char index_file[4096]; /* AUTOTUNE_INDEX_FILE, "" when unset */
+} cov_config;
+
+/* Read and validate every variable. 0 on success; -1 with a one-line message in err naming the
+ * variable, its value and the valid values. Unset/empty variables take the defaults. */
+int cov_config_from_env(cov_config *cfg, char *err, size_t errlen);
+/* The map geometry of a configuration. AUTOTUNE_MAP_SIZE is the number of slots afl-fuzz sees
+ * (one classified byte each): flat H = map_size; twolevel H = index_size, C = map_size. */
+void cov_config_to_bm(const cov_config *cfg, bm_config *out);
+const char *cov_layout_name(bm_layout l);
+const char *cov_policy_name(bm_policy p);
+
+/* ---- per-execution state ------------------------------------------------------------------ */
+/* Start an execution: every thread's history, call stack and event table are reset (the calling
+ * thread now, others at their next hit). */
+void cov_exec_begin(void);
+/* End it: commits the calling thread's pending block. Call after the harness returned. */
+void cov_exec_end(void);
+
+/* ---- map sink ----------------------------------------------------------------------------- */
+/* Feed metric's hk32 of every block hit into map (flat/twolevel/exact update of its width and
+ * policy, bigmap.h). map == NULL switches the sink off. The map must outlive the sink. */
+void cov_map_sink_set(bm_map *map, int metric);
+
+/* ---- census sink -------------------------------------------------------------------------- */
+/* Census tables for the selected metrics in one caller-provided region (MAP_SHARED for the probe
+ * so forked children merge into it). Per metric: capacity records (power of two) and an index of
+ * 2 * capacity entries. */
+typedef struct cov_census cov_census;
+size_t cov_census_bytes(uint32_t capacity, uint32_t metric_mask);
+cov_census *cov_census_init(void *mem, size_t bytes, uint32_t capacity, uint32_t metric_mask);
+/* Switch the census sink on (census != NULL) or off. Also resets every thread at its next hit. */
+void cov_census_sink_set(cov_census *census);
+/* Merge the current execution's events into the census (after cov_exec_end). new_keys gets the
+ * keys new to the census per metric. Returns -1 if every key fitted, else the id of the first
+ * metric whose table was full (the key was dropped and counted). Numbers executions from 1. */
+int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]);
+/* Append the current execution's per-metric key lists to dir/traces/<metric>.bin (block seq)
+ * without changing the census; new_keys gets the keys the census does not hold yet.
+ * 0 or an errno value. */
+int cov_census_trace(cov_census *c, const char *dir, uint32_t seq,
+                     uint32_t new_keys[COV_N_METRICS]);
+/* Write dir/census/<metric>.bin for every selected metric, each atomically. 0 or an errno. */
+int cov_census_dump(const cov_census *c, const char *dir);
+void cov_census_totals(const cov_census *c, uint32_t total[COV_N_METRICS]);
+uint32_t cov_census_mask(const cov_census *c);
+uint64_t cov_census_execs(const cov_census *c);
+/* Discard the current execution's events (a TRACE does this itself). */
+void cov_census_discard(void);
+/* Events dropped because a per-thread event table could not grow (0 in practice). */
+uint64_t cov_census_events_dropped(void);
+
+/* ---- driver hooks ------------------------------------------------------------------------- */
+typedef int (*cov_test_one_fn)(const uint8_t *data, size_t size);
+/* AFL++ fork server (kernels/aflfs.c, driver mode 2). Weak: absent until linked. */
+int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv)
+    __attribute__((weak));
+/* Probe server (kernels/probe_server.c, driver mode 1); returns the exit status. */
+int autotune_probe_server_main(cov_test_one_fn test_one);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

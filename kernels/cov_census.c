@@ -1,0 +1,356 @@
+/* cov_census.c - census tables (per metric: exact key -> hk32, inputs, hits, first execution),
+ * the merge of an execution's events, trace blocks, and the census files of docs/DESIGN.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cov.h"
+#include "cov_internal.h"
+
+#define CENSUS_MAGIC 0x314c425443544121ull /* in-memory header, "!ATCTBL1" */
+
+typedef struct cov_crec {
+  uint64_t key;
+  uint32_t hk32;
+  uint32_t n_inputs;
+  uint64_t max_hits;
+  uint64_t total_hits;
+  uint64_t first_exec;
+  uint64_t cur_exec; /* execution being merged, and its hits so far */
+  uint64_t cur_hits;
+} cov_crec;
+
+typedef struct cov_ctab {
+  uint64_t index_off; /* from the census base: uint32 index[2 * capacity] (0 empty, rec + 1) */
+  uint64_t rec_off;   /* cov_crec rec[capacity] */
+  uint32_t n;
+  uint32_t full;
+  uint64_t dropped;   /* key occurrences (per execution and event) that did not fit */
+} cov_ctab;
+
+struct cov_census {
+  uint64_t magic;
+  uint32_t capacity;
+  uint32_t mask;      /* selected metrics */
+  uint32_t bits;      /* log2(2 * capacity) */
+  uint32_t pad;
+  uint64_t execs;     /* merged executions */
+  uint64_t bytes;
+  cov_ctab t[COV_N_METRICS];
+};
+
+static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+size_t cov_census_bytes(uint32_t capacity, uint32_t metric_mask) {
+  size_t per = align64((size_t)2 * capacity * sizeof(uint32_t)) +
+               align64((size_t)capacity * sizeof(cov_crec));
+  size_t n = 0;
+  for (int m = 0; m < COV_N_METRICS; m++)
+    if (metric_mask & (1u << m)) n++;
+  return align64(sizeof(cov_census)) + n * per;
+}
+
+cov_census *cov_census_init(void *mem, size_t bytes, uint32_t capacity, uint32_t metric_mask) {
+  metric_mask &= COV_ALL_METRICS;
+  if (!mem || !capacity || (capacity & (capacity - 1)) || capacity > (1u << 30) || !metric_mask ||
+      bytes < cov_census_bytes(capacity, metric_mask))
+    return NULL;
+  cov_census *c = mem;
+  memset(c, 0, sizeof *c);
+  c->magic = CENSUS_MAGIC;
+  c->capacity = capacity;
+  c->mask = metric_mask;
+  c->bits = (uint32_t)__builtin_ctzll((uint64_t)capacity * 2);
+  c->bytes = bytes;
+  size_t off = align64(sizeof(cov_census));
+  for (int m = 0; m < COV_N_METRICS; m++) {
+    if (!(metric_mask & (1u << m))) continue;
+    c->t[m].index_off = off;
+    off += align64((size_t)2 * capacity * sizeof(uint32_t));
+    c->t[m].rec_off = off;
+    off += align64((size_t)capacity * sizeof(cov_crec));
+    memset((char *)c + c->t[m].index_off, 0, (size_t)2 * capacity * sizeof(uint32_t));
+  }
+  return c;
+}
+
+uint32_t cov_census_mask(const cov_census *c) { return c ? c->mask : 0; }
+uint64_t cov_census_execs(const cov_census *c) { return c->execs; }
+
+void cov_census_totals(const cov_census *c, uint32_t total[COV_N_METRICS]) {
+  for (int m = 0; m < COV_N_METRICS; m++) total[m] = c ? c->t[m].n : 0;
+}
+
+static inline uint32_t *cidx(const cov_census *c, int m) {
+  return (uint32_t *)((char *)c + c->t[m].index_off);
+}
+static inline cov_crec *crec(const cov_census *c, int m) {
+  return (cov_crec *)((char *)c + c->t[m].rec_off);
+}
+static inline uint64_t chome(const cov_census *c, uint64_t key) {
+  return (key * 0x9e3779b97f4a7c15ull) >> (64 - c->bits);
+}
+
+/* The record of key in metric m, or NULL. */
+static cov_crec *census_find(const cov_census *c, int m, uint64_t key) {
+  uint32_t *idx = cidx(c, m);
+  uint64_t mask = ((uint64_t)1 << c->bits) - 1;
+  for (uint64_t s = chome(c, key);; s = (s + 1) & mask) {
+    uint32_t e = idx[s];
+    if (!e) return NULL;
+    cov_crec *r = &crec(c, m)[e - 1];
+    if (r->key == key) return r;
+  }
+}
+
+/* 1 new key, 0 known, -1 full (dropped). */
+static int census_add(cov_census *c, int m, uint64_t key, uint32_t hk, uint64_t count,
+                      uint64_t exec) {
+  uint32_t *idx = cidx(c, m);
+  cov_crec *rec = crec(c, m);
+  uint64_t mask = ((uint64_t)1 << c->bits) - 1;
+  uint64_t s = chome(c, key);
+  for (;; s = (s + 1) & mask) {
+    uint32_t e = idx[s];
+    if (!e) break;
+    cov_crec *r = &rec[e - 1];
+    if (r->key == key) {
+      if (r->cur_exec != exec) {
+        r->cur_exec = exec;
+        r->cur_hits = 0;
+        r->n_inputs++;
+      }
+      r->cur_hits += count;
+      r->total_hits += count;
+      if (r->cur_hits > r->max_hits) r->max_hits = r->cur_hits;
+      return 0;
+    }
+  }
+  cov_ctab *t = &c->t[m];
+  if (t->n >= c->capacity) {
+    t->dropped++;
+    t->full = 1;
+    return -1;
+  }
+  cov_crec *r = &rec[t->n];
+  r->key = key;
+  r->hk32 = hk;
+  r->n_inputs = 1;
+  r->max_hits = r->total_hits = r->cur_hits = count;
+  r->first_exec = r->cur_exec = exec;
+  idx[s] = ++t->n;
+  return 1;
+}
+
+int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]) {
+  memset(new_keys, 0, COV_N_METRICS * sizeof(uint32_t));
+  int full = -1;
+  uint64_t exec = ++c->execs;
+  uint64_t gen = cov_gen_now();
+  uint64_t ex[COV_N_METRICS];
+  uint32_t hk[COV_N_METRICS];
+  cov_registry_lock();
+  for (cov_evtab *et = cov_evtab_first(); et; et = et->next) {
+    if (et->gen != gen || !et->n) continue;
+    for (uint32_t i = 0; i < et->n; i++) {
+      const cov_event *e = &et->ev[i];
+      cov_keys(e->w, e->cx, ex, hk);
+      for (int m = 0; m < COV_N_METRICS; m++) {
+        if (!(c->mask & (1u << m))) continue;
+        int r = census_add(c, m, ex[m], hk[m], e->count, exec);
+        if (r > 0)
+          new_keys[m]++;
+        else if (r < 0 && full < 0)
+          full = m;
+      }
+    }
+    cov_evtab_clear(et);
+  }
+  cov_registry_unlock();
+  return full;
+}
+
+void cov_census_discard(void) {
+  uint64_t gen = cov_gen_now();
+  cov_registry_lock();
+  for (cov_evtab *et = cov_evtab_first(); et; et = et->next)
+    if (et->gen == gen) cov_evtab_clear(et);
+  cov_registry_unlock();
+}
+
+/* ---- files -------------------------------------------------------------------------------- */
+static int mkdir_p(const char *dir, const char *sub, char *out, size_t outlen) {
+  if ((size_t)snprintf(out, outlen, "%s/%s", dir, sub) >= outlen) return ENAMETOOLONG;
+  if (mkdir(out, 0755) != 0 && errno != EEXIST) return errno;
+  return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t n) {
+  const char *p = buf;
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+typedef struct __attribute__((packed)) trace_rec {
+  uint64_t key;
+  uint32_t hk32;
+  uint32_t count;
+} trace_rec;
+
+int cov_census_trace(cov_census *c, const char *dir, uint32_t seq,
+                     uint32_t new_keys[COV_N_METRICS]) {
+  memset(new_keys, 0, COV_N_METRICS * sizeof(uint32_t));
+  char tdir[4096], path[4200];
+  int err = mkdir_p(dir, "traces", tdir, sizeof tdir);
+  if (err) {
+    cov_census_discard();
+    return err;
+  }
+  uint64_t gen = cov_gen_now();
+  cov_registry_lock();
+  size_t nev = 0;
+  for (cov_evtab *et = cov_evtab_first(); et; et = et->next)
+    if (et->gen == gen) nev += et->n;
+  size_t tsize = 16;
+  while (tsize < 2 * nev) tsize *= 2;
+  uint32_t *index = calloc(tsize, sizeof *index);
+  uint64_t *counts = calloc(nev ? nev : 1, sizeof *counts);
+  /* block: u32 seq, u32 n, then n records */
+  char *block = malloc(8 + (nev ? nev : 1) * sizeof(trace_rec));
+  if (!index || !counts || !block) {
+    err = ENOMEM;
+    goto out;
+  }
+  uint64_t ex[COV_N_METRICS];
+  uint32_t hk[COV_N_METRICS];
+  for (int m = 0; m < COV_N_METRICS && !err; m++) {
+    if (!(c->mask & (1u << m))) continue;
+    trace_rec *recs = (trace_rec *)(block + 8);
+    uint32_t n = 0;
+    memset(index, 0, tsize * sizeof *index);
+    for (cov_evtab *et = cov_evtab_first(); et; et = et->next) {
+      if (et->gen != gen) continue;
+      for (uint32_t i = 0; i < et->n; i++) {
+        const cov_event *e = &et->ev[i];
+        cov_keys(e->w, e->cx, ex, hk);
+        uint64_t s = (ex[m] * 0x9e3779b97f4a7c15ull) >> 20 & (tsize - 1);
+        for (;; s = (s + 1) & (tsize - 1)) {
+          uint32_t j = index[s];
+          if (!j) {
+            recs[n].key = ex[m];
+            recs[n].hk32 = hk[m];
+            counts[n] = e->count;
+            index[s] = ++n;
+            break;
+          }
+          if (recs[j - 1].key == ex[m]) {
+            counts[j - 1] += e->count;
+            break;
+          }
+        }
+      }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+      recs[i].count = counts[i] > 0xffffffffull ? 0xffffffffu : (uint32_t)counts[i];
+      if (!census_find(c, m, recs[i].key)) new_keys[m]++;
+    }
+    memcpy(block, &seq, 4);
+    memcpy(block + 4, &n, 4);
+    snprintf(path, sizeof path, "%s/%s.bin", tdir, cov_metric_names[m]);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      err = errno;
+      break;
+    }
+    err = write_all(fd, block, 8 + (size_t)n * sizeof(trace_rec));
+    if (close(fd) != 0 && !err) err = errno;
+  }
+out:
+  for (cov_evtab *et = cov_evtab_first(); et; et = et->next)
+    if (et->gen == gen) cov_evtab_clear(et);
+  cov_registry_unlock();
+  free(index);
+  free(counts);
+  free(block);
+  return err;
+}
+
+typedef struct __attribute__((packed)) census_hdr {
+  char magic[8];
+  uint32_t metric;
+  uint32_t reserved;
+  uint64_t n_entries;
+  uint64_t dropped;
+} census_hdr;
+
+typedef struct __attribute__((packed)) census_rec {
+  uint64_t key;
+  uint32_t hk32;
+  uint32_t n_inputs;
+  uint64_t max_hits;
+  uint64_t total_hits;
+  uint64_t first_exec;
+} census_rec;
+
+_Static_assert(sizeof(census_hdr) == 32, "census header is 32 bytes");
+_Static_assert(sizeof(census_rec) == 40, "census record is 40 bytes");
+_Static_assert(sizeof(trace_rec) == 16, "trace record is 16 bytes");
+
+int cov_census_dump(const cov_census *c, const char *dir) {
+  char cdir[4096], path[4200], tmp[4300];
+  int err = mkdir_p(dir, "census", cdir, sizeof cdir);
+  if (err) return err;
+  for (int m = 0; m < COV_N_METRICS; m++) {
+    if (!(c->mask & (1u << m))) continue;
+    const cov_ctab *t = &c->t[m];
+    size_t bytes = sizeof(census_hdr) + (size_t)t->n * sizeof(census_rec);
+    char *buf = malloc(bytes);
+    if (!buf) return ENOMEM;
+    census_hdr h;
+    memcpy(h.magic, "ATCENS01", 8);
+    h.metric = (uint32_t)m;
+    h.reserved = 0;
+    h.n_entries = t->n;
+    h.dropped = t->dropped;
+    memcpy(buf, &h, sizeof h);
+    const cov_crec *rec = crec(c, m);
+    census_rec *out = (census_rec *)(buf + sizeof h);
+    for (uint32_t i = 0; i < t->n; i++) {
+      out[i].key = rec[i].key;
+      out[i].hk32 = rec[i].hk32;
+      out[i].n_inputs = rec[i].n_inputs;
+      out[i].max_hits = rec[i].max_hits;
+      out[i].total_hits = rec[i].total_hits;
+      out[i].first_exec = rec[i].first_exec;
+    }
+    snprintf(path, sizeof path, "%s/%s.bin", cdir, cov_metric_names[m]);
+    snprintf(tmp, sizeof tmp, "%s/.%s.bin.%ld.tmp", cdir, cov_metric_names[m], (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      free(buf);
+      return errno;
+    }
+    err = write_all(fd, buf, bytes);
+    free(buf);
+    if (!err && fsync(fd) != 0) err = errno;
+    if (close(fd) != 0 && !err) err = errno;
+    if (!err && rename(tmp, path) != 0) err = errno;
+    if (err) {
+      unlink(tmp);
+      return err;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,191 @@
+"""Helpers for the cov/driver/probe-server tests: build instrumented programs, read census and
+trace files, and a minimal probe client at the fd boundary (docs/DESIGN.md "The probe protocol")."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+PROGRAMS = Path(__file__).resolve().parent
+KERNELS = PROGRAMS.parent.parent / "kernels"
+METRICS = ("edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
+           "ctx", "caller", "ctx-2", "ctx-4", "ctx-8")
+INSTRUMENT = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining"]
+RUNTIME = ["cov.c", "cov_census.c", "probe_server.c", "bigmap.c", "bigmap_ops.c", "bigmap_scalar.c",
+           "bigmap_simd.c", "cpu.c"]
+C_FLAGS = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
+M64 = (1 << 64) - 1
+
+
+def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr}")
+    return proc
+
+
+def build_direct(out: Path, sources: list[Path], *, opt: str = "-O0", san: list[str] = (),
+                 extra: list[str] = (), driver: bool = True, runtime_opt: str = "-O2") -> Path:
+    """Build with clang directly: instrumented sources, uninstrumented runtime (+ driver)."""
+    objdir = out.parent / (out.name + ".rt")
+    objdir.mkdir(parents=True, exist_ok=True)
+    objs = []
+    for src in RUNTIME + (["driver.c"] if driver else []):
+        o = objdir / (Path(src).stem + ".o")
+        run(["clang", *C_FLAGS, runtime_opt, "-g", *san, "-c", str(KERNELS / src), "-o", str(o)])
+        objs.append(str(o))
+    run(["clang", opt, "-g", *INSTRUMENT, *san, *extra, *map(str, sources), *objs, "-o", str(out),
+         "-lpthread", "-ldl"])
+    return out
+
+
+def mix64(x: int) -> int:
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+def splitmix64(x: int) -> int:
+    return mix64((x + 0x9E3779B97F4A7C15) & M64)
+
+
+def block_id(seed: int, g: int) -> int:
+    return 0 if g == 0 else splitmix64(seed ^ g) & 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class CensusEntry:
+    key: int
+    hk32: int
+    n_inputs: int
+    max_hits: int
+    total_hits: int
+    first_exec: int
+
+
+def read_census(path: Path) -> tuple[int, int, list[CensusEntry]]:
+    """(metric id, dropped, entries) of a census/<metric>.bin file."""
+    data = path.read_bytes()
+    magic, metric, _res, n, dropped = struct.unpack_from("<8sIIQQ", data, 0)
+    assert magic == b"ATCENS01", magic
+    assert len(data) == 32 + 40 * n
+    entries = [CensusEntry(*struct.unpack_from("<QIIQQQ", data, 32 + 40 * i)) for i in range(n)]
+    return metric, dropped, entries
+
+
+def read_trace(path: Path) -> list[tuple[int, list[tuple[int, int, int]]]]:
+    """[(seq, [(key, hk32, count), ...]), ...] of a traces/<metric>.bin file."""
+    data = path.read_bytes()
+    out, off = [], 0
+    while off < len(data):
+        seq, n = struct.unpack_from("<II", data, off)
+        off += 8
+        recs = [struct.unpack_from("<QII", data, off + 16 * i) for i in range(n)]
+        off += 16 * n
+        out.append((seq, recs))
+    return out
+
+
+@dataclass
+class Reply:
+    status: int
+    detail: int
+    exec_ns: int
+    new_keys: tuple[int, ...]
+    total_keys: tuple[int, ...]
+
+
+REPLY = struct.Struct("<IIQ13I13I")
+
+
+class ProbeClient:
+    """The Python side of the probe protocol, raw: pipes, the shared input buffer, replies."""
+
+    def __init__(self, binary: Path, workdir: Path, *, env: dict | None = None, max_input: int = 4096,
+                 timeout_ms: int = 1000, capacity: int | None = None, metrics: str | None = None,
+                 seed: int = 0):
+        self.dir = workdir
+        ctl_r, self._ctl_w = os.pipe()
+        self._st_r, st_w = os.pipe()
+        e = dict(os.environ if env is None else env)
+        e.update(AUTOTUNE_PROBE_CTL_FD=str(ctl_r), AUTOTUNE_PROBE_ST_FD=str(st_w),
+                 AUTOTUNE_PROBE_DIR=str(workdir), AUTOTUNE_PROBE_MAX_INPUT=str(max_input),
+                 AUTOTUNE_PROBE_TIMEOUT_MS=str(timeout_ms), AUTOTUNE_SEED=str(seed))
+        if capacity:
+            e["AUTOTUNE_PROBE_CAPACITY"] = str(capacity)
+        if metrics:
+            e["AUTOTUNE_PROBE_METRICS"] = metrics
+        self.proc = subprocess.Popen([str(binary)], pass_fds=(ctl_r, st_w), env=e,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        os.close(ctl_r)
+        os.close(st_w)
+        self.max_input = max_input
+        self._buf = None
+
+    def _buffer(self) -> mmap.mmap:
+        if self._buf is None:
+            # the server creates input.buf before it reads the first command; the first reply
+            # proves it exists, so a command is sent first only when the file is there
+            path = self.dir / "input.buf"
+            for _ in range(500):
+                if path.exists() and path.stat().st_size == 8 + self.max_input:
+                    break
+                if self.proc.poll() is not None:
+                    raise AssertionError(f"server exited: {self.proc.stderr.read().decode()}")
+                import time
+                time.sleep(0.01)
+            with open(path, "r+b") as f:
+                self._buf = mmap.mmap(f.fileno(), 8 + self.max_input)
+        return self._buf
+
+    def command(self, op: int, arg: int = 0) -> Reply:
+        os.write(self._ctl_w, struct.pack("<II", op, arg))
+        data = b""
+        while len(data) < REPLY.size:
+            chunk = os.read(self._st_r, REPLY.size - len(data))
+            if not chunk:
+                raise AssertionError(f"server closed the status pipe: {self.proc.stderr.read().decode()}")
+            data += chunk
+        v = REPLY.unpack(data)
+        return Reply(v[0], v[1], v[2], tuple(v[3:16]), tuple(v[16:29]))
+
+    def put(self, data: bytes) -> None:
+        buf = self._buffer()
+        buf[0:8] = struct.pack("<II", len(data), 0)
+        buf[8:8 + len(data)] = data
+
+    def run(self, data: bytes) -> Reply:
+        self.put(data)
+        return self.command(1)
+
+    def trace(self, data: bytes, seq: int) -> Reply:
+        self.put(data)
+        return self.command(2, seq)
+
+    def dump(self) -> Reply:
+        return self.command(3)
+
+    def quit(self) -> Reply:
+        r = self.command(4)
+        self.proc.wait(timeout=30)
+        self.close()
+        return r
+
+    def close(self) -> None:
+        if self._buf is not None:
+            self._buf.close()
+            self._buf = None
+        for fd in (self._ctl_w, self._st_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stderr:
+            self.proc.stderr.close()
