@@ -28,7 +28,7 @@ def roots(name: str) -> list[str]:
     return ["--sysfs-root", str(FIXTURES / name / "sys"), "--procfs-root", str(FIXTURES / name / "proc")]
 
 
-@pytest.mark.parametrize("name", ["thishost", "two-socket", "amd-ccx", "no-l3"])
+@pytest.mark.parametrize("name", ["thishost", "two-socket", "amd-ccx", "no-l3", "hybrid"])
 def test_json_is_the_api_object(name):
     result = invoke("profile", "--json", *roots(name))
     assert result.exit_code == 0, result.stderr

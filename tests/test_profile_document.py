@@ -30,7 +30,7 @@ def fake(name: str) -> HostProfile:
     return detect_host(sysfs_root=FIXTURES / name / "sys", procfs_root=FIXTURES / name / "proc", use_cpuinfo=False)
 
 
-@pytest.mark.parametrize("name", ["thishost", "two-socket", "amd-ccx", "no-l3", "no-sysfs"])
+@pytest.mark.parametrize("name", ["thishost", "two-socket", "amd-ccx", "no-l3", "no-sysfs", "hybrid"])
 def test_toml_round_trip(tmp_path, name):
     profile = fake(name)
     path = save_profile(profile, tmp_path / "p.toml")

@@ -2,7 +2,7 @@
 
 The trees are written by tests/fixtures/make_sysfs_fixtures.py: this machine's shape, two
 sockets with a per-socket L3, an AMD-style L3 shared by a 4-core CCX, a host without L3, and a
-host without sysfs. py-cpuinfo is never called here (it describes the running machine, not a
+host without sysfs, and a hybrid (P+E core) host. py-cpuinfo is never called here (it describes the running machine, not a
 fake tree); its real fallback is exercised in test_profile_cli.py.
 """
 
@@ -177,3 +177,15 @@ def test_cpu_mask_and_bad_lists():
                                            ("junk", None), ("", None)])
 def test_parse_size(text, expected):
     assert parse_size(text) == expected
+
+
+def test_hybrid_cpu_has_several_shapes_per_level():
+    """P-cores with SMT and a private L2, E-cores sharing one L2: one entry per shape, CPU 0's first."""
+    p = fake("hybrid")
+    l2s = p.caches_at(2)
+    assert [(c.size_bytes, c.instances, c.shared_cpu_list, c.cpus, c.scope) for c in l2s] == [
+        (1280 * KiB, 2, "0-1", "0-3", "core"), (2 * MiB, 1, "4-7", "4-7", "cluster")]
+    assert p.cache(2) is l2s[0] and p.l2_bytes == 1280 * KiB
+    assert [c.size_bytes for c in p.caches_at(1, "data")] == [48 * KiB, 32 * KiB] and p.l1d_bytes == 48 * KiB
+    assert (p.cores, p.threads, p.threads_per_core) == (6, 8, 2)
+    assert p.llc_bytes == 12 * MiB and p.llc_sharing_cpus == 8

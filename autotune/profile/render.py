@@ -41,7 +41,10 @@ def _sources(cache: CacheLevel) -> str:
 
 def cache_table(profile: HostProfile) -> Table:
     table = Table(title="caches (size of one instance)", title_justify="left", show_edge=False)
-    for col in ("cache", "size", "inst", "ways", "line", "sets", "shared by", "scope", "source"):
+    keys = [(c.level, c.kind) for c in profile.caches]
+    hybrid = len(set(keys)) < len(keys)  # several shapes at one level: say which CPUs each serves
+    for col in ("cache", "size", "inst", "ways", "line", "sets", "shared by", *(("CPUs",) if hybrid else ()),
+                "scope", "source"):
         table.add_column(col, justify="right" if col in ("size", "inst", "ways", "line", "sets") else "left",
                          no_wrap=col != "source")
     for c in profile.caches:
@@ -49,9 +52,10 @@ def cache_table(profile: HostProfile) -> Table:
         if c.sharing_cpus is not None:
             shared += f" ({c.sharing_cpus})"
         table.add_row(c.name, fmt_bytes(c.size_bytes), _q(c.instances), _q(c.ways),
-                      fmt_bytes(c.line_bytes) if c.line_bytes else "?", _q(c.sets), shared, c.scope, _sources(c))
+                      fmt_bytes(c.line_bytes) if c.line_bytes else "?", _q(c.sets), shared,
+                      *((_q(c.cpus),) if hybrid else ()), c.scope, _sources(c))
     if not profile.caches:
-        table.add_row("none known", *[""] * 8)
+        table.add_row("none known", *[""] * (len(table.columns) - 1))
     return table
 
 
