@@ -1,0 +1,84 @@
+"""Read the shared key->slot index file of a target running under afl-fuzz (AUTOTUNE_INDEX_FILE).
+
+The fork server (kernels/aflfs.c) keeps the two-level map's index table and its live counters
+in this file, mapped MAP_SHARED by every child, so ``used_key`` and ``overflow_keys`` here are
+the campaign's own figures at any moment (docs/DESIGN.md "Running under afl-fuzz"). Preflight
+and validate read them with :func:`read_index_stats`.
+
+Layout (little-endian, host order): a 64-byte header ``char magic[8] = "ATAFLIX1"; u32
+header_bytes (64); u32 layout; u32 metric; u32 reserved; u64 seed; u64 index_slots; u64
+dense_slots; u32 ready; u32 reserved[3]``, then bigmap's control region (``bm_ctl``: u64 magic;
+u32 layout, width_bits; u64 index_slots, capacity; u32 used_key, overflow_keys, ...; 64 bytes),
+then the index table (index_slots x u32, 0xFFFFFFFF = unassigned).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from autotune.errors import AutotuneError
+from autotune.metrics import METRICS
+
+INDEX_MAGIC = b"ATAFLIX1"
+HEADER = struct.Struct("<8sIIIIQQQI12x")  # 64 bytes
+CTL = struct.Struct("<QIIQQII")  # the first 40 bytes of bm_ctl
+LAYOUTS = {0: "flat", 1: "twolevel", 2: "exact"}
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class AflIndexStats:
+    """The figures of one index file."""
+
+    path: str
+    layout: str
+    metric: str
+    seed: int
+    index_slots: int
+    dense_slots: int
+    used_key: int  # dense slots taken (<= dense_slots)
+    overflow_keys: int  # keys that found the dense map full and share its last slot
+
+    @property
+    def keys(self) -> int:
+        """Distinct keys seen (used slots plus the keys sent to the overflow slot)."""
+        return self.used_key + self.overflow_keys
+
+    @property
+    def overflowed(self) -> bool:
+        return self.overflow_keys > 0
+
+    def to_dict(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, **asdict(self), "keys": self.keys}
+
+
+def read_index_stats(*, path: str | Path) -> AflIndexStats:
+    """Read the header and live counters of an index file; AutotuneError if it is not one."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            head = f.read(HEADER.size + CTL.size)
+    except OSError as exc:
+        raise AutotuneError(f"cannot read the index file {p}: {exc.strerror}",
+                            fix="check AUTOTUNE_INDEX_FILE (the target creates it on its first run)") from exc
+    if len(head) < HEADER.size + CTL.size:
+        raise AutotuneError(f"{p} is too short to be an autotune index file",
+                            fix="delete it; the target recreates it on its next run")
+    magic, header_bytes, layout, metric, _r, seed, index_slots, dense_slots, ready = HEADER.unpack_from(head)
+    if magic != INDEX_MAGIC or header_bytes != HEADER.size:
+        raise AutotuneError(f"{p} is not an autotune index file", fix="point AUTOTUNE_INDEX_FILE at another path")
+    if not ready:
+        raise AutotuneError(f"{p} is not initialised yet", fix="run the target once, or delete the file")
+    _m, _lay, _w, _h, _c, used_key, overflow_keys = CTL.unpack_from(head, HEADER.size)
+    return AflIndexStats(
+        path=str(p),
+        layout=LAYOUTS.get(layout, str(layout)),
+        metric=METRICS[metric] if metric < len(METRICS) else str(metric),
+        seed=seed,
+        index_slots=index_slots,
+        dense_slots=dense_slots,
+        used_key=used_key,
+        overflow_keys=overflow_keys,
+    )
