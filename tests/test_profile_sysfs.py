@@ -1,9 +1,9 @@
 """Host detection on fake sysfs/procfs trees (tests/fixtures/sysfs/<host>/{sys,proc}).
 
 The trees are written by tests/fixtures/make_sysfs_fixtures.py: this machine's shape, two
-sockets with a per-socket L3, an AMD-style L3 shared by a 4-core CCX, a host without L3, and a
-host without sysfs, and a hybrid (P+E core) host. py-cpuinfo is never called here (it describes the running machine, not a
-fake tree); its real fallback is exercised in test_profile_cli.py.
+sockets with a per-socket L3, an AMD-style L3 shared by a 4-core CCX, a host without L3, a
+host without sysfs, and a hybrid (P+E core) host. py-cpuinfo is never called here (it
+describes the running machine, not a fake tree); its real fallback is in test_profile_cli.py.
 """
 
 from __future__ import annotations
