@@ -170,7 +170,11 @@ const bm_kernels bm_kernels_scalar = {
     bm_reset_nt_scalar,
 };
 
-/* ---- the trace hash --------------------------------------------------------------------- */
+/* ---- the trace hash ---------------------------------------------------------------------
+ * Of the bytes p[0, n) and n: 32-byte blocks feed four independent multiply-xorshift chains
+ * (each word xored with its block's offset times a constant; all-zero blocks, most of a sparse
+ * flat map, are skipped); the remaining words go to the first chain, a zero-padded final partial
+ * word to the second; a 64-bit finaliser mixes the chains and n. */
 #define HK1 0x9e3779b97f4a7c15ull
 #define HK2 0xbf58476d1ce4e5b9ull
 #define HK3 0x94d049bb133111ebull
@@ -185,11 +189,15 @@ static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r
 uint64_t bm_hash_prefix(const uint8_t *p, size_t n) {
   uint64_t a = HK1, b = HK2, c = HK3, d = HK1 ^ n;
   size_t i = 0;
-  for (; i + 32 <= n; i += 32) { /* four independent chains */
-    a = lane(a, load64(p + i));
-    b = lane(b, load64(p + i + 8));
-    c = lane(c, load64(p + i + 16));
-    d = lane(d, load64(p + i + 24));
+  for (; i + 32 <= n; i += 32) { /* four independent chains; all-zero blocks are skipped, */
+    uint64_t w0 = load64(p + i), w1 = load64(p + i + 8), w2 = load64(p + i + 16),
+             w3 = load64(p + i + 24); /* the others carry their offset, so positions count */
+    if (!(w0 | w1 | w2 | w3)) continue;
+    uint64_t pos = (uint64_t)i * HK1;
+    a = lane(a, w0 ^ pos);
+    b = lane(b, w1 ^ pos);
+    c = lane(c, w2 ^ pos);
+    d = lane(d, w3 ^ pos);
   }
   for (; i + 8 <= n; i += 8) a = lane(a, load64(p + i));
   if (i < n) {

@@ -76,7 +76,10 @@ T512 static inline __m512i sat512_u64(const void *p, size_t i) {
 T512 static inline int b512_block(__m512i x, uint8_t *dst, int in_place, uint8_t *virgin, size_t i,
                                   int cmp) {
   if (!_mm512_test_epi8_mask(x, x)) {
-    if (!in_place) _mm512_storeu_si512((void *)(dst + i), _mm512_setzero_si512());
+    if (!in_place) { /* keep already-zero trace lines clean: a read is cheaper than a write */
+      __m512i d = _mm512_loadu_si512((const void *)(dst + i));
+      if (_mm512_test_epi8_mask(d, d)) _mm512_storeu_si512((void *)(dst + i), _mm512_setzero_si512());
+    }
     return 0;
   }
   __m512i b = b512_bucket(x);
@@ -258,7 +261,8 @@ T256 static inline int any256_u64(const void *p, size_t i) {
 T256 static inline int b256_block(__m256i x, uint8_t *dst, int in_place, uint8_t *virgin, size_t i,
                                   int cmp) {
   if (!nz256(x)) {
-    if (!in_place) _mm256_storeu_si256((__m256i *)(dst + i), _mm256_setzero_si256());
+    if (!in_place && nz256(_mm256_loadu_si256((const __m256i *)(dst + i))))
+      _mm256_storeu_si256((__m256i *)(dst + i), _mm256_setzero_si256());
     return 0;
   }
   __m256i b = b256_bucket(x);
