@@ -1,7 +1,7 @@
 /* driver.c - main() for LLVMFuzzerTestOneInput harnesses (linked by `autotune cc` for
  * -fsanitize=fuzzer). Modes (docs/DESIGN.md "Driver modes"), after LLVMFuzzerInitialize:
  *   1. probe server   AUTOTUNE_PROBE_CTL_FD set               (probe_server.c)
- *   2. AFL++ server   __AFL_SHM_ID set and fd 199 open        (aflfs.c, weak hook)
+ *   2. AFL++ server   __AFL_SHM_ID set                        (aflfs.c, weak hook)
  *   3. replay         AUTOTUNE_REPLAY_ROUNDS=N: run the inputs N timed rounds (after one warm-up
  *                     round) with the map sink configured from AUTOTUNE_*, doing afl-fuzz's
  *                     per-exec map work (reset, classify+compare against a virgin map, hash when
@@ -238,7 +238,9 @@ int main(int argc, char **argv) {
   const char *v;
   if ((v = getenv("AUTOTUNE_PROBE_CTL_FD")) && *v)
     return autotune_probe_server_main(LLVMFuzzerTestOneInput);
-  if ((v = getenv("__AFL_SHM_ID")) && *v && fcntl(199, F_GETFD) != -1) {
+  /* aflfs.c serves afl-fuzz when fd 199 is open, else runs each input once into afl's map
+   * (afl-showmap's single-file mode and AFL_NO_FORKSRV exec the target without a server) */
+  if ((v = getenv("__AFL_SHM_ID")) && *v) {
     if (autotune_afl_forkserver_main)
       return autotune_afl_forkserver_main(LLVMFuzzerTestOneInput, argc, argv);
     fprintf(stderr, "autotune driver: __AFL_SHM_ID is set but this runtime has no AFL++ fork "
