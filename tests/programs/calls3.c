@@ -1,11 +1,11 @@
 /* calls3: one leaf function reached from three call sites in three different caller functions.
  *
- * Every function is a single basic block except leaf, which has an if/else. At -O0 with
- * SanitizerCoverage's default pruning, leaf(x > 0) runs three guarded blocks: its entry L0, the
- * then-block L1 and the join L3 (the else-block L2 is not run). The harness H calls a, b and c
- * in order, each of which calls leaf once. Guard sequence of one execution:
- *   H A L0 L1 L3 B L0 L1 L3 C L0 L1 L3
- * (hand-derived numbers in tests/test_metrics.py).
+ * Every function is one basic block except leaf, which has an if/else. At -O0 SanitizerCoverage
+ * (default pruning) guards leaf's entry L0 (g=1), its then-block L1 (g=2) and its else-block
+ * L2 (g=3); the join block is post-dominating and pruned. Guards follow source order:
+ * a=4, b=5, c=6, the harness H=7. One execution (x > 0) runs
+ *   H A L0 L1 B L0 L1 C L0 L1
+ * Hand-derived numbers are in tests/test_metrics.py.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -189,3 +189,76 @@ class ProbeClient:
             self.proc.wait()
         if self.proc.stderr:
             self.proc.stderr.close()
+
+
+# ---- building with the real wrapper (autotune cc) ------------------------------------------------
+
+def build_cc(out: Path, sources: list[Path], *, opt: str = "-O0", cflags: list[str] = (),
+             ldflags: list[str] = ()) -> Path:
+    """An LLVMFuzzerTestOneInput harness linked by `autotune cc` (runtime + driver)."""
+    from autotune.cc import build_harness
+
+    return build_harness(sources=list(sources), output=out, extra_cflags=[opt, *cflags],
+                         extra_ldflags=list(ldflags))
+
+
+def build_cc_shared(out: Path, sources: list[Path], *, opt: str = "-O0") -> Path:
+    """An instrumented shared object built through the wrapper (`autotune cc -shared`)."""
+    from autotune.cc import plan
+
+    argv = plan([opt, "-fPIC", "-shared", *map(str, sources), "-o", str(out)], cxx=False, env=os.environ)
+    run(argv)
+    return out
+
+
+# ---- a model of the keys (docs/DESIGN.md "Keys, ids and metrics") ----------------------------------
+
+def function_offsets(binary: Path) -> dict[str, int]:
+    """Symbol -> offset in its module (nm), the input of the function ids."""
+    out = run(["nm", "--defined-only", str(binary)]).stdout
+    syms = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tT":
+            syms[parts[2]] = int(parts[0], 16)
+    return syms
+
+
+def function_id(seed: int, offset: int) -> int:
+    return splitmix64(seed ^ offset)
+
+
+def model_keys(hits: list[tuple[int, list[int]]], *, seed: int) -> list[dict[int, list[int]]]:
+    """Per metric: exact key -> [hk32, hits] of one execution.
+
+    hits: (guard index, function ids of the callers, nearest first) of every block hit, in order.
+    """
+    out: list[dict[int, list[int]]] = [dict() for _ in METRICS]
+    seq: list[int] = []
+    for g, callers in hits:
+        seq.insert(0, g)
+        w = (seq + [0] * 8)[:8]
+        r = [block_id(seed, x) for x in w]
+        edge_hk = (r[1] >> 1) ^ r[0]
+        edge_ex = (w[1] << 32) | w[0]
+        keys = [(edge_ex, edge_hk)]
+        x, m = 0, mix64(w[0])
+        for i in range(1, 8):
+            x ^= r[i] >> 1
+            m = mix64(m ^ w[i])
+            keys.append((m, r[0] ^ x))
+        full = 0
+        for f in callers:
+            full ^= f
+        def xor_first(k: int) -> int:
+            v = 0
+            for f in callers[:k]:
+                v ^= f
+            return v
+        e = mix64(edge_ex)
+        for cx in (full, xor_first(1), xor_first(2), xor_first(4), xor_first(8)):
+            keys.append((mix64(e ^ cx), edge_hk ^ (cx & 0xFFFFFFFF)))
+        for mid, (ex, hk) in enumerate(keys):
+            rec = out[mid].setdefault(ex, [hk, 0])
+            rec[1] += 1
+    return out
