@@ -12,7 +12,8 @@
  *     'E' expression  integer arithmetic: + - * / % ( ), digits, spaces
  *     'R' run-length  (count, byte) pairs decoded into a 4 KiB buffer
  *     'K' key=value   "k=v;" pairs; known keys set fields of the document
- *     'L' loop        start, end, step (bytes): iterates i = start; i != end; i += step (mod 256)
+ *     'L' loop        start, end, step, mode (bytes): i = start; i != end; i += step (mod 256),
+ *                     at most 256 steps, except in mode 'W' (wait), which runs until i == end
  *     'G' group       nested chunks (up to depth 6)
  *     'C' checksum    one byte: CRC-8 of the input before this chunk
  *
@@ -23,7 +24,7 @@
  * Documented bugs (autotune/demo/inputs/ holds one input for each):
  *   crash-abort   strict mode, an 'E' chunk dividing by zero: abort()            (SIGABRT)
  *   crash-null    a 'K' chunk setting an unknown key with a '!' value: NULL write (SIGSEGV)
- *   hang-loop     an 'L' chunk whose step never reaches end (e.g. 1, 2, 2): loops forever
+ *   hang-loop     an 'L' chunk in mode 'W' whose step never reaches end (1, 2, 2, 'W'): loops forever
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -331,13 +332,18 @@ static int parse_kv(struct doc *d, const uint8_t *p, size_t n) {
 }
 
 static int parse_loop(struct doc *d, const uint8_t *p, size_t n) {
-  if (n != 3) return fail(d, 1);
-  uint8_t start = p[0], end = p[1], step = p[2];
+  if (n != 4) return fail(d, 1);
+  uint8_t start = p[0], end = p[1], step = p[2], mode = p[3];
   if (step == 0) return fail(d, 1);
   unsigned iters = 0;
-  for (uint8_t i = start; i != end; i = (uint8_t)(i + step)) { /* documented bug: hang-loop */
+  for (uint8_t i = start; i != end; i = (uint8_t)(i + step)) {
     sink += i;
     iters++;
+    if (mode != 'W' && iters >= 256) { /* bounded mode: give up after one lap */
+      note(d, 1);
+      break;
+    }
+    /* mode 'W' waits for i == end: documented bug hang-loop when step never reaches it */
   }
   if (iters > 100) note(d, 2);
   return 0;

@@ -61,7 +61,7 @@ def seeds() -> dict[str, bytes]:
         "04-expr": header() + chunk("E", b"(1 + 2) * 3 - 10 / 2 % 3"),
         "05-rle": header() + chunk("R", bytes([5, 65, 3, 66, 0, 0, 10, 67])),
         "06-kv": header() + chunk("K", b"width=640;height=480;title=demo;depth=8"),
-        "07-loop": header() + chunk("L", bytes([0, 200, 10])),
+        "07-loop": header() + chunk("L", bytes([0, 200, 10, ord("B")])) + chunk("L", bytes([1, 2, 2, ord("B")])),
         "08-group": header() + chunk("G", chunk("N", b"inner") + chunk("G", chunk("I", varint(7)) + chunk("E", b"2*21"))),
         "09-checksum": with_checksum(header(strict=True) + chunk("N", b"checked") + chunk("E", b"6/3")),
         "10-v2-mixed": v2 + chunk("T", b"version two text " * 20, version=2) + chunk("K", b"level=3", version=2)
@@ -76,8 +76,8 @@ def bad_inputs() -> dict[str, bytes]:
         "crash-abort": header(strict=True) + chunk("E", b"7 / (3 - 3)"),
         # a 'K' chunk setting an unknown key with a '!' value: write through NULL (SIGSEGV)
         "crash-null": header() + chunk("K", b"width=1;bogus=!5"),
-        # an 'L' chunk 1, 2, step 2: i = 1, 3, 5, ... wraps mod 256 and never equals 2
-        "hang-loop": header() + chunk("N", b"x") + chunk("L", bytes([1, 2, 2])),
+        # an 'L' chunk 1, 2, step 2 in mode 'W': i = 1, 3, 5, ... wraps mod 256, never equals 2
+        "hang-loop": header() + chunk("N", b"x") + chunk("L", bytes([1, 2, 2, ord("W")])),
     }
 
 

@@ -35,6 +35,8 @@ from autotune.probe.result import (FILE_NAME, CampaignStats, CorpusEntry, Curve,
 from autotune.probe.seeds import load_seeds
 
 OUTPUT_ENTRIES = ("census", "traces", "corpus", "crashes", "hangs")
+# A crash's detail is the signal number, or this base + the exit status when the harness exit()ed.
+EXIT_DETAIL_BASE = 256
 MAX_SAVED_FINDINGS = 500  # per kind; more are counted, not saved
 MAX_CURVE_POINTS = 512
 MIN_MUTANT_LEN_CAP = 1024
@@ -143,7 +145,8 @@ class _Campaign:
         if kind == "crash":
             self.n_crashes += 1
             n, found = self.n_crashes, self.crashes
-            reason = f"signal {detail} ({_signal_name(detail)})"
+            reason = (f"exited with status {detail - EXIT_DETAIL_BASE} inside the harness" if detail >= EXIT_DETAIL_BASE
+                      else f"signal {detail} ({_signal_name(detail)})")
         else:
             self.n_hangs += 1
             n, found = self.n_hangs, self.hangs
@@ -157,7 +160,8 @@ class _Campaign:
         if san:
             reason = f"{reason}: {san}"
         dir_name = "crashes" if kind == "crash" else "hangs"
-        suffix = f"-sig{detail:02d}" if kind == "crash" else ""
+        suffix = ("" if kind != "crash" else f"-exit{detail - EXIT_DETAIL_BASE}" if detail >= EXIT_DETAIL_BASE
+                  else f"-sig{detail:02d}")
         name = f"{dir_name}/{kind}-{n:06d}{suffix}"
         (self.staging / name).write_bytes(data)
         text = (f"{reason}\norigin: {origin}\nexecution: {self.execs}\nsize_bytes: {len(data)}\nsha1: {sha1}\n")
