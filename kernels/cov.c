@@ -639,3 +639,12 @@ void cov_config_to_bm(const cov_config *cfg, bm_config *out) {
     out->capacity = cfg->map_size;
   }
 }
+
+/* clang links UBSan's standalone runtime whenever -fsanitize-coverage is given without another
+ * sanitizer, and its deadly-signal handlers turn a SIGSEGV or an abort() into exit(1). Fuzzers
+ * and the probe server detect crashes by the signal, so hand the signals back (AFL++ passes the
+ * same settings in UBSAN_OPTIONS). UBSAN_OPTIONS from the environment still wins. */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void) {
+  return "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0";
+}
