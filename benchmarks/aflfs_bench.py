@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Throughput and keys of `autotune cc` builds under the stock afl-fuzz, side by side (issue 7).
+
+For each target (the bundled demo, and lz4 when tests/targets/lz4.py can fetch its source) and
+each variant, one afl-fuzz campaign of --seconds (sequential, the same seeds, AFL_NO_AFFINITY),
+repeated --rounds times in interleaved order; execs/s is fuzzer_stats' execs_per_sec, reported
+as the median and best of the rounds. Variants:
+
+  twolevel      autotune cc build; AUTOTUNE_METRIC=ngram-8, AUTOTUNE_LAYOUT=twolevel, index 2^24,
+                dense map 64 KiB (afl-fuzz sees 64 KiB), AUTOTUNE_INDEX_FILE in the run dir
+  aflpp-ngram8  the same harness built by afl-clang-fast with AFL_LLVM_INSTRUMENT=NGRAM-8 (its
+                default 64 KiB map)
+  flat-1m       autotune cc build; ngram-8 in a flat 1 MiB map (afl-fuzz sees 1 MiB)
+
+Keys: the union of every campaign's queue is replayed with afl-showmap through the twolevel build
+(fresh index file: n = used keys, distinct up to index collisions) and through the AFL++ NGRAM-8
+build (m = tuples, i.e. occupied slots of its 64 KiB map). On the same inputs 1 - m/n is the share of
+our keys AFL++ does not tell apart; it includes collisions *and* the instrumentation difference
+(AFL++'s CLASSIC pass and SanitizerCoverage's guards do not mark the same blocks, so its N-grams
+are over other block sequences). BigMap's equation 1, 1 - (H/n)(1 - ((H-1)/H)^n), gives the
+collision rate of n keys hashed into H = 65536 slots (AFL++'s map) and H = 2^24 (our index).
+
+Writes <out>/aflfs_bench.json and prints a Markdown table. Run from the repository root:
+  .venv/bin/python benchmarks/aflfs_bench.py --seconds 30 --rounds 2 --out /tmp/aflfs-bench
+Nothing is written outside --out and autotune's cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autotune.runtime.afl_index import read_index_stats  # noqa: E402
+
+AFL_ENV = {"AFL_SKIP_CPUFREQ": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1",
+           "AFL_NO_AFFINITY": "1"}
+NGRAM = "ngram-8"
+INDEX_SLOTS = 1 << 24
+DENSE_BYTES = 65536
+FLAT_BYTES = 1 << 20
+MAX_SEED_BYTES = 64 * 1024  # afl-fuzz prefers small seeds; larger files are skipped
+
+
+def collision_rate(h: int, n: int) -> float:
+    """BigMap (DSN 2021) equation 1: the fraction of n uniformly hashed keys that share a slot of h."""
+    if n <= 0:
+        return 0.0
+    return 1.0 - (h / n) * (1.0 - ((h - 1) / h) ** n)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
+    if "AUTOTUNE_CACHE_DIR" in os.environ:
+        env["AUTOTUNE_CACHE_DIR"] = os.environ["AUTOTUNE_CACHE_DIR"]
+    env.update(AFL_ENV)
+    env.update(extra)
+    return env
+
+
+# ---- targets ------------------------------------------------------------------------------------
+
+def demo_target() -> dict:
+    from autotune import demo
+    from autotune.cc import build_harness
+
+    src = demo.harness_source()
+    ours = build_harness(sources=[src], output=Path(tempfile.mkdtemp(prefix="aflfs-demo-")) / "demo",
+                         extra_cflags=list(demo.DEMO_CFLAGS))
+    afl = Path(tempfile.mkdtemp(prefix="aflfs-demo-afl-")) / "demo_afl"
+    env = dict(os.environ, AFL_LLVM_INSTRUMENT="NGRAM-8", AFL_QUIET="1")
+    subprocess.run(["afl-clang-fast", *demo.DEMO_CFLAGS, "-fsanitize=fuzzer", str(src), "-o", str(afl)],
+                   env=env, check=True, capture_output=True, text=True, timeout=600)
+    return {"name": "demo", "ours": ours, "afl": afl, "seeds": sorted(demo.seed_dir().iterdir())}
+
+
+def lz4_target() -> dict | None:
+    try:
+        from tests.targets import lz4
+    except ImportError:
+        return None
+    try:
+        ours = lz4.build_lz4_harness(cc_kind="autotune")
+        afl = lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": "NGRAM-8"})
+        seeds = [p for p in lz4.lz4_sample_inputs() if p.stat().st_size <= MAX_SEED_BYTES]
+    except Exception as exc:  # noqa: BLE001 - the target is optional: report why it is skipped
+        print(f"lz4 skipped: {exc}", file=sys.stderr)
+        return None
+    return {"name": "lz4", "ours": ours, "afl": afl, "seeds": seeds}
+
+
+# ---- runs ---------------------------------------------------------------------------------------
+
+def variants(target: dict, run_dir: Path) -> dict[str, tuple[Path, dict[str, str]]]:
+    common = {"AUTOTUNE_METRIC": NGRAM}
+    return {
+        "twolevel": (target["ours"], {**common, "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(INDEX_SLOTS),
+                                      "AUTOTUNE_MAP_SIZE": str(DENSE_BYTES),
+                                      "AUTOTUNE_INDEX_FILE": str(run_dir / "index.bin")}),
+        "aflpp-ngram8": (target["afl"], {}),
+        "flat-1m": (target["ours"], {**common, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(FLAT_BYTES)}),
+    }
+
+
+def fuzzer_stats(inst: Path) -> dict[str, str]:
+    out = {}
+    for line in (inst / "fuzzer_stats").read_text().splitlines():
+        k, _, v = line.partition(":")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def run_campaign(binary: Path, env_extra: dict[str, str], seeds: list[Path], run_dir: Path, seconds: int) -> dict:
+    in_dir = run_dir / "in"
+    in_dir.mkdir(parents=True)
+    for i, s in enumerate(seeds):
+        shutil.copyfile(s, in_dir / f"seed{i:03d}")
+    out_dir = run_dir / "out"
+    cmd = ["afl-fuzz", "-i", str(in_dir), "-o", str(out_dir), "-V", str(seconds), "--", str(binary)]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, env=clean_env(**env_extra), capture_output=True, text=True,
+                          timeout=seconds + 300, stdin=subprocess.DEVNULL, cwd=run_dir)
+    wall = time.monotonic() - t0
+    inst = out_dir / "default"
+    if proc.returncode != 0 or not (inst / "fuzzer_stats").is_file():
+        raise SystemExit(f"afl-fuzz failed ({' '.join(cmd)}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
+    st = fuzzer_stats(inst)
+    res = {"execs_per_s": float(st["execs_per_sec"]), "execs_done": int(st["execs_done"]),
+           "edges_found": int(st["edges_found"]), "total_edges": int(st["total_edges"]),
+           "stability": st["stability"], "corpus_count": int(st["corpus_count"]),
+           "saved_crashes": int(st["saved_crashes"]), "saved_hangs": int(st["saved_hangs"]),
+           "wall_s": round(wall, 1), "queue": str(inst / "queue")}
+    idx = env_extra.get("AUTOTUNE_INDEX_FILE")
+    if idx:
+        s = read_index_stats(path=idx)
+        res.update(used_key=s.used_key, overflow_keys=s.overflow_keys)
+    return res
+
+
+def replay_keys(target: dict, queues: list[Path], work: Path) -> dict:
+    """Distinct keys of the union of the queues: ours (index 2^24) vs AFL++ NGRAM-8 (64 KiB)."""
+    union = work / "union"
+    union.mkdir(parents=True)
+    n_inputs = 0
+    for q in queues:
+        for f in sorted(q.iterdir()):
+            if f.is_file() and f.stat().st_size <= 1 << 20:
+                shutil.copyfile(f, union / f"u{n_inputs:06d}")
+                n_inputs += 1
+    idx = work / "replay.idx"
+    env = clean_env(AUTOTUNE_METRIC=NGRAM, AUTOTUNE_LAYOUT="twolevel", AUTOTUNE_INDEX_SIZE=str(INDEX_SLOTS),
+                    AUTOTUNE_MAP_SIZE=str(DENSE_BYTES), AUTOTUNE_INDEX_FILE=str(idx))
+    for binary, e, name in ((target["ours"], env, "ours"), (target["afl"], clean_env(), "afl")):
+        subprocess.run(["afl-showmap", "-C", "-i", str(union), "-o", str(work / f"{name}.map"), "-t", "5000",
+                        "--", str(binary)], env=e, capture_output=True, text=True, timeout=1200,
+                       stdin=subprocess.DEVNULL)
+    ours = read_index_stats(path=idx)
+    m = sum(1 for _ in (work / "afl.map").read_text().split())
+    n = ours.keys
+    return {"inputs": n_inputs, "our_keys": n, "our_used_key": ours.used_key, "our_overflow_keys": ours.overflow_keys,
+            "afl_ngram8_tuples": m,
+            "afl_keys_not_told_apart": round(1 - m / n, 4) if n else None,
+            "eq1_collision_rate_64k": round(collision_rate(65536, n), 4),
+            "eq1_collision_rate_index_2p24": round(collision_rate(INDEX_SLOTS, n), 6)}
+
+
+def bench_target(target: dict, seconds: int, rounds: int, out: Path) -> dict:
+    runs: dict[str, list[dict]] = {}
+    for r in range(rounds):
+        names = list(variants(target, out).keys())
+        order = names if r % 2 == 0 else names[::-1]  # interleave against drift
+        for name in order:
+            run_dir = out / target["name"] / f"{name}-r{r}"
+            shutil.rmtree(run_dir, ignore_errors=True)
+            binary, env_extra = variants(target, run_dir)[name]
+            res = run_campaign(binary, env_extra, target["seeds"], run_dir, seconds)
+            runs.setdefault(name, []).append(res)
+            print(f"  {target['name']:5s} {name:13s} round {r}: {res['execs_per_s']:9.1f} execs/s, "
+                  f"edges {res['edges_found']}, stability {res['stability']}", file=sys.stderr)
+    summary = {}
+    for name, rs in runs.items():
+        eps = [x["execs_per_s"] for x in rs]
+        summary[name] = {"execs_per_s_median": round(statistics.median(eps), 1), "execs_per_s_best": max(eps),
+                         "execs_per_s_runs": eps, "edges_found": [x["edges_found"] for x in rs],
+                         "stability": [x["stability"] for x in rs], "total_edges": rs[0]["total_edges"],
+                         **({"used_key": [x["used_key"] for x in rs], "overflow_keys": [x["overflow_keys"] for x in rs]}
+                            if "used_key" in rs[0] else {})}
+    tl, afl, flat = (summary[k]["execs_per_s_median"] for k in ("twolevel", "aflpp-ngram8", "flat-1m"))
+    ratios = {"twolevel_vs_aflpp_ngram8": round(tl / afl, 3) if afl else None,
+              "twolevel_vs_flat_1m": round(tl / flat, 3) if flat else None}
+    queues = [Path(x["queue"]) for rs in runs.values() for x in rs]
+    keys = replay_keys(target, queues, out / target["name"] / "replay")
+    return {"target": target["name"], "seeds": len(target["seeds"]), "variants": summary, "ratios": ratios,
+            "keys": keys, "runs": runs}
+
+
+def markdown(results: list[dict], seconds: int, rounds: int) -> str:
+    lines = [f"afl-fuzz {seconds} s x {rounds} round(s) per variant, execs/s median (best)", "",
+             "| target | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 | twolevel/flat |"
+             " stability (twolevel) |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        v = r["variants"]
+        cell = {k: f"{v[k]['execs_per_s_median']:.0f} ({v[k]['execs_per_s_best']:.0f})" for k in v}
+        lines.append(f"| {r['target']} | {cell['twolevel']} | {cell['aflpp-ngram8']} | {cell['flat-1m']} | "
+                     f"{r['ratios']['twolevel_vs_aflpp_ngram8']}x | {r['ratios']['twolevel_vs_flat_1m']}x | "
+                     f"{', '.join(v['twolevel']['stability'])} |")
+    lines += ["", "| target | replayed inputs | our keys (used+overflow) | AFL++ NGRAM-8 tuples | 1 - tuples/keys "
+              "| eq.1 at 64K | eq.1 at 2^24 |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        k = r["keys"]
+        lines.append(f"| {r['target']} | {k['inputs']} | {k['our_keys']} ({k['our_used_key']}+{k['our_overflow_keys']}) | "
+                     f"{k['afl_ngram8_tuples']} | {k['afl_keys_not_told_apart']} | {k['eq1_collision_rate_64k']} | "
+                     f"{k['eq1_collision_rate_index_2p24']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--targets", default="demo,lz4")
+    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "aflfs-bench")
+    a = ap.parse_args(argv)
+    for tool in ("afl-fuzz", "afl-showmap", "afl-clang-fast"):
+        if not shutil.which(tool):
+            raise SystemExit(f"{tool} not found: apt-get install -y afl++")
+    a.out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for name in a.targets.split(","):
+        target = demo_target() if name == "demo" else lz4_target() if name == "lz4" else None
+        if target is None:
+            print(f"target {name} unavailable, skipped", file=sys.stderr)
+            continue
+        results.append(bench_target(target, a.seconds, a.rounds, a.out))
+    doc = {"schema_version": 1, "host": {"machine": platform.machine(), "node": platform.node(),
+                                         "cpus": os.cpu_count(), "kernel": platform.release()},
+           "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True).stdout.splitlines()[0:1],
+           "seconds": a.seconds, "rounds": a.rounds, "results": results}
+    tmp = a.out / "aflfs_bench.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=2))
+    os.replace(tmp, a.out / "aflfs_bench.json")
+    print(markdown(results, a.seconds, a.rounds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
