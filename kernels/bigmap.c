@@ -63,8 +63,10 @@ const char *bm_strerror(int err) {
 /* ---- allocation ------------------------------------------------------------------------- */
 #define BM_HUGE (2u << 20)
 
-/* Anonymous mapping, 2 MiB-aligned when large enough, advised for huge pages. Zeroed. */
-static void *region_alloc(size_t bytes, size_t *mapped, int advise, int *advised) {
+/* Anonymous mapping, zeroed, 2 MiB-aligned when at least 2 MiB, then advised for huge pages.
+ * *advice: unchanged for small regions (no huge page can back them), else 1 if madvise took
+ * and 0 if it failed (kept at 0 once any region failed). */
+static void *region_alloc(size_t bytes, size_t *mapped, int advise, int *advice) {
   size_t len = (bytes + 4095) & ~(size_t)4095;
   if (len == 0) len = 4096;
   int big = len >= BM_HUGE;
@@ -80,16 +82,14 @@ static void *region_alloc(size_t bytes, size_t *mapped, int advise, int *advised
     if (tail) munmap(q + len, tail);
   }
   *mapped = len;
-#ifdef MADV_HUGEPAGE
   if (advise && big) {
-    if (madvise(q, len, MADV_HUGEPAGE) != 0) *advised = 0;
-  } else if (advise) {
-    *advised = 0; /* too small for a huge page */
-  }
+#ifdef MADV_HUGEPAGE
+    int ok = madvise(q, len, MADV_HUGEPAGE) == 0;
 #else
-  (void)advise;
-  *advised = 0;
+    int ok = 0;
 #endif
+    *advice = *advice == 0 ? 0 : ok;
+  }
   return q;
 }
 
@@ -156,7 +156,7 @@ int bm_map_create(bm_map *m, const bm_config *cfg, unsigned flags) {
   memset(m, 0, sizeof *m);
   int rc = bm_config_check(cfg);
   if (rc) return rc;
-  int advise = !(flags & BM_F_NO_HUGEPAGE), advised = advise;
+  int advise = !(flags & BM_F_NO_HUGEPAGE), advised = -1; /* -1: no region large enough */
   void *c = region_alloc(bm_counters_bytes(cfg), &m->alloc_counters_bytes, advise, &advised);
   if (!c) return BM_E_NOMEM;
   m->alloc_counters = c;
@@ -176,7 +176,7 @@ int bm_map_create(bm_map *m, const bm_config *cfg, unsigned flags) {
     return rc;
   }
   m->flags = flags;
-  m->hugepage_advised = advise && advised;
+  m->hugepage_advised = advised == 1;
   return BM_OK;
 }
 
@@ -199,7 +199,7 @@ int bm_map_attach(bm_map *m, const bm_config *cfg, void *counters, void *shared,
   }
   if (flags & BM_F_ZERO_COUNTERS) memset(counters, 0, bm_counters_bytes(cfg));
   wire(m, cfg, counters, shared);
-  int advised = 1;
+  int advised = -1;
   if ((rc = alloc_trace(m, cfg, !(flags & BM_F_NO_HUGEPAGE), &advised)) != BM_OK) return rc;
   m->flags = flags;
   m->hugepage_advised = 0; /* caller memory: not ours to advise */

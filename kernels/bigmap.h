@@ -129,7 +129,9 @@ struct bm_map {
   /* allocation bookkeeping (0 when caller-provided) */
   void *alloc_counters, *alloc_shared, *alloc_trace;
   size_t alloc_counters_bytes, alloc_shared_bytes, alloc_trace_bytes;
-  int hugepage_advised;    /* 1 if madvise(MADV_HUGEPAGE) succeeded on every region allocated */
+  int hugepage_advised;    /* 1: madvise(MADV_HUGEPAGE) took on every allocated region of at
+                              least 2 MiB (and there was one); bm_map_hugepage_bytes() says how
+                              much is backed by huge pages now */
 };
 
 /* ---- sizes, lifetime ---------------------------------------------------------------------- */

@@ -184,8 +184,14 @@ def test_hugepages_reported(k):
         if "[never]" not in mode and mode:
             assert m.hugepage_advised
         assert m.hugepage_bytes() >= 0
+        if "[never]" not in mode and mode:
+            assert m.hugepage_bytes() > 0  # the touched 4 MiB region is (at least partly) huge-paged
     with k.new_map(layout="flat", width_bits=8, index_slots=1 << 22, hugepages=False) as m:
         assert not m.hugepage_advised
+    with k.new_map(layout="flat", width_bits=8, index_slots=1 << 16) as m:
+        assert not m.hugepage_advised  # 64 KiB: no region a huge page could back
+    with k.new_map(layout="twolevel", width_bits=8, index_slots=1 << 20, capacity=1 << 12) as m:
+        assert m.hugepage_advised == ("[never]" not in mode and bool(mode))  # the 4 MiB index table
 
 
 def test_concurrent_builds_share_one_artifact(tmp_path):
