@@ -184,8 +184,7 @@ def test_hugepages_reported(k):
         if "[never]" not in mode and mode:
             assert m.hugepage_advised
         assert m.hugepage_bytes() >= 0
-        if "[never]" not in mode and mode:
-            assert m.hugepage_bytes() > 0  # the touched 4 MiB region is (at least partly) huge-paged
+        # whether the kernel found free huge pages depends on fragmentation: reported, not asserted
     with k.new_map(layout="flat", width_bits=8, index_slots=1 << 22, hugepages=False) as m:
         assert not m.hugepage_advised
     with k.new_map(layout="flat", width_bits=8, index_slots=1 << 16) as m:
