@@ -6,7 +6,7 @@ the user's arguments unchanged, plus:
 - always: the coverage instrumentation (``INSTRUMENT_FLAGS``): SanitizerCoverage guards for the
   block ids, function entry/exit hooks for call context, and ``-g``;
 - when the invocation links a program: the runtime archive (whole, so its constructors are
-  kept) and ``LINK_LIBS``;
+  kept) and ``LINK_LIBS``; and, unless the user asked for a sanitizer, ``NO_SANITIZER_RT``;
 - when ``-fsanitize=fuzzer`` is given: it is removed and, when linking, the driver object
   (``main()`` for an ``LLVMFuzzerTestOneInput`` harness) is linked, as libFuzzer's flag does.
   ``-fsanitize=fuzzer-no-link`` is removed too: the wrapper instruments every compile anyway.
@@ -41,6 +41,10 @@ INSTRUMENT_FLAGS: tuple[str, ...] = (
     "-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g",
 )
 LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
+# clang links UBSan's standalone runtime (whole, with its signal handlers and its weak
+# __sanitizer_cov_* stubs) into any program linked with -fsanitize-coverage and no sanitizer.
+# Our runtime is the coverage runtime: links without a sanitizer of the user's skip it.
+NO_SANITIZER_RT = "-fno-sanitize-link-runtime"
 
 CLANG_VERSIONS = tuple(range(19, 13, -1))  # clang-19 .. clang-14
 CANDIDATES: dict[bool, tuple[str, ...]] = {
@@ -81,6 +85,7 @@ class Invocation(NamedTuple):
     fuzzer: bool  # -fsanitize=fuzzer (link the driver)
     no_runtime: bool  # -shared / -r / -nostdlib: a link that must not get the runtime
     has_lang: bool  # -x was given (so appended files need -x none)
+    sanitizers: bool  # the user asked for a sanitizer (other than fuzzer): keep clang's runtimes
 
 
 def _is_exe(path: str) -> bool:
@@ -157,7 +162,7 @@ def parse_args(args: Sequence[str]) -> Invocation:
     kept: list[str] = []
     fuzzer = False
     inputs = 0
-    compile_only = preprocess_only = no_runtime = has_lang = info = False
+    compile_only = preprocess_only = no_runtime = has_lang = info = sanitizers = False
     i = 0
     while i < len(args):
         a = args[i]
@@ -167,6 +172,7 @@ def parse_args(args: Sequence[str]) -> Invocation:
                 fuzzer = fz
             if rest is not None:
                 kept.append(rest)
+                sanitizers = sanitizers or rest.startswith("-fsanitize=")
             i += 1
             continue
         kept.append(a)
@@ -197,7 +203,8 @@ def parse_args(args: Sequence[str]) -> Invocation:
         mode = "info"
     else:
         mode = "link"
-    return Invocation(args=tuple(kept), mode=mode, fuzzer=fuzzer, no_runtime=no_runtime, has_lang=has_lang)
+    return Invocation(args=tuple(kept), mode=mode, fuzzer=fuzzer, no_runtime=no_runtime, has_lang=has_lang,
+                      sanitizers=sanitizers)
 
 
 def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driver: Path | None) -> list[str]:
@@ -206,6 +213,8 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
     ``runtime`` and ``driver`` are the artefacts to link (see :func:`link_needs`).
     """
     argv = [toolchain.path, *INSTRUMENT_FLAGS]
+    if inv.mode == "link" and not inv.sanitizers:
+        argv.append(NO_SANITIZER_RT)
     if driver is not None:
         argv.append(str(driver))  # before any -x, so it is taken as an object file
     argv.extend(inv.args)

@@ -20,6 +20,7 @@ FLAGS = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inl
 RT = Path("/cache/autotune-rt.a")
 DRV = Path("/cache/autotune-driver.o")
 RT_LINK = ["-Wl,--whole-archive", str(RT), "-Wl,--no-whole-archive", "-lpthread", "-ldl"]
+LFLAGS = [*FLAGS, "-fno-sanitize-link-runtime"]  # a link without a sanitizer of the user's
 
 
 def rewritten(args: list[str], toolchain: cc.Toolchain = CLANG) -> list[str]:
@@ -46,17 +47,22 @@ def test_compile_only_adds_instrumentation_and_nothing_else(args):
 
 def test_link_adds_whole_runtime_archive_and_libs_last():
     args = ["-O2", "a.o", "b.o", "-lz", "-o", "prog"]
-    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args, *RT_LINK]
+    assert rewritten(args) == ["/usr/bin/clang", *LFLAGS, *args, *RT_LINK]
 
 
 def test_compile_and_link_in_one_step_gets_runtime():
     args = ["a.c", "-o", "a"]
-    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args, *RT_LINK]
+    assert rewritten(args) == ["/usr/bin/clang", *LFLAGS, *args, *RT_LINK]
 
 
 def test_fsanitize_fuzzer_is_replaced_by_driver_first_and_runtime_last():
     args = ["-O1", "-fsanitize=fuzzer", "h.c", "lib.a", "-o", "h"]
-    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, str(DRV), "-O1", "h.c", "lib.a", "-o", "h", *RT_LINK]
+    assert rewritten(args) == ["/usr/bin/clang", *LFLAGS, str(DRV), "-O1", "h.c", "lib.a", "-o", "h", *RT_LINK]
+
+
+def test_a_user_sanitizer_keeps_clangs_runtimes():
+    args = ["-fsanitize=address", "a.o", "-o", "a"]
+    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args, *RT_LINK]
 
 
 def test_fuzzer_is_removed_from_a_sanitizer_list_and_the_rest_kept():
@@ -67,14 +73,14 @@ def test_fuzzer_is_removed_from_a_sanitizer_list_and_the_rest_kept():
 
 def test_fno_sanitize_fuzzer_cancels_the_driver():
     args = ["-fsanitize=fuzzer", "h.c", "-fno-sanitize=fuzzer", "-o", "h"]
-    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, "h.c", "-o", "h", *RT_LINK]
+    assert rewritten(args) == ["/usr/bin/clang", *LFLAGS, "h.c", "-o", "h", *RT_LINK]
 
 
 def test_fuzzer_no_link_means_instrument_only():
     assert rewritten(["-fsanitize=fuzzer-no-link", "-c", "a.c"]) == ["/usr/bin/clang", *FLAGS, "-c", "a.c"]
     # when linking a plain program it is still a plain program: runtime, no driver
     assert rewritten(["-fsanitize=fuzzer-no-link", "a.o", "-o", "a"]) == \
-        ["/usr/bin/clang", *FLAGS, "a.o", "-o", "a", *RT_LINK]
+        ["/usr/bin/clang", *LFLAGS, "a.o", "-o", "a", *RT_LINK]
 
 
 def test_fuzzer_with_compile_only_links_nothing():
@@ -84,7 +90,7 @@ def test_fuzzer_with_compile_only_links_nothing():
 @pytest.mark.parametrize("flag", ["-shared", "-r", "-nostdlib"])
 def test_shared_and_relocatable_links_get_no_runtime(flag):
     args = ["-fsanitize=fuzzer", flag, "a.o", "-o", "liba.so"]
-    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, flag, "a.o", "-o", "liba.so"]
+    assert rewritten(args) == ["/usr/bin/clang", *LFLAGS, flag, "a.o", "-o", "liba.so"]
 
 
 @pytest.mark.parametrize("args", [
@@ -99,14 +105,14 @@ def test_invocations_that_do_not_link_get_no_runtime(args):
 
 
 def test_verbose_link_still_links_the_runtime():
-    assert rewritten(["-v", "a.o", "-o", "a"]) == ["/usr/bin/clang", *FLAGS, "-v", "a.o", "-o", "a", *RT_LINK]
+    assert rewritten(["-v", "a.o", "-o", "a"]) == ["/usr/bin/clang", *LFLAGS, "-v", "a.o", "-o", "a", *RT_LINK]
 
 
 def test_language_override_is_reset_before_the_archive():
     args = ["-x", "c", "-", "-o", "a"]
-    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args, "-x", "none", *RT_LINK]
+    assert rewritten(args) == ["/usr/bin/clang", *LFLAGS, *args, "-x", "none", *RT_LINK]
     args = ["-xc++", "h.cc", "-fsanitize=fuzzer", "-o", "h"]
-    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, str(DRV), "-xc++", "h.cc", "-o", "h",
+    assert rewritten(args) == ["/usr/bin/clang", *LFLAGS, str(DRV), "-xc++", "h.cc", "-o", "h",
                                "-x", "none", *RT_LINK]
 
 
@@ -202,7 +208,7 @@ def test_run_links_the_real_cached_artefacts(execve, monkeypatch):
     (path, argv, env), = execve
     rt, drv = artifacts.runtime_archive(), artifacts.driver_object()
     assert rt.is_file() and drv.is_file()
-    assert argv == ["/usr/bin/clang++", *FLAGS, str(drv), "h.cc", "-o", "h", "-Wl,--whole-archive", str(rt),
+    assert argv == ["/usr/bin/clang++", *LFLAGS, str(drv), "h.cc", "-o", "h", "-Wl,--whole-archive", str(rt),
                     "-Wl,--no-whole-archive", "-lpthread", "-ldl"]
     assert env["AUTOTUNE_CXX"] == "/usr/bin/clang++"
 

@@ -96,6 +96,8 @@ def test_compile_then_link_instruments_and_links_the_runtime(tmp_path):
                  "__cyg_profile_func_enter", "__cyg_profile_func_exit", "cov_guard_count"):
         assert psyms.get(name) == "T", name
     assert "LLVMFuzzerTestOneInput" not in psyms and "__sancov_guards" in sections(prog)
+    # clang's UBSan runtime (linked by default with -fsanitize-coverage) is kept out
+    assert not [n for n in psyms if n.startswith("__ubsan_handle")]
 
     out = run([prog, "a", "b"])
     assert out.returncode == 0, out.stderr
