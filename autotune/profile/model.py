@@ -66,7 +66,7 @@ class CacheLevel:
         return d
 
     @classmethod
-    def from_dict(cls, d: Any, *, path=None, where: str = "cache") -> "CacheLevel":
+    def from_dict(cls, d: Any, *, path="<cache table>", where: str = "cache") -> "CacheLevel":
         r = _Reader(d, path=path, where=where)
         kw: dict[str, Any] = {
             "level": r.int_("level", minimum=1, maximum=4, unknown_ok=False),
@@ -201,7 +201,7 @@ class HostProfile:
         }
 
     @classmethod
-    def from_dict(cls, d: Any, *, path=None) -> "HostProfile":
+    def from_dict(cls, d: Any, *, path="<host profile>") -> "HostProfile":
         """Validate every field; a bad one raises DocumentError naming the file and the field."""
         r = _Reader(d, path=path, where="")
         version = r.int_("schema_version", unknown_ok=False)
