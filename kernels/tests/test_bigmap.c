@@ -180,6 +180,7 @@ int main(void) {
   test_full();
   test_validate();
   test_shared_processes();
+  test_threads();
   test_differential();
   test_variants();
   printf("%lu passed, %lu failed\n", t_passed, t_failed);

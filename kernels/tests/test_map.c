@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/wait.h>
@@ -279,5 +280,41 @@ void test_shared_processes(void) {
       close(fd);
       unlink(path);
     }
+  }
+}
+
+/* The same race between threads of one process (the map struct copied per thread). */
+struct thr_arg {
+  bm_map m;
+  int dir;
+};
+static void *thr_main(void *p) {
+  struct thr_arg *a = p;
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < 5000; i++) {
+      int k = a->dir ? 4999 - i : i;
+      bm_update(&a->m, 0x5000ull + (uint64_t)k * 0x10001ull);
+    }
+  return NULL;
+}
+
+void test_threads(void) {
+  for (int l = BM_TWOLEVEL; l <= BM_EXACT; l++) {
+    bm_config cfg = {(bm_layout)l, 8, BM_SATURATE, 1u << 16, 8192};
+    bm_map m;
+    CHECK(bm_map_create(&m, &cfg, 0) == BM_OK, "create");
+    struct thr_arg args[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+      args[t].m = m; /* a bm_map may be copied: it holds no pointer to itself */
+      args[t].dir = t & 1;
+      CHECK(pthread_create(&th[t], NULL, thr_main, &args[t]) == 0, "pthread_create");
+    }
+    for (int t = 0; t < 4; t++) pthread_join(th[t], NULL);
+    const char *why;
+    CHECK(bm_validate(&m, &why), "threads %d: %s", l, why);
+    CHECK_EQ_U64(bm_map_used(&m) - bm_map_holes(&m), 5000, "threads: keys with a slot");
+    CHECK_EQ_U64(bm_count_nonzero(&m), 5000, "threads: non-zero slots");
+    bm_map_destroy(&m);
   }
 }

@@ -36,6 +36,7 @@ void test_overflow(void);
 void test_full(void);
 void test_validate(void);
 void test_shared_processes(void);
+void test_threads(void);
 void test_differential(void);
 void test_variants(void);
 #endif
