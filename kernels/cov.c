@@ -423,7 +423,7 @@ void cov_map_sink_set(bm_map *map, int metric) {
     cov_map_win = 1;
     cov_map_ctxsel = metric - COV_M_CTX;
   } else {
-    cov_map_win = (uint32_t)metric + 1; /* edge: 1, ngram-N: N - 1 */
+    cov_map_win = metric == COV_M_EDGE ? 1u : (uint32_t)metric; /* ngram-N (id N-1): N-1 */
     cov_map_ctxsel = -1;
   }
   cov_map_on = 1;

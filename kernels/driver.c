@@ -151,6 +151,16 @@ static void collect(inputs *in, int argc, char **argv) {
   }
 }
 
+static void free_inputs(inputs *in) {
+  for (size_t i = 0; i < in->n; i++) {
+    free(in->v[i].data);
+    free(in->v[i].name);
+  }
+  free(in->v);
+  in->v = NULL;
+  in->n = in->cap = 0;
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -230,6 +240,7 @@ static int replay(int argc, char **argv, const char *rounds_s) {
   (void)hash_acc;
   bm_map_destroy(&map);
   free(virgin);
+  free_inputs(&in);
   return 0;
 }
 
@@ -253,9 +264,7 @@ int main(int argc, char **argv) {
     cov_exec_begin();
     LLVMFuzzerTestOneInput(in.v[i].data, in.v[i].size);
     cov_exec_end();
-    free(in.v[i].data);
-    free(in.v[i].name);
   }
-  free(in.v);
+  free_inputs(&in);
   return 0;
 }

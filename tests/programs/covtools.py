@@ -31,12 +31,18 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 def build_direct(out: Path, sources: list[Path], *, opt: str = "-O0", san: list[str] = (),
                  extra: list[str] = (), driver: bool = True, runtime_opt: str = "-O2") -> Path:
     """Build with clang directly: instrumented sources, uninstrumented runtime (+ driver)."""
-    objdir = out.parent / (out.name + ".rt")
+    import hashlib
+
+    tag = hashlib.sha256(" ".join([runtime_opt, *san]).encode()).hexdigest()[:12]
+    objdir = out.parent / f"runtime-{tag}"  # shared by the programs of one directory
     objdir.mkdir(parents=True, exist_ok=True)
     objs = []
     for src in RUNTIME + (["driver.c"] if driver else []):
         o = objdir / (Path(src).stem + ".o")
-        run(["clang", *C_FLAGS, runtime_opt, "-g", *san, "-c", str(KERNELS / src), "-o", str(o)])
+        if not o.exists():
+            tmp = o.with_suffix(".tmp.o")
+            run(["clang", *C_FLAGS, runtime_opt, "-g", *san, "-c", str(KERNELS / src), "-o", str(tmp)])
+            tmp.replace(o)
         objs.append(str(o))
     run(["clang", opt, "-g", *INSTRUMENT, *san, *extra, *map(str, sources), *objs, "-o", str(out),
          "-lpthread", "-ldl"])
