@@ -29,7 +29,8 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 
 
 def build_direct(out: Path, sources: list[Path], *, opt: str = "-O0", san: list[str] = (),
-                 extra: list[str] = (), driver: bool = True, runtime_opt: str = "-O2") -> Path:
+                 extra: list[str] = (), driver: bool = True, runtime_opt: str = "-O2",
+                 instrument: bool = True) -> Path:
     """Build with clang directly: instrumented sources, uninstrumented runtime (+ driver)."""
     import hashlib
 
@@ -44,7 +45,7 @@ def build_direct(out: Path, sources: list[Path], *, opt: str = "-O0", san: list[
             run(["clang", *C_FLAGS, runtime_opt, "-g", *san, "-c", str(KERNELS / src), "-o", str(tmp)])
             tmp.replace(o)
         objs.append(str(o))
-    run(["clang", opt, "-g", *INSTRUMENT, *san, *extra, *map(str, sources), *objs, "-o", str(out),
+    run(["clang", opt, "-g", *(INSTRUMENT if instrument else []), *san, *extra, *map(str, sources), *objs, "-o", str(out),
          "-lpthread", "-ldl"])
     return out
 
