@@ -34,7 +34,7 @@ def test_piped_core_pattern_and_scaling_governor_are_errors_with_fixes():
     gov = f["cpu_governor"]
     assert gov.severity == "error" and "powersave" in gov.message
     assert "scaling_governor" in gov.fix and "AFL_SKIP_CPUFREQ=1" in gov.fix
-    assert f["hugetlb_pages"].message == "reserved: 512 x 2048 KiB"
+    assert f["hugetlb_pages"].message == "reserved: 512 x 2 MiB"
     assert worst_severity(list(f.values())) == "error"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,14 @@ from autotune.profile import detect_host, list_reference_profiles, load_profile,
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysfs"
 AUTOTUNE = Path(sys.executable).parent / "autotune"
+
+
+@pytest.fixture(autouse=True)
+def _wide_console(monkeypatch):
+    """Tables as on a 120-column terminal, whatever COLUMNS the caller has."""
+    from autotune.cli import common
+
+    monkeypatch.setattr(common.out, "width", 120)
 
 
 def invoke(*args: str):
@@ -142,3 +151,29 @@ def test_fallbacks_merge_figure_by_figure():
     assert l2.kind == "unified" and l2.size_bytes and l2.sources["size_bytes"] == "lscpu"
     if cpuinfo_dict().get("l2_cache_size"):
         assert l2.sources["total_bytes"] == "py-cpuinfo"
+
+
+def test_save_to_an_unwritable_place_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = invoke("profile", "--save", str(blocker / "host.toml"), *roots("thishost"))
+    assert result.exit_code == 1 and result.stderr.startswith("error: cannot")
+
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("args,golden", [
+    (["profile", "--sysfs-root", "fixtures/sysfs/two-socket/sys", "--procfs-root", "fixtures/sysfs/two-socket/proc"],
+     "profile_two_socket.txt"),
+    (["profile", "--list"], "profile_list.txt"),
+])
+def test_tables_match_golden_files(monkeypatch, args, golden):
+    """What users read. Update deliberately: AUTOTUNE_UPDATE_GOLDEN=1 pytest tests/test_profile_cli.py"""
+    monkeypatch.chdir(Path(__file__).parent)  # relative tree paths, so the host name is stable
+    result = invoke(*args)
+    assert result.exit_code == 0
+    path = GOLDEN / golden
+    if os.environ.get("AUTOTUNE_UPDATE_GOLDEN") == "1":
+        path.write_text(result.stdout)
+    assert result.stdout == path.read_text()

@@ -125,10 +125,14 @@ class HugetlbCheck:
         pages = hugetlb_pages(sysfs_root=sysfs_root)
         if not pages:
             return Finding(self.name, "ok", "no hugetlb page sizes exposed: MAP_HUGETLB fails")
-        reserved = [f"{p['reserved']} x {p['page_bytes'] // 1024} KiB" for p in pages if p["reserved"]]
+        reserved = [f"{p['reserved']} x {_page(p['page_bytes'])}" for p in pages if p["reserved"]]
         if not reserved:
             return Finding(self.name, "ok", "none reserved: MAP_HUGETLB fails (THP still works)")
         return Finding(self.name, "ok", "reserved: " + ", ".join(reserved))
+
+
+def _page(n: int) -> str:
+    return f"{n >> 30} GiB" if n >= 1 << 30 and n % (1 << 30) == 0 else f"{n >> 20} MiB" if n % (1 << 20) == 0 else f"{n >> 10} KiB"
 
 
 # Run in this order; preflight reuses the same list.

@@ -46,7 +46,7 @@ def cache_table(profile: HostProfile) -> Table:
     for col in ("cache", "size", "inst", "ways", "line", "sets", "shared by", *(("CPUs",) if hybrid else ()),
                 "scope", "source"):
         table.add_column(col, justify="right" if col in ("size", "inst", "ways", "line", "sets") else "left",
-                         no_wrap=col != "source")
+                         no_wrap=col != "source", min_width=8 if col == "size" else None)
     for c in profile.caches:
         shared = c.shared_cpu_list if c.shared_cpu_list is not None else "?"
         if c.sharing_cpus is not None:
