@@ -33,6 +33,23 @@ static inline int cmp_byte(uint8_t t, uint8_t *v) {
 
 static inline int max_i(int a, int b) { return a > b ? a : b; }
 
+/* has_new_bits on one 8-byte word of classified bytes: the common case (nothing new) is one
+ * AND and one branch; the per-byte work runs only when something is new. */
+static inline int cmp_word(uint64_t b, uint8_t *v) {
+  uint64_t vw = load64(v);
+  if (__builtin_expect(!(b & vw), 1)) return 0;
+  int ret = 0;
+  for (int j = 0; j < 8; j++) ret = max_i(ret, cmp_byte((uint8_t)(b >> (8 * j)), v + j));
+  return ret;
+}
+
+/* Bucket bytes of 8 counters as one little-endian word. */
+static inline uint64_t classify8_u8(const uint8_t *s) {
+  uint64_t b = 0;
+  for (int j = 0; j < 8; j++) b |= (uint64_t)bm_bucket_table[s[j]] << (8 * j);
+  return b;
+}
+
 /* ---- 8-bit ---------------------------------------------------------------------------- */
 static void classify_u8(uint8_t *dst, const void *src_, size_t n) {
   const uint8_t *src = src_;
@@ -47,31 +64,36 @@ static void classify_u8(uint8_t *dst, const void *src_, size_t n) {
   for (; i < n; i++) dst[i] = bm_bucket_table[src[i]];
 }
 
+static inline int any32(const uint8_t *p) {
+  return (load64(p) | load64(p + 8) | load64(p + 16) | load64(p + 24)) != 0;
+}
+
 int bm_compare_scalar(const uint8_t *t, uint8_t *v, size_t n) {
   int ret = 0;
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t tw = load64(t + i);
-    if (!tw || !(tw & load64(v + i))) continue;
-    for (size_t j = i; j < i + 8; j++) ret = max_i(ret, cmp_byte(t[j], v + j));
+  for (; i + 32 <= n; i += 32) {
+    if (!any32(t + i)) continue;
+    for (size_t j = i; j < i + 32; j += 8) ret = max_i(ret, cmp_word(load64(t + j), v + j));
   }
   for (; i < n; i++) ret = max_i(ret, cmp_byte(t[i], v + i));
   return ret;
 }
 
+/* 32-byte blocks: an all-zero block is skipped after one test (virgin untouched); inside a
+ * non-zero block every word is classified and compared without further branches on zero. */
 static int classify_compare_u8(uint8_t *dst, const void *src_, uint8_t *v, size_t n) {
   const uint8_t *src = src_;
   int ret = 0;
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    if (!load64(src + i)) {
-      if (dst != src) memset(dst + i, 0, 8);
+  for (; i + 32 <= n; i += 32) {
+    if (!any32(src + i)) {
+      if (dst != src) memset(dst + i, 0, 32);
       continue;
     }
-    for (size_t j = i; j < i + 8; j++) {
-      uint8_t b = bm_bucket_table[src[j]];
-      dst[j] = b;
-      ret = max_i(ret, cmp_byte(b, v + j));
+    for (size_t j = i; j < i + 32; j += 8) {
+      uint64_t b = classify8_u8(src + j);
+      memcpy(dst + j, &b, 8);
+      ret = max_i(ret, cmp_word(b, v + j));
     }
   }
   for (; i < n; i++) {
@@ -112,11 +134,10 @@ static uint64_t count_nonzero_u8(const void *src_, size_t n) {
         memset(dst + i, 0, 8);                                                              \
         continue;                                                                            \
       }                                                                                      \
-      for (size_t j = i; j < i + 8; j++) {                                                  \
-        uint8_t b = bm_bucket(src[j]);                                                      \
-        dst[j] = b;                                                                          \
-        ret = max_i(ret, cmp_byte(b, v + j));                                               \
-      }                                                                                      \
+      uint64_t b = 0;                                                                        \
+      for (int j = 0; j < 8; j++) b |= (uint64_t)bm_bucket(src[i + j]) << (8 * j);          \
+      memcpy(dst + i, &b, 8);                                                                \
+      ret = max_i(ret, cmp_word(b, v + i));                                                 \
     }                                                                                        \
     for (; i < n; i++) {                                                                    \
       uint8_t b = bm_bucket(src[i]);                                                        \
