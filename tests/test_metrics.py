@@ -176,3 +176,21 @@ def test_threads_keep_their_own_history(bins, tmp_path):
     assert edge[(0, 5)] == 1          # the harness on the main thread
     # no edge crosses threads: start's block is only ever preceded by "nothing"
     assert [p for (p, c) in edge if c == 4] == [0]
+
+
+def test_c_and_python_metric_lists_agree():
+    import re
+
+    from autotune.metrics import METRICS as PY_METRICS
+
+    src = (PROGRAMS.parent.parent / "kernels" / "cov.c").read_text()
+    block = src[src.index("cov_metric_names[COV_N_METRICS] = {"):]
+    block = block[:block.index("};")]
+    assert tuple(re.findall(r'"([a-z0-9-]+)"', block)) == PY_METRICS == METRICS
+    header = (PROGRAMS.parent.parent / "kernels" / "cov.h").read_text()
+    ids = dict(re.findall(r"COV_M_([A-Z0-9]+) = (\d+)", header))
+    assert int(ids["EDGE"]) == PY_METRICS.index("edge")
+    assert int(ids["NGRAM8"]) == PY_METRICS.index("ngram-8")
+    for name in ("CTX", "CALLER", "CTX2", "CTX4", "CTX8"):
+        py = {"CTX": "ctx", "CALLER": "caller"}.get(name, f"ctx-{name[3:]}")
+        assert int(ids[name]) == PY_METRICS.index(py)
