@@ -237,3 +237,19 @@ def build_lz4_harness(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str
                       cflags: str = DEFAULT_CFLAGS) -> Path:
     """The path of the lz4 harness built with ``cc_kind`` (built on first use, then cached)."""
     return build_lz4(cc_kind=cc_kind, afl_env=afl_env, cflags=cflags).harness
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build lz4 with each given compiler kind and print the build records (timings) as JSON.
+
+    python tests/targets/lz4.py [autotune] [plain] [afl]   (AUTOTUNE_CACHE_DIR picks the cache;
+    a fresh cache directory measures fresh builds)
+    """
+    kinds = (argv if argv is not None else sys.argv[1:]) or ["autotune", "plain"]
+    records = [build_lz4(cc_kind=k, cli=True).to_dict() for k in kinds]  # type: ignore[arg-type]
+    print(json.dumps({"load_avg_1min": os.getloadavg()[0], "builds": records}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
