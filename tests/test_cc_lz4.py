@@ -6,13 +6,17 @@ the later stages use for throughput comparisons and validation.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from targets.lz4 import TargetUnavailable, build_lz4, lz4_sample_inputs, lz4_source_dir
+from targets.lz4 import HARNESS_SOURCE, TargetUnavailable, build_lz4, lz4_sample_inputs, lz4_source_dir
+
+AUTOTUNE_CC = Path(sys.executable).parent / "autotune-cc"
 
 pytestmark = pytest.mark.slow
 
@@ -77,6 +81,20 @@ def test_lz4_builds_with_autotune_cc_and_runs_its_samples(lz4_src, samples, tmp_
         assert r.returncode == 0, r.stderr.decode()[-2000:]
     r = run([build.harness], input=(samples / "NEWS").read_bytes())  # stdin mode
     assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
+def test_lz4_harness_under_asan_and_ubsan(lz4_src, samples, tmp_path):
+    """The harness built with the user's sanitizers through the wrapper (clang's ASan/UBSan
+    runtimes kept beside ours), linked with the instrumented library, runs the samples clean."""
+    build = build_lz4(cc_kind="autotune")
+    out = tmp_path / "lz4_harness_asan"
+    r = run([AUTOTUNE_CC, "-O1", "-g", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
+             "-I", build.root / "lib", HARNESS_SOURCE, build.library, "-o", out])
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    syms = defined(out)
+    assert {"__asan_init", "__sanitizer_cov_trace_pc_guard", "LLVMFuzzerTestOneInput", "main"} <= syms
+    r = run([out, samples], env={**os.environ, "ASAN_OPTIONS": "detect_leaks=1"})
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
 
 
 def test_plain_lz4_build_runs_the_same_samples(lz4_src, samples):
