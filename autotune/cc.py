@@ -157,8 +157,26 @@ def _strip_fuzzer(arg: str) -> tuple[str | None, bool | None]:
     return rest, fuzzer
 
 
+def _expand_response_files(args: Sequence[str], depth: int = 0) -> list[str]:
+    """Replace each readable ``@file`` by its arguments (as clang reads them), so that flags in it
+    are seen (and ``-fsanitize=fuzzer`` in it removed). A missing file stays for clang to report."""
+    if depth > 8 or not any(a.startswith("@") for a in args):
+        return list(args)
+    import shlex
+
+    out: list[str] = []
+    for a in args:
+        if a.startswith("@") and os.path.isfile(a[1:]):
+            with open(a[1:], encoding="utf-8", errors="surrogateescape") as fh:
+                out.extend(_expand_response_files(shlex.split(fh.read()), depth + 1))
+        else:
+            out.append(a)
+    return out
+
+
 def parse_args(args: Sequence[str]) -> Invocation:
     """Classify a compiler command line (without argv[0])."""
+    args = _expand_response_files(args)
     kept: list[str] = []
     fuzzer = False
     inputs = 0
@@ -192,8 +210,8 @@ def parse_args(args: Sequence[str]) -> Invocation:
             no_runtime = True
         elif a in _INFO or a.startswith(_INFO_PREFIX):
             info = True
-        elif a == "-" or not a.startswith("-"):
-            inputs += 1  # a source, object, archive, linker script or @response file
+        elif a == "-" or not a.startswith(("-", "@")):
+            inputs += 1  # a source, object, archive or linker script
         i += 1
     if preprocess_only:
         mode: Mode = "preprocess"

@@ -116,6 +116,13 @@ def test_language_override_is_reset_before_the_archive():
                                "-x", "none", *RT_LINK]
 
 
+def test_response_files_are_expanded_so_their_flags_count(tmp_path):
+    rsp = tmp_path / "args.rsp"
+    rsp.write_text('-c "my file.c"\n-o out.o -fsanitize=fuzzer\n')
+    assert rewritten([f"@{rsp}", "-O2"]) == ["/usr/bin/clang", *FLAGS, "-c", "my file.c", "-o", "out.o", "-O2"]
+    assert rewritten([f"@{tmp_path}/missing.rsp"]) == ["/usr/bin/clang", *FLAGS, f"@{tmp_path}/missing.rsp"]
+
+
 # --- choosing the compiler ---------------------------------------------------------------
 
 def _fake_exe(d: Path, name: str) -> Path:
