@@ -187,13 +187,15 @@ def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None
                         str(artifacts.runtime_archive()), str(artifacts.driver_object())]
         harness_cmd = [cc, *flags, "-fsanitize=fuzzer"]
     elif cc_kind == "plain":
+        from autotune.cc import LINK_LIBS
         from autotune.runtime import artifacts
 
+        # no instrumentation, but the same driver and runtime, linked as the wrapper links them
         cc = shutil.which("clang") or "clang"
         rt, drv = artifacts.runtime_archive(), artifacts.driver_object()
         extra_ident += [str(rt), str(drv)]
         harness_cmd = [cc, *flags, str(drv)]
-        link_extra = ["-Wl,--whole-archive", str(rt), "-Wl,--no-whole-archive", "-lpthread", "-ldl"]
+        link_extra = ["-Wl,--whole-archive", str(rt), "-Wl,--no-whole-archive", *LINK_LIBS]
     else:
         cc = shutil.which("afl-clang-fast") or "afl-clang-fast"
         env.update(afl_env)
