@@ -225,7 +225,7 @@ T256 static inline int b256_cmp(__m256i b, uint8_t *virgin) {
   return _mm256_testz_si256(b, ff) ? 1 : 2; /* v == 0xff there, so b & v == b */
 }
 
-/* 32 counters -> 32 saturated bytes (u8, u16, u32; u64 goes through its own path) */
+/* 32 counters -> 32 saturated bytes */
 T256 static inline __m256i sat256_u8(const void *p, size_t i) {
   return _mm256_loadu_si256((const __m256i *)((const uint8_t *)p + i));
 }
@@ -246,16 +246,26 @@ T256 static inline __m256i sat256_u32(const void *p, size_t i) {
   __m256i w = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
   return _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
-/* u64: OR of the 32 counters, non-zero blocks go to the scalar reference */
-T256 static inline int any256_u64(const void *p, size_t i) {
+/* u64: saturate each lane (x >> 8 != 0 -> 255), pair vectors into dwords (a | b << 32), pack to
+ * bytes, then restore the memory order with one cross-lane dword permute and one byte shuffle. */
+T256 static inline __m256i sat64x4(const __m256i *q) {
+  __m256i x = _mm256_loadu_si256(q);
+  __m256i small = _mm256_cmpeq_epi64(_mm256_srli_epi64(x, 8), _mm256_setzero_si256());
+  return _mm256_blendv_epi8(_mm256_set1_epi64x(255), x, small);
+}
+T256 static inline __m256i sat256_u64(const void *p, size_t i) {
   const __m256i *q = (const __m256i *)((const uint64_t *)p + i);
-  __m256i o = _mm256_or_si256(_mm256_or_si256(_mm256_loadu_si256(q), _mm256_loadu_si256(q + 1)),
-                              _mm256_or_si256(_mm256_loadu_si256(q + 2), _mm256_loadu_si256(q + 3)));
-  o = _mm256_or_si256(o, _mm256_or_si256(_mm256_or_si256(_mm256_loadu_si256(q + 4),
-                                                         _mm256_loadu_si256(q + 5)),
-                                         _mm256_or_si256(_mm256_loadu_si256(q + 6),
-                                                         _mm256_loadu_si256(q + 7))));
-  return nz256(o);
+  __m256i ab = _mm256_or_si256(sat64x4(q), _mm256_slli_epi64(sat64x4(q + 1), 32));
+  __m256i cd = _mm256_or_si256(sat64x4(q + 2), _mm256_slli_epi64(sat64x4(q + 3), 32));
+  __m256i ef = _mm256_or_si256(sat64x4(q + 4), _mm256_slli_epi64(sat64x4(q + 5), 32));
+  __m256i gh = _mm256_or_si256(sat64x4(q + 6), _mm256_slli_epi64(sat64x4(q + 7), 32));
+  /* bytes per 128-bit lane: [a0 b0 a1 b1 c0 d0 c1 d1 e0 f0 e1 f1 g0 h0 g1 h1] and the same with
+   * counters 2, 3 in the high lane */
+  __m256i w = _mm256_packus_epi16(_mm256_packus_epi32(ab, cd), _mm256_packus_epi32(ef, gh));
+  w = _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  const __m256i order = _mm256_setr_epi8(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15,
+                                         0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+  return _mm256_shuffle_epi8(w, order);
 }
 
 T256 static inline int b256_block(__m256i x, uint8_t *dst, int in_place, uint8_t *virgin, size_t i,
@@ -316,30 +326,7 @@ static inline int scalar_rest(unsigned wi, uint8_t *dst, const void *src, uint8_
 DEF256(8)
 DEF256(16)
 DEF256(32)
-
-T256 static inline int run256_u64(uint8_t *dst, const void *src, uint8_t *virgin, size_t n,
-                                  int cmp) {
-  int ret = 0;
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    if (!any256_u64(src, i)) {
-      _mm256_storeu_si256((__m256i *)(dst + i), _mm256_setzero_si256());
-      continue;
-    }
-    ret = imax(ret, scalar_rest(3, dst + i, (const uint64_t *)src + i, cmp ? virgin + i : NULL,
-                                32, cmp));
-  }
-  if (i < n)
-    ret = imax(ret, scalar_rest(3, dst + i, (const uint64_t *)src + i, cmp ? virgin + i : NULL,
-                                n - i, cmp));
-  return ret;
-}
-T256 static void classify256_u64(uint8_t *dst, const void *src, size_t n) {
-  run256_u64(dst, src, NULL, n, 0);
-}
-T256 static int cc256_u64(uint8_t *dst, const void *src, uint8_t *virgin, size_t n) {
-  return run256_u64(dst, src, virgin, n, 1);
-}
+DEF256(64)
 
 /* count_nonzero: per vector, the zero lanes' movemask; non-zero = lanes - zero lanes */
 #define DEF256_COUNT(W, CMPEQ, MOVEMASK, CAST, BITS_PER_LANE)                                  \
