@@ -52,7 +52,7 @@ const char *bm_strerror(int err) {
   switch (err) {
     case BM_OK: return "ok";
     case BM_E_CONFIG: return "invalid map configuration (layout, width 8/16/32/64, policy, "
-                             "index slots a power of two <= 2^31, capacity 1..2^31)";
+                             "index slots a power of two <= 2^31, capacity 1..2^31, exact: capacity <= index slots)";
     case BM_E_NOMEM: return "cannot allocate the map";
     case BM_E_SHARED: return "the shared region does not match the map configuration";
     case BM_E_VARIANT: return "kernel variant not supported by this CPU or build";
