@@ -164,8 +164,9 @@ void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_ME
 /* ---- sinks' configuration ----------------------------------------------------------------- */
 static int cov_census_on;
 static int cov_map_on;
+static int cov_sinks; /* 0 none, 1 census only, 2 map only, 3 both */
+static void sinks_update(void) { cov_sinks = (cov_census_on ? 1 : 0) | (cov_map_on ? 2 : 0); }
 static bm_map *cov_map;
-static int cov_map_code;      /* layout * 12 + width index * 3 + policy */
 static uint32_t cov_map_win;  /* N - 1 previous blocks in the hashed key */
 static int cov_map_ctxsel = -1;
 uint32_t cov_hmask[8];
@@ -276,6 +277,7 @@ static __attribute__((noinline)) cov_thread *cov_thread_slow(void) {
   memset(t->h, 0, sizeof t->h);
   memset(t->rr, 0, sizeof t->rr);
   t->xr = 0;
+  t->ctx32 = 0;
   t->depth = 0;
   t->overdepth = 0;
   memset(&t->stack[0], 0, sizeof t->stack[0]);
@@ -362,7 +364,8 @@ static __attribute__((noinline)) void ev_insert(cov_thread *t, cov_evtab *et, ui
   et->index[s] = ++et->n;
 }
 
-static inline void census_hit(cov_thread *t, const uint32_t *win) {
+/* Out of line: keeps the hooks' fast path (no sink, map sink) free of register spills. */
+static __attribute__((noinline)) void census_hit(cov_thread *t, const uint32_t *win) {
   cov_evtab *et = t->ev;
   if (UNLIKELY(!et)) return;
   uint32_t w[8];
@@ -385,40 +388,49 @@ static inline void census_hit(cov_thread *t, const uint32_t *win) {
 }
 
 /* ---- map sink ----------------------------------------------------------------------------- */
-#define MAP_CASE(L, LN, W, WI, P, PN)                                                       \
-  case (L) * 12 + (WI) * 3 + (P):                                                           \
-    bm_##LN##_update_u##W##_##PN(m, key);                                                   \
-    break;
-#define MAP_CASES_W(L, LN, W, WI)                                                           \
-  MAP_CASE(L, LN, W, WI, BM_WRAP, wrap)                                                     \
-  MAP_CASE(L, LN, W, WI, BM_NEVERZERO, nz) MAP_CASE(L, LN, W, WI, BM_SATURATE, sat)
-#define MAP_CASES_L(L, LN)                                                                  \
-  MAP_CASES_W(L, LN, 8, 0) MAP_CASES_W(L, LN, 16, 1) MAP_CASES_W(L, LN, 32, 2)              \
-  MAP_CASES_W(L, LN, 64, 3)
+/* One specialised function per layout/width/policy (bigmap.h's static inline updates), chosen
+ * once by cov_map_sink_set and entered by a tail call from the hooks. */
+typedef void (*map_hit_fn)(cov_thread *t, uint32_t g, uint32_t pos);
+static map_hit_fn cov_map_hit;
 
-static inline void map_hit(cov_thread *t, uint32_t g, uint32_t pos) {
+static inline __attribute__((always_inline)) uint64_t map_key(cov_thread *t, uint32_t g,
+                                                               uint32_t pos) {
   uint32_t r = rid(g);
-  uint64_t key = r ^ t->xr ^ t->stack[t->depth].ctx32;
+  uint64_t key = r ^ t->xr ^ t->ctx32;
   t->xr ^= t->rr[pos + cov_map_win] ^ (r >> 1);
   t->rr[pos] = t->rr[pos + 8] = r >> 1;
-  bm_map *m = cov_map;
-  switch (cov_map_code) {
-    MAP_CASES_L(BM_FLAT, flat)
-    MAP_CASES_L(BM_TWOLEVEL, twolevel)
-    MAP_CASES_L(BM_EXACT, exact)
-    default: break;
-  }
+  return key;
 }
+
+#define MAP_HIT_DEF(LN, W, PN)                                                              \
+  static void map_hit_##LN##_##W##_##PN(cov_thread *t, uint32_t g, uint32_t pos) {         \
+    bm_##LN##_update_u##W##_##PN(cov_map, map_key(t, g, pos));                              \
+  }
+#define MAP_HIT_DEF_W(LN, W) MAP_HIT_DEF(LN, W, wrap) MAP_HIT_DEF(LN, W, nz) MAP_HIT_DEF(LN, W, sat)
+#define MAP_HIT_DEF_L(LN)                                                                   \
+  MAP_HIT_DEF_W(LN, 8) MAP_HIT_DEF_W(LN, 16) MAP_HIT_DEF_W(LN, 32) MAP_HIT_DEF_W(LN, 64)
+MAP_HIT_DEF_L(flat)
+MAP_HIT_DEF_L(twolevel)
+MAP_HIT_DEF_L(exact)
+
+#define MAP_HIT_ROW_W(LN, W) map_hit_##LN##_##W##_wrap, map_hit_##LN##_##W##_nz, map_hit_##LN##_##W##_sat,
+#define MAP_HIT_ROW(LN) MAP_HIT_ROW_W(LN, 8) MAP_HIT_ROW_W(LN, 16) MAP_HIT_ROW_W(LN, 32) MAP_HIT_ROW_W(LN, 64)
+/* index: layout * 12 + width index * 3 + policy (BM_WRAP, BM_NEVERZERO, BM_SATURATE) */
+static const map_hit_fn map_hit_table[36] = {MAP_HIT_ROW(flat) MAP_HIT_ROW(twolevel) MAP_HIT_ROW(exact)};
+
+static inline void map_hit(cov_thread *t, uint32_t g, uint32_t pos) { cov_map_hit(t, g, pos); }
 
 void cov_map_sink_set(bm_map *map, int metric) {
   if (!map || metric < 0 || metric >= COV_N_METRICS) {
     cov_map_on = 0;
     cov_map = NULL;
+    sinks_update();
     cov_gen_bump();
     return;
   }
   cov_map = map;
-  cov_map_code = (int)map->layout * 12 + (int)bm_width_index(map->width_bits) * 3 + (int)map->policy;
+  cov_map_hit = map_hit_table[(int)map->layout * 12 + (int)bm_width_index(map->width_bits) * 3 +
+                              (int)map->policy];
   if (metric >= COV_M_CTX) {
     cov_map_win = 1;
     cov_map_ctxsel = metric - COV_M_CTX;
@@ -427,6 +439,7 @@ void cov_map_sink_set(bm_map *map, int metric) {
     cov_map_ctxsel = -1;
   }
   cov_map_on = 1;
+  sinks_update();
   cov_gen_bump();
 }
 
@@ -441,16 +454,29 @@ void cov_census_sink_set(cov_census *census) {
   for (uint32_t i = 0; i < 8; i++) cov_hmask[i] = i < depth ? 0xffffffffu : 0;
   cov_digmask = (mask >> COV_M_CTX) ? ~0ull : 0;
   cov_census_on = census != NULL;
+  sinks_update();
   cov_gen_bump();
 }
 
 /* ---- the hot path ------------------------------------------------------------------------- */
+static __attribute__((noinline)) void both_hit(cov_thread *t, uint32_t g, uint32_t pos) {
+  census_hit(t, &t->h[pos]);
+  map_hit(t, g, pos);
+}
+
+/* Commit block g: history, then the sinks, each out of line and entered by a tail call, so the
+ * no-sink path needs no register spills. */
 static inline __attribute__((always_inline)) void commit(cov_thread *t, uint32_t g) {
   uint32_t pos = (t->pos - 1) & 7;
   t->pos = pos;
   t->h[pos] = t->h[pos + 8] = g;
-  if (cov_census_on) census_hit(t, &t->h[pos]);
-  if (cov_map_on) map_hit(t, g, pos);
+  int s = cov_sinks;
+  if (LIKELY(s == 2))
+    map_hit(t, g, pos);
+  else if (s == 1)
+    census_hit(t, &t->h[pos]);
+  else if (s == 3)
+    both_hit(t, g, pos);
 }
 
 void __sanitizer_cov_trace_pc_guard(uint32_t *guard) {
@@ -503,6 +529,7 @@ void __cyg_profile_func_enter(void *fn, void *site) {
                                (c8 * 0xbf58476d1ce4e5b9ull)) | 1u
                        : 0;
   f->ctx32 = cov_map_ctxsel >= 0 ? (uint32_t)f->cx[cov_map_ctxsel] : 0;
+  t->ctx32 = f->ctx32;
   t->depth = d + 1;
 }
 
@@ -522,11 +549,13 @@ void __cyg_profile_func_exit(void *fn, void *site) {
   uint32_t d = t->depth;
   if (LIKELY(d && t->stack[d].fn == fn)) {
     t->depth = d - 1;
+    t->ctx32 = t->stack[d - 1].ctx32;
     return;
   }
   for (uint32_t i = d; i >= 1; i--) /* frames skipped by longjmp or an exception */
     if (t->stack[i].fn == fn) {
       t->depth = i - 1;
+      t->ctx32 = t->stack[i - 1].ctx32;
       return;
     }
 }

@@ -49,9 +49,11 @@ typedef struct cov_thread {
   uint32_t h[16];    /* doubled ring of guard indices */
   uint32_t rr[16];   /* doubled ring of R >> 1 (map sink) */
   uint32_t xr;       /* map sink: XOR of the last N-1 entries of rr */
+  uint32_t ctx32;    /* map sink: stack[depth].ctx32, kept here for the hot path */
   uint32_t depth;    /* stack[depth] is the current frame; stack[0] = no function */
   uint32_t overdepth;
   uint32_t seed_epoch; /* cov_seed_epoch the function-id cache belongs to */
+  uint32_t pad;
   cov_evtab *ev;
   struct cov_thread *next_free;
   cov_frame stack[COV_STACK_MAX];
