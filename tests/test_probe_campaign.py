@@ -228,3 +228,36 @@ def test_analysis_agrees_with_equation1_on_fake_keys(fake, tmp_path):
         for row in m.map_sizes:
             assert abs(row.collision_rate - row.eq1_collision_rate) <= 4 * row.eq1_sd + 1.0 / m.keys, (m.metric, row)
     assert np.isfinite(r.metric("ctx").richness.estimate)
+
+
+def test_interrupt_finishes_with_a_partial_census(fake, tmp_path):
+    """Ctrl-C (KeyboardInterrupt, here raised from the progress callback) ends the loop, not the probe."""
+    calls = []
+
+    def on_progress(p):
+        calls.append(p)
+        if p.phase == "havoc" and p.execs > 50:
+            raise KeyboardInterrupt
+
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}),
+                  time_s=30, on_progress=on_progress)
+    assert r.campaign.stop_reason == "interrupt" and any("interrupted" in n for n in r.notes)
+    assert load_probe(tmp_path / "o").census_dict() == r.census_dict()
+    assert calls[0].phase == "seeds" and calls[-1].phase == "trace"
+
+
+def test_live_view_and_summary_render(fake, tmp_path):
+    from rich.console import Console
+
+    from autotune.probe.campaign import Progress
+    from autotune.probe.display import live_view, summary_table
+
+    con = Console(width=120, record=True, file=open(os.devnull, "w"))
+    con.print(live_view(Progress(phase="havoc", elapsed_s=3.2, time_budget_s=60, execs=12345, max_execs=None,
+                                 execs_per_s=3858.0, crashes=2, hangs=1, kept=40, total_keys=tuple(range(13)))))
+    text = con.export_text()
+    assert "elapsed   3.2 / 60 s" in text and "3,858 execs/s" in text and "crashes 2" in text
+    assert "ngram-8" in text and "ctx-8" in text
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}), max_execs=60)
+    con.print(summary_table(r))
+    assert "coverage census" in con.export_text()

@@ -93,6 +93,7 @@ class _Campaign:
         self.execs = self.execs_ok = 0
         self.exec_ns = array.array("Q")
         self.queue: list[bytes] = []
+        self.ok_seeds: list[bytes] = []
         self.corpus: list[CorpusEntry] = []
         self.crashes: list[Finding] = []
         self.hangs: list[Finding] = []
@@ -199,6 +200,8 @@ class _Campaign:
                 counts["not_run"] = len(seeds) - i
                 return stop, counts
             st = self.execute(data, f"seed:{name}")
+            if st in (P.ST_OK, P.ST_FULL):
+                self.ok_seeds.append(data)
             counts["ok" if st in (P.ST_OK, P.ST_FULL) else "crash" if st == P.ST_CRASH else "hang"] += 1
             self.progress(now)
         return None, counts
@@ -207,7 +210,8 @@ class _Campaign:
         self.phase = "havoc"
         rng = self.rng
         mutate = self.havoc.mutate
-        queue = self.queue if self.queue else [b""]
+        # without feedback (nothing kept: e.g. an uninstrumented baseline) mutate the seeds that ran
+        queue = self.queue or list(self.ok_seeds) or [b""]
         execute = self.execute
         monotonic = time.monotonic
         while True:
@@ -306,10 +310,12 @@ def run_probe(
                 stop, seed_counts = camp.run_seeds(seeds.inputs, seed_counts)
                 if stop is None:
                     if not camp.queue:
-                        notes.append("no seed ran to completion with coverage: mutating from an empty input")
+                        notes.append("no seed reached a coverage key: mutating the seeds that ran"
+                                     if camp.ok_seeds else "no seed ran to completion: mutating from an empty input")
                     stop = camp.run_havoc()
             except KeyboardInterrupt:
                 stop = "interrupt"
+                server.drain()
                 notes.append("interrupted: the census covers the executions done so far")
             loop_s = time.monotonic() - t0
             camp.phase = "trace"

@@ -75,6 +75,7 @@ class ProbeServer:
         self._log = None
         self._log_pos = 0
         self.commands = 0
+        self.pending = False
 
     # --- life cycle --------------------------------------------------------------------------
     def environment(self, *, ctl_fd: int, st_fd: int) -> dict[str, str]:
@@ -242,7 +243,16 @@ class ProbeServer:
         except BrokenPipeError:
             self._died(False)
         self.commands += 1
-        return self._read_reply(wait_ms=self._wait_ms)
+        self.pending = True  # until its reply is read (an interrupt in between leaves it in the pipe)
+        raw = self._read_reply(wait_ms=self._wait_ms)
+        self.pending = False
+        return raw
+
+    def drain(self) -> None:
+        """Read the reply of a command interrupted before its reply was read (keeps the pipe in step)."""
+        if self.pending:
+            self._read_reply(wait_ms=self._wait_ms)
+            self.pending = False
 
     def trace(self, data: bytes, *, seq: int) -> P.Reply:
         self.put_input(data)
