@@ -101,6 +101,7 @@ static inline uint32_t rid(uint32_t g) {
 uint32_t cov_block_id(uint32_t g) { return rid(g); }
 uint32_t cov_guard_count(void) { return __atomic_load_n(&cov_nguards, __ATOMIC_ACQUIRE); }
 uint64_t cov_seed(void) { return cov_seed_v; }
+uint32_t cov_seed_epoch_now(void) { return __atomic_load_n(&cov_seed_epoch, __ATOMIC_ACQUIRE); }
 
 static uint64_t cov_gen = 1;
 uint64_t cov_gen_now(void) { return __atomic_load_n(&cov_gen, __ATOMIC_ACQUIRE); }

@@ -107,27 +107,33 @@ static cov_crec *census_find(const cov_census *c, int m, uint64_t key) {
   }
 }
 
-/* 1 new key, 0 known, -1 full (dropped). */
-static int census_add(cov_census *c, int m, uint64_t key, uint32_t hk, uint64_t count,
-                      uint64_t exec) {
+static inline void crec_bump(cov_crec *r, uint64_t count, uint64_t exec) {
+  if (r->cur_exec != exec) {
+    r->cur_exec = exec;
+    r->cur_hits = 0;
+    r->n_inputs++;
+  }
+  r->cur_hits += count;
+  r->total_hits += count;
+  if (r->cur_hits > r->max_hits) r->max_hits = r->cur_hits;
+}
+
+/* Add count hits of key to metric m: the record's index, or -1 when the table was full (the key
+ * was dropped and counted). *is_new says whether the key is new to the census. */
+static int64_t census_add(cov_census *c, int m, uint64_t key, uint32_t hk, uint64_t count,
+                          uint64_t exec, int *is_new) {
   uint32_t *idx = cidx(c, m);
   cov_crec *rec = crec(c, m);
   uint64_t mask = ((uint64_t)1 << c->bits) - 1;
   uint64_t s = chome(c, key);
+  *is_new = 0;
   for (;; s = (s + 1) & mask) {
     uint32_t e = idx[s];
     if (!e) break;
     cov_crec *r = &rec[e - 1];
     if (r->key == key) {
-      if (r->cur_exec != exec) {
-        r->cur_exec = exec;
-        r->cur_hits = 0;
-        r->n_inputs++;
-      }
-      r->cur_hits += count;
-      r->total_hits += count;
-      if (r->cur_hits > r->max_hits) r->max_hits = r->cur_hits;
-      return 0;
+      crec_bump(r, count, exec);
+      return (int64_t)e - 1;
     }
   }
   cov_ctab *t = &c->t[m];
@@ -143,7 +149,102 @@ static int census_add(cov_census *c, int m, uint64_t key, uint32_t hk, uint64_t 
   r->max_hits = r->total_hits = r->cur_hits = count;
   r->first_exec = r->cur_exec = exec;
   idx[s] = ++t->n;
-  return 1;
+  *is_new = 1;
+  return (int64_t)t->n - 1;
+}
+
+/* ---- event cache: event -> its census records, across executions (per process) -------------
+ * Most events of an execution were seen before; their 13 keys and census slots are remembered
+ * here, so the merge skips the key computation and the census index probes (the index tables
+ * are the large, cache-missing part). Private memory: a re-forked child starts empty. */
+typedef struct ecache_ent {
+  uint32_t w[8];
+  uint64_t dig;
+  uint32_t rec[COV_N_METRICS]; /* record index per selected metric */
+  uint32_t pad;
+} ecache_ent;
+
+static struct {
+  const cov_census *census;
+  uint32_t epoch;
+  uint32_t n, cap; /* entries, capacity (index: 2 * cap) */
+  uint32_t *index;
+  ecache_ent *ent;
+} ec;
+
+#define EC_MAX (1u << 22)
+
+static inline uint32_t ec_hash(const uint32_t *w, uint64_t dig) {
+  uint64_t a, b, c2, d;
+  memcpy(&a, w, 8);
+  memcpy(&b, w + 2, 8);
+  memcpy(&c2, w + 4, 8);
+  memcpy(&d, w + 6, 8);
+  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^
+               (c2 * 0x165667b19e3779f9ull) ^ (d * 0xd6e8feb86659fd93ull) ^ dig;
+  h ^= h >> 31;
+  h *= 0x94d049bb133111ebull;
+  return (uint32_t)(h >> 32);
+}
+
+static void ec_reset(const cov_census *c) {
+  free(ec.index);
+  free(ec.ent);
+  memset(&ec, 0, sizeof ec);
+  ec.census = c;
+  ec.epoch = cov_seed_epoch_now();
+}
+
+static int ec_grow(void) {
+  uint32_t ncap = ec.cap ? ec.cap * 2 : 4096;
+  if (ncap > EC_MAX) return -1;
+  uint32_t *nidx = calloc((size_t)2 * ncap, sizeof *nidx);
+  ecache_ent *nent = realloc(ec.ent, (size_t)ncap * sizeof *nent);
+  if (!nidx || !nent) {
+    free(nidx);
+    if (nent) ec.ent = nent;
+    return -1;
+  }
+  ec.ent = nent;
+  free(ec.index);
+  ec.index = nidx;
+  ec.cap = ncap;
+  uint32_t mask = 2 * ncap - 1;
+  for (uint32_t i = 0; i < ec.n; i++) {
+    uint32_t s = ec_hash(nent[i].w, nent[i].dig) & mask;
+    while (nidx[s]) s = (s + 1) & mask;
+    nidx[s] = i + 1;
+  }
+  return 0;
+}
+
+/* The cached entry of an event, or NULL (then *slot is where it would go). */
+static inline ecache_ent *ec_find(const cov_event *e, uint32_t *slot) {
+  if (!ec.cap) return NULL;
+  uint32_t mask = 2 * ec.cap - 1;
+  for (uint32_t s = ec_hash(e->w, e->dig) & mask;; s = (s + 1) & mask) {
+    uint32_t i = ec.index[s];
+    if (!i) {
+      *slot = s;
+      return NULL;
+    }
+    ecache_ent *x = &ec.ent[i - 1];
+    if (x->dig == e->dig && memcmp(x->w, e->w, sizeof x->w) == 0) return x;
+  }
+}
+
+static void ec_insert(const cov_event *e, uint32_t slot, const uint32_t rec[COV_N_METRICS]) {
+  if (ec.n == ec.cap) {
+    if (ec_grow() != 0) return; /* not cached: merged the slow way next time too */
+    uint32_t mask = 2 * ec.cap - 1;
+    slot = ec_hash(e->w, e->dig) & mask;
+    while (ec.index[slot]) slot = (slot + 1) & mask;
+  }
+  ecache_ent *x = &ec.ent[ec.n];
+  memcpy(x->w, e->w, sizeof x->w);
+  x->dig = e->dig;
+  memcpy(x->rec, rec, sizeof x->rec);
+  ec.index[slot] = ++ec.n;
 }
 
 int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]) {
@@ -152,21 +253,37 @@ int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]) {
   uint64_t exec = ++c->execs;
   uint64_t gen = cov_gen_now();
   uint64_t ex[COV_N_METRICS];
-  uint32_t hk[COV_N_METRICS];
+  uint32_t hk[COV_N_METRICS], rec[COV_N_METRICS];
+  int metrics[COV_N_METRICS], nm = 0;
+  for (int m = 0; m < COV_N_METRICS; m++)
+    if (c->mask & (1u << m)) metrics[nm++] = m;
+  if (ec.census != c || ec.epoch != cov_seed_epoch_now()) ec_reset(c);
   cov_registry_lock();
   for (cov_evtab *et = cov_evtab_first(); et; et = et->next) {
     if (et->gen != gen || !et->n) continue;
     for (uint32_t i = 0; i < et->n; i++) {
       const cov_event *e = &et->ev[i];
-      cov_keys(e->w, e->cx, ex, hk);
-      for (int m = 0; m < COV_N_METRICS; m++) {
-        if (!(c->mask & (1u << m))) continue;
-        int r = census_add(c, m, ex[m], hk[m], e->count, exec);
-        if (r > 0)
-          new_keys[m]++;
-        else if (r < 0 && full < 0)
-          full = m;
+      uint32_t slot = 0;
+      const ecache_ent *x = ec_find(e, &slot);
+      if (x) {
+        for (int j = 0; j < nm; j++) crec_bump(&crec(c, metrics[j])[x->rec[metrics[j]]], e->count, exec);
+        continue;
       }
+      cov_keys(e->w, e->cx, ex, hk);
+      int cacheable = 1;
+      memset(rec, 0, sizeof rec);
+      for (int j = 0; j < nm; j++) {
+        int m = metrics[j], is_new;
+        int64_t r = census_add(c, m, ex[m], hk[m], e->count, exec, &is_new);
+        if (r < 0) {
+          cacheable = 0;
+          if (full < 0) full = m;
+        } else {
+          rec[m] = (uint32_t)r;
+          new_keys[m] += (uint32_t)is_new;
+        }
+      }
+      if (cacheable) ec_insert(e, slot, rec);
     }
     cov_evtab_clear(et);
   }

@@ -64,6 +64,7 @@ typedef struct cov_thread {
 extern uint32_t cov_hmask[8];  /* window mask: 0xffffffff for the depth the census needs */
 extern uint64_t cov_digmask;   /* ~0 when a context metric is selected */
 extern uint64_t cov_gen_now(void);
+uint32_t cov_seed_epoch_now(void); /* changes whenever the ids change (cov_set_seed) */
 
 /* Thread tables (registry), walked by the census after an execution. */
 cov_evtab *cov_evtab_first(void);
