@@ -32,7 +32,7 @@ M = {name: i for i, name in enumerate(METRICS)}
 def bins(tmp_path_factory):
     d = tmp_path_factory.mktemp("metrics-bins")
     out = {}
-    for name in ("calls3", "chains", "threads", "crashy"):
+    for name in ("calls3", "chains", "threads", "crashy", "ngram"):
         out[name] = build_cc(d / name, [PROGRAMS / f"{name}.c"], cflags=(["-pthread"] if name == "threads" else []))
     liba = build_cc_shared(d / "liblib_a.so", [PROGRAMS / "lib_a.c"])
     libb = build_cc_shared(d / "liblib_b.so", [PROGRAMS / "lib_b.c"])
@@ -194,3 +194,21 @@ def test_c_and_python_metric_lists_agree():
     for name in ("CTX", "CALLER", "CTX2", "CTX4", "CTX8"):
         py = {"CTX": "ctx", "CALLER": "caller"}.get(name, f"ctx-{name[3:]}")
         assert int(ids[name]) == PY_METRICS.index(py)
+
+
+def test_ngram_counts_by_hand(bins, tmp_path):
+    # one execution: H 1 2 2 2 2 3 (guards: work entry 1, loop 2, exit 3; harness 4)
+    cen = census(bins["ngram"], tmp_path, [b"abcd"])
+    pairs = {(e.key >> 32, e.key & 0xFFFFFFFF): e.total_hits for e in cen["edge"]}
+    assert pairs == {(0, 4): 1, (4, 1): 1, (1, 2): 1, (2, 2): 3, (2, 3): 1}
+    # distinct windows of N blocks (zeros before the start) and the hottest one's hits:
+    #   N=2: 0H H1 12 22(x3) 23                          5 keys, max 3
+    #   N=3: 00H 0H1 H12 122 222(x2) 223                 6 keys, max 2
+    #   N>=4: all 7 windows differ                       7 keys, max 1
+    want = {2: (5, 3), 3: (6, 2), 4: (7, 1), 5: (7, 1), 6: (7, 1), 7: (7, 1), 8: (7, 1)}
+    for n, (keys, hottest) in want.items():
+        got = cen[f"ngram-{n}"]
+        assert (len(got), max(e.max_hits for e in got)) == (keys, hottest), n
+        assert sum(e.total_hits for e in got) == 7
+    # edge and ngram-2 are the same tuples (AFL++'s NGRAM-2 is its CLASSIC edge)
+    assert sorted(e.hk32 for e in cen["edge"]) == sorted(e.hk32 for e in cen["ngram-2"])
