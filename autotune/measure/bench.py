@@ -207,16 +207,12 @@ def default_map_slots(*, min_slots: int = MIN_MAP_SLOTS, max_slots: int = MAX_MA
             from exc
 
 
-def measure_case(*, trace: KeyTrace, layout: str, width_bits: int, map_slots: int,
-                 settings: BenchSettings) -> tuple[BenchCase, native.RawRun]:
-    raw = native.run_case(trace=trace, layout=layout, width_bits=width_bits, map_slots=map_slots,
-                          policy=settings.policy, warmup_rounds=settings.warmup_rounds, rounds=settings.rounds,
-                          round_s=settings.round_s, min_execs=settings.min_execs, hugepages=settings.hugepages)
+def case_from_raw(raw: native.RawRun, *, layout: str, width_bits: int, map_slots: int) -> BenchCase:
+    """Medians over the rounds of one native run."""
     r = raw.rounds
     col = {name: [float(x) for x in r[:, i]] for i, name in enumerate(native.FIELDS)}
     execs = int(sum(col["execs"]))
-    hits = sum(col["hits"])
-    hits_per_exec = hits / max(execs, 1)
+    hits_per_exec = sum(col["hits"]) / max(execs, 1)
     upd = median(col["update_ns"])
     return BenchCase(
         layout=layout, width_bits=width_bits, map_slots=map_slots,
@@ -225,7 +221,15 @@ def measure_case(*, trace: KeyTrace, layout: str, width_bits: int, map_slots: in
         total_ns_mad=mad(col["total_ns"]), update_ns_per_hit=upd / hits_per_exec if hits_per_exec else 0.0,
         hits_per_exec=hits_per_exec, execs=execs, used_key=raw.used_key, overflow_keys=raw.overflow_keys,
         hugepage_bytes=raw.hugepage_bytes,
-    ), raw
+    )
+
+
+def measure_case(*, trace: KeyTrace, layout: str, width_bits: int, map_slots: int,
+                 settings: BenchSettings) -> tuple[BenchCase, native.RawRun]:
+    raw = native.run_case(trace=trace, layout=layout, width_bits=width_bits, map_slots=map_slots,
+                          policy=settings.policy, warmup_rounds=settings.warmup_rounds, rounds=settings.rounds,
+                          round_s=settings.round_s, min_execs=settings.min_execs, hugepages=settings.hugepages)
+    return case_from_raw(raw, layout=layout, width_bits=width_bits, map_slots=map_slots), raw
 
 
 def run_bench(*, trace: KeyTrace, settings: BenchSettings, host: dict[str, Any] | None = None,

@@ -1,0 +1,1 @@
+"""tune: choose map size, counter width, metric and layout by Bayesian optimisation (scikit-optimize)."""

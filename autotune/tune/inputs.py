@@ -1,0 +1,55 @@
+"""What tune needs from the probe: per metric the key estimate and counter-overflow shares, the
+target's own time per execution, and where its harness, corpus and traces are."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autotune.tune.space import WIDTHS
+
+
+@dataclass(frozen=True)
+class MetricFacts:
+    metric: str
+    observed_keys: int  # distinct keys in the census
+    estimated_keys: float  # the probe's estimate of all keys (observed + unseen)
+    overflow_by_width: dict[int, float]  # width -> share of keys with max_hits >= 2^W
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "observed_keys": self.observed_keys,
+                "estimated_keys": round(float(self.estimated_keys), 1),
+                "overflow_by_width": {str(w): round(v, 6) for w, v in sorted(self.overflow_by_width.items())}}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "MetricFacts":
+        return cls(metric=d["metric"], observed_keys=int(d["observed_keys"]), estimated_keys=float(d["estimated_keys"]),
+                   overflow_by_width={int(w): float(v) for w, v in d["overflow_by_width"].items()})
+
+
+@dataclass(frozen=True)
+class TuneInputs:
+    metrics: dict[str, MetricFacts]
+    target_exec_ns: float | None  # the target's median time per execution in the probe
+    probe_dir: Path | None = None
+    harness: Path | None = None  # the probe's harness binary (linked with our runtime)
+    corpus_dir: Path | None = None
+    target: str = "unknown"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def facts(self, metric: str) -> MetricFacts:
+        return self.metrics[metric]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "probe_dir": str(self.probe_dir) if self.probe_dir else None,
+                "harness": str(self.harness) if self.harness else None,
+                "corpus_dir": str(self.corpus_dir) if self.corpus_dir else None,
+                "target_exec_ns": self.target_exec_ns,
+                "metrics": [f.to_dict() for f in self.metrics.values()], "extra": self.extra}
+
+
+def overflow_shares(max_hits) -> dict[int, float]:
+    from autotune.tune.precision import counter_overflow_share
+
+    return {w: counter_overflow_share(max_hits=max_hits, width_bits=w) for w in WIDTHS}

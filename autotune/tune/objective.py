@@ -1,0 +1,142 @@
+"""The objective tune maximises: the rate of coverage feedback the fuzzer can trust.
+
+For a configuration x = (metric m, layout L, map size H, counter width W)::
+
+    score(x) = log2(execs_per_s(x, N))            measured throughput (N instances)
+             + log2(1 - lost_keys(m, L, H))        keys the map can tell apart
+             + log2(1 - counter_overflow(m, W))    keys whose counts stay exact
+             + w_s * log2(keys(m))                 how much the metric distinguishes
+             - P * max(0, lost_keys / c_max - 1)   the precision floor (a soft constraint)
+
+tune minimises ``-score``. In words: executions per second times the share of the metric's
+keys that land in a slot of their own and count without wrapping, times a diminishing credit
+for a richer metric; a configuration whose collision rate exceeds ``c_max`` is penalised.
+
+- ``execs_per_s`` is measured (autotune.tune.backends): the probe's harness replaying its kept
+  corpus through our runtime configured so, or bench.c replaying the probe's key trace plus the
+  target's own time per execution from the probe.
+- ``lost_keys`` = 1 - (1 - Equation 1 collision rate at H for the metric's estimated key count)
+  * (1 - two-level dense overflow) (BigMap, Chen et al., DSN 2021, Section II-B).
+- ``counter_overflow`` is the share of census keys whose hit count in one execution reaches 2^W
+  (Sarafov et al., FUZZING 2024, Section 4: overflows are common at 8 bits).
+- ``N`` instances share the last-level cache: the map's working set per execution (counters,
+  the classified trace afl-fuzz reads and its virgin map; a two-level map touches its used region
+  and one index line per key) is streamed at the per-byte cost bench measured for a map N times
+  larger once N times the working set exceeds the private L2; the difference is added to the
+  measured time per execution. BigMap Section V-D measured that sharing effect for parallel
+  sessions (9.2x at 2 MiB and 12 instances).
+
+Defaults and why:
+- ``c_max = 0.02``: BigMap's Table II puts the small FuzzBench targets (zlib 0.55 % .. libjpeg
+  2.2 %) at about 2 % at AFL's 64 KiB map: tune asks every metric for at least the precision AFL's
+  default gives a small target, while larger metrics must pay for it with a larger map.
+- ``w_s = 0.25``: a 16x richer metric (e.g. N-gram over edges) is worth halving the throughput.
+  The papers show richer metrics finding more (BigMap Section VI: N-gram 3 + laf-intel found 33 %
+  more unique crashes on large maps) but give no exchange rate; this is our judgement, and 0
+  ranks metrics by throughput and precision alone.
+- ``P = 10`` bits per unit of relative excess: a configuration at twice the limit loses a factor
+  of 1024, so a feasible point always wins when one was evaluated.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from autotune.tune.backends import Measurement
+from autotune.tune.inputs import MetricFacts
+from autotune.tune.precision import Precision, precision
+from autotune.tune.space import Config
+
+DEFAULT_MAX_COLLISION_RATE = 0.02
+DEFAULT_SENSITIVITY_WEIGHT = 0.25
+DEFAULT_PENALTY_BITS = 10.0
+AFL_HANDSHAKE_MAX_MAP = 1 << 23  # AFL++ 4.04c fork-server handshake: map sizes up to 2^23
+INDEX_LINE_BYTES = 64
+
+
+@dataclass(frozen=True)
+class ObjectiveSettings:
+    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE
+    sensitivity_weight: float = DEFAULT_SENSITIVITY_WEIGHT
+    penalty_bits: float = DEFAULT_PENALTY_BITS
+    jobs: int = 1
+    l2_bytes: int | None = None
+    llc_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    config: Config
+    measurement: Measurement
+    precision: Precision
+    n_keys: float
+    working_set_bytes: int
+    execs_per_s: float  # with N instances sharing the cache
+    score_bits: float
+    feasible: bool
+    notes: tuple[str, ...] = ()
+
+    @property
+    def value(self) -> float:
+        """What the optimiser minimises."""
+        return -self.score_bits
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"config": self.config.to_dict(), "measurement": self.measurement.to_dict(),
+                "precision": self.precision.to_dict(), "n_keys": round(self.n_keys, 1),
+                "working_set_bytes": self.working_set_bytes, "execs_per_s": round(self.execs_per_s, 3),
+                "score_bits": round(self.score_bits, 6), "feasible": self.feasible, "notes": list(self.notes)}
+
+
+def working_set_bytes(*, config: Config, n_keys: float, dense: int | None) -> int:
+    """Bytes the map work touches per execution (runtime + afl-fuzz's trace and virgin maps)."""
+    wb = config.width_bits // 8
+    trace = 1 if config.width_bits > 8 else 0
+    if config.layout == "flat":
+        return config.map_slots * (wb + trace + 1)
+    c = dense or config.map_slots
+    used = min(int(n_keys), c)
+    index = min(4 * config.map_slots, INDEX_LINE_BYTES * int(n_keys))
+    return 2 * c + used * wb + index
+
+
+def shared_cache_extra_ns(*, ws_bytes: int, jobs: int, l2_bytes: int | None,
+                          ns_per_byte: Callable[[int], float] | None) -> float:
+    """Extra ns per execution when ``jobs`` instances share the last-level cache (see module doc)."""
+    if jobs <= 1 or ns_per_byte is None:
+        return 0.0
+    if l2_bytes and ws_bytes * jobs <= l2_bytes:
+        return 0.0
+    return max(0.0, ws_bytes * (ns_per_byte(ws_bytes * jobs) - ns_per_byte(ws_bytes)))
+
+
+def evaluate(*, config: Config, measurement: Measurement, facts: MetricFacts, settings: ObjectiveSettings,
+             ns_per_byte: Callable[[int], float] | None = None) -> Evaluation:
+    n = max(1.0, float(facts.estimated_keys))
+    p = precision(config=config, n_keys=n, overflow_by_width=facts.overflow_by_width)
+    ws = working_set_bytes(config=config, n_keys=n, dense=p.dense_slots)
+    eps1 = max(measurement.execs_per_s, 1e-9)
+    extra = shared_cache_extra_ns(ws_bytes=ws, jobs=settings.jobs, l2_bytes=settings.l2_bytes,
+                                  ns_per_byte=ns_per_byte)
+    eps = 1e9 / (1e9 / eps1 + extra)
+    lost = p.lost_keys
+    score = (math.log2(eps) + math.log2(max(1e-12, 1.0 - lost)) + math.log2(max(1e-12, 1.0 - p.counter_overflow))
+             + settings.sensitivity_weight * math.log2(n))
+    notes = []
+    feasible = True
+    if lost > settings.max_collision_rate:
+        score -= settings.penalty_bits * (lost / settings.max_collision_rate - 1.0)
+        feasible = False
+        notes.append(f"collision rate {lost:.2%} is above the limit {settings.max_collision_rate:.2%}")
+    handed = config.map_slots if config.layout == "flat" else (p.dense_slots or config.map_slots)
+    if handed > AFL_HANDSHAKE_MAX_MAP:
+        score -= settings.penalty_bits
+        feasible = False
+        notes.append(f"a map of {handed} bytes is larger than AFL++ 4.04c's fork-server handshake allows (2^23)")
+    return Evaluation(config=config, measurement=measurement, precision=p, n_keys=n, working_set_bytes=ws,
+                      execs_per_s=eps, score_bits=score, feasible=feasible, notes=tuple(notes))

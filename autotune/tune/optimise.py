@@ -1,0 +1,204 @@
+"""Bayesian optimisation over the search space (scikit-optimize ask/tell, Gaussian process).
+
+The optimiser starts from AFL++'s own default for each metric (flat, 64 KiB, 8-bit counters:
+what needs no rebuild, so its best is always known exactly), then ``n_initial_points``
+Latin-hypercube points, then points chosen by the GP's acquisition (gp_hedge). Every
+configuration is measured once (CachedMeasurer); skopt's ``avoid_duplicates`` keeps it from
+asking for a point twice. ``grid_search`` evaluates every point, for tests and small spaces.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from autotune.errors import AutotuneError
+from autotune.tune.backends import CachedMeasurer, Measurer
+from autotune.tune.inputs import TuneInputs
+from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate
+from autotune.tune.space import AFL_DEFAULT_MAP_POW2, Config, SearchSpace
+
+DEFAULT_CALLS = 40
+DEFAULT_INITIAL_POINTS = 8
+# Candidates the acquisition function is evaluated on per call (the space is discrete and small).
+ACQ_POINTS = 2000
+# The last share of the calls refines around the incumbent (its unevaluated neighbours, best GP
+# prediction first): near the optimum the objective is flat and the GP's acquisition wanders.
+POLISH_SHARE = 0.2
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One call of the optimiser: the point asked, its evaluation, and whether it was measured anew."""
+
+    call: int
+    phase: str  # "afl-default", "initial", "model"
+    evaluation: Evaluation
+    measured: bool
+    elapsed_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"call": self.call, "phase": self.phase, "measured": self.measured,
+                "elapsed_s": round(self.elapsed_s, 3), **self.evaluation.to_dict()}
+
+
+@dataclass(frozen=True)
+class Search:
+    trials: tuple[Trial, ...]
+    measured: int  # distinct configurations measured
+    elapsed_s: float
+
+    @property
+    def best(self) -> Evaluation:
+        feasible = [t.evaluation for t in self.trials if t.evaluation.feasible]
+        pool = feasible or [t.evaluation for t in self.trials]
+        return min(pool, key=lambda e: (e.value, e.config))
+
+    def convergence(self) -> list[float]:
+        """Best score (bits) after each call."""
+        out, best = [], float("-inf")
+        for t in self.trials:
+            best = max(best, t.evaluation.score_bits)
+            out.append(best)
+        return out
+
+    def calls_to_best(self) -> int:
+        target = self.best.score_bits
+        for t in self.trials:
+            if t.evaluation.score_bits >= target:
+                return t.call
+        return len(self.trials)
+
+
+def afl_default_points(space: SearchSpace) -> list[Config]:
+    """flat, 2^16, 8-bit for every metric (AFL++'s compile-time map), when the space holds it."""
+    lo, hi = space.map_pow2
+    if not (lo <= AFL_DEFAULT_MAP_POW2 <= hi) or 8 not in space.widths or "flat" not in space.layouts:
+        return []
+    return [Config(m, "flat", 1 << AFL_DEFAULT_MAP_POW2, 8) for m in space.metrics]
+
+
+def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, settings: ObjectiveSettings,
+             calls: int = DEFAULT_CALLS, seed: int = 0, n_initial_points: int = DEFAULT_INITIAL_POINTS,
+             seed_afl_defaults: bool = True, ns_per_byte: Callable[[int], float] | None = None,
+             progress: Callable[[Trial], None] | None = None) -> Search:
+    """Minimise -score over ``space`` with ``calls`` evaluations."""
+    from skopt import Optimizer
+
+    if calls < 1:
+        raise AutotuneError(f"--calls must be at least 1, got {calls}", fix="pass --calls 40")
+    for m in space.metrics:
+        if m not in inputs.metrics:
+            raise AutotuneError(f"the probe has no census for metric {m}",
+                                fix="re-run `autotune probe`, or fix another metric with --metric")
+    calls = min(calls, space.n_points)
+    cached = measurer if isinstance(measurer, CachedMeasurer) else CachedMeasurer(measurer)
+    seeds = afl_default_points(space) if seed_afl_defaults else []
+    seeds = seeds[:calls]
+    n_init = max(0, min(n_initial_points, calls - len(seeds)))
+    opt = Optimizer(space.dimensions(), base_estimator=_gp(space, seed), n_initial_points=max(1, n_init),
+                    initial_point_generator="lhs", acq_func="gp_hedge", acq_optimizer="sampling",
+                    acq_optimizer_kwargs={"n_points": ACQ_POINTS}, random_state=seed)
+    trials: list[Trial] = []
+    t_start = time.monotonic()
+
+    def run(cfg: Config, phase: str) -> Evaluation:
+        before = cached.measured
+        t0 = time.monotonic()
+        meas = cached.measure(cfg)
+        ev = evaluate(config=cfg, measurement=meas, facts=inputs.facts(cfg.metric), settings=settings,
+                      ns_per_byte=ns_per_byte)
+        trial = Trial(call=len(trials) + 1, phase=phase, evaluation=ev, measured=cached.measured > before,
+                      elapsed_s=time.monotonic() - t0)
+        trials.append(trial)
+        if progress:
+            progress(trial)
+        return ev
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # skopt warns about repeated points and GP convergence
+        if seeds:
+            xs, ys = [], []
+            for cfg in seeds:
+                ev = run(cfg, "afl-default")
+                xs.append(space.to_point(cfg))
+                ys.append(ev.value)
+            opt.tell(xs, ys)
+        n_polish = int(round(POLISH_SHARE * calls)) if calls - len(seeds) - n_init > 4 else 0
+        while len(trials) < calls:
+            phase = "initial" if len(trials) - len(seeds) < n_init else "model"
+            x = None
+            if calls - len(trials) <= n_polish:
+                x = _polish_point(opt, space, trials)
+                phase = "polish" if x is not None else phase
+            if x is None:
+                x = opt.ask()
+            cfg = space.to_config(x)
+            ev = run(cfg, phase)
+            opt.tell(x, ev.value)
+    return Search(trials=tuple(trials), measured=cached.measured, elapsed_s=time.monotonic() - t_start)
+
+
+def neighbours(space: SearchSpace, c: Config) -> list[Config]:
+    """Configurations one step away from ``c``: map size x2^{+-1,+-2}, width x2^{+-1}, the
+    other layout, the metric next in rank."""
+    out = []
+    lo, hi = space.map_pow2
+    for d in (-2, -1, 1, 2):
+        if lo <= c.map_pow2 + d <= hi:
+            out.append(Config(c.metric, c.layout, 1 << (c.map_pow2 + d), c.width_bits))
+    widths = sorted(space.widths)
+    wi = widths.index(c.width_bits)
+    for j in (wi - 1, wi + 1):
+        if 0 <= j < len(widths):
+            out.append(Config(c.metric, c.layout, c.map_slots, widths[j]))
+    for lay in space.layouts:
+        if lay != c.layout:
+            out.append(Config(c.metric, lay, c.map_slots, c.width_bits))
+    mi = space.metrics.index(c.metric)
+    for j in (mi - 1, mi + 1):
+        if 0 <= j < len(space.metrics):
+            out.append(Config(space.metrics[j], c.layout, c.map_slots, c.width_bits))
+    return out
+
+
+def _polish_point(opt, space: SearchSpace, trials: list[Trial]) -> list | None:
+    """The unevaluated neighbour of the incumbent with the best GP prediction (None if none)."""
+    seen = {t.evaluation.config for t in trials}
+    best = min((t.evaluation for t in trials), key=lambda e: (e.value, e.config)).config
+    cands = [c for c in neighbours(space, best) if c not in seen]
+    if not cands:
+        return None
+    pts = [space.to_point(c) for c in cands]
+    if opt.models:
+        mu = opt.models[-1].predict(opt.space.transform(pts))
+        order = sorted(range(len(cands)), key=lambda i: (float(mu[i]), cands[i]))
+    else:
+        order = list(range(len(cands)))
+    return pts[order[0]]
+
+
+def _gp(space: SearchSpace, seed: int):
+    """skopt's own GP recipe (Matern 5/2, gaussian noise) with one hyperparameter fit per call
+    instead of three (n_restarts_optimizer=0): on a loaded 2-core host the restarts dominated."""
+    from skopt.utils import cook_estimator
+
+    from skopt.space import Space
+
+    gp = cook_estimator("GP", space=Space(space.dimensions()), random_state=seed, noise="gaussian")
+    gp.set_params(n_restarts_optimizer=0)
+    return gp
+
+
+def grid_search(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace,
+                settings: ObjectiveSettings) -> Search:
+    """Evaluate every point of ``space`` (exhaustive reference)."""
+    cached = measurer if isinstance(measurer, CachedMeasurer) else CachedMeasurer(measurer)
+    trials = []
+    t0 = time.monotonic()
+    for i, cfg in enumerate(space.grid(), 1):
+        ev = evaluate(config=cfg, measurement=cached.measure(cfg), facts=inputs.facts(cfg.metric), settings=settings)
+        trials.append(Trial(call=i, phase="grid", evaluation=ev, measured=True, elapsed_s=0.0))
+    return Search(trials=tuple(trials), measured=cached.measured, elapsed_s=time.monotonic() - t0)

@@ -1,0 +1,122 @@
+"""The search space: map size (powers of two), counter width, coverage metric, map layout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from autotune.errors import AutotuneError
+from autotune.metrics import METRICS
+
+LAYOUTS: tuple[str, ...] = ("flat", "twolevel")
+WIDTHS: tuple[int, ...] = (8, 16, 32, 64)
+MIN_MAP_POW2, MAX_MAP_POW2 = 13, 27  # 8 KiB .. 128 MiB of 8-bit slots
+# Dense slots of a two-level map: room for this many times the estimated keys (keys the probe
+# did not reach yet), rounded up to a power of two, at least 2^MIN_DENSE_POW2.
+DENSE_HEADROOM = 2.0
+MIN_DENSE_POW2 = 10
+AFL_DEFAULT_MAP_POW2 = 16  # AFL++ include/config.h MAP_SIZE_POW2 (CLASSIC/NGRAM/CTX hash into 2^16)
+
+
+@dataclass(frozen=True, order=True)
+class Config:
+    """One point. ``map_slots`` is the hash space H (flat: the counters; twolevel: the index)."""
+
+    metric: str
+    layout: str
+    map_slots: int
+    width_bits: int
+
+    @property
+    def map_pow2(self) -> int:
+        return self.map_slots.bit_length() - 1
+
+    def key(self) -> str:
+        return f"{self.metric}/{self.layout}/{self.map_slots}/{self.width_bits}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "layout": self.layout, "map_slots": self.map_slots,
+                "width_bits": self.width_bits}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Config":
+        return cls(metric=str(d["metric"]), layout=str(d["layout"]), map_slots=int(d["map_slots"]),
+                   width_bits=int(d["width_bits"]))
+
+
+def dense_slots(*, map_slots: int, estimated_keys: float) -> int:
+    """Dense array size C of a two-level map: next power of two >= headroom * keys, within [2^10, H]."""
+    need = max(1, int(DENSE_HEADROOM * estimated_keys + 0.999))
+    c = 1 << max(MIN_DENSE_POW2, (need - 1).bit_length())
+    return min(c, map_slots)
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    map_pow2: tuple[int, int] = (MIN_MAP_POW2, MAX_MAP_POW2)  # inclusive range
+    widths: tuple[int, ...] = WIDTHS
+    metrics: tuple[str, ...] = METRICS
+    layouts: tuple[str, ...] = LAYOUTS
+
+    def __post_init__(self) -> None:
+        lo, hi = self.map_pow2
+        if not 10 <= lo <= hi <= 30:
+            raise AutotuneError(f"map size range 2^{lo}..2^{hi} is outside 2^10..2^30",
+                                fix="choose map sizes between 1 KiB and 1 GiB")
+        for m in self.metrics:
+            if m not in METRICS:
+                raise AutotuneError(f"unknown metric {m!r}", fix=f"use one of: {', '.join(METRICS)}")
+        for w in self.widths:
+            if w not in WIDTHS:
+                raise AutotuneError(f"unknown counter width {w}", fix="use 8, 16, 32 or 64")
+        for lay in self.layouts:
+            if lay not in LAYOUTS:
+                raise AutotuneError(f"unknown layout {lay!r}", fix="use flat or twolevel")
+        if not (self.widths and self.metrics and self.layouts):
+            raise AutotuneError("the search space is empty", fix="give at least one metric, width and layout")
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(1 << p for p in range(self.map_pow2[0], self.map_pow2[1] + 1))
+
+    @property
+    def n_points(self) -> int:
+        return len(self.sizes) * len(self.widths) * len(self.metrics) * len(self.layouts)
+
+    def grid(self) -> list[Config]:
+        return [Config(m, lay, s, w) for m in self.metrics for lay in self.layouts for s in self.sizes
+                for w in self.widths]
+
+    def dimensions(self) -> list:
+        """scikit-optimize dimensions, all ordered integers where possible: log2 map size, log2
+        counter width, the metric's rank in ``metrics`` (tune orders them by estimated key count,
+        so neighbouring ranks press the map alike and the GP can generalise across metrics; a
+        one-hot metric would add 13 length scales to fit per call), and the layout."""
+        from skopt.space import Categorical, Integer
+
+        wp = sorted(w.bit_length() - 1 for w in self.widths)
+        dims = [Integer(self.map_pow2[0], self.map_pow2[1], name="map_pow2")]
+        dims.append(Integer(wp[0], wp[-1], name="width_pow2") if len(wp) > 1 and wp == list(range(wp[0], wp[-1] + 1))
+                    else Categorical(wp, name="width_pow2"))
+        dims.append(Integer(0, len(self.metrics) - 1, name="metric_rank") if len(self.metrics) > 1
+                    else Categorical([0], name="metric_rank"))
+        dims.append(Categorical(list(self.layouts), name="layout"))
+        return dims
+
+    def to_config(self, point: list) -> Config:
+        """A point from the optimiser (numpy scalars) -> Config of plain Python values."""
+        map_pow2, width_pow2, rank, layout = point
+        return Config(metric=self.metrics[int(rank)], layout=str(layout), map_slots=1 << int(map_pow2),
+                      width_bits=1 << int(width_pow2))
+
+    def to_point(self, c: Config) -> list:
+        return [c.map_pow2, c.width_bits.bit_length() - 1, self.metrics.index(c.metric), c.layout]
+
+    def ordered(self, key) -> "SearchSpace":
+        """The same space with metrics sorted by ``key`` (e.g. estimated key count)."""
+        return SearchSpace(map_pow2=self.map_pow2, widths=self.widths, metrics=tuple(sorted(self.metrics, key=key)),
+                           layouts=self.layouts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"map_slots": [min(self.sizes), max(self.sizes)], "widths": list(self.widths),
+                "metrics": list(self.metrics), "layouts": list(self.layouts), "n_points": self.n_points}
