@@ -20,7 +20,8 @@ our keys AFL++ does not tell apart; it includes collisions *and* the instrumenta
 are over other block sequences). BigMap's equation 1, 1 - (H/n)(1 - ((H-1)/H)^n), gives the
 collision rate of n keys hashed into H = 65536 slots (AFL++'s map) and H = 2^24 (our index).
 
-Writes <out>/aflfs_bench.json and prints a Markdown table. Run from the repository root:
+Host load matters on a shared machine: the JSON records the load average before and after.
+Writes <out>/aflfs_bench.json and prints Markdown tables. Run from the repository root:
   .venv/bin/python benchmarks/aflfs_bench.py --seconds 30 --rounds 2 --out /tmp/aflfs-bench
 Nothing is written outside --out and autotune's cache.
 """
@@ -121,20 +122,30 @@ def fuzzer_stats(inst: Path) -> dict[str, str]:
     return out
 
 
-def run_campaign(binary: Path, env_extra: dict[str, str], seeds: list[Path], run_dir: Path, seconds: int) -> dict:
+def start_campaign(binary: Path, env_extra: dict[str, str], seeds: list[Path], run_dir: Path,
+                   seconds: int) -> tuple[subprocess.Popen, list[str], float]:
     in_dir = run_dir / "in"
     in_dir.mkdir(parents=True)
     for i, s in enumerate(seeds):
         shutil.copyfile(s, in_dir / f"seed{i:03d}")
-    out_dir = run_dir / "out"
-    cmd = ["afl-fuzz", "-i", str(in_dir), "-o", str(out_dir), "-V", str(seconds), "--", str(binary)]
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, env=clean_env(**env_extra), capture_output=True, text=True,
-                          timeout=seconds + 300, stdin=subprocess.DEVNULL, cwd=run_dir)
+    cmd = ["afl-fuzz", "-i", str(in_dir), "-o", str(run_dir / "out"), "-V", str(seconds), "--", str(binary)]
+    proc = subprocess.Popen(cmd, env=clean_env(**env_extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, stdin=subprocess.DEVNULL, cwd=run_dir)
+    return proc, cmd, time.monotonic()
+
+
+def finish_campaign(started: tuple[subprocess.Popen, list[str], float], env_extra: dict[str, str], run_dir: Path,
+                    seconds: int) -> dict:
+    proc, cmd, t0 = started
+    try:
+        text, _ = proc.communicate(timeout=seconds + 300)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        text, _ = proc.communicate()
     wall = time.monotonic() - t0
-    inst = out_dir / "default"
+    inst = run_dir / "out" / "default"
     if proc.returncode != 0 or not (inst / "fuzzer_stats").is_file():
-        raise SystemExit(f"afl-fuzz failed ({' '.join(cmd)}):\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
+        raise SystemExit(f"afl-fuzz failed ({' '.join(cmd)}):\n{text[-3000:]}")
     st = fuzzer_stats(inst)
     res = {"execs_per_s": float(st["execs_per_sec"]), "execs_done": int(st["execs_done"]),
            "edges_found": int(st["edges_found"]), "total_edges": int(st["total_edges"]),
@@ -148,16 +159,45 @@ def run_campaign(binary: Path, env_extra: dict[str, str], seeds: list[Path], run
     return res
 
 
+def union_corpus(queues: list[Path], dest: Path, limit: int) -> int:
+    """Copy the queues' inputs (<= 1 MiB each) into dest, at most limit, in a fixed order."""
+    dest.mkdir(parents=True)
+    files = sorted(f for q in queues for f in q.iterdir() if f.is_file() and f.stat().st_size <= 1 << 20)
+    step = max(1, len(files) // limit) if limit else 1
+    picked = files[::step][:limit] if limit else files
+    for i, f in enumerate(picked):
+        shutil.copyfile(f, dest / f"u{i:06d}")
+    return len(picked)
+
+
+def replay_rate(target: dict, corpus: Path, n_inputs: int, rounds: int, out: Path) -> dict:
+    """inputs/s of each variant over the same corpus (afl-showmap -C), best and median of rounds."""
+    times: dict[str, list[float]] = {}
+    for r in range(rounds):
+        run_dir = out / f"replay-r{r}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        vs = variants(target, run_dir)
+        order = list(vs) if r % 2 == 0 else list(vs)[::-1]
+        for name in order:
+            binary, env_extra = vs[name]
+            env = clean_env(**env_extra, AUTOTUNE_AFL_PERSISTENT="1000000")
+            t0 = time.monotonic()
+            proc = subprocess.run(["afl-showmap", "-C", "-i", str(corpus), "-o", str(run_dir / f"{name}.map"),
+                                   "-t", "5000", "--", str(binary)], env=env, capture_output=True, text=True,
+                                  timeout=1800, stdin=subprocess.DEVNULL)
+            dt = time.monotonic() - t0
+            if proc.returncode != 0:
+                raise SystemExit(f"afl-showmap failed for {name}:\n{proc.stdout[-2000:]}")
+            times.setdefault(name, []).append(dt)
+    return {name: {"inputs_per_s_best": round(n_inputs / min(ts), 1),
+                   "inputs_per_s_median": round(n_inputs / statistics.median(ts), 1),
+                   "wall_s": [round(t, 3) for t in ts]} for name, ts in times.items()}
+
+
 def replay_keys(target: dict, queues: list[Path], work: Path) -> dict:
     """Distinct keys of the union of the queues: ours (index 2^24) vs AFL++ NGRAM-8 (64 KiB)."""
     union = work / "union"
-    union.mkdir(parents=True)
-    n_inputs = 0
-    for q in queues:
-        for f in sorted(q.iterdir()):
-            if f.is_file() and f.stat().st_size <= 1 << 20:
-                shutil.copyfile(f, union / f"u{n_inputs:06d}")
-                n_inputs += 1
+    n_inputs = union_corpus(queues, union, 0)
     idx = work / "replay.idx"
     env = clean_env(AUTOTUNE_METRIC=NGRAM, AUTOTUNE_LAYOUT="twolevel", AUTOTUNE_INDEX_SIZE=str(INDEX_SLOTS),
                     AUTOTUNE_MAP_SIZE=str(DENSE_BYTES), AUTOTUNE_INDEX_FILE=str(idx))
@@ -175,17 +215,25 @@ def replay_keys(target: dict, queues: list[Path], work: Path) -> dict:
             "eq1_collision_rate_index_2p24": round(collision_rate(INDEX_SLOTS, n), 6)}
 
 
-def bench_target(target: dict, seconds: int, rounds: int, out: Path) -> dict:
+def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequential: bool,
+                 replay_inputs: int) -> dict:
     runs: dict[str, list[dict]] = {}
     for r in range(rounds):
         names = list(variants(target, out).keys())
         order = names if r % 2 == 0 else names[::-1]  # interleave against drift
+        started = {}
         for name in order:
             run_dir = out / target["name"] / f"{name}-r{r}"
             shutil.rmtree(run_dir, ignore_errors=True)
             binary, env_extra = variants(target, run_dir)[name]
-            res = run_campaign(binary, env_extra, target["seeds"], run_dir, seconds)
-            runs.setdefault(name, []).append(res)
+            started[name] = (start_campaign(binary, env_extra, target["seeds"], run_dir, seconds), env_extra, run_dir)
+            if sequential:
+                st, e, d = started.pop(name)
+                runs.setdefault(name, []).append(finish_campaign(st, e, d, seconds))
+        for name, (st, e, d) in started.items():
+            runs.setdefault(name, []).append(finish_campaign(st, e, d, seconds))
+        for name in order:
+            res = runs[name][-1]
             print(f"  {target['name']:5s} {name:13s} round {r}: {res['execs_per_s']:9.1f} execs/s, "
                   f"edges {res['edges_found']}, stability {res['stability']}", file=sys.stderr)
     summary = {}
@@ -196,25 +244,43 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path) -> dict:
                          "stability": [x["stability"] for x in rs], "total_edges": rs[0]["total_edges"],
                          **({"used_key": [x["used_key"] for x in rs], "overflow_keys": [x["overflow_keys"] for x in rs]}
                             if "used_key" in rs[0] else {})}
-    tl, afl, flat = (summary[k]["execs_per_s_median"] for k in ("twolevel", "aflpp-ngram8", "flat-1m"))
-    ratios = {"twolevel_vs_aflpp_ngram8": round(tl / afl, 3) if afl else None,
-              "twolevel_vs_flat_1m": round(tl / flat, 3) if flat else None}
     queues = [Path(x["queue"]) for rs in runs.values() for x in rs]
+    corpus = out / target["name"] / "replay-corpus"
+    shutil.rmtree(corpus, ignore_errors=True)
+    n_replay = union_corpus(queues, corpus, replay_inputs)
+    replay = replay_rate(target, corpus, n_replay, rounds, out / target["name"])
+    for name, v in replay.items():
+        print(f"  {target['name']:5s} {name:13s} replay: {v['inputs_per_s_best']:9.1f} inputs/s (best)", file=sys.stderr)
+    def ratio(table: dict, key: str, a: str, b: str) -> float | None:
+        return round(table[a][key] / table[b][key], 3) if table[b][key] else None
+    ratios = {"campaign_twolevel_vs_aflpp_ngram8": ratio(summary, "execs_per_s_median", "twolevel", "aflpp-ngram8"),
+              "campaign_twolevel_vs_flat_1m": ratio(summary, "execs_per_s_median", "twolevel", "flat-1m"),
+              "replay_twolevel_vs_aflpp_ngram8": ratio(replay, "inputs_per_s_best", "twolevel", "aflpp-ngram8"),
+              "replay_twolevel_vs_flat_1m": ratio(replay, "inputs_per_s_best", "twolevel", "flat-1m")}
+    shutil.rmtree(out / target["name"] / "replay", ignore_errors=True)
     keys = replay_keys(target, queues, out / target["name"] / "replay")
-    return {"target": target["name"], "seeds": len(target["seeds"]), "variants": summary, "ratios": ratios,
-            "keys": keys, "runs": runs}
+    return {"target": target["name"], "seeds": len(target["seeds"]), "variants": summary, "replay_inputs": n_replay,
+            "replay": replay, "ratios": ratios, "keys": keys, "runs": runs}
 
 
 def markdown(results: list[dict], seconds: int, rounds: int) -> str:
-    lines = [f"afl-fuzz {seconds} s x {rounds} round(s) per variant, execs/s median (best)", "",
+    lines = [f"campaigns: afl-fuzz {seconds} s x {rounds} round(s) per variant, execs/s median (best)", "",
              "| target | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 | twolevel/flat |"
              " stability (twolevel) |", "|---|---|---|---|---|---|---|"]
     for r in results:
-        v = r["variants"]
+        v, q = r["variants"], r["ratios"]
         cell = {k: f"{v[k]['execs_per_s_median']:.0f} ({v[k]['execs_per_s_best']:.0f})" for k in v}
         lines.append(f"| {r['target']} | {cell['twolevel']} | {cell['aflpp-ngram8']} | {cell['flat-1m']} | "
-                     f"{r['ratios']['twolevel_vs_aflpp_ngram8']}x | {r['ratios']['twolevel_vs_flat_1m']}x | "
+                     f"{q['campaign_twolevel_vs_aflpp_ngram8']}x | {q['campaign_twolevel_vs_flat_1m']}x | "
                      f"{', '.join(v['twolevel']['stability'])} |")
+    lines += ["", "replay: the same inputs through each variant (afl-showmap -C), inputs/s best (median)", "",
+              "| target | inputs | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 | twolevel/flat |",
+              "|---|---|---|---|---|---|---|"]
+    for r in results:
+        p, q = r["replay"], r["ratios"]
+        cell = {k: f"{p[k]['inputs_per_s_best']:.0f} ({p[k]['inputs_per_s_median']:.0f})" for k in p}
+        lines.append(f"| {r['target']} | {r['replay_inputs']} | {cell['twolevel']} | {cell['aflpp-ngram8']} | "
+                     f"{cell['flat-1m']} | {q['replay_twolevel_vs_aflpp_ngram8']}x | {q['replay_twolevel_vs_flat_1m']}x |")
     lines += ["", "| target | replayed inputs | our keys (used+overflow) | AFL++ NGRAM-8 tuples | 1 - tuples/keys "
               "| eq.1 at 64K | eq.1 at 2^24 |", "|---|---|---|---|---|---|---|"]
     for r in results:
@@ -230,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--targets", default="demo,lz4")
+    ap.add_argument("--sequential", action="store_true", help="run the campaigns of a round one at a time")
+    ap.add_argument("--replay-inputs", type=int, default=20000, help="at most this many inputs in the replay")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "aflfs-bench")
     a = ap.parse_args(argv)
     for tool in ("afl-fuzz", "afl-showmap", "afl-clang-fast"):
@@ -242,11 +310,14 @@ def main(argv: list[str] | None = None) -> int:
         if target is None:
             print(f"target {name} unavailable, skipped", file=sys.stderr)
             continue
-        results.append(bench_target(target, a.seconds, a.rounds, a.out))
+        load_before = os.getloadavg()
+        results.append(bench_target(target, a.seconds, a.rounds, a.out, sequential=a.sequential,
+                                    replay_inputs=a.replay_inputs))
+        results[-1]["loadavg_before_after"] = [load_before, os.getloadavg()]
     doc = {"schema_version": 1, "host": {"machine": platform.machine(), "node": platform.node(),
                                          "cpus": os.cpu_count(), "kernel": platform.release()},
            "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True).stdout.splitlines()[0:1],
-           "seconds": a.seconds, "rounds": a.rounds, "results": results}
+           "seconds": a.seconds, "rounds": a.rounds, "sequential": a.sequential, "results": results}
     tmp = a.out / "aflfs_bench.json.tmp"
     tmp.write_text(json.dumps(doc, indent=2))
     os.replace(tmp, a.out / "aflfs_bench.json")

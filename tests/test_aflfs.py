@@ -168,6 +168,18 @@ def test_input_paths_agree_under_showmap(bins, tmp_path):
     assert got == maps["shm"]["seed0"]
 
 
+@pytest.mark.parametrize("metric", ["ngram-8", "ctx"])
+def test_history_and_context_reset_between_persistent_inputs(bins, tmp_path, metric):
+    """One persistent child runs the same input several times (afl-showmap -i): without the
+    per-input reset the first keys of a repeat would carry the previous input's history."""
+    in_dir = seeds(tmp_path / "in", b"FUZZ\x90", b"\x01\x02", b"FUZZ\x90", b"\x01\x02", b"FUZZ\x90")
+    env = base_env(AUTOTUNE_METRIC=metric, AUTOTUNE_INDEX_FILE=str(tmp_path / "i.idx"))
+    maps = showmap(bins["branchy"], in_dir, tmp_path / "o", env=env)
+    assert maps["seed0"] == maps["seed2"] == maps["seed4"]
+    assert maps["seed1"] == maps["seed3"]
+    assert maps["seed0"] != maps["seed1"]
+
+
 # ---- crashes and hangs inside persistent mode -------------------------------------------------
 
 def test_crash_and_hang_in_persistent_mode(bins, tmp_path):

@@ -1,0 +1,76 @@
+"""The afl-fuzz runtime (kernels/aflfs.c with cov/bigmap/driver) built whole under ASan+UBSan.
+
+The runtime archive is normally built uninstrumented; here every runtime source and the driver
+are compiled with -fsanitize=address,undefined -fno-sanitize-recover=all and linked with a test
+harness, then driven by the real afl-showmap and afl-fuzz. A sanitizer report in the runtime
+aborts the target, which afl reports as a crash (or the tool fails), so the assertions below
+catch it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autotune.cc import INSTRUMENT_FLAGS, LINK_LIBS
+from autotune.paths import kernels_dir
+from autotune.runtime.afl_index import read_index_stats
+from autotune.runtime.artifacts import DRIVER_SOURCE, runtime_sources
+
+from test_aflfs import AFL_FUZZ, AFL_SHOWMAP, PROGRAMS, afl_fuzz, base_env, fuzzer_stats, output, seeds, showmap
+
+SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (AFL_FUZZ and AFL_SHOWMAP and shutil.which("clang")),
+                       reason="needs afl++ and clang"),
+]
+
+
+@pytest.fixture(scope="module")
+def san_bins(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("aflfs-san")
+    kdir = kernels_dir()
+    objs = []
+    for src in [*runtime_sources(), kdir / DRIVER_SOURCE]:
+        obj = out / f"{src.stem}.o"
+        subprocess.run(["clang", "-std=c11", "-Wall", "-Wextra", "-D_GNU_SOURCE", "-O1", "-g", *SAN, f"-I{kdir}",
+                        "-c", str(src), "-o", str(obj)], check=True, capture_output=True, text=True, timeout=300)
+        objs.append(str(obj))
+    bins = {}
+    for name in ("branchy", "loops", "manykeys"):
+        exe = out / name
+        subprocess.run(["clang", "-O0", "-g", *SAN, *INSTRUMENT_FLAGS["clang"], str(PROGRAMS / f"{name}.c"),
+                        *objs, "-o", str(exe), *LINK_LIBS], check=True, capture_output=True, text=True, timeout=300)
+        bins[name] = exe
+    return bins
+
+
+def test_showmap_overflow_and_wide_counters_under_sanitizers(san_bins, tmp_path):
+    in_dir = tmp_path / "keys"
+    in_dir.mkdir()
+    for i in range(120):
+        v = (i * 5) % 1024
+        (in_dir / f"in{i:03d}").write_bytes(bytes([v & 0xFF, v >> 8]))
+    idx = tmp_path / "small.idx"
+    showmap(san_bins["manykeys"], in_dir, tmp_path / "o1",
+            env=base_env(AUTOTUNE_INDEX_FILE=str(idx), AUTOTUNE_MAP_SIZE="64"))
+    st = read_index_stats(path=idx)
+    assert st.used_key == 64 and st.overflow_keys > 0
+    maps = showmap(san_bins["loops"], seeds(tmp_path / "loops", b"a", b"b", b"c"), tmp_path / "o2",
+                   env=base_env(AUTOTUNE_COUNTER_BITS="16", AUTOTUNE_OVERFLOW="saturate",
+                                AUTOTUNE_INDEX_FILE=str(tmp_path / "w16.idx")))
+    assert max(maps["seed2"].values()) == 255
+
+
+def test_afl_fuzz_persistent_under_sanitizers(san_bins, tmp_path):
+    env = base_env(AUTOTUNE_AFL_PERSISTENT="50", AUTOTUNE_INDEX_FILE=str(tmp_path / "i.idx"))
+    proc, inst = afl_fuzz(san_bins["branchy"], tmp_path, seconds=5, env=env)
+    assert proc.returncode == 0, output(proc)
+    stats = fuzzer_stats(inst)
+    assert int(stats["saved_crashes"]) == 0 and int(stats["corpus_count"]) > 1
+    assert stats["stability"] == "100.00%"
