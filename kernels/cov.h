@@ -125,6 +125,8 @@ void cov_map_sink_set(bm_map *map, int metric);
  * 2 * capacity entries. */
 typedef struct cov_census cov_census;
 size_t cov_census_bytes(uint32_t capacity, uint32_t metric_mask);
+/* mem: cov_census_bytes() bytes of zero-filled memory (a fresh anonymous mapping: its pages are
+ * only touched as keys arrive). NULL on a bad capacity/mask/size. */
 cov_census *cov_census_init(void *mem, size_t bytes, uint32_t capacity, uint32_t metric_mask);
 /* Switch the census sink on (census != NULL) or off. Also resets every thread at its next hit. */
 void cov_census_sink_set(cov_census *census);

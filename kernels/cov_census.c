@@ -73,7 +73,8 @@ cov_census *cov_census_init(void *mem, size_t bytes, uint32_t capacity, uint32_t
     off += align64((size_t)2 * capacity * sizeof(uint32_t));
     c->t[m].rec_off = off;
     off += align64((size_t)capacity * sizeof(cov_crec));
-    memset((char *)c + c->t[m].index_off, 0, (size_t)2 * capacity * sizeof(uint32_t));
+    /* the index tables must be zero: fresh anonymous memory is, and stays untouched (no RSS)
+     * until keys arrive */
   }
   return c;
 }

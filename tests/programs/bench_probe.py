@@ -1,6 +1,7 @@
 """Benchmark: probe-server throughput (RUN round trips, execs/s) on tests/programs/loopy.c with
 the census of all 13 metrics, of edge only, and of an uninstrumented build of the same harness;
-and the replay mode (map sink + afl-fuzz's per-exec map work) for comparison.
+the replay mode (map sink + afl-fuzz's per-exec map work) for comparison; and, without any IPC,
+the in-process cost of the hooks and sinks (tests/programs/bench_hooks.c).
 
     .venv/bin/python tests/programs/bench_probe.py [--runs 2000] [--opt -O2]
 
@@ -21,7 +22,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from programs.covtools import PROGRAMS, ProbeClient, build_cc, build_direct  # noqa: E402
+from programs.covtools import (  # noqa: E402
+    C_FLAGS, INSTRUMENT, KERNELS, PROGRAMS, RUNTIME, ProbeClient, build_cc, build_direct, run)
 
 
 def probe_rate(binary: Path, data: bytes, *, runs: int, metrics: str | None) -> tuple[float, float]:
@@ -53,6 +55,30 @@ def replay_rate(binary: Path, data: bytes, *, runs: int, metric: str) -> float:
         return json.loads(out)["execs_per_s"]
 
 
+def build_hooks_bench(d: Path, opt: str) -> dict[str, Path]:
+    objs = []
+    for src in [*RUNTIME, str(PROGRAMS / "bench_hooks.c")]:
+        o = d / (Path(src).stem + ".hooks.o")
+        run(["clang", *C_FLAGS, "-O2", "-c", str(KERNELS / src), "-o", str(o)])
+        objs.append(str(o))
+    out = {}
+    for name, flags in (("inst", INSTRUMENT), ("plain", [])):
+        exe = d / f"bench_hooks_{name}"
+        run(["clang", opt, *flags, "-fno-sanitize-link-runtime", str(PROGRAMS / "loopy.c"), *objs,
+             "-o", str(exe), "-lpthread", "-ldl"])
+        out[name] = exe
+    return out
+
+
+def hooks_row(exe: Path, mode: str, metrics: str, data: bytes, execs: int) -> dict:
+    best = None
+    for _ in range(5):
+        doc = json.loads(run([str(exe), mode, metrics, data.decode(), str(execs)]).stdout)
+        if best is None or doc["execs_per_s"] > best["execs_per_s"]:
+            best = doc
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=2000)
@@ -78,6 +104,22 @@ def main() -> None:
             rep = replay_rate(inst, data, runs=args.runs, metric="edge")
             cells = [f"{r:,.0f} / {ns / 1000:,.1f} us" for r, ns in (all13, edge, none)]
             print(f"| {name} | {' | '.join(cells)} | {rep:,.0f} |")
+        hooks = build_hooks_bench(d, args.opt)
+        print("\nIn process, no IPC (bench_hooks.c), best of 5 runs: harness ns per exec / work after "
+              "the harness (census merge or afl's map work) ns per exec\n")
+        print("| input | uninstrumented | hooks, no sink | map sink edge (twolevel u8) | map sink ctx "
+              "| census edge | census 13 metrics |")
+        print("|---|---|---|---|---|---|---|")
+        for name, data in inputs.items():
+            execs = 300 if data.startswith(b"L") else 5000
+            rows = [hooks_row(hooks["plain"], "none", "-", data, execs),
+                    hooks_row(hooks["inst"], "none", "-", data, execs),
+                    hooks_row(hooks["inst"], "map", "edge", data, execs),
+                    hooks_row(hooks["inst"], "map", "ctx", data, execs),
+                    hooks_row(hooks["inst"], "census", "edge", data, execs),
+                    hooks_row(hooks["inst"], "census", "all", data, execs)]
+            cells = [f"{r['harness_ns_per_exec']:,.0f} / {r['after_ns_per_exec']:,.0f}" for r in rows]
+            print(f"| {name} | {' | '.join(cells)} |")
 
 
 if __name__ == "__main__":
