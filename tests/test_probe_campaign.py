@@ -190,7 +190,7 @@ def test_census_full_is_reported(fake, tmp_path):
 def test_time_budget(fake, tmp_path):
     r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abc"}), time_s=2.0)
     assert r.campaign.stop_reason == "time" and r.campaign.execs > 10
-    assert r.campaign.loop_s < 2.0
+    assert r.campaign.loop_s < 3.0  # stops before the deadline, give or take one execution
 
 
 def test_cli_json_equals_the_written_document(fake, tmp_path):
@@ -261,3 +261,11 @@ def test_live_view_and_summary_render(fake, tmp_path):
     r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}), max_execs=60)
     con.print(summary_table(r))
     assert "coverage census" in con.export_text()
+
+
+def test_trace_limit(fake, tmp_path):
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdefgh"}),
+                  max_execs=100, max_trace_inputs=3)
+    assert [c.trace_seq for c in r.corpus[:4]] == [0, 1, 2, None]
+    assert any("traced the first 3 of" in n and "--max-trace-inputs" in n for n in r.notes)
+    assert sorted(load_probe(tmp_path / "o").traces("edge")) == [0, 1, 2]

@@ -42,6 +42,8 @@ MAX_CURVE_POINTS = 512
 MIN_MUTANT_LEN_CAP = 1024
 PROGRESS_INTERVAL_S = 0.25
 TRACE_COST_FACTOR = 1.25  # a TRACE costs about one RUN plus writing its keys (measured: demo, lz4)
+ANALYSIS_S_PER_KEY = 8e-6  # analysis + probe.json per census key (lz4: 171k keys, ~1.2 s measured)
+MAX_TRACE_BYTES = 64 << 20  # traces stop growing beyond this (N-gram key lists get big)
 _TOTALS = struct.Struct(f"<{P.N_METRICS}I")
 _NEW = struct.Struct(f"<{P.N_METRICS}I")
 
@@ -178,9 +180,14 @@ class _Campaign:
             return "execs"
         # leave time to trace the kept inputs (about one execution each) within the budget
         per_exec = (now - self.t0) / self.execs if self.execs else 0.0
-        if now + TRACE_COST_FACTOR * per_exec * min(len(self.corpus), self.max_trace) >= self.deadline:
+        if now + TRACE_COST_FACTOR * per_exec * min(len(self.corpus), self.max_trace) \
+                + self.finish_estimate_s() >= self.deadline:
             return "time"
         return None
+
+    def finish_estimate_s(self) -> float:
+        """Time to dump, analyse and write the census after tracing (grows with the keys)."""
+        return ANALYSIS_S_PER_KEY * sum(self.totals)
 
     def progress(self, now: float, force: bool = False) -> None:
         if self.on_progress is None or (not force and now < self.next_progress):
@@ -225,6 +232,13 @@ class _Campaign:
             i = n - 1 - rng.randrange(min(n, 16)) if rng.random() < 0.5 else rng.randrange(n)
             child = mutate(queue[i], other=queue[rng.randrange(n)])
             execute(child, "havoc")
+
+
+def _dir_bytes(d: Path) -> int:
+    try:
+        return sum(e.stat().st_size for e in os.scandir(d) if e.is_file())
+    except OSError:
+        return 0
 
 
 def _downsample(points: list, limit: int) -> list:
@@ -321,9 +335,14 @@ def run_probe(
             camp.phase = "trace"
             camp.progress(time.monotonic(), force=True)
             traced = 0
+            trace_deadline = t_start + time_s - reserve - camp.finish_estimate_s()
             for i, entry in enumerate(camp.corpus):
-                if i >= max_trace_inputs:
-                    notes.append(f"traced the first {max_trace_inputs} of {len(camp.corpus)} kept inputs")
+                why = ("--max-trace-inputs" if i >= max_trace_inputs
+                       else "the time budget" if time.monotonic() >= trace_deadline
+                       else f"{MAX_TRACE_BYTES >> 20} MiB of traces" if i % 16 == 0 and _dir_bytes(staging / "traces")
+                       > MAX_TRACE_BYTES else None)
+                if why:
+                    notes.append(f"traced the first {i} of {len(camp.corpus)} kept inputs (limit: {why})")
                     break
                 rep = server.trace(camp.queue[i], seq=i)
                 if rep.status in (P.ST_OK, P.ST_FULL):
