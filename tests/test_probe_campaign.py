@@ -269,3 +269,26 @@ def test_trace_limit(fake, tmp_path):
     assert [c.trace_seq for c in r.corpus[:4]] == [0, 1, 2, None]
     assert any("traced the first 3 of" in n and "--max-trace-inputs" in n for n in r.notes)
     assert sorted(load_probe(tmp_path / "o").traces("edge")) == [0, 1, 2]
+
+
+def test_output_dir_guards(fake, tmp_path):
+    corpus = _corpus(tmp_path, {"a": b"abc"})
+    # the seeds inside the output directory, where corpus/ would be replaced
+    own = tmp_path / "proj"
+    (own / "corpus").mkdir(parents=True)
+    (own / "corpus" / "seed").write_bytes(b"precious")
+    with pytest.raises(AutotuneError, match="not from a probe"):
+        run_probe(binary=fake, out_dir=own, corpus_dir=corpus, max_execs=10)
+    with pytest.raises(AutotuneError, match="replaces"):
+        run_probe(binary=fake, out_dir=own, corpus_dir=own / "corpus", max_execs=10)
+    assert (own / "corpus" / "seed").read_bytes() == b"precious"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(AutotuneError, match="not a directory"):
+        run_probe(binary=fake, out_dir=tmp_path / "file", corpus_dir=corpus, max_execs=10)
+    # a previous probe's output is replaced, other files beside it are kept
+    out = tmp_path / "out"
+    run_probe(binary=fake, out_dir=out, corpus_dir=corpus, max_execs=10)
+    (out / "notes.txt").write_text("mine")
+    run_probe(binary=fake, out_dir=out, corpus_dir=corpus, max_execs=20)
+    assert load_probe(out).campaign.execs == 20 and (out / "notes.txt").read_text() == "mine"
+    assert not list(out.glob(".old-*"))

@@ -248,6 +248,24 @@ def _downsample(points: list, limit: int) -> list:
     return [points[i] for i in idx]
 
 
+def _check_out_dir(out_dir: Path, corpus_dir: Path | None) -> None:
+    """Refuse to replace directories that are not a previous probe's output (e.g. the user's corpus)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise AutotuneError(f"output {out_dir} exists and is not a directory", fix="choose another --out")
+    if corpus_dir is not None:
+        for name in OUTPUT_ENTRIES:
+            if (out_dir / name).resolve() == Path(corpus_dir).resolve():
+                raise AutotuneError(f"the seed corpus {corpus_dir} is the output's {name}/ directory, which the "
+                                    f"probe replaces", fix="choose another --out (or copy the seeds elsewhere)")
+    if (out_dir / FILE_NAME).is_file():
+        return  # a previous probe's output: its entries are replaced
+    for name in OUTPUT_ENTRIES:
+        d = out_dir / name
+        if d.exists() and (not d.is_dir() or any(d.iterdir())):
+            raise AutotuneError(f"{out_dir} already holds a {name}/ that is not from a probe (no probe.json)",
+                                fix="choose an empty or new directory with --out")
+
+
 def _install(staging: Path, out_dir: Path) -> None:
     """Move the finished results from staging into out_dir, probe.json last."""
     old = out_dir / f".old-{os.getpid()}"
@@ -295,8 +313,7 @@ def run_probe(
                             fix="pass --max-input-bytes >= 1 and --capacity as a power of two")
     t_start = time.monotonic()
     out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise AutotuneError(f"output {out_dir} exists and is not a directory", fix="choose another --out")
+    _check_out_dir(out_dir, corpus_dir)
     seeds = load_seeds(corpus_dir=corpus_dir, max_input_bytes=max_input_bytes)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
