@@ -170,7 +170,7 @@ static void sinks_update(void) { cov_sinks = (cov_census_on ? 1 : 0) | (cov_map_
 static bm_map *cov_map;
 static uint32_t cov_map_win;  /* N - 1 previous blocks in the hashed key */
 static int cov_map_ctxsel = -1;
-uint32_t cov_hmask[8];
+uint64_t cov_wmask[4];
 uint64_t cov_digmask;
 
 /* ---- threads ------------------------------------------------------------------------------ */
@@ -305,17 +305,15 @@ static inline cov_thread *cov_self(void) {
 }
 
 /* ---- census sink: per-thread event table -------------------------------------------------- */
-static inline uint32_t ev_hash(const uint32_t *w, uint64_t dig) {
-  uint64_t a, b, c, d;
-  memcpy(&a, w, 8);
-  memcpy(&b, w + 2, 8);
-  memcpy(&c, w + 4, 8);
-  memcpy(&d, w + 6, 8);
+static inline uint32_t ev_hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t dig) {
   uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^
                (c * 0x165667b19e3779f9ull) ^ (d * 0xd6e8feb86659fd93ull) ^ dig;
   h ^= h >> 29;
   h *= 0xbf58476d1ce4e5b9ull;
   return (uint32_t)(h >> 32);
+}
+static inline uint32_t ev_hash_of(const cov_event *e) {
+  return ev_hash(e->wq[0], e->wq[1], e->wq[2], e->wq[3], e->dig);
 }
 
 static int evtab_grow(cov_evtab *et) {
@@ -335,7 +333,7 @@ static int evtab_grow(cov_evtab *et) {
   et->cap = ncap;
   et->mask = 2 * ncap - 1;
   for (uint32_t i = 0; i < et->n; i++) {
-    uint32_t s = ev_hash(nev[i].w, nev[i].dig) & et->mask;
+    uint32_t s = ev_hash_of(&nev[i]) & et->mask;
     while (nidx[s]) s = (s + 1) & et->mask;
     nidx[s] = i + 1;
     nev[i].slot = s;
@@ -344,17 +342,17 @@ static int evtab_grow(cov_evtab *et) {
 }
 
 static __attribute__((noinline)) void ev_insert(cov_thread *t, cov_evtab *et, uint32_t s,
-                                                const uint32_t *w, uint64_t dig) {
+                                                const uint64_t wq[4], uint64_t dig) {
   if (UNLIKELY(et->n == et->cap)) {
     if (evtab_grow(et) != 0) {
       et->dropped++;
       return;
     }
-    s = ev_hash(w, dig) & et->mask;
+    s = ev_hash(wq[0], wq[1], wq[2], wq[3], dig) & et->mask;
     while (et->index[s]) s = (s + 1) & et->mask;
   }
   cov_event *e = &et->ev[et->n];
-  memcpy(e->w, w, sizeof e->w);
+  memcpy(e->wq, wq, sizeof e->wq);
   e->dig = dig;
   e->count = 1;
   e->slot = s;
@@ -365,22 +363,32 @@ static __attribute__((noinline)) void ev_insert(cov_thread *t, cov_evtab *et, ui
   et->index[s] = ++et->n;
 }
 
-/* Out of line: keeps the hooks' fast path (no sink, map sink) free of register spills. */
-static __attribute__((noinline)) void census_hit(cov_thread *t, const uint32_t *win) {
+/* Out of line: keeps the hooks' fast path (no sink, map sink) free of register spills.
+ * The window is built in registers from the block just committed (g) and older ring entries:
+ * re-reading freshly stored 4-byte entries as 8-byte words would stall store forwarding. */
+static __attribute__((noinline)) void census_hit(cov_thread *t, uint32_t g, uint32_t pos) {
   cov_evtab *et = t->ev;
   if (UNLIKELY(!et)) return;
-  uint32_t w[8];
-  for (int i = 0; i < 8; i++) w[i] = win[i] & cov_hmask[i];
+  const uint32_t *win = &t->h[pos];
+  uint64_t b, c, d;
+  memcpy(&b, win + 2, 8);
+  memcpy(&c, win + 4, 8);
+  memcpy(&d, win + 6, 8);
+  uint64_t a = (((uint64_t)win[1] << 32) | g) & cov_wmask[0];
+  b &= cov_wmask[1];
+  c &= cov_wmask[2];
+  d &= cov_wmask[3];
   uint64_t dig = t->stack[t->depth].dig & cov_digmask;
-  uint32_t s = ev_hash(w, dig) & et->mask;
+  uint32_t s = ev_hash(a, b, c, d, dig) & et->mask;
   for (;;) {
     uint32_t e = et->index[s];
     if (e == 0) {
-      ev_insert(t, et, s, w, dig);
+      const uint64_t wq[4] = {a, b, c, d};
+      ev_insert(t, et, s, wq, dig);
       return;
     }
     cov_event *ev = &et->ev[e - 1];
-    if (ev->dig == dig && memcmp(ev->w, w, sizeof ev->w) == 0) {
+    if (ev->wq[0] == a && ev->dig == dig && ev->wq[1] == b && ev->wq[2] == c && ev->wq[3] == d) {
       ev->count++;
       return;
     }
@@ -452,7 +460,8 @@ void cov_census_sink_set(cov_census *census) {
     uint32_t d = (m >= COV_M_NGRAM2 && m <= COV_M_NGRAM8) ? (uint32_t)m + 1 : 2;
     if (d > depth) depth = d;
   }
-  for (uint32_t i = 0; i < 8; i++) cov_hmask[i] = i < depth ? 0xffffffffu : 0;
+  for (uint32_t i = 0; i < 4; i++)
+    cov_wmask[i] = (2 * i < depth ? 0xffffffffull : 0) | (2 * i + 1 < depth ? 0xffffffffull << 32 : 0);
   cov_digmask = (mask >> COV_M_CTX) ? ~0ull : 0;
   cov_census_on = census != NULL;
   sinks_update();
@@ -461,7 +470,7 @@ void cov_census_sink_set(cov_census *census) {
 
 /* ---- the hot path ------------------------------------------------------------------------- */
 static __attribute__((noinline)) void both_hit(cov_thread *t, uint32_t g, uint32_t pos) {
-  census_hit(t, &t->h[pos]);
+  census_hit(t, g, pos);
   map_hit(t, g, pos);
 }
 
@@ -475,7 +484,7 @@ static inline __attribute__((always_inline)) void commit(cov_thread *t, uint32_t
   if (LIKELY(s == 2))
     map_hit(t, g, pos);
   else if (s == 1)
-    census_hit(t, &t->h[pos]);
+    census_hit(t, g, pos);
   else if (s == 3)
     both_hit(t, g, pos);
 }

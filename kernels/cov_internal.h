@@ -13,7 +13,10 @@
 
 /* One distinct (block window, context) of an execution, with its hit count. */
 typedef struct cov_event {
-  uint32_t w[8];     /* cur, p1 .. p7 (masked to the census depth) */
+  union {
+    uint32_t w[8];   /* cur, p1 .. p7 (masked to the census depth) */
+    uint64_t wq[4];  /* the same, as words (w[0] | w[1] << 32, ...) */
+  };
   uint64_t dig;      /* digest of cx (0 when no context metric is selected) */
   uint64_t count;
   uint32_t slot;     /* index-table slot, for the reset */
@@ -61,7 +64,7 @@ typedef struct cov_thread {
 } cov_thread;
 
 /* Census sink configuration read by the hot path. */
-extern uint32_t cov_hmask[8];  /* window mask: 0xffffffff for the depth the census needs */
+extern uint64_t cov_wmask[4];  /* window mask (as words): all ones for the depth the census needs */
 extern uint64_t cov_digmask;   /* ~0 when a context metric is selected */
 extern uint64_t cov_gen_now(void);
 uint32_t cov_seed_epoch_now(void); /* changes whenever the ids change (cov_set_seed) */
