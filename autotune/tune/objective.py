@@ -6,7 +6,7 @@ For a configuration x = (metric m, layout L, map size H, counter width W)::
              + log2(1 - lost_keys(m, L, H))        keys the map can tell apart
              + log2(1 - counter_overflow(m, W))    keys whose counts stay exact
              + w_s * log2(keys(m))                 how much the metric distinguishes
-             - P * max(0, lost_keys / c_max - 1)   the precision floor (a soft constraint)
+             - P * (1 - exp(-max(0, lost_keys / c_max - 1)))   the precision floor
 
 tune minimises ``-score``. In words: executions per second times the share of the metric's
 keys that land in a slot of their own and count without wrapping, times a diminishing credit
@@ -34,8 +34,10 @@ Defaults and why:
   The papers show richer metrics finding more (BigMap Section VI: N-gram 3 + laf-intel found 33 %
   more unique crashes on large maps) but give no exchange rate; this is our judgement, and 0
   ranks metrics by throughput and precision alone.
-- ``P = 10`` bits per unit of relative excess: a configuration at twice the limit loses a factor
-  of 1024, so a feasible point always wins when one was evaluated.
+- ``P = 10`` bits: the penalty is ``P * (1 - exp(-(lost/c_max - 1)))``, bounded so that the
+  GP's fit is not dominated by far-infeasible points; at twice the limit it costs 6.3 bits (a
+  factor of 80). The choice itself always prefers a feasible point when one was evaluated, and
+  the optimiser samples only feasible points (the constraint is known without measuring).
 """
 
 from __future__ import annotations
@@ -115,6 +117,24 @@ def shared_cache_extra_ns(*, ws_bytes: int, jobs: int, l2_bytes: int | None,
     return max(0.0, ws_bytes * (ns_per_byte(ws_bytes * jobs) - ns_per_byte(ws_bytes)))
 
 
+def precision_feasible(*, config: Config, facts: MetricFacts, settings: ObjectiveSettings) -> bool:
+    """The constraints known without measuring: collision rate within c_max, map within AFL++'s handshake."""
+    n = max(1.0, float(facts.estimated_keys))
+    p = precision(config=config, n_keys=n, overflow_by_width=facts.overflow_by_width)
+    handed = config.map_slots if config.layout == "flat" else (p.dense_slots or config.map_slots)
+    return p.lost_keys <= settings.max_collision_rate and handed <= AFL_HANDSHAKE_MAX_MAP
+
+
+def memory_bytes(*, config: Config, dense: int | None) -> int:
+    """Memory the map takes per instance (counters, trace, index): the tie-breaker within noise."""
+    wb = config.width_bits // 8
+    trace = 1 if config.width_bits > 8 else 0
+    if config.layout == "flat":
+        return config.map_slots * (wb + trace)
+    c = dense or config.map_slots
+    return c * (wb + trace) + 4 * config.map_slots
+
+
 def evaluate(*, config: Config, measurement: Measurement, facts: MetricFacts, settings: ObjectiveSettings,
              ns_per_byte: Callable[[int], float] | None = None) -> Evaluation:
     n = max(1.0, float(facts.estimated_keys))
@@ -130,7 +150,7 @@ def evaluate(*, config: Config, measurement: Measurement, facts: MetricFacts, se
     notes = []
     feasible = True
     if lost > settings.max_collision_rate:
-        score -= settings.penalty_bits * (lost / settings.max_collision_rate - 1.0)
+        score -= settings.penalty_bits * -math.expm1(-(lost / settings.max_collision_rate - 1.0))
         feasible = False
         notes.append(f"collision rate {lost:.2%} is above the limit {settings.max_collision_rate:.2%}")
     handed = config.map_slots if config.layout == "flat" else (p.dense_slots or config.map_slots)

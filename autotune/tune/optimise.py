@@ -17,7 +17,7 @@ from typing import Any, Callable
 from autotune.errors import AutotuneError
 from autotune.tune.backends import CachedMeasurer, Measurer
 from autotune.tune.inputs import TuneInputs
-from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate
+from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
 from autotune.tune.space import AFL_DEFAULT_MAP_POW2, Config, SearchSpace
 
 DEFAULT_CALLS = 40
@@ -27,6 +27,7 @@ ACQ_POINTS = 2000
 # The last share of the calls refines around the incumbent (its unevaluated neighbours, best GP
 # prediction first): near the optimum the objective is flat and the GP's acquisition wanders.
 POLISH_SHARE = 0.2
+MAX_TIE_BITS = 0.25
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,25 @@ class Search:
     measured: int  # distinct configurations measured
     elapsed_s: float
 
+    tie_bits: float = 0.0  # scores within this many bits of the best are ties (measurement noise)
+
     @property
-    def best(self) -> Evaluation:
+    def top(self) -> Evaluation:
+        """The highest score evaluated (feasible first)."""
         feasible = [t.evaluation for t in self.trials if t.evaluation.feasible]
         pool = feasible or [t.evaluation for t in self.trials]
         return min(pool, key=lambda e: (e.value, e.config))
+
+    @property
+    def best(self) -> Evaluation:
+        """The choice: among feasible points within ``tie_bits`` of the top score (a difference the
+        measurement noise cannot resolve), the one with the smallest map memory, then the top score."""
+        top = self.top
+        if self.tie_bits <= 0:
+            return top
+        pool = [t.evaluation for t in self.trials
+                if t.evaluation.feasible == top.feasible and t.evaluation.score_bits >= top.score_bits - self.tie_bits]
+        return min(pool, key=lambda e: (memory_bytes(config=e.config, dense=e.precision.dense_slots), e.value, e.config))
 
     def convergence(self) -> list[float]:
         """Best score (bits) after each call."""
@@ -65,7 +80,7 @@ class Search:
         return out
 
     def calls_to_best(self) -> int:
-        target = self.best.score_bits
+        target = self.top.score_bits
         for t in self.trials:
             if t.evaluation.score_bits >= target:
                 return t.call
@@ -73,7 +88,8 @@ class Search:
 
 
 def afl_default_points(space: SearchSpace) -> list[Config]:
-    """flat, 2^16, 8-bit for every metric (AFL++'s compile-time map), when the space holds it."""
+    """flat, 2^16, 8-bit for every metric (AFL++'s compile-time map), when the space holds it.
+    optimise() seeds the feasible ones (or the first metric's when none is)."""
     lo, hi = space.map_pow2
     if not (lo <= AFL_DEFAULT_MAP_POW2 <= hi) or 8 not in space.widths or "flat" not in space.layouts:
         return []
@@ -96,11 +112,20 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
     calls = min(calls, space.n_points)
     cached = measurer if isinstance(measurer, CachedMeasurer) else CachedMeasurer(measurer)
     seeds = afl_default_points(space) if seed_afl_defaults else []
-    seeds = seeds[:calls]
+    ok = [c for c in seeds if precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)]
+    seeds = (ok or seeds[:1])[:calls]
     n_init = max(0, min(n_initial_points, calls - len(seeds)))
+    def feasible(c: Config) -> bool:
+        return precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)
+
+    # The precision constraints are known without measuring: the optimiser samples only points
+    # that meet them (skopt space_constraint), unless none does.
+    any_feasible = any(feasible(c) for c in space.grid())
+    constraint = (lambda row: feasible(space.to_config(row))) if any_feasible else None
     opt = Optimizer(space.dimensions(), base_estimator=_gp(space, seed), n_initial_points=max(1, n_init),
-                    initial_point_generator="lhs", acq_func="gp_hedge", acq_optimizer="sampling",
-                    acq_optimizer_kwargs={"n_points": ACQ_POINTS}, random_state=seed)
+                    initial_point_generator="random" if constraint else "lhs", acq_func="gp_hedge",
+                    acq_optimizer="sampling", acq_optimizer_kwargs={"n_points": ACQ_POINTS},
+                    space_constraint=constraint, random_state=seed)
     trials: list[Trial] = []
     t_start = time.monotonic()
 
@@ -123,22 +148,40 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
             xs, ys = [], []
             for cfg in seeds:
                 ev = run(cfg, "afl-default")
-                xs.append(space.to_point(cfg))
-                ys.append(ev.value)
-            opt.tell(xs, ys)
+                if constraint is None or feasible(cfg):  # skopt refuses points outside its constraint
+                    xs.append(space.to_point(cfg))
+                    ys.append(ev.value)
+            if xs:
+                opt.tell(xs, ys)
         n_polish = int(round(POLISH_SHARE * calls)) if calls - len(seeds) - n_init > 4 else 0
         while len(trials) < calls:
             phase = "initial" if len(trials) - len(seeds) < n_init else "model"
             x = None
             if calls - len(trials) <= n_polish:
-                x = _polish_point(opt, space, trials)
+                x = _polish_point(opt, space, trials, feasible if any_feasible else None)
                 phase = "polish" if x is not None else phase
             if x is None:
                 x = opt.ask()
             cfg = space.to_config(x)
             ev = run(cfg, phase)
             opt.tell(x, ev.value)
-    return Search(trials=tuple(trials), measured=cached.measured, elapsed_s=time.monotonic() - t_start)
+    return Search(trials=tuple(trials), measured=cached.measured, elapsed_s=time.monotonic() - t_start,
+                  tie_bits=noise_bits(trials))
+
+
+def noise_bits(trials) -> float:
+    """Half the median spread (in bits) of a trial's repeated runs, capped at MAX_TIE_BITS; 0 when
+    the backend does not repeat runs (recorded figures, bench medians)."""
+    import math
+    import statistics
+
+    spreads = []
+    for t in trials:
+        runs = t.evaluation.measurement.detail.get("runs_execs_per_s") or []
+        runs = [r for r in runs if r > 0]
+        if len(runs) >= 2:
+            spreads.append(math.log2(max(runs) / min(runs)) / 2)
+    return min(MAX_TIE_BITS, statistics.median(spreads)) if spreads else 0.0
 
 
 def neighbours(space: SearchSpace, c: Config) -> list[Config]:
@@ -164,11 +207,11 @@ def neighbours(space: SearchSpace, c: Config) -> list[Config]:
     return out
 
 
-def _polish_point(opt, space: SearchSpace, trials: list[Trial]) -> list | None:
-    """The unevaluated neighbour of the incumbent with the best GP prediction (None if none)."""
+def _polish_point(opt, space: SearchSpace, trials: list[Trial], feasible) -> list | None:
+    """The unevaluated (feasible) neighbour of the incumbent with the best GP prediction (None if none)."""
     seen = {t.evaluation.config for t in trials}
     best = min((t.evaluation for t in trials), key=lambda e: (e.value, e.config)).config
-    cands = [c for c in neighbours(space, best) if c not in seen]
+    cands = [c for c in neighbours(space, best) if c not in seen and (feasible is None or feasible(c))]
     if not cands:
         return None
     pts = [space.to_point(c) for c in cands]

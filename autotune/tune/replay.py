@@ -1,0 +1,124 @@
+"""ReplayMeasurer: real runs of the probe's harness through our runtime, configured per point.
+
+The harness (linked by `autotune cc` with kernels/driver.c) has a replay mode
+(docs/DESIGN.md "Driver modes"): ``AUTOTUNE_REPLAY_ROUNDS=R harness FILE...`` runs the inputs one
+untimed warm-up round and R timed rounds through the map the AUTOTUNE_* variables configure,
+doing afl-fuzz's per-exec map work, and prints one JSON line with ``execs_per_s``.
+
+Budget: large flat maps cost milliseconds per execution, so each run replays a prefix of a
+fixed seeded permutation of the kept corpus (nested subsets: every configuration sees the same
+first inputs), sized so a round takes about ``round_s`` by a running estimate of the cost per
+working-set byte, and ``repeats`` runs give the median.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from autotune.errors import AutotuneError
+from autotune.tune.backends import Measurement
+from autotune.tune.space import Config
+
+DEFAULT_ROUND_S = 0.12
+DEFAULT_REPEATS = 3
+MIN_INPUTS = 2
+SLOW_RUN_S = 0.6  # a run planned longer than this is done once, not `repeats` times
+RUN_TIMEOUT_S = 120.0
+
+
+def replay_env(*, config: Config, dense: int | None, seed: int, rounds: int) -> dict[str, str]:
+    """The AUTOTUNE_* variables of a replay run (docs/DESIGN.md "Runtime configuration")."""
+    env = {
+        "AUTOTUNE_REPLAY_ROUNDS": str(rounds),
+        "AUTOTUNE_SEED": str(seed),
+        "AUTOTUNE_METRIC": config.metric,
+        "AUTOTUNE_LAYOUT": config.layout,
+        "AUTOTUNE_COUNTER_BITS": str(config.width_bits),
+        "AUTOTUNE_OVERFLOW": "neverzero",
+    }
+    if config.layout == "flat":
+        env["AUTOTUNE_MAP_SIZE"] = str(config.map_slots)
+    else:
+        env["AUTOTUNE_INDEX_SIZE"] = str(config.map_slots)
+        env["AUTOTUNE_MAP_SIZE"] = str(dense or config.map_slots)
+    return env
+
+
+class ReplayMeasurer:
+    name = "replay"
+
+    def __init__(self, *, harness: Path, inputs: list[Path], seed: int, target_exec_ns: float,
+                 dense_for, working_set, round_s: float = DEFAULT_ROUND_S, repeats: int = DEFAULT_REPEATS):
+        if not harness.is_file() or not os.access(harness, os.X_OK):
+            raise AutotuneError(f"the probe's harness {harness} is missing or not executable",
+                                fix="re-run `autotune probe`, or tune with --backend bench")
+        if not inputs:
+            raise AutotuneError("the probe kept no corpus input to replay",
+                                fix="re-run `autotune probe` longer, or tune with --backend bench")
+        self.harness = harness
+        perm = np.random.default_rng(seed).permutation(len(inputs))
+        self.inputs = [inputs[int(i)] for i in perm]
+        self.seed = seed
+        self.target_exec_ns = max(50.0, float(target_exec_ns))
+        self.dense_for = dense_for  # Config -> dense slots (two-level)
+        self.working_set = working_set  # Config -> bytes
+        self.round_s = round_s
+        self.repeats = repeats
+        self.ns_per_ws_byte = 0.3  # running estimate of map ns per working-set byte (refined per run)
+        self.runs = 0
+
+    def _plan(self, config: Config) -> tuple[int, int, int]:
+        """(inputs, rounds, repeats) for about round_s of timed work per run."""
+        ws = self.working_set(config)
+        est_ns = self.target_exec_ns + self.ns_per_ws_byte * ws
+        n = int(max(MIN_INPUTS, min(len(self.inputs), self.round_s * 1e9 / est_ns)))
+        n = min(n, len(self.inputs))
+        rounds = max(1, int(self.round_s * 1e9 / (est_ns * n)))
+        run_s = est_ns * n * (rounds + 1) * 1e-9  # + the warm-up round
+        return n, rounds, (1 if run_s > SLOW_RUN_S else self.repeats)
+
+    def run_once(self, config: Config, *, n_inputs: int, rounds: int) -> dict:
+        env = {**os.environ, **replay_env(config=config, dense=self.dense_for(config), seed=self.seed, rounds=rounds)}
+        env.pop("__AFL_SHM_ID", None)
+        env.pop("AUTOTUNE_PROBE_CTL_FD", None)
+        cmd = [str(self.harness), *map(str, self.inputs[:n_inputs])]
+        try:
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired as exc:
+            raise AutotuneError(f"replay of {config.key()} took longer than {RUN_TIMEOUT_S:.0f} s",
+                                fix="narrow the map sizes (--max-map-bytes)") from exc
+        self.runs += 1
+        line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith("{")), None)
+        if proc.returncode != 0 or line is None:
+            raise AutotuneError(
+                f"replay of {config.key()} failed (exit {proc.returncode}): {proc.stderr.strip()[-400:]}",
+                fix="check that the harness was built by this autotune (`autotune probe` rebuilds it), "
+                    "or tune with --backend bench")
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise AutotuneError(f"replay of {config.key()} printed a malformed result: {line[:200]}") from exc
+
+    def measure(self, config: Config) -> Measurement:
+        n, rounds, repeats = self._plan(config)
+        docs = [self.run_once(config, n_inputs=n, rounds=rounds) for _ in range(repeats)]
+        rates = [float(d["execs_per_s"]) for d in docs]
+        eps = statistics.median(rates)
+        ws = self.working_set(config)
+        map_ns = max(0.0, 1e9 / max(eps, 1e-9) - self.target_exec_ns)
+        if ws > 0 and math.isfinite(map_ns):
+            # a smoothed estimate for planning the next runs only (not part of any figure)
+            self.ns_per_ws_byte = max(0.01, 0.5 * self.ns_per_ws_byte + 0.5 * map_ns / ws)
+        d0 = docs[0]
+        return Measurement(execs_per_s=eps, source="replay", detail={
+            "runs_execs_per_s": [round(r, 1) for r in rates], "inputs": n, "rounds": rounds,
+            "used_keys": d0.get("used_keys"), "covered_slots": d0.get("covered_slots"),
+            "overflow_keys": d0.get("overflow_keys"), "kernel_variant": d0.get("kernel_variant"),
+            "hugepage_advised": d0.get("hugepage_advised")})

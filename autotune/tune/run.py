@@ -1,0 +1,131 @@
+"""tune's core: probe directory in, TuneResult out (the CLI and tests call :func:`run_tune`)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Callable
+
+from autotune.errors import AutotuneError
+from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
+from autotune.tune.inputs import TuneInputs
+from autotune.tune.objective import ObjectiveSettings, working_set_bytes
+from autotune.tune.optimise import DEFAULT_CALLS, Search, Trial, optimise
+from autotune.tune.precision import collision_rate
+from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
+from autotune.tune.space import Config, SearchSpace, dense_slots
+
+BACKENDS = ("auto", "replay", "bench")
+
+
+def make_space(*, inputs: TuneInputs, metric: str | None = None, map_pow2: tuple[int, int] | None = None,
+               widths: tuple[int, ...] | None = None, layouts: tuple[str, ...] | None = None) -> SearchSpace:
+    metrics = (metric,) if metric else tuple(m for m in inputs.metrics)
+    if metric and metric not in inputs.metrics:
+        raise AutotuneError(f"the probe has no census for metric {metric!r}",
+                            fix=f"use one of: {', '.join(inputs.metrics)}")
+    kw: dict[str, Any] = {"metrics": metrics}
+    if map_pow2:
+        kw["map_pow2"] = map_pow2
+    if widths:
+        kw["widths"] = widths
+    if layouts:
+        kw["layouts"] = layouts
+    space = SearchSpace(**kw)
+    return space.ordered(lambda m: (inputs.metrics[m].estimated_keys, m))
+
+
+def make_measurer(*, backend: str, inputs: TuneInputs, seed: int) -> Measurer:
+    if backend not in BACKENDS:
+        raise AutotuneError(f"unknown backend {backend!r}", fix=f"use one of: {', '.join(BACKENDS)}")
+
+    def dense_for(c: Config) -> int | None:
+        return dense_slots(map_slots=c.map_slots, estimated_keys=inputs.facts(c.metric).estimated_keys) \
+            if c.layout == "twolevel" else None
+
+    def ws(c: Config) -> int:
+        return working_set_bytes(config=c, n_keys=inputs.facts(c.metric).estimated_keys, dense=dense_for(c))
+
+    from autotune.tune.probe_inputs import corpus_files
+
+    files = corpus_files(inputs)
+    can_replay = bool(inputs.harness and inputs.harness.is_file() and files)
+    if backend == "replay" or (backend == "auto" and can_replay):
+        from autotune.tune.replay import ReplayMeasurer
+
+        if not inputs.harness:
+            raise AutotuneError("the probe names no harness binary", fix="tune with --backend bench")
+        return ReplayMeasurer(harness=inputs.harness, inputs=files, seed=int(inputs.extra.get("probe_seed", seed)),
+                              target_exec_ns=inputs.target_exec_ns or 1000.0, dense_for=dense_for, working_set=ws)
+    if inputs.target_exec_ns is None:
+        raise AutotuneError("the probe recorded no execution time for the target",
+                            fix="re-run `autotune probe` (it times every execution)")
+    if inputs.probe_dir is None:
+        raise AutotuneError("the bench backend needs the probe's traces", fix="pass --probe DIR")
+    from autotune.measure.trace import probe_trace
+
+    traces = functools.lru_cache(maxsize=None)(lambda m: probe_trace(inputs.probe_dir, metric=m))
+    return BenchMeasurer(traces=traces, target_exec_ns=inputs.target_exec_ns, dense_for=dense_for)
+
+
+def flat_ns_per_byte() -> Callable[[int], float]:
+    """ns per working-set byte of a flat 8-bit map of that working set (bench.c, measured lazily,
+    cached per power of two): the cache-pressure curve the --jobs model reads."""
+    from autotune.measure import native
+    from autotune.measure.bench import case_from_raw
+    from autotune.measure.trace import synthetic_trace
+
+    trace = synthetic_trace(n_keys=512, seed=0, n_execs=4)
+    cache: dict[int, float] = {}
+
+    def f(ws_bytes: int) -> float:
+        slots = max(1 << 12, min(1 << 28, 1 << max(0, (max(1, ws_bytes // 2) - 1).bit_length())))
+        if slots not in cache:
+            raw = native.run_case(trace=trace, layout="flat", width_bits=8, map_slots=slots, rounds=3,
+                                  round_s=0.005, min_execs=1)
+            c = case_from_raw(raw, layout="flat", width_bits=8, map_slots=slots)
+            cache[slots] = (c.reset_ns + c.classify_compare_ns + c.hash_ns) / (2 * slots)
+        return cache[slots]
+
+    return f
+
+
+def run_tune(*, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSettings, measurer: Measurer,
+             calls: int = DEFAULT_CALLS, seed: int = 0, host: dict[str, Any] | None = None,
+             progress: Callable[[Trial], None] | None = None) -> TuneResult:
+    """Optimise, then gather the document (choice, no-rebuild choice, curves for the plot)."""
+    cached = measurer if isinstance(measurer, CachedMeasurer) else CachedMeasurer(measurer)
+    ns_per_byte = flat_ns_per_byte() if settings.jobs > 1 else None
+    search = optimise(inputs=inputs, measurer=cached, space=space, settings=settings, calls=calls, seed=seed,
+                      ns_per_byte=ns_per_byte, progress=progress)
+    return result_from_search(search=search, inputs=inputs, space=space, settings=settings, backend=cached.name,
+                              calls=calls, seed=seed, cache_hits=cached.hits, host=host)
+
+
+def result_from_search(*, search: Search, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSettings,
+                       backend: str, calls: int, seed: int, cache_hits: int,
+                       host: dict[str, Any] | None) -> TuneResult:
+    trials = [t.to_dict() for t in search.trials]
+    best = search.best
+    nr = [t.evaluation for t in search.trials
+          if t.evaluation.config.layout == "flat" and t.evaluation.config.map_slots == AFL_DEFAULT_MAP_SLOTS
+          and t.evaluation.config.width_bits == 8]
+    nr_best = min(nr, key=lambda e: (e.value, e.config)).to_dict() if nr else None
+    curves = {
+        "collision_rate": {m: {str(s): round(collision_rate(map_slots=s, n_keys=inputs.facts(m).estimated_keys), 6)
+                               for s in space.sizes} for m in space.metrics},
+        "measured": [{"layout": t.evaluation.config.layout, "metric": t.evaluation.config.metric,
+                      "width_bits": t.evaluation.config.width_bits, "map_slots": t.evaluation.config.map_slots,
+                      "execs_per_s": round(t.evaluation.measurement.execs_per_s, 3)}
+                     for t in search.trials if t.measured],
+    }
+    return TuneResult(target=inputs.target, inputs=inputs.to_dict(), space=space.to_dict(), settings=settings.to_dict(),
+                      backend=backend, calls=len(search.trials), seed=seed, trials=trials, best=best.to_dict(),
+                      no_rebuild_best=nr_best, measured=search.measured, cache_hits=cache_hits,
+                      elapsed_s=search.elapsed_s, host=host, curves=curves)
+
+
+def load_inputs(probe_dir: Path) -> TuneInputs:
+    from autotune.tune.probe_inputs import inputs_from_probe
+
+    return inputs_from_probe(probe_dir)
