@@ -32,9 +32,9 @@ from autotune.probe.client import ProbeServer, status_of
 from autotune.probe.mutator import Havoc
 from autotune.probe.result import (FILE_NAME, CampaignStats, CorpusEntry, Curve, Finding, ProbeConfig,
                                    ProbeResult)
+from autotune.probe.output import check_out_dir, dir_bytes, install
 from autotune.probe.seeds import load_seeds
 
-OUTPUT_ENTRIES = ("census", "traces", "corpus", "crashes", "hangs")
 # A crash's detail is the signal number, or this base + the exit status when the harness exit()ed.
 EXIT_DETAIL_BASE = 256
 MAX_SAVED_FINDINGS = 500  # per kind; more are counted, not saved
@@ -234,56 +234,11 @@ class _Campaign:
             execute(child, "havoc")
 
 
-def _dir_bytes(d: Path) -> int:
-    try:
-        return sum(e.stat().st_size for e in os.scandir(d) if e.is_file())
-    except OSError:
-        return 0
-
-
 def _downsample(points: list, limit: int) -> list:
     if len(points) <= limit:
         return points
     idx = np.unique(np.linspace(0, len(points) - 1, limit).round().astype(int))
     return [points[i] for i in idx]
-
-
-def _check_out_dir(out_dir: Path, corpus_dir: Path | None) -> None:
-    """Refuse to replace directories that are not a previous probe's output (e.g. the user's corpus)."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise AutotuneError(f"output {out_dir} exists and is not a directory", fix="choose another --out")
-    if corpus_dir is not None:
-        for name in OUTPUT_ENTRIES:
-            if (out_dir / name).resolve() == Path(corpus_dir).resolve():
-                raise AutotuneError(f"the seed corpus {corpus_dir} is the output's {name}/ directory, which the "
-                                    f"probe replaces", fix="choose another --out (or copy the seeds elsewhere)")
-    if (out_dir / FILE_NAME).is_file():
-        return  # a previous probe's output: its entries are replaced
-    for name in OUTPUT_ENTRIES:
-        d = out_dir / name
-        if d.exists() and (not d.is_dir() or any(d.iterdir())):
-            raise AutotuneError(f"{out_dir} already holds a {name}/ that is not from a probe (no probe.json)",
-                                fix="choose an empty or new directory with --out")
-
-
-def _install(staging: Path, out_dir: Path) -> None:
-    """Move the finished results from staging into out_dir, probe.json last."""
-    old = out_dir / f".old-{os.getpid()}"
-    if (out_dir / FILE_NAME).exists():
-        old.mkdir(exist_ok=True)
-        os.replace(out_dir / FILE_NAME, old / FILE_NAME)  # no stale probe.json beside new files
-    for name in OUTPUT_ENTRIES:
-        dst = out_dir / name
-        if dst.exists():
-            old.mkdir(exist_ok=True)
-            os.replace(dst, old / name)
-        src = staging / name
-        if src.exists():
-            os.replace(src, dst)
-        else:
-            dst.mkdir()
-    os.replace(staging / FILE_NAME, out_dir / FILE_NAME)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def run_probe(
@@ -313,7 +268,7 @@ def run_probe(
                             fix="pass --max-input-bytes >= 1 and --capacity as a power of two")
     t_start = time.monotonic()
     out_dir = Path(out_dir)
-    _check_out_dir(out_dir, corpus_dir)
+    check_out_dir(out_dir, corpus_dir)
     seeds = load_seeds(corpus_dir=corpus_dir, max_input_bytes=max_input_bytes)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -356,7 +311,7 @@ def run_probe(
             for i, entry in enumerate(camp.corpus):
                 why = ("--max-trace-inputs" if i >= max_trace_inputs
                        else "the time budget" if time.monotonic() >= trace_deadline
-                       else f"{MAX_TRACE_BYTES >> 20} MiB of traces" if i % 16 == 0 and _dir_bytes(staging / "traces")
+                       else f"{MAX_TRACE_BYTES >> 20} MiB of traces" if i % 16 == 0 and dir_bytes(staging / "traces")
                        > MAX_TRACE_BYTES else None)
                 if why:
                     notes.append(f"traced the first {i} of {len(camp.corpus)} kept inputs (limit: {why})")
@@ -411,7 +366,7 @@ def run_probe(
             (staging / name).unlink(missing_ok=True)
         result.campaign = CampaignStats(**{**stats.to_dict(), "elapsed_s": time.monotonic() - t_start})
         write_json_atomic(staging / FILE_NAME, result.to_dict())
-        _install(staging, out_dir)
+        install(staging, out_dir)
         return result
     finally:
         shutil.rmtree(staging, ignore_errors=True)

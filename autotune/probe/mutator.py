@@ -126,7 +126,6 @@ class Havoc:
 
     def _block_len(self, limit: int) -> int:
         """A block length in 1..limit, small lengths more likely (AFL-like)."""
-        rng = self.rng
         u = self._random()
         cap = min(limit, 32 if u < 0.6 else 128 if u < 0.9 else 1500)
         return self._between(1, max(cap, 1))
@@ -139,7 +138,6 @@ class Havoc:
         del buf[i:i + n]
 
     def _insert_block(self, buf: bytearray) -> None:
-        rng = self.rng
         room = self.max_len - len(buf)
         if room <= 0:
             return
@@ -155,7 +153,6 @@ class Havoc:
         buf[at:at] = block
 
     def _overwrite_block(self, buf: bytearray) -> None:
-        rng = self.rng
         if len(buf) < 2:
             return self._insert_block(buf)
         n = self._block_len(len(buf) - 1)
