@@ -32,7 +32,7 @@ M = {name: i for i, name in enumerate(METRICS)}
 def bins(tmp_path_factory):
     d = tmp_path_factory.mktemp("metrics-bins")
     out = {}
-    for name in ("calls3", "chains", "threads", "crashy", "ngram"):
+    for name in ("calls3", "chains", "threads", "crashy", "ngram", "recurse"):
         out[name] = build_cc(d / name, [PROGRAMS / f"{name}.c"], cflags=(["-pthread"] if name == "threads" else []))
     liba = build_cc_shared(d / "liblib_a.so", [PROGRAMS / "lib_a.c"])
     libb = build_cc_shared(d / "liblib_b.so", [PROGRAMS / "lib_b.c"])
@@ -212,3 +212,19 @@ def test_ngram_counts_by_hand(bins, tmp_path):
         assert sum(e.total_hits for e in got) == 7
     # edge and ngram-2 are the same tuples (AFL++'s NGRAM-2 is its CLASSIC edge)
     assert sorted(e.hk32 for e in cen["edge"]) == sorted(e.hk32 for e in cen["ngram-2"])
+
+
+def test_deep_recursion_beyond_the_stack_limit(bins, tmp_path):
+    inputs = [b"a" * 5, b"a", b"a" * 5]  # 500 and 100 levels deep
+    one = census(bins["recurse"], tmp_path / "1", inputs)
+    two = census(bins["recurse"], tmp_path / "2", inputs)
+    assert one == two
+    n = {m: len(v) for m, v in one.items()}
+    # at most as many contexts per edge as recurse.c lists
+    assert n["edge"] < n["caller"] <= 2 * n["edge"]
+    assert n["ctx"] <= 2 * n["edge"]
+    for m in ("ctx-2", "ctx-4", "ctx-8"):
+        assert n["caller"] <= n[m] <= 3 * n["edge"]
+    # the 100-deep input (execution 2) finds nothing the 500-deep one (execution 1) missed
+    for m in METRICS:
+        assert all(e.first_exec == 1 for e in one[m]), m
