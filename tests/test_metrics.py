@@ -225,6 +225,9 @@ def test_deep_recursion_beyond_the_stack_limit(bins, tmp_path):
     assert n["ctx"] <= 2 * n["edge"]
     for m in ("ctx-2", "ctx-4", "ctx-8"):
         assert n["caller"] <= n[m] <= 3 * n["edge"]
-    # the 100-deep input (execution 2) finds nothing the 500-deep one (execution 1) missed
+    # the 100-deep input (execution 2) finds nothing the 500-deep one (execution 1) missed, except
+    # under ctx: below 255 frames the context is frozen at depth 255's (odd: F(H)), while the
+    # 100-deep run returns from its bottom call into depth 100 (even: F(rec)^F(H))
     for m in METRICS:
-        assert all(e.first_exec == 1 for e in one[m]), m
+        late = [e for e in one[m] if e.first_exec != 1]
+        assert (len(late) > 0) == (m == "ctx"), m
