@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -111,3 +112,24 @@ def test_traces_replay_the_kept_corpus(demo_bin, tmp_path):
         # per key, the largest count over the traced inputs is at most the census's max_hits
         mh = dict(zip(census["key"].tolist(), census["max_hits"].tolist()))
         assert all(int(c) <= mh[int(k)] for v in tr.values() for k, c in zip(v["key"], v["count"]))
+
+
+def test_sanitizer_build_from_sources_reports_the_sanitizer(tmp_path):
+    """`--source` builds the harness itself; an ASan+UBSan report becomes the crash's reason."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(demo.seed_dir(), corpus)
+    for p in demo.bad_inputs_dir().iterdir():
+        shutil.copy(p, corpus / p.name)
+    n = len(list(corpus.iterdir()))
+    san = "-fsanitize=address,undefined"
+    res = CliRunner().invoke(app, ["probe", "--source", str(demo.harness_source()), "--cflags", f"-O1 -g {san}",
+                                   "--ldflags", san, "-c", str(corpus), "--max-execs", str(n), "--timeout-ms", "300",
+                                   "-o", str(tmp_path / "out"), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    reasons = {f["origin"]: f["reason"] for f in doc["crashes"]}
+    assert "runtime error: store to null pointer" in reasons["seed:crash-null"]
+    assert reasons["seed:crash-abort"].startswith("signal 6")
+    assert [h["origin"] for h in doc["hangs"]] == ["seed:hang-loop"]
+    null = next(f for f in doc["crashes"] if f["origin"] == "seed:crash-null")
+    assert "parse_kv" in Path(f"{tmp_path / 'out' / null['file']}.txt").read_text()  # the report's stack
