@@ -1,0 +1,127 @@
+"""`autotune tune`: choose map size, counter width, metric and layout for a probed target."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
+from autotune.errors import AutotuneError
+
+HELP = """Bayesian optimisation (scikit-optimize GP) over map size, counter width, coverage metric and
+layout for a probed target. Each point's execs/s is measured (the probe's harness replaying its
+corpus through our runtime so configured, or bench.c on the probe's traces), joined with the
+census's collision rate (Equation 1) and counter overflow. Writes afl-build.env, afl-run.env,
+autotune-run.env, report.json, report.md and tune.png to --out."""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tune", help=HELP)(tune_cmd)
+
+
+@handle_errors
+def tune_cmd(
+    probe: Annotated[Path, typer.Option("--probe", "-p", help="Probe output directory (autotune probe --out).")],
+    out_dir: OutDirOpt = Path("tune-out"),
+    metric: Annotated[Optional[str], typer.Option("--metric", help="Fix the coverage metric (default: search all).")] = None,
+    max_collision_rate: Annotated[float, typer.Option("--max-collision-rate", help="Largest acceptable collision rate (0..1).")] = 0.02,
+    sensitivity_weight: Annotated[float, typer.Option("--sensitivity-weight", help="Credit per doubling of a metric's keys, in bits.")] = 0.25,
+    calls: Annotated[int, typer.Option("--calls", help="Optimiser calls (evaluations).")] = 40,
+    seed: SeedOpt = 0,
+    jobs: Annotated[int, typer.Option("--jobs", help="Fuzzer instances sharing the last-level cache.")] = 1,
+    backend: Annotated[str, typer.Option("--backend", help="auto (replay when the harness is there), replay, bench.")] = "auto",
+    min_map_bytes: Annotated[int, typer.Option("--min-map-bytes", help="Smallest map size (slots, power of two).")] = 1 << 13,
+    max_map_bytes: Annotated[int, typer.Option("--max-map-bytes", help="Largest map size (slots, power of two).")] = 1 << 27,
+    profile: Annotated[Optional[str], typer.Option("--profile", help="Host profile (TOML path or reference name); default: detect this host.")] = None,
+    no_plot: Annotated[bool, typer.Option("--no-plot", help="Skip the PNG plot.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    from autotune.emit.write import emit_all
+    from autotune.measure.host import l2_bytes, llc_bytes
+    from autotune.tune.objective import ObjectiveSettings
+    from autotune.tune.run import load_inputs, make_measurer, make_space, run_tune
+
+    if not 0 < max_collision_rate < 1:
+        raise AutotuneError(f"--max-collision-rate {max_collision_rate} is outside (0, 1)", fix="e.g. --max-collision-rate 0.02")
+    if jobs < 1:
+        raise AutotuneError(f"--jobs {jobs} must be at least 1", fix="e.g. --jobs 2")
+    if sensitivity_weight < 0:
+        raise AutotuneError("--sensitivity-weight must be >= 0", fix="e.g. --sensitivity-weight 0.25")
+    pows = []
+    for name, v in (("--min-map-bytes", min_map_bytes), ("--max-map-bytes", max_map_bytes)):
+        if v < 1 or v & (v - 1):
+            raise AutotuneError(f"{name} {v} is not a power of two", fix=f"e.g. {name} {1 << 16}")
+        pows.append(v.bit_length() - 1)
+    if pows[0] > pows[1]:
+        raise AutotuneError("--min-map-bytes is larger than --max-map-bytes", fix="swap them")
+    if not probe.is_dir():
+        raise AutotuneError(f"--probe {probe} is not a directory", fix="run `autotune probe --out DIR` first and pass DIR")
+    host = _host(profile)
+    inputs = load_inputs(probe)
+    space = make_space(inputs=inputs, metric=metric, map_pow2=(pows[0], pows[1]))
+    settings = ObjectiveSettings(max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight,
+                                 jobs=jobs, l2_bytes=l2_bytes(host), llc_bytes=llc_bytes(host))
+    measurer = make_measurer(backend=backend, inputs=inputs, seed=seed)
+    result = _run_with_progress(run_tune, inputs=inputs, space=space, settings=settings, measurer=measurer,
+                                calls=calls, seed=seed, host=host)
+    written = emit_all(result=result, out_dir=out_dir, plot=not no_plot)
+    if json_out:
+        print_json(result.to_dict())
+        return
+    _summary(result, out_dir, [p.name for p in written])
+
+
+def _host(profile: str | None):
+    from autotune.measure.host import current_host
+
+    if profile:
+        from autotune.profile import resolve_profile
+
+        return resolve_profile(profile).to_dict()
+    return current_host()
+
+
+def _run_with_progress(run_tune, **kw):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    calls = kw["calls"]
+    with Progress(TextColumn("tune"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=err, transient=False,
+                  disable=not err.is_terminal) as bar:
+        task = bar.add_task("", total=min(calls, kw["space"].n_points))
+        best = [float("-inf")]
+
+        def progress(trial) -> None:
+            e = trial.evaluation
+            best[0] = max(best[0], e.score_bits)
+            bar.update(task, advance=1, description=f"{e.config.key()} {e.execs_per_s:,.0f}/s best {best[0]:.3f} bits")
+            if not err.is_terminal:
+                err.print(f"call {trial.call} ({trial.phase}): {e.config.key()} {e.execs_per_s:,.0f} execs/s "
+                          f"score {e.score_bits:.3f}{'' if e.feasible else ' (infeasible)'}", highlight=False)
+
+        return run_tune(progress=progress, **kw)
+
+
+def _summary(result, out_dir: Path, names: list[str]) -> None:
+    b, bc = result.best, result.best_config
+    conv = result.convergence()
+    out.print(f"best: {bc['metric']}, {bc['layout']}, {bc['map_slots']} slots, {bc['width_bits']}-bit counters: "
+              f"{b['execs_per_s']:,.0f} execs/s, collision rate {100 * b['precision']['collision_rate']:.2f} %, "
+              f"score {b['score_bits']:.3f} bits", highlight=False)
+    nr = result.no_rebuild_best
+    if nr:
+        c = nr["config"]
+        out.print(f"best without rebuilding AFL++: {c['metric']} (flat 64 KiB, 8-bit): {nr['execs_per_s']:,.0f} execs/s, "
+                  f"collision rate {100 * nr['precision']['collision_rate']:.2f} %", highlight=False)
+    if result.needs_afl_rebuild:
+        out.print(f"afl-cc at that map size needs AFL++ rebuilt with MAP_SIZE_POW2={int(bc['map_slots']).bit_length() - 1}; "
+                  "autotune-run.env runs it with our runtime and the stock afl-fuzz", highlight=False)
+    out.print(f"convergence: {result.calls} calls, {result.measured} measured, best at call {result.calls_to_best()}, "
+              f"best score after 1/4/1/2/all calls: {conv[max(0, len(conv) // 4 - 1)]:.3f} / "
+              f"{conv[max(0, len(conv) // 2 - 1)]:.3f} / {conv[-1]:.3f}; {result.elapsed_s:.1f} s", highlight=False)
+    out.print(f"wrote {', '.join(names)} to {out_dir}/", highlight=False)
+    out.print(f"load: set -a; . {out_dir}/autotune-run.env; set +a   (target built with autotune cc)", highlight=False)
+    out.print(f"  or: set -a; . {out_dir}/afl-build.env; set +a   (afl-cc), then {out_dir}/afl-run.env for afl-fuzz",
+              highlight=False)

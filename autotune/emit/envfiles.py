@@ -1,0 +1,149 @@
+"""Env files: one ``NAME=value`` a line, each after a comment giving its reason; loadable with
+``set -a; . FILE; set +a`` (values are plain shell words, checked). Built as lists of
+(name, value, reason) and rendered; nothing touches os.environ."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from autotune.metrics import afl_mode
+from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
+from autotune.tune.space import AFL_DEFAULT_MAP_POW2
+
+_SAFE = re.compile(r"^[A-Za-z0-9_./:,+-]*$")
+_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    value: str
+    reason: str
+
+
+def render_env(*, title: list[str], variables: list[EnvVar]) -> str:
+    lines = [f"# {t}" if t else "#" for t in title]
+    for v in variables:
+        if not _NAME.match(v.name) or not _SAFE.match(v.value):
+            raise ValueError(f"unsafe env line {v.name}={v.value!r}")
+        lines.append("")
+        lines += [f"# {r}" for r in v.reason.splitlines()]
+        lines.append(f"{v.name}={v.value}")
+    return "\n".join(lines) + "\n"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f} %"
+
+
+def _afl_build_vars(*, metric: str, overflow8: float) -> list[EnvVar]:
+    mode = afl_mode(metric)
+    out = [EnvVar("AFL_LLVM_INSTRUMENT", mode.instrument,
+                  f"coverage metric {metric}: afl-cc's {mode.instrument} instrumentation hashes the same keys")]
+    for k, v in mode.extra.items():
+        out.append(EnvVar(k, str(v), f"part of the {metric} metric"))
+    if overflow8 > 0:
+        out.append(EnvVar("AFL_LLVM_NOT_ZERO", "1",
+                          f"NeverZero on: {_pct(overflow8)} of the keys reach 256 hits in one execution in the "
+                          f"census;\nan 8-bit counter must wrap to 1, not 0, so the key still counts as hit"))
+    else:
+        out.append(EnvVar("AFL_LLVM_SKIP_NEVERZERO", "1",
+                          "NeverZero off: no key reached 256 hits in one execution in the census,\n"
+                          "so 8-bit counters never wrap and the extra instruction is saved"))
+    return out
+
+
+def afl_build_env(result: TuneResult) -> str:
+    """For afl-cc: the configuration AFL++ as installed can build (map 2^16)."""
+    nr = result.no_rebuild_best or result.best
+    cfg = nr["config"]
+    metric = cfg["metric"]
+    ov8 = _overflow8(result, metric)
+    title = [
+        "afl-build.env: for afl-cc / afl-clang-fast (AFL++ as installed, its map of 2^16 bytes), written by autotune tune",
+        "load: set -a; . ./afl-build.env; set +a; then build the target with afl-clang-fast",
+        f"target {result.target}: {metric} in a flat 64 KiB map of 8-bit counters, collision rate "
+        f"{_pct(nr['precision']['collision_rate'])}, {nr['execs_per_s']:.0f} execs/s measured",
+    ]
+    if result.needs_afl_rebuild:
+        b = result.best_config
+        title += [f"the best configuration ({b['metric']}, {b['layout']}, {b['map_slots']} slots, {b['width_bits']}-bit) "
+                  f"needs a larger map: see afl-build-rebuilt.env, or run it without rebuilding AFL++ via autotune-run.env"]
+    return render_env(title=title, variables=_afl_build_vars(metric=metric, overflow8=ov8))
+
+
+def afl_build_rebuilt_env(result: TuneResult) -> str | None:
+    """For afl-cc of an AFL++ rebuilt with a larger MAP_SIZE_POW2 (only when the best needs it)."""
+    if not result.needs_afl_rebuild:
+        return None
+    b = result.best_config
+    pow2 = int(b["map_slots"]).bit_length() - 1
+    title = [
+        f"afl-build-rebuilt.env: for afl-cc of an AFL++ REBUILT with MAP_SIZE_POW2={pow2} (stock AFL++ has "
+        f"{AFL_DEFAULT_MAP_POW2}), written by autotune tune",
+        f"rebuild AFL++: set '#define MAP_SIZE_POW2 {pow2}' in include/config.h, then make && make install",
+        "load: set -a; . ./afl-build-rebuilt.env; set +a; then build the target with that afl-clang-fast",
+        f"target {result.target}: {b['metric']} in a map of 2^{pow2} slots, collision rate "
+        f"{_pct(result.best['precision']['collision_rate'])}; AFL++'s counters are 8-bit and flat "
+        f"(the chosen {b['layout']} map of {b['width_bits']}-bit counters runs only with our runtime)",
+    ]
+    return render_env(title=title, variables=_afl_build_vars(metric=b["metric"], overflow8=_overflow8(result, b["metric"])))
+
+
+def afl_run_env(result: TuneResult) -> str:
+    """For afl-fuzz running the afl-cc build of afl-build.env."""
+    title = [
+        "afl-run.env: for afl-fuzz running the target built with afl-build.env, written by autotune tune",
+        "load: set -a; . ./afl-run.env; set +a; then afl-fuzz -i IN -o OUT -- ./target",
+    ]
+    variables = [EnvVar("AFL_MAP_SIZE", str(AFL_DEFAULT_MAP_SLOTS),
+                        "the map size afl-fuzz offers: AFL++'s compile-time map for CLASSIC/NGRAM/CTX;\n"
+                        "the target reports its own size in the fork-server handshake and that wins")]
+    jobs = int(result.settings.get("jobs", 1))
+    if jobs > 1:
+        variables.append(EnvVar("AFL_NO_AFFINITY", "1",
+                                f"--jobs {jobs}: several instances on a small host; let the OS place them"))
+    return render_env(title=title, variables=variables)
+
+
+def autotune_run_env(result: TuneResult) -> str:
+    """For a target built with `autotune cc`, under the stock afl-fuzz: the best configuration."""
+    b = result.best_config
+    bp = result.best["precision"]
+    seed = int(result.inputs.get("extra", {}).get("probe_seed", 0))
+    layout = b["layout"]
+    handed = b["map_slots"] if layout == "flat" else int(bp["dense_slots"] or b["map_slots"])
+    title = [
+        "autotune-run.env: for a target built with `autotune cc` (our runtime), run by the stock afl-fuzz",
+        "no AFL++ rebuild is needed: the runtime sizes the map at start-up and reports it in the handshake",
+        "load: set -a; . ./autotune-run.env; set +a; then afl-fuzz -i IN -o OUT -- ./target",
+        f"target {result.target}: score {result.best['score_bits']:.3f} bits, {result.best['execs_per_s']:.0f} execs/s "
+        f"measured, collision rate {_pct(bp['collision_rate'])}",
+    ]
+    v = [EnvVar("AUTOTUNE_METRIC", b["metric"], f"coverage metric chosen by tune (about {result.best['n_keys']:.0f} keys)"),
+         EnvVar("AUTOTUNE_LAYOUT", layout,
+                "two-level map: per-exec work covers only the used slots (BigMap, DSN 2021)" if layout == "twolevel"
+                else "flat map: the cheapest at this size on this host")]
+    if layout == "twolevel":
+        v.append(EnvVar("AUTOTUNE_INDEX_SIZE", str(b["map_slots"]),
+                        f"index slots (the hash space): collision rate {_pct(bp['collision_rate'])} by Equation 1"))
+        v.append(EnvVar("AUTOTUNE_MAP_SIZE", str(handed),
+                        f"dense slots afl-fuzz sees: twice the estimated keys, rounded up to a power of two "
+                        f"(overflow {_pct(bp['dense_overflow_rate'])})"))
+    else:
+        v.append(EnvVar("AUTOTUNE_MAP_SIZE", str(handed),
+                        f"map slots (the hash space): collision rate {_pct(bp['collision_rate'])} by Equation 1"))
+    v.append(EnvVar("AUTOTUNE_COUNTER_BITS", str(b["width_bits"]),
+                    f"counter width: {_pct(bp['counter_overflow'])} of the keys overflow it in one execution"))
+    v.append(EnvVar("AUTOTUNE_OVERFLOW", "neverzero", "a wrapped counter still reads as hit (AFL++'s NeverZero)"))
+    v.append(EnvVar("AUTOTUNE_SEED", str(seed), "the block-id seed the probe used, so keys match its census"))
+    v.append(EnvVar("AFL_MAP_SIZE", str(handed), "the map size afl-fuzz offers, equal to the runtime's"))
+    return render_env(title=title, variables=v)
+
+
+def _overflow8(result: TuneResult, metric: str) -> float:
+    for m in result.inputs.get("metrics", []):
+        if m["metric"] == metric:
+            return float(m["overflow_by_width"].get("8", 0.0))
+    return 0.0

@@ -1,0 +1,84 @@
+"""report.md: which file to use when, the choice and why, the objective, the trials, convergence."""
+
+from __future__ import annotations
+
+from autotune.measure.stats import human_bytes
+from autotune.tune.result import TuneResult
+
+OBJECTIVE_MD = """score = log2(execs_per_s with N instances)
+      + log2(1 - lost_keys)          # Equation 1 collisions (+ two-level dense overflow)
+      + log2(1 - counter_overflow)   # keys whose hit count wraps a W-bit counter
+      + w_s * log2(keys)             # credit for a richer metric
+      - P * (1 - exp(-max(0, lost_keys / c_max - 1)))"""
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f} %"
+
+
+def _cfg(c: dict) -> str:
+    return f"{c['metric']}, {c['layout']}, {human_bytes(int(c['map_slots']))} slots, {c['width_bits']}-bit"
+
+
+def render_report(result: TuneResult, *, files: list[str]) -> str:
+    b, bc = result.best, result.best_config
+    s = result.settings
+    nr = result.no_rebuild_best
+    L = [f"# autotune tune: {result.target}", ""]
+    L += ["## Which file to use when", ""]
+    L += ["| file | use it when |", "|---|---|"]
+    L += ["| `autotune-run.env` | the target is built with `autotune cc` (our runtime) and run by the stock "
+          "afl-fuzz: runs the best configuration below, no AFL++ rebuild |"]
+    L += ["| `afl-build.env` + `afl-run.env` | the target is built with AFL++'s own afl-cc as installed "
+          "(map fixed at 64 KiB, 8-bit counters): the best such configuration |"]
+    if "afl-build-rebuilt.env" in files:
+        L += [f"| `afl-build-rebuilt.env` + `afl-run.env` | you rebuild AFL++ with MAP_SIZE_POW2="
+              f"{int(bc['map_slots']).bit_length() - 1} to use afl-cc at the chosen map size |"]
+    L += ["", "Load any of them with `set -a; . ./FILE; set +a` before building or fuzzing.", ""]
+    L += ["## Choice", ""]
+    L += [f"- **Best**: {_cfg(bc)}: {b['execs_per_s']:.0f} execs/s measured ({b['measurement']['source']}), "
+          f"collision rate {_pct(b['precision']['collision_rate'])}, counter overflow "
+          f"{_pct(b['precision']['counter_overflow'])}, score {b['score_bits']:.3f} bits."]
+    if result.needs_afl_rebuild:
+        L += [f"- It needs a map of {human_bytes(int(bc['map_slots']))} slots, larger than AFL++'s compile-time "
+              f"64 KiB for CLASSIC/NGRAM/CTX: afl-cc needs AFL++ rebuilt with "
+              f"`MAP_SIZE_POW2={int(bc['map_slots']).bit_length() - 1}`. Our runtime (`autotune-run.env`) runs it "
+              f"without rebuilding AFL++."]
+    else:
+        L += ["- It fits AFL++'s compile-time 64 KiB map: no rebuild needed."]
+    if nr:
+        L += [f"- **Best without a rebuild** (AFL++ as installed): {_cfg(nr['config'])}: {nr['execs_per_s']:.0f} "
+              f"execs/s, collision rate {_pct(nr['precision']['collision_rate'])}, score {nr['score_bits']:.3f} bits"
+              + ("" if nr["feasible"] else " (above the collision limit)") + "."]
+    L += [f"- Search: {result.calls} calls, {result.measured} configurations measured, "
+          f"{result.cache_hits} answered from the cache, best reached at call {result.calls_to_best()}; "
+          f"backend `{result.backend}`, seed {result.seed}.", ""]
+    L += ["## Objective", "", "```", OBJECTIVE_MD, "```", ""]
+    L += [f"Settings: c_max = {s['max_collision_rate']}, w_s = {s['sensitivity_weight']}, P = {s['penalty_bits']}, "
+          f"N = {s['jobs']} instance(s)"
+          + (f", LLC {human_bytes(int(s['llc_bytes']))}" if s.get("llc_bytes") else "") + ". "
+          "Execs/s are measured: the probe's harness replaying its corpus through our runtime so configured "
+          "(`replay`), or bench.c replaying the probe's key trace plus the target's own time per execution "
+          "(`bench`). Collision rates are BigMap's Equation 1 (DSN 2021) at the probe's estimated key count; "
+          "counter overflow is the share of census keys whose hit count in one execution reaches 2^W "
+          "(Sarafov et al., FUZZING 2024). Ties within the measurement noise go to the smaller map.", ""]
+    L += ["## Metrics (from the probe)", "", "| metric | keys seen | keys estimated | 8-bit overflow | "
+          "collision rate at 64 KiB |", "|---|---:|---:|---:|---:|"]
+    coll = result.curves.get("collision_rate", {})
+    for m in result.inputs.get("metrics", []):
+        c64 = coll.get(m["metric"], {}).get(str(1 << 16))
+        L += [f"| {m['metric']} | {m['observed_keys']} | {m['estimated_keys']:.0f} | "
+              f"{_pct(float(m['overflow_by_width'].get('8', 0)))} | {'' if c64 is None else _pct(c64)} |"]
+    L += ["", "## Best trials", "", "| call | phase | configuration | execs/s | collision | overflow | score (bits) | feasible |",
+          "|---:|---|---|---:|---:|---:|---:|---|"]
+    top = sorted(result.trials, key=lambda t: (-t["score_bits"], t["call"]))[:10]
+    for t in top:
+        L += [f"| {t['call']} | {t['phase']} | {_cfg(t['config'])} | {t['execs_per_s']:.0f} | "
+              f"{_pct(t['precision']['collision_rate'])} | {_pct(t['precision']['counter_overflow'])} | "
+              f"{t['score_bits']:.3f} | {'yes' if t['feasible'] else 'no'} |"]
+    conv = result.convergence()
+    marks = sorted({1, len(conv) // 4, len(conv) // 2, 3 * len(conv) // 4, len(conv)} - {0})
+    L += ["", "## Convergence", "", "| after call | best score (bits) |", "|---:|---:|"]
+    L += [f"| {i} | {conv[i - 1]:.3f} |" for i in marks]
+    L += ["", "## Files", ""] + [f"- `{f}`" for f in files] + [""]
+    return "\n".join(L)

@@ -1,0 +1,43 @@
+"""Write every output of tune into a directory, each file atomically (autotune.io)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autotune.emit.envfiles import afl_build_env, afl_build_rebuilt_env, afl_run_env, autotune_run_env
+from autotune.emit.plot import render_plot
+from autotune.emit.report import render_report
+from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic
+from autotune.tune.result import TuneResult
+
+PLOT_NAME = "tune.png"
+
+
+def emit_all(*, result: TuneResult, out_dir: Path, plot: bool = True) -> list[Path]:
+    """afl-build.env, afl-run.env, autotune-run.env, [afl-build-rebuilt.env], report.json, report.md, tune.png.
+
+    Everything is rendered first, then written file by file (each atomic): a failure while
+    rendering leaves the previous outputs untouched.
+    """
+    texts: dict[str, str] = {
+        "afl-build.env": afl_build_env(result),
+        "afl-run.env": afl_run_env(result),
+        "autotune-run.env": autotune_run_env(result),
+    }
+    rebuilt = afl_build_rebuilt_env(result)
+    if rebuilt:
+        texts["afl-build-rebuilt.env"] = rebuilt
+    png = render_plot(result) if plot else None
+    names = [*texts, "report.json", "report.md"] + ([PLOT_NAME] if png else [])
+    texts["report.md"] = render_report(result, files=names)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in texts.items():
+        written.append(write_text_atomic(out_dir / name, text))
+    if png:
+        written.append(write_bytes_atomic(out_dir / PLOT_NAME, png))
+    written.append(write_json_atomic(out_dir / "report.json", result.to_dict()))
+    stale = out_dir / "afl-build-rebuilt.env"
+    if not rebuilt and stale.exists():
+        stale.unlink()  # from an earlier run that needed a rebuild
+    return written
