@@ -111,7 +111,10 @@ class _Campaign:
 
     # --- one execution -------------------------------------------------------------------------
     def execute(self, data: bytes, origin: str) -> int:
-        raw = self.server.run(data)
+        return self.account(data, origin, self.server.run(data))
+
+    def account(self, data: bytes, origin: str, raw: bytes) -> int:
+        """Book the reply ``raw`` of running ``data``: census counts, keep, crash or hang."""
         self.execs += 1
         status, detail, exec_ns = status_of(raw)
         if status == P.ST_OK or status == P.ST_FULL:
@@ -214,24 +217,34 @@ class _Campaign:
         return None, counts
 
     def run_havoc(self) -> str:
+        """Mutate until the budget ends. The next input is built while the target runs the current
+        one (it cannot see whether the current one is kept: deterministic all the same)."""
         self.phase = "havoc"
-        rng = self.rng
+        r = self.rng.random
         mutate = self.havoc.mutate
         # without feedback (nothing kept: e.g. an uninstrumented baseline) mutate the seeds that ran
-        queue = self.queue or list(self.ok_seeds) or [b""]
-        execute = self.execute
+        fallback = list(self.ok_seeds) or [b""]
+        server = self.server
         monotonic = time.monotonic
+
+        def next_child() -> bytes:
+            q = self.queue or fallback
+            n = len(q)
+            # half the time one of the 16 newest entries (fresh coverage), else any entry
+            i = n - 1 - int(r() * min(n, 16)) if r() < 0.5 else int(r() * n)
+            return mutate(q[i], other=q[int(r() * n)])
+
+        child = next_child()
         while True:
             now = monotonic()
             stop = self.done(now)
             if stop:
                 return stop
             self.progress(now)
-            n = len(queue)
-            # half the time one of the 16 newest entries (fresh coverage), else any entry
-            i = n - 1 - rng.randrange(min(n, 16)) if rng.random() < 0.5 else rng.randrange(n)
-            child = mutate(queue[i], other=queue[rng.randrange(n)])
-            execute(child, "havoc")
+            server.send(child)
+            following = next_child()
+            self.account(child, "havoc", server.recv())
+            child = following
 
 
 def _downsample(points: list, limit: int) -> list:

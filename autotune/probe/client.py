@@ -232,8 +232,12 @@ class ProbeServer:
         mm[8:8 + n] = data
         P.INPUT_HEADER.pack_into(mm, 0, n, 0)
 
-    def run(self, data: bytes) -> bytes:
-        """Run one input; the raw 120-byte reply (decode with Reply.unpack or status_of)."""
+    def send(self, data: bytes) -> None:
+        """Put ``data`` in the shared buffer and send RUN; read the reply with :meth:`recv`.
+
+        Between the two the caller may work (e.g. build the next input) while the target runs,
+        but must not call send again: the buffer belongs to the running input until its reply.
+        """
         n = len(data)
         mm = self._mm
         mm[8:8 + n] = data
@@ -244,9 +248,16 @@ class ProbeServer:
             self._died(False)
         self.commands += 1
         self.pending = True  # until its reply is read (an interrupt in between leaves it in the pipe)
+
+    def recv(self) -> bytes:
         raw = self._read_reply(wait_ms=self._wait_ms)
         self.pending = False
         return raw
+
+    def run(self, data: bytes) -> bytes:
+        """Run one input; the raw 120-byte reply (decode with Reply.unpack or status_of)."""
+        self.send(data)
+        return self.recv()
 
     def drain(self) -> None:
         """Read the reply of a command interrupted before its reply was read (keeps the pipe in step)."""
