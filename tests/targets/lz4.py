@@ -23,6 +23,7 @@ import fcntl
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -59,6 +60,7 @@ class Lz4Build:
     library_build_s: float  # wall time of lz4's make for the library
     harness_build_s: float  # wall time of compiling and linking the harness
     cli_build_s: float | None  # wall time of lz4's make for the tool
+    library_build_cpu_s: float  # CPU time (user + sys of the children) of the library's make
     commands: tuple[tuple[str, ...], ...]  # the commands run, in order
 
     def to_dict(self) -> dict:
@@ -74,6 +76,7 @@ class Lz4Build:
                    harness=Path(d["harness"]), cli=None if d["cli"] is None else Path(d["cli"]),
                    library_build_s=float(d["library_build_s"]), harness_build_s=float(d["harness_build_s"]),
                    cli_build_s=None if d["cli_build_s"] is None else float(d["cli_build_s"]),
+                   library_build_cpu_s=float(d["library_build_cpu_s"]),
                    commands=tuple(tuple(c) for c in d["commands"]))
 
 
@@ -149,14 +152,19 @@ def _digest(cc_kind: str, afl_env: Mapping[str, str], cflags: str, extra: list[s
     return h.hexdigest()[:16]
 
 
-def _run(cmd: list[str], *, cwd: Path, env: Mapping[str, str]) -> float:
+def _run(cmd: list[str], *, cwd: Path, env: Mapping[str, str]) -> tuple[float, float]:
+    """Run a build command; (wall seconds, CPU seconds of the children)."""
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=dict(env), capture_output=True, text=True,
                           timeout=MAKE_TIMEOUT_S)
+    wall = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed in {cwd} (exit {proc.returncode}):\n"
                            f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    return time.perf_counter() - t0
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    return wall, cpu
 
 
 def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None = None,
@@ -212,17 +220,18 @@ def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None
             shutil.rmtree(root, ignore_errors=True)
             shutil.copytree(src, root, symlinks=True)
             make_cmd = ["make", "-C", "lib", "liblz4.a", f"CC={cc}"]
-            lib_s = _run(make_cmd, cwd=root, env=env)
+            lib_s, lib_cpu_s = _run(make_cmd, cwd=root, env=env)
             harness = root / "lz4_harness"
             harness_cmd += ["-I", "lib", str(HARNESS_SOURCE), "lib/liblz4.a", "-o", str(harness), *link_extra]
-            harness_s = _run(harness_cmd, cwd=root, env=env)
+            harness_s, _ = _run(harness_cmd, cwd=root, env=env)
             build = Lz4Build(cc_kind=cc_kind, root=root, library=root / "lib" / "liblz4.a", harness=harness,
                              cli=None, library_build_s=round(lib_s, 3), harness_build_s=round(harness_s, 3),
-                             cli_build_s=None, commands=(tuple(make_cmd), tuple(harness_cmd)))
+                             cli_build_s=None, library_build_cpu_s=round(lib_cpu_s, 3),
+                             commands=(tuple(make_cmd), tuple(harness_cmd)))
             _write_record(record, build)
         if cli and build.cli is None:  # the tool is built on demand in the same tree
             cli_cmd = ["make", "-j2", "-C", "programs", "lz4", f"CC={cc}"]
-            cli_s = _run(cli_cmd, cwd=root, env=env)
+            cli_s, _ = _run(cli_cmd, cwd=root, env=env)
             build = replace(build, cli=root / "programs" / "lz4", cli_build_s=round(cli_s, 3),
                             commands=(*build.commands, tuple(cli_cmd)))
             _write_record(record, build)
@@ -248,8 +257,14 @@ def main(argv: list[str] | None = None) -> int:
     a fresh cache directory measures fresh builds)
     """
     kinds = (argv if argv is not None else sys.argv[1:]) or ["autotune", "plain"]
-    records = [build_lz4(cc_kind=k, cli=True).to_dict() for k in kinds]  # type: ignore[arg-type]
-    print(json.dumps({"load_avg_1min": os.getloadavg()[0], "builds": records}, indent=2))
+    records = []
+    for k in kinds:
+        b = build_lz4(cc_kind=k, cli=True)  # type: ignore[arg-type]
+        records.append({"cc_kind": k, "library_build_s": b.library_build_s,
+                        "library_build_cpu_s": b.library_build_cpu_s, "cli_build_s": b.cli_build_s,
+                        "harness_build_s": b.harness_build_s, "harness": str(b.harness),
+                        "load_avg_1min": round(os.getloadavg()[0], 2)})
+    print(json.dumps(records, indent=2))
     return 0
 
 
