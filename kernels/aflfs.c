@@ -9,8 +9,8 @@
  *   per run  fd 198 -> u32 was_killed (the previous child timed out and was SIGKILLed);
  *            fd 199 <- u32 child pid; fd 199 <- u32 wait status (WIFSTOPPED = persistent
  *            child waiting for the next input).
- * Test cases: shared memory [u32 length][data] when offered; else the @@ file (first non-option
- * argument); else stdin (afl rewinds its .cur_input, which is our fd 0).
+ * Test cases: the @@ file (first non-option argument) when given; else shared memory
+ * [u32 length][data] when afl offers it; else stdin (afl rewinds its .cur_input, our fd 0).
  */
 #include "aflfs.h"
 
@@ -344,18 +344,24 @@ static uint8_t *next_input(aflfs_state *s, size_t *len) {
   return copy;
 }
 
+/* One input: per-thread history and call stack reset (cov_exec_begin), wide counters of the
+ * used slots zeroed, the harness, then the wide counters saturated into afl's map. */
+static void run_one(aflfs_state *s, cov_test_one_fn test_one) {
+  size_t len;
+  uint8_t *data = next_input(s, &len);
+  cov_exec_begin();
+  if (s->wide) memset(s->wide, 0, (size_t)bm_map_used(&s->map) * (s->cfg.map.width_bits / 8));
+  test_one(data, len);
+  cov_exec_end();
+  if (s->wide) export_wide(s);
+  free(data);
+}
+
 /* ---- the child: run inputs, stop between them ------------------------------------------------ */
 
 __attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn test_one) {
   for (uint32_t it = 0;;) {
-    size_t len;
-    uint8_t *data = next_input(s, &len);
-    cov_exec_begin();
-    if (s->wide) memset(s->wide, 0, (size_t)bm_map_used(&s->map) * (s->cfg.map.width_bits / 8));
-    test_one(data, len);
-    cov_exec_end();
-    if (s->wide) export_wide(s);
-    free(data);
+    run_one(s, test_one);
     if (++it >= s->cfg.iters) _exit(0);
     raise(SIGSTOP); /* the server reports "stopped"; SIGCONT starts the next input */
   }
@@ -422,14 +428,7 @@ __attribute__((noreturn)) static void run_direct(aflfs_state *s, cov_test_one_fn
     if (i < argc && argv[i][0] == '-') continue;
     if (i == argc && ran) break;
     s->file = i < argc ? argv[i] : NULL; /* i == argc: stdin, when no file was given */
-    size_t len;
-    uint8_t *data = next_input(s, &len);
-    cov_exec_begin();
-    if (s->wide) memset(s->wide, 0, (size_t)bm_map_used(&s->map) * (s->cfg.map.width_bits / 8));
-    test_one(data, len);
-    cov_exec_end();
-    if (s->wide) export_wide(s);
-    free(data);
+    run_one(s, test_one);
     ran = 1;
   }
   exit(0);

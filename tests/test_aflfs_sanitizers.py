@@ -44,7 +44,7 @@ def san_bins(tmp_path_factory) -> dict[str, Path]:
     bins = {}
     for name in ("branchy", "loops", "manykeys"):
         exe = out / name
-        subprocess.run(["clang", "-O0", "-g", *SAN, *INSTRUMENT_FLAGS["clang"], str(PROGRAMS / f"{name}.c"),
+        subprocess.run(["clang", "-O0", "-g", *SAN, *INSTRUMENT_FLAGS, str(PROGRAMS / f"{name}.c"),
                         *objs, "-o", str(exe), *LINK_LIBS], check=True, capture_output=True, text=True, timeout=300)
         bins[name] = exe
     return bins
