@@ -238,3 +238,15 @@ def test_runtime_archive_takes_every_kernel_source_but_driver_and_bench():
     names = {p.name for p in artifacts.runtime_sources()}
     assert names == {p.name for p in kernels_dir().glob("*.c")} - {"driver.c", "bench.c"}
     assert names  # the runtime has sources
+
+
+def test_runtime_archive_defines_no_main():
+    """main() comes from the program or from the driver (-fsanitize=fuzzer), never the runtime."""
+    import subprocess
+
+    from autotune.runtime import artifacts
+
+    out = subprocess.run(["nm", "--defined-only", str(artifacts.runtime_archive())],
+                         capture_output=True, text=True, check=True).stdout
+    assert not [line for line in out.splitlines() if line.endswith(" main")]
+    assert " T __sanitizer_cov_trace_pc_guard" in out
