@@ -13,8 +13,8 @@ def _us(ns: float) -> str:
 def render_bench_md(res: BenchResult) -> str:
     L = ["# autotune bench: per-execution cost of the map work", ""]
     t = res.trace
-    L += [f"Trace: `{t['source']}`: {t['n_execs']} executions, {t['distinct_keys']} distinct keys, "
-          f"{t['records_per_exec']} keys and {t['hits_per_exec']} hits per execution. Kernel variant "
+    L += [f"Trace: `{t.get('source')}`: {t.get('n_execs')} executions, {t.get('distinct_keys')} distinct keys, "
+          f"{t.get('records_per_exec')} keys and {t.get('hits_per_exec')} hits per execution. Kernel variant "
           f"`{res.variant}`; timer overhead {res.timer_overhead_ns:.0f} ns subtracted per phase; "
           f"{res.settings.rounds} timed rounds of at least {res.settings.round_s * 1000:.0f} ms after "
           f"{res.settings.warmup_rounds} warm-up round(s); medians. Counter policy `{res.settings.policy}`.", ""]
