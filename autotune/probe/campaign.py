@@ -41,7 +41,7 @@ MAX_SAVED_FINDINGS = 500  # per kind; more are counted, not saved
 MAX_CURVE_POINTS = 512
 MIN_MUTANT_LEN_CAP = 1024
 PROGRESS_INTERVAL_S = 0.25
-TRACE_COST_FACTOR = 1.25  # a TRACE costs about one RUN plus writing its keys (measured: demo, lz4)
+TRACE_COST_FACTOR = 4.0  # a TRACE vs one loop execution before one was timed (demo: 276 vs 70 us)
 ANALYSIS_S_PER_KEY = 8e-6  # analysis + probe.json per census key (lz4: 171k keys, ~1.2 s measured)
 MAX_TRACE_BYTES = 64 << 20  # traces stop growing beyond this (N-gram key lists get big)
 _TOTALS = struct.Struct(f"<{P.N_METRICS}I")
@@ -92,6 +92,8 @@ class _Campaign:
         self.on_progress = on_progress
         self.time_budget_s = time_budget_s
         self.max_trace = max_trace
+        self.traced = 0  # corpus entries [0, traced) have been traced (or tried)
+        self.trace_s_each: float | None = None  # measured cost of one TRACE
         self.execs = self.execs_ok = 0
         self.exec_ns = array.array("Q")
         self.queue: list[bytes] = []
@@ -181,12 +183,38 @@ class _Campaign:
     def done(self, now: float) -> str | None:
         if self.max_execs is not None and self.execs >= self.max_execs:
             return "execs"
-        # leave time to trace the kept inputs (about one execution each) within the budget
-        per_exec = (now - self.t0) / self.execs if self.execs else 0.0
-        if now + TRACE_COST_FACTOR * per_exec * min(len(self.corpus), self.max_trace) \
-                + self.finish_estimate_s() >= self.deadline:
+        # leave time to trace the kept inputs not traced yet, and to analyse, within the budget
+        if self.trace_s_each is not None:
+            per_trace = self.trace_s_each
+        else:
+            per_trace = TRACE_COST_FACTOR * (now - self.t0) / self.execs if self.execs else 0.0
+        untraced = max(min(len(self.corpus), self.max_trace) - self.traced, 0)
+        if now + per_trace * untraced + self.finish_estimate_s() >= self.deadline:
             return "time"
         return None
+
+    def trace_kept(self, *, deadline: float | None, notes: list[str] | None) -> None:
+        """TRACE the kept inputs not traced yet (their trace_seq is their corpus index), timing it."""
+        start, t0 = self.traced, time.monotonic()
+        for i in range(self.traced, len(self.corpus)):
+            why = ("--max-trace-inputs" if i >= self.max_trace
+                   else "the time budget" if deadline is not None and time.monotonic() >= deadline
+                   else f"{MAX_TRACE_BYTES >> 20} MiB of traces"
+                   if i % 16 == 0 and dir_bytes(self.staging / "traces") > MAX_TRACE_BYTES else None)
+            if why:
+                if notes is not None:
+                    notes.append(f"traced the first {i} of {len(self.corpus)} kept inputs (limit: {why})")
+                break
+            entry = self.corpus[i]
+            rep = self.server.trace(self.queue[i], seq=i)
+            self.traced = i + 1
+            if rep.status in (P.ST_OK, P.ST_FULL):
+                self.corpus[i] = CorpusEntry(**{**entry.to_dict(), "trace_seq": i})
+            elif notes is not None:
+                notes.append(f"{entry.file} did not replay ({P.STATUS_NAMES.get(rep.status, rep.status)}): "
+                             f"the target is not deterministic")
+        if self.traced > start:
+            self.trace_s_each = (time.monotonic() - t0) / (self.traced - start)
 
     def finish_estimate_s(self) -> float:
         """Time to dump, analyse and write the census after tracing (grows with the keys)."""
@@ -307,6 +335,8 @@ def run_probe(
             seed_counts = {"ok": 0, "crash": 0, "hang": 0, "not_run": 0}
             try:
                 stop, seed_counts = camp.run_seeds(seeds.inputs, seed_counts)
+                # trace the kept seeds now: it measures what a TRACE costs, for the time budget
+                camp.trace_kept(deadline=camp.deadline, notes=None)
                 if stop is None:
                     if not camp.queue:
                         notes.append("no seed reached a coverage key: mutating the seeds that ran"
@@ -319,23 +349,7 @@ def run_probe(
             loop_s = time.monotonic() - t0
             camp.phase = "trace"
             camp.progress(time.monotonic(), force=True)
-            traced = 0
-            trace_deadline = t_start + time_s - reserve - camp.finish_estimate_s()
-            for i, entry in enumerate(camp.corpus):
-                why = ("--max-trace-inputs" if i >= max_trace_inputs
-                       else "the time budget" if time.monotonic() >= trace_deadline
-                       else f"{MAX_TRACE_BYTES >> 20} MiB of traces" if i % 16 == 0 and dir_bytes(staging / "traces")
-                       > MAX_TRACE_BYTES else None)
-                if why:
-                    notes.append(f"traced the first {i} of {len(camp.corpus)} kept inputs (limit: {why})")
-                    break
-                rep = server.trace(camp.queue[i], seq=i)
-                if rep.status in (P.ST_OK, P.ST_FULL):
-                    camp.corpus[i] = CorpusEntry(**{**entry.to_dict(), "trace_seq": i})
-                    traced += 1
-                else:
-                    notes.append(f"{entry.file} did not replay ({P.STATUS_NAMES.get(rep.status, rep.status)}): "
-                                 f"the target is not deterministic")
+            camp.trace_kept(deadline=t_start + time_s - reserve - camp.finish_estimate_s(), notes=notes)
             rep = server.dump()
             if rep.status not in (P.ST_OK, P.ST_FULL):
                 raise AutotuneError(f"the probe server could not write the census (status {rep.status}, "
