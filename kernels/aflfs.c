@@ -466,9 +466,8 @@ int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv
       wait_child(child, &status, 0);
     }
     int resumed = 0;
-    if (stopped) {
-      if (kill(child, SIGCONT) == 0) resumed = 1;
-      else wait_child(child, &status, WNOHANG); /* gone meanwhile: reap it, start anew */
+    if (stopped) { /* resume it, unless something else killed it meanwhile: then reap, fork */
+      if (wait_child(child, &status, WNOHANG) == 0 && kill(child, SIGCONT) == 0) resumed = 1;
       stopped = 0;
     }
     if (!resumed) child = spawn(&s, test_one, server);
