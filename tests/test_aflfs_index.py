@@ -1,0 +1,50 @@
+"""autotune.runtime.afl_index: the index file's header and live counters (format in DESIGN.md)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from autotune.errors import AutotuneError
+from autotune.runtime.afl_index import CTL, HEADER, INDEX_MAGIC, read_index_stats
+
+BM_CTL_MAGIC = 0x31304C54434D4221
+
+
+def index_bytes(*, used: int, overflow: int, metric: int = 7, ready: int = 1, magic: bytes = INDEX_MAGIC) -> bytes:
+    head = HEADER.pack(magic, 64, 1, metric, 0, 42, 1 << 10, 256, ready)
+    ctl = CTL.pack(BM_CTL_MAGIC, 1, 8, 1 << 10, 256, used, overflow) + bytes(24)
+    return head + ctl + b"\xff" * (4 << 10)
+
+
+def test_reads_header_and_live_counters(tmp_path):
+    p = tmp_path / "idx"
+    p.write_bytes(index_bytes(used=256, overflow=17))
+    st = read_index_stats(path=p)
+    assert (st.layout, st.metric, st.seed, st.index_slots, st.dense_slots) == ("twolevel", "ngram-8", 42, 1024, 256)
+    assert (st.used_key, st.overflow_keys, st.keys, st.overflowed) == (256, 17, 273, True)
+    d = st.to_dict()
+    assert d["schema_version"] == 1 and d["keys"] == 273 and d["overflow_keys"] == 17
+    # the counters sit where DESIGN.md says: used_key at offset 96, overflow_keys at 100
+    raw = p.read_bytes()
+    assert struct.unpack_from("<II", raw, 96) == (256, 17)
+
+
+@pytest.mark.parametrize("data,msg", [
+    (b"short", "too short"),
+    (index_bytes(used=1, overflow=0, magic=b"NOTINDEX"), "not an autotune index file"),
+    (index_bytes(used=1, overflow=0, ready=0), "not initialised"),
+])
+def test_bad_files_are_clear_errors(tmp_path, data, msg):
+    p = tmp_path / "idx"
+    p.write_bytes(data)
+    with pytest.raises(AutotuneError) as e:
+        read_index_stats(path=p)
+    assert msg in e.value.message and e.value.fix
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(AutotuneError) as e:
+        read_index_stats(path=tmp_path / "nope")
+    assert "cannot read" in e.value.message
