@@ -282,6 +282,52 @@ def _downsample(points: list, limit: int) -> list:
     return [points[i] for i in idx]
 
 
+def _validate(*, time_s: float, max_execs: int | None, timeout_ms: int, max_input_bytes: int, capacity: int) -> None:
+    if time_s <= 0:
+        raise AutotuneError(f"time budget {time_s} s is not positive", fix="pass --time with a positive number")
+    if max_execs is not None and max_execs < 1:
+        raise AutotuneError(f"--max-execs {max_execs} is not positive", fix="pass --max-execs 1 or more")
+    if timeout_ms < 1:
+        raise AutotuneError(f"--timeout-ms {timeout_ms} is not positive", fix="pass --timeout-ms 1 or more")
+    if max_input_bytes < 1 or capacity < 1 or capacity & (capacity - 1):
+        raise AutotuneError("max_input_bytes must be >= 1 and capacity a power of two",
+                            fix="pass --max-input-bytes >= 1 and --capacity as a power of two")
+
+
+def _build_result(*, camp: _Campaign, staging: Path, config: ProbeConfig, seeds, seed_counts: dict, stop: str,
+                  loop_s: float, notes: list[str]) -> ProbeResult:
+    """Read the census files the server wrote, analyse them, and assemble the ProbeResult."""
+    for m in METRICS:
+        tp = P.trace_path(staging, m)
+        if not tp.exists():
+            tp.parent.mkdir(exist_ok=True)
+            tp.write_bytes(b"")
+    tables = [P.read_census(P.census_path(staging, m), metric=m) for m in METRICS]
+    if camp.census_full_metrics:
+        names = ", ".join(METRICS[i] for i in sorted(camp.census_full_metrics) if i < len(METRICS))
+        notes.append(f"census table full for {names}: raise --capacity (now {config.capacity}) for an exact census")
+    metrics = [analyse(table=t, executions=camp.execs_ok) for t in tables]
+    for t in tables:
+        if t.dropped:
+            notes.append(f"{t.metric}: {t.dropped} key(s) did not fit the census table")
+    ex = np.frombuffer(camp.exec_ns, dtype=np.uint64) if camp.exec_ns else np.zeros(0, dtype=np.uint64)
+    mean_exec_ns = float(ex.mean()) if ex.size else 0.0
+    pts = _downsample(camp.curve + [(camp.execs, loop_s, camp.totals)], MAX_CURVE_POINTS)
+    curve = Curve(execs=[p[0] for p in pts], time_s=[round(p[1], 6) for p in pts],
+                  keys={m: [p[2][j] for p in pts] for j, m in enumerate(METRICS)})
+    stats = CampaignStats(
+        execs=camp.execs, execs_ok=camp.execs_ok, crashes=camp.n_crashes, hangs=camp.n_hangs,
+        kept=len(camp.corpus), seeds_total=len(seeds.inputs) + len(seeds.too_big) + seeds.not_read,
+        seeds_ok=seed_counts["ok"], seeds_crash=seed_counts["crash"], seeds_hang=seed_counts["hang"],
+        seeds_skipped=len(seeds.too_big) + seeds.not_read + seed_counts["not_run"],
+        census_full=bool(camp.census_full_metrics or any(t.dropped for t in tables)), stop_reason=stop,
+        elapsed_s=0.0, loop_s=loop_s, execs_per_s=camp.execs / loop_s if loop_s > 0 else 0.0,
+        server_ns_per_exec=mean_exec_ns,
+        overhead_ns_per_exec=max(loop_s * 1e9 / camp.execs - mean_exec_ns, 0.0) if camp.execs else 0.0)
+    return ProbeResult(config=config, campaign=stats, exec_time=percentiles(values_ns=ex), metrics=metrics,
+                       curve=curve, corpus=camp.corpus, crashes=camp.crashes, hangs=camp.hangs, notes=notes)
+
+
 def run_probe(
     *,
     binary: Path,
@@ -298,15 +344,8 @@ def run_probe(
     on_progress: Callable[[Progress], None] | None = None,
 ) -> ProbeResult:
     """Run the probe campaign on ``binary`` and write the results to ``out_dir``."""
-    if time_s <= 0:
-        raise AutotuneError(f"time budget {time_s} s is not positive", fix="pass --time with a positive number")
-    if max_execs is not None and max_execs < 1:
-        raise AutotuneError(f"--max-execs {max_execs} is not positive", fix="pass --max-execs 1 or more")
-    if timeout_ms < 1:
-        raise AutotuneError(f"--timeout-ms {timeout_ms} is not positive", fix="pass --timeout-ms 1 or more")
-    if max_input_bytes < 1 or capacity < 1 or capacity & (capacity - 1):
-        raise AutotuneError("max_input_bytes must be >= 1 and capacity a power of two",
-                            fix="pass --max-input-bytes >= 1 and --capacity as a power of two")
+    _validate(time_s=time_s, max_execs=max_execs, timeout_ms=timeout_ms, max_input_bytes=max_input_bytes,
+              capacity=capacity)
     t_start = time.monotonic()
     out_dir = Path(out_dir)
     check_out_dir(out_dir, corpus_dir)
@@ -355,43 +394,16 @@ def run_probe(
                 raise AutotuneError(f"the probe server could not write the census (status {rep.status}, "
                                     f"errno {rep.detail})", fix=f"check free space in {out_dir}")
         # the server has quit: its files are complete
-        for m in METRICS:
-            tp = P.trace_path(staging, m)
-            if not tp.exists():
-                tp.parent.mkdir(exist_ok=True)
-                tp.write_bytes(b"")
-        tables = [P.read_census(P.census_path(staging, m), metric=m) for m in METRICS]
-        if camp.census_full_metrics:
-            names = ", ".join(METRICS[i] for i in sorted(camp.census_full_metrics) if i < len(METRICS))
-            notes.append(f"census table full for {names}: raise --capacity (now {capacity}) for an exact census")
-        metrics = [analyse(table=t, executions=camp.execs_ok) for t in tables]
-        for t in tables:
-            if t.dropped:
-                notes.append(f"{t.metric}: {t.dropped} key(s) did not fit the census table")
-        ex = np.frombuffer(camp.exec_ns, dtype=np.uint64) if camp.exec_ns else np.zeros(0, dtype=np.uint64)
-        mean_exec_ns = float(ex.mean()) if ex.size else 0.0
-        pts = _downsample(camp.curve + [(camp.execs, loop_s, camp.totals)], MAX_CURVE_POINTS)
-        curve = Curve(execs=[p[0] for p in pts], time_s=[round(p[1], 6) for p in pts],
-                      keys={m: [p[2][j] for p in pts] for j, m in enumerate(METRICS)})
-        stats = CampaignStats(
-            execs=camp.execs, execs_ok=camp.execs_ok, crashes=camp.n_crashes, hangs=camp.n_hangs,
-            kept=len(camp.corpus), seeds_total=len(seeds.inputs) + len(seeds.too_big) + seeds.not_read,
-            seeds_ok=seed_counts["ok"], seeds_crash=seed_counts["crash"], seeds_hang=seed_counts["hang"],
-            seeds_skipped=len(seeds.too_big) + seeds.not_read + seed_counts["not_run"],
-            census_full=bool(camp.census_full_metrics or any(t.dropped for t in tables)), stop_reason=stop,
-            elapsed_s=0.0, loop_s=loop_s, execs_per_s=camp.execs / loop_s if loop_s > 0 else 0.0,
-            server_ns_per_exec=mean_exec_ns,
-            overhead_ns_per_exec=max(loop_s * 1e9 / camp.execs - mean_exec_ns, 0.0) if camp.execs else 0.0)
         config = ProbeConfig(binary=str(Path(binary).resolve()), demo=demo,
                              corpus_dir=str(Path(corpus_dir).resolve()) if corpus_dir else None, seed=seed,
                              time_budget_s=time_s, max_execs=max_execs, timeout_ms=timeout_ms,
                              max_input_bytes=max_input_bytes, capacity=capacity)
-        result = ProbeResult(config=config, campaign=stats, exec_time=percentiles(values_ns=ex), metrics=metrics,
-                             curve=curve, corpus=camp.corpus, crashes=camp.crashes, hangs=camp.hangs,
-                             notes=notes, out_dir=out_dir)
+        result = _build_result(camp=camp, staging=staging, config=config, seeds=seeds, seed_counts=seed_counts,
+                               stop=stop, loop_s=loop_s, notes=notes)
+        result.out_dir = out_dir
         for name in (P.INPUT_BUF_NAME, "target.log"):
             (staging / name).unlink(missing_ok=True)
-        result.campaign = CampaignStats(**{**stats.to_dict(), "elapsed_s": time.monotonic() - t_start})
+        result.campaign = CampaignStats(**{**result.campaign.to_dict(), "elapsed_s": time.monotonic() - t_start})
         write_json_atomic(staging / FILE_NAME, result.to_dict())
         install(staging, out_dir)
         return result

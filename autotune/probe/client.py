@@ -222,7 +222,10 @@ class ProbeServer:
         except BrokenPipeError:
             self._died(starting)
         self.commands += 1
-        return P.Reply.unpack(self._read_reply(wait_ms=wait_ms or self._wait_ms, starting=starting))
+        self.pending = True
+        raw = self._read_reply(wait_ms=wait_ms or self._wait_ms, starting=starting)
+        self.pending = False
+        return P.Reply.unpack(raw)
 
     def put_input(self, data: bytes) -> None:
         n = len(data)
