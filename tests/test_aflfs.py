@@ -303,3 +303,23 @@ def test_two_instrumented_shared_objects(bins, tmp_path):
     assert proc.returncode == 0, output(proc)
     stats = fuzzer_stats(inst)
     assert stats["stability"] == "100.00%" and int(stats["saved_crashes"]) == 0
+
+
+# ---- afl-cmin and afl-tmin --------------------------------------------------------------------
+
+def test_afl_cmin_and_afl_tmin(bins, tmp_path):
+    in_dir = seeds(tmp_path / "in", b"FUZZ", b"FUZZ", b"\x01\x01\x01\x01\x01", b"zzzz", b"FUZ")
+    env = base_env(AUTOTUNE_INDEX_FILE=str(tmp_path / "cmin.idx"), AFL_ALLOW_TMP="1")
+    proc = subprocess.run(["afl-cmin", "-i", str(in_dir), "-o", str(tmp_path / "min"), "--", str(bins["branchy"])],
+                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, output(proc)
+    kept = sorted(p.read_bytes() for p in (tmp_path / "min").iterdir())
+    assert kept == sorted([b"FUZZ", b"\x01\x01\x01\x01\x01", b"zzzz", b"FUZ"])  # the duplicate went
+    crash = tmp_path / "crash.in"
+    crash.write_bytes(b"C" + b"A" * 40)
+    env = base_env(AUTOTUNE_INDEX_FILE=str(tmp_path / "tmin.idx"))
+    proc = subprocess.run(["afl-tmin", "-i", str(crash), "-o", str(tmp_path / "crash.min"), "--",
+                           str(bins["crashhang"])], env=env, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, output(proc)
+    assert (tmp_path / "crash.min").read_bytes() == b"C"
