@@ -222,6 +222,7 @@ static void *index_file_map(const aflfs_config *c) {
     h->header_bytes = sizeof *h;
     h->layout = (uint32_t)c->map.layout;
     h->metric = c->metric;
+    h->guards = cov_guard_count();
     h->seed = c->seed;
     h->index_slots = c->map.index_slots;
     h->dense_slots = c->map.capacity;
@@ -229,6 +230,11 @@ static void *index_file_map(const aflfs_config *c) {
     __atomic_store_n(&h->ready, 1u, __ATOMIC_RELEASE);
   } else if (memcmp(h->magic, AFLFS_INDEX_MAGIC, 8) != 0 || h->header_bytes != sizeof *h) {
     fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s is not an autotune index file", c->index_file);
+  } else if (h->guards != cov_guard_count()) {
+    fatal(fix_other,
+          "AUTOTUNE_INDEX_FILE=%s was made by a build with %u coverage guards, this binary has %u "
+          "(another or rebuilt target: its keys would land in the wrong slots)",
+          c->index_file, h->guards, cov_guard_count());
   } else if (h->layout != (uint32_t)c->map.layout || h->metric != c->metric || h->seed != c->seed ||
              h->index_slots != c->map.index_slots || h->dense_slots != c->map.capacity) {
     fatal(fix_other,

@@ -37,7 +37,7 @@ typedef struct aflfs_index_header {
   uint32_t header_bytes;  /* 64: offset of the bm_ctl region */
   uint32_t layout;        /* bm_layout (1 = twolevel) */
   uint32_t metric;        /* metric id (docs/DESIGN.md order) */
-  uint32_t reserved0;
+  uint32_t guards;         /* guards of the build that made it (cov_guard_count()) */
   uint64_t seed;          /* AUTOTUNE_SEED */
   uint64_t index_slots;   /* H */
   uint64_t dense_slots;   /* C (= AUTOTUNE_MAP_SIZE) */

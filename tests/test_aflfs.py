@@ -222,6 +222,12 @@ def test_index_file_of_another_configuration_is_refused(bins, tmp_path):
     text = output(proc)
     assert proc.returncode != 0
     assert f"AUTOTUNE_INDEX_FILE={index} was made for metric 0" in text and "this run has metric 3" in text
+    # same configuration, another binary
+    proc = subprocess.run([AFL_SHOWMAP, "-r", "-i", str(in_dir), "-o", str(tmp_path / "o3"), "--",
+                           str(bins["loops"])], env=base_env(AUTOTUNE_INDEX_FILE=str(index)),
+                          capture_output=True, text=True, timeout=60)
+    text = output(proc)
+    assert proc.returncode != 0 and "coverage guards, this binary has" in text, text[-1500:]
 
 
 # ---- overflow beyond the dense map ------------------------------------------------------------

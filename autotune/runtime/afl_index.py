@@ -6,7 +6,7 @@ the campaign's own figures at any moment (docs/DESIGN.md "Running under afl-fuzz
 and validate read them with :func:`read_index_stats`.
 
 Layout (little-endian, host order): a 64-byte header ``char magic[8] = "ATAFLIX1"; u32
-header_bytes (64); u32 layout; u32 metric; u32 reserved; u64 seed; u64 index_slots; u64
+header_bytes (64); u32 layout; u32 metric; u32 guards; u64 seed; u64 index_slots; u64
 dense_slots; u32 ready; u32 reserved[3]``, then bigmap's control region (``bm_ctl``: u64 magic;
 u32 layout, width_bits; u64 index_slots, capacity; u32 used_key, overflow_keys, ...; 64 bytes),
 then the index table (index_slots x u32, 0xFFFFFFFF = unassigned).
@@ -36,6 +36,7 @@ class AflIndexStats:
     layout: str
     metric: str
     seed: int
+    guards: int  # coverage guards of the build that made the file
     index_slots: int
     dense_slots: int
     used_key: int  # dense slots taken (<= dense_slots)
@@ -66,7 +67,7 @@ def read_index_stats(*, path: str | Path) -> AflIndexStats:
     if len(head) < HEADER.size + CTL.size:
         raise AutotuneError(f"{p} is too short to be an autotune index file",
                             fix="delete it; the target recreates it on its next run")
-    magic, header_bytes, layout, metric, _r, seed, index_slots, dense_slots, ready = HEADER.unpack_from(head)
+    magic, header_bytes, layout, metric, guards, seed, index_slots, dense_slots, ready = HEADER.unpack_from(head)
     if magic != INDEX_MAGIC or header_bytes != HEADER.size:
         raise AutotuneError(f"{p} is not an autotune index file", fix="point AUTOTUNE_INDEX_FILE at another path")
     if not ready:
@@ -77,6 +78,7 @@ def read_index_stats(*, path: str | Path) -> AflIndexStats:
         layout=LAYOUTS.get(layout, str(layout)),
         metric=METRICS[metric] if metric < len(METRICS) else str(metric),
         seed=seed,
+        guards=guards,
         index_slots=index_slots,
         dense_slots=dense_slots,
         used_key=used_key,
