@@ -42,7 +42,9 @@ def test_lz4_census(lz4_corpus, tmp_path):
         assert abs(row.collision_rate - row.eq1_collision_rate) <= tol, row
     loaded = load_probe(tmp_path / "out")
     assert loaded.census_dict() == r.census_dict()
-    assert len(loaded.traces("edge")) == len(r.corpus)
+    traced = [c.trace_seq for c in r.corpus if c.trace_seq is not None]
+    assert traced and sorted(loaded.traces("edge")) == traced  # bounded (64 MiB), notes say so
+    assert len(traced) == len(r.corpus) or any("traced the first" in n for n in r.notes)
 
 
 def test_lz4_plain_build_runs_under_the_probe(lz4_corpus, tmp_path):
