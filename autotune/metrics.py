@@ -4,12 +4,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 METRICS: tuple[str, ...] = (
     "edge",
     "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
     "ctx", "caller", "ctx-2", "ctx-4", "ctx-8",
 )
 METRIC_ID = {name: i for i, name in enumerate(METRICS)}
+
+KEY_HASHES: tuple[str, ...] = ("exact", "afl")
+"""Values of AUTOTUNE_KEY_HASH (the runtime map sink's index key), default first."""
+
+_MIX_C1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_C2 = np.uint64(0x94D049BB133111EB)
+
+
+def index_key(exact: np.ndarray) -> np.ndarray:
+    """The runtime map sink's index key under ``AUTOTUNE_KEY_HASH=exact``: ``mix64`` of each
+    exact 64-bit key (kernels/cov.c ``cov_mix64``, splitmix64's finaliser), as uint64.
+
+    The slot at a map of H slots (H a power of two) is ``index_key(exact) & (H - 1)``, a uniform
+    function of the exact key, so slot collisions follow Equation 1 (docs/DESIGN.md).
+    """
+    x = np.array(exact, dtype=np.uint64, copy=True, ndmin=1)
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint64(30)
+        x *= _MIX_C1
+        x ^= x >> np.uint64(27)
+        x *= _MIX_C2
+        x ^= x >> np.uint64(31)
+    return x.reshape(np.shape(exact))
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,7 @@ static int cov_map_on;
 static int cov_sinks; /* 0 none, 1 census only, 2 map only, 3 both */
 static void sinks_update(void) { cov_sinks = (cov_census_on ? 1 : 0) | (cov_map_on ? 2 : 0); }
 static bm_map *cov_map;
-static uint32_t cov_map_win;  /* N - 1 previous blocks in the hashed key */
+static uint32_t cov_map_win;  /* N - 1 previous blocks in the key */
 static int cov_map_ctxsel = -1;
 uint64_t cov_wmask[4];
 uint64_t cov_digmask;
@@ -278,7 +278,7 @@ static __attribute__((noinline)) cov_thread *cov_thread_slow(void) {
   memset(t->h, 0, sizeof t->h);
   memset(t->rr, 0, sizeof t->rr);
   t->xr = 0;
-  t->ctx32 = 0;
+  t->ctxm = 0;
   t->depth = 0;
   t->overdepth = 0;
   memset(&t->stack[0], 0, sizeof t->stack[0]);
@@ -397,37 +397,97 @@ static __attribute__((noinline)) void census_hit(cov_thread *t, uint32_t g, uint
 }
 
 /* ---- map sink ----------------------------------------------------------------------------- */
-/* One specialised function per layout/width/policy (bigmap.h's static inline updates), chosen
- * once by cov_map_sink_set and entered by a tail call from the hooks. */
+/* One specialised function per key hash/layout/width/policy (the key computation and bigmap.h's
+ * static inline update inlined), chosen once by cov_map_sink_set and entered by a tail call from
+ * the hooks: neither the key hash nor the layout costs a per-hit branch.
+ *
+ * Key functions (docs/DESIGN.md "Keys, ids and metrics", "The map sink's index key"):
+ *   afl     AFL++'s hk32, incrementally: R[cur] ^ xr ^ low half of the context, where xr is the
+ *           XOR of the last N-1 (R >> 1) kept in a ring.
+ *   xedge   mix64(exact edge key)                          1 mix64 round
+ *   xngram  mix64(m_{N-1}), m_0 = mix64(cur), m_i = mix64(m_{i-1} ^ p_i)   N + 1 rounds: the chain
+ *           starts from the newest block, so no part of it carries over to the next hit
+ *   xctx    mix64(mix64(mix64(exact edge key) ^ cX))       3 rounds */
 typedef void (*map_hit_fn)(cov_thread *t, uint32_t g, uint32_t pos);
 static map_hit_fn cov_map_hit;
+static int cov_key_hash_v = -1; /* -1: not chosen yet (AUTOTUNE_KEY_HASH read on first use) */
 
-static inline __attribute__((always_inline)) uint64_t map_key(cov_thread *t, uint32_t g,
+static inline __attribute__((always_inline)) uint64_t key_afl(cov_thread *t, uint32_t g,
                                                                uint32_t pos) {
   uint32_t r = rid(g);
-  uint64_t key = r ^ t->xr ^ t->ctx32;
+  uint64_t key = r ^ t->xr ^ (uint32_t)t->ctxm;
   t->xr ^= t->rr[pos + cov_map_win] ^ (r >> 1);
   t->rr[pos] = t->rr[pos + 8] = r >> 1;
   return key;
 }
+static inline __attribute__((always_inline)) uint64_t key_xedge(cov_thread *t, uint32_t g,
+                                                                 uint32_t pos) {
+  return mix64(((uint64_t)t->h[pos + 1] << 32) | g);
+}
+static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, uint32_t g,
+                                                                  uint32_t pos) {
+  const uint32_t *p = &t->h[pos];
+  uint32_t n = cov_map_win;
+  uint64_t m = mix64(g);
+  for (uint32_t i = 1; i <= n; i++) m = mix64(m ^ p[i]);
+  return mix64(m);
+}
+static inline __attribute__((always_inline)) uint64_t key_xctx(cov_thread *t, uint32_t g,
+                                                                uint32_t pos) {
+  return mix64(mix64(mix64(((uint64_t)t->h[pos + 1] << 32) | g) ^ t->ctxm));
+}
 
-#define MAP_HIT_DEF(LN, W, PN)                                                              \
-  static void map_hit_##LN##_##W##_##PN(cov_thread *t, uint32_t g, uint32_t pos) {         \
-    bm_##LN##_update_u##W##_##PN(cov_map, map_key(t, g, pos));                              \
+#define MAP_HIT_DEF(K, LN, W, PN)                                                           \
+  static void map_hit_##K##_##LN##_##W##_##PN(cov_thread *t, uint32_t g, uint32_t pos) {   \
+    bm_##LN##_update_u##W##_##PN(cov_map, key_##K(t, g, pos));                              \
   }
-#define MAP_HIT_DEF_W(LN, W) MAP_HIT_DEF(LN, W, wrap) MAP_HIT_DEF(LN, W, nz) MAP_HIT_DEF(LN, W, sat)
-#define MAP_HIT_DEF_L(LN)                                                                   \
-  MAP_HIT_DEF_W(LN, 8) MAP_HIT_DEF_W(LN, 16) MAP_HIT_DEF_W(LN, 32) MAP_HIT_DEF_W(LN, 64)
-MAP_HIT_DEF_L(flat)
-MAP_HIT_DEF_L(twolevel)
-MAP_HIT_DEF_L(exact)
+#define MAP_HIT_DEF_W(K, LN, W) \
+  MAP_HIT_DEF(K, LN, W, wrap) MAP_HIT_DEF(K, LN, W, nz) MAP_HIT_DEF(K, LN, W, sat)
+#define MAP_HIT_DEF_L(K, LN) \
+  MAP_HIT_DEF_W(K, LN, 8) MAP_HIT_DEF_W(K, LN, 16) MAP_HIT_DEF_W(K, LN, 32) MAP_HIT_DEF_W(K, LN, 64)
+#define MAP_HIT_DEF_K(K) MAP_HIT_DEF_L(K, flat) MAP_HIT_DEF_L(K, twolevel) MAP_HIT_DEF_L(K, exact)
+MAP_HIT_DEF_K(afl)
+MAP_HIT_DEF_K(xedge)
+MAP_HIT_DEF_K(xngram)
+MAP_HIT_DEF_K(xctx)
 
-#define MAP_HIT_ROW_W(LN, W) map_hit_##LN##_##W##_wrap, map_hit_##LN##_##W##_nz, map_hit_##LN##_##W##_sat,
-#define MAP_HIT_ROW(LN) MAP_HIT_ROW_W(LN, 8) MAP_HIT_ROW_W(LN, 16) MAP_HIT_ROW_W(LN, 32) MAP_HIT_ROW_W(LN, 64)
-/* index: layout * 12 + width index * 3 + policy (BM_WRAP, BM_NEVERZERO, BM_SATURATE) */
-static const map_hit_fn map_hit_table[36] = {MAP_HIT_ROW(flat) MAP_HIT_ROW(twolevel) MAP_HIT_ROW(exact)};
+#define MAP_HIT_ROW_W(K, LN, W) \
+  map_hit_##K##_##LN##_##W##_wrap, map_hit_##K##_##LN##_##W##_nz, map_hit_##K##_##LN##_##W##_sat,
+#define MAP_HIT_ROW(K, LN) \
+  MAP_HIT_ROW_W(K, LN, 8) MAP_HIT_ROW_W(K, LN, 16) MAP_HIT_ROW_W(K, LN, 32) MAP_HIT_ROW_W(K, LN, 64)
+#define MAP_HIT_ROW_K(K) {MAP_HIT_ROW(K, flat) MAP_HIT_ROW(K, twolevel) MAP_HIT_ROW(K, exact)}
+/* [key function][layout * 12 + width index * 3 + policy (BM_WRAP, BM_NEVERZERO, BM_SATURATE)] */
+enum { KEY_AFL, KEY_XEDGE, KEY_XNGRAM, KEY_XCTX };
+static const map_hit_fn map_hit_table[4][36] = {MAP_HIT_ROW_K(afl), MAP_HIT_ROW_K(xedge),
+                                                MAP_HIT_ROW_K(xngram), MAP_HIT_ROW_K(xctx)};
 
 static inline void map_hit(cov_thread *t, uint32_t g, uint32_t pos) { cov_map_hit(t, g, pos); }
+
+const char *const cov_key_hash_names[2] = {"exact", "afl"};
+
+int cov_key_hash_id(const char *name) {
+  for (int i = 0; i < 2; i++)
+    if (strcmp(name, cov_key_hash_names[i]) == 0) return i;
+  return -1;
+}
+
+void cov_set_key_hash(int key_hash) {
+  if (key_hash == COV_KEY_EXACT || key_hash == COV_KEY_AFL) cov_key_hash_v = key_hash;
+}
+
+int cov_key_hash(void) {
+  if (cov_key_hash_v < 0) { /* nobody called cov_config_from_env: take the variable as it is */
+    const char *v = getenv("AUTOTUNE_KEY_HASH");
+    int id = v && *v ? cov_key_hash_id(v) : COV_KEY_EXACT;
+    if (id < 0) {
+      fprintf(stderr, "[autotune] AUTOTUNE_KEY_HASH='%s' is not valid; valid values: exact, afl "
+              "(using exact)\n", v);
+      id = COV_KEY_EXACT;
+    }
+    cov_key_hash_v = id;
+  }
+  return cov_key_hash_v;
+}
 
 void cov_map_sink_set(bm_map *map, int metric) {
   if (!map || metric < 0 || metric >= COV_N_METRICS) {
@@ -437,9 +497,13 @@ void cov_map_sink_set(bm_map *map, int metric) {
     cov_gen_bump();
     return;
   }
+  int kf = cov_key_hash() == COV_KEY_AFL ? KEY_AFL
+           : metric == COV_M_EDGE        ? KEY_XEDGE
+           : metric < COV_M_CTX          ? KEY_XNGRAM
+                                         : KEY_XCTX;
   cov_map = map;
-  cov_map_hit = map_hit_table[(int)map->layout * 12 + (int)bm_width_index(map->width_bits) * 3 +
-                              (int)map->policy];
+  cov_map_hit = map_hit_table[kf][(int)map->layout * 12 +
+                                  (int)bm_width_index(map->width_bits) * 3 + (int)map->policy];
   if (metric >= COV_M_CTX) {
     cov_map_win = 1;
     cov_map_ctxsel = metric - COV_M_CTX;
@@ -538,8 +602,8 @@ void __cyg_profile_func_enter(void *fn, void *site) {
                                (c2 * 0x165667b19e3779f9ull) ^ (c4 * 0xd6e8feb86659fd93ull) ^
                                (c8 * 0xbf58476d1ce4e5b9ull)) | 1u
                        : 0;
-  f->ctx32 = cov_map_ctxsel >= 0 ? (uint32_t)f->cx[cov_map_ctxsel] : 0;
-  t->ctx32 = f->ctx32;
+  f->ctxm = cov_map_ctxsel >= 0 ? f->cx[cov_map_ctxsel] : 0;
+  t->ctxm = f->ctxm;
   t->depth = d + 1;
 }
 
@@ -559,13 +623,13 @@ void __cyg_profile_func_exit(void *fn, void *site) {
   uint32_t d = t->depth;
   if (LIKELY(d && t->stack[d].fn == fn)) {
     t->depth = d - 1;
-    t->ctx32 = t->stack[d - 1].ctx32;
+    t->ctxm = t->stack[d - 1].ctxm;
     return;
   }
   for (uint32_t i = d; i >= 1; i--) /* frames skipped by longjmp or an exception */
     if (t->stack[i].fn == fn) {
       t->depth = i - 1;
-      t->ctx32 = t->stack[i - 1].ctx32;
+      t->ctxm = t->stack[i - 1].ctxm;
       return;
     }
 }
@@ -621,6 +685,7 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   cfg->map_size = 65536;
   cfg->counter_bits = 8;
   cfg->overflow = BM_NEVERZERO;
+  cfg->key_hash = COV_KEY_EXACT;
   const char *v;
   if ((v = getenv("AUTOTUNE_SEED")) && *v && parse_u64(v, &cfg->seed))
     return bad(err, errlen, "AUTOTUNE_SEED", v, "an unsigned 64-bit integer");
@@ -657,11 +722,14 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
     else
       return bad(err, errlen, "AUTOTUNE_OVERFLOW", v, "wrap, neverzero, saturate");
   }
+  if ((v = getenv("AUTOTUNE_KEY_HASH")) && *v && (cfg->key_hash = cov_key_hash_id(v)) < 0)
+    return bad(err, errlen, "AUTOTUNE_KEY_HASH", v, "exact, afl");
   if ((v = getenv("AUTOTUNE_INDEX_FILE")) && *v) {
     if (strlen(v) >= sizeof cfg->index_file)
       return bad(err, errlen, "AUTOTUNE_INDEX_FILE", "...", "a path shorter than 4096 bytes");
     strcpy(cfg->index_file, v);
   }
+  cov_set_key_hash(cfg->key_hash); /* the map sink's key hash from now on */
   return 0;
 }
 

@@ -37,7 +37,18 @@
  *   census  (the probe): every selected metric from one run. Per-thread per-exec tables of
  *           distinct "events" (block window + context); after the harness returned they are
  *           merged into census tables in caller-provided (MAP_SHARED) memory: cov_census_*.
- *   map     (AFL-style): one metric's hk32 into a bigmap.h map: cov_map_sink_set().
+ *   map     (afl-fuzz, replay): one metric's *index key* into a bigmap.h map: cov_map_sink_set().
+ *           The index key depends on the key hash (AUTOTUNE_KEY_HASH):
+ *             exact (default)  mix64(exact 64-bit key): a uniform function of the exact key, so
+ *                              the slot key & (H-1) collides only as Equation 1 says (distinct
+ *                              exact keys, independent uniform slots); with the exact layout the
+ *                              map is collision-free (mix64 is a bijection).
+ *             afl              hk32, bit for bit AFL++'s (comparisons with afl-cc builds).
+ *           hk32 is structurally non-uniform for ngram-N: equal block ids at different positions
+ *           XOR-cancel, so distinct N-grams share one hk32 at every map size (a collision floor
+ *           Equation 1 does not predict); edge and ctx-like hk32 follow Equation 1.
+ *           Per-hit cost of the exact hash: edge 1 mix64, ngram-N N + 1 (the chain starts from
+ *           the newest block: nothing carries over between hits), ctx-like 3.
  */
 #ifndef AUTOTUNE_COV_H
 #define AUTOTUNE_COV_H
@@ -96,10 +107,12 @@ typedef struct cov_config {
   unsigned counter_bits; /* AUTOTUNE_COUNTER_BITS 8|16|32|64, default 8 */
   bm_policy overflow;    /* AUTOTUNE_OVERFLOW wrap|neverzero|saturate, default neverzero */
   char index_file[4096]; /* AUTOTUNE_INDEX_FILE, "" when unset */
+  int key_hash;          /* AUTOTUNE_KEY_HASH exact|afl (COV_KEY_*), default exact */
 } cov_config;
 
 /* Read and validate every variable. 0 on success; -1 with a one-line message in err naming the
- * variable, its value and the valid values. Unset/empty variables take the defaults. */
+ * variable, its value and the valid values. Unset/empty variables take the defaults.
+ * On success it also sets the map sink's key hash (cov_set_key_hash(cfg->key_hash)). */
 int cov_config_from_env(cov_config *cfg, char *err, size_t errlen);
 /* The map geometry of a configuration. AUTOTUNE_MAP_SIZE is the number of slots afl-fuzz sees
  * (one classified byte each): flat H = map_size; twolevel H = index_size, C = map_size. */
@@ -115,8 +128,19 @@ void cov_exec_begin(void);
 void cov_exec_end(void);
 
 /* ---- map sink ----------------------------------------------------------------------------- */
-/* Feed metric's hk32 of every block hit into map (flat/twolevel/exact update of its width and
- * policy, bigmap.h). map == NULL switches the sink off. The map must outlive the sink. */
+/* Key hashes of the map sink (AUTOTUNE_KEY_HASH). */
+enum { COV_KEY_EXACT = 0, COV_KEY_AFL = 1 };
+extern const char *const cov_key_hash_names[2]; /* "exact", "afl" (indexed by COV_KEY_*) */
+int cov_key_hash_id(const char *name);          /* -1 if unknown */
+/* The key hash cov_map_sink_set uses: the one set last (cov_set_key_hash or a successful
+ * cov_config_from_env); if neither ran, AUTOTUNE_KEY_HASH read on first use (a bad value: a
+ * warning on stderr and exact). Takes effect at the next cov_map_sink_set. */
+void cov_set_key_hash(int key_hash);
+int cov_key_hash(void);
+/* Feed metric's index key of every block hit into map (flat/twolevel/exact update of its width
+ * and policy, bigmap.h): mix64(exact key) with the exact key hash, hk32 with afl. The key
+ * function is chosen here, once (no per-hit branch). map == NULL switches the sink off. The map
+ * must outlive the sink. */
 void cov_map_sink_set(bm_map *map, int metric);
 
 /* ---- census sink -------------------------------------------------------------------------- */

@@ -41,8 +41,7 @@ typedef struct cov_frame {
   uint64_t F;       /* function id */
   uint64_t cx[5];   /* the context its blocks see */
   uint64_t dig;
-  uint32_t ctx32;   /* map sink: low half of the selected context */
-  uint32_t pad;
+  uint64_t ctxm;    /* map sink: the selected context (the afl key hash uses its low half) */
 } cov_frame;
 
 typedef struct cov_thread {
@@ -50,13 +49,12 @@ typedef struct cov_thread {
   uint32_t pending;  /* latest block, not committed yet (0 = none) */
   uint32_t pos;      /* ring position: h[pos] = cur, h[pos + i] = p_i */
   uint32_t h[16];    /* doubled ring of guard indices */
-  uint32_t rr[16];   /* doubled ring of R >> 1 (map sink) */
-  uint32_t xr;       /* map sink: XOR of the last N-1 entries of rr */
-  uint32_t ctx32;    /* map sink: stack[depth].ctx32, kept here for the hot path */
+  uint32_t rr[16];   /* doubled ring of R >> 1 (map sink, afl key hash) */
+  uint32_t xr;       /* map sink (afl key hash): XOR of the last N-1 entries of rr */
   uint32_t depth;    /* stack[depth] is the current frame; stack[0] = no function */
   uint32_t overdepth;
   uint32_t seed_epoch; /* cov_seed_epoch the function-id cache belongs to */
-  uint32_t pad;
+  uint64_t ctxm;     /* map sink: stack[depth].ctxm, kept here for the hot path */
   cov_evtab *ev;
   struct cov_thread *next_free;
   cov_frame stack[COV_STACK_MAX];

@@ -227,14 +227,15 @@ static int replay(int argc, char **argv, const char *rounds_s) {
          "\"inputs\": %zu, \"warmup_rounds\": 1, \"new_coverage_execs\": %llu, "
          "\"used_keys\": %llu, \"covered_slots\": %llu, \"overflow_keys\": %u, "
          "\"metric\": \"%s\", \"layout\": \"%s\", \"index_size\": %llu, \"map_size\": %llu, "
-         "\"counter_bits\": %u, \"overflow\": \"%s\", \"seed\": %llu, "
+         "\"counter_bits\": %u, \"overflow\": \"%s\", \"seed\": %llu, \"key_hash\": \"%s\", "
          "\"kernel_variant\": \"%s\", \"hugepage_advised\": %s}\n",
          dt > 0 ? (double)execs / dt : 0.0, (unsigned long long)execs, dt, rounds, in.n,
          (unsigned long long)new_execs, (unsigned long long)bm_map_used(&map),
          (unsigned long long)covered, *map.overflow_keys, cov_metric_names[cfg.metric],
          cov_layout_name(cfg.layout), (unsigned long long)cfg.index_size,
          (unsigned long long)cfg.map_size, cfg.counter_bits, cov_policy_name(cfg.overflow),
-         (unsigned long long)cfg.seed, bm_variant_name(bm_active_variant()),
+         (unsigned long long)cfg.seed, cov_key_hash_names[cfg.key_hash],
+         bm_variant_name(bm_active_variant()),
          map.hugepage_advised ? "true" : "false");
   fflush(stdout);
   (void)hash_acc;

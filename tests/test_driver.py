@@ -86,9 +86,10 @@ def test_replay_map_sink_agrees_with_the_census(bins, tmp_path, metric):
     (inputs / "1").write_bytes(b"")
     hks = census_hk(bins["chains"], tmp_path / "probe", [b""], metric, seed=3)
     for layout, index_size, map_size in (("twolevel", 1 << 12, 1 << 10), ("flat", None, 1 << 8)):
+        # slots from the census's hk32: the afl key hash (the exact one: test_metrics_indexkey.py)
         env = clean_env(AUTOTUNE_REPLAY_ROUNDS="5", AUTOTUNE_METRIC=metric, AUTOTUNE_LAYOUT=layout,
                         AUTOTUNE_MAP_SIZE=str(map_size), AUTOTUNE_SEED="3", AUTOTUNE_COUNTER_BITS="16",
-                        AUTOTUNE_OVERFLOW="saturate")
+                        AUTOTUNE_OVERFLOW="saturate", AUTOTUNE_KEY_HASH="afl")
         if index_size:
             env["AUTOTUNE_INDEX_SIZE"] = str(index_size)
         p = run(bins["chains"], [inputs], env=env)
@@ -113,7 +114,7 @@ def test_replay_map_sink_agrees_with_the_census(bins, tmp_path, metric):
 def test_replay_twolevel_overflow(bins, tmp_path):
     (tmp_path / "x").write_bytes(b"x")
     env = clean_env(AUTOTUNE_REPLAY_ROUNDS="2", AUTOTUNE_METRIC="ctx", AUTOTUNE_MAP_SIZE="64",
-                    AUTOTUNE_INDEX_SIZE="1024")
+                    AUTOTUNE_INDEX_SIZE="1024", AUTOTUNE_KEY_HASH="afl")
     hks = census_hk(bins["calls3"], tmp_path / "probe", [b"x"], "ctx")
     p = run(bins["calls3"], [tmp_path / "x"], env=env)
     doc = json.loads(p.stdout)

@@ -1,0 +1,135 @@
+"""The map sink's index key (AUTOTUNE_KEY_HASH, docs/DESIGN.md "The map sink's index key"):
+autotune.metrics.index_key against an independent mix64, the C map sink's used slots in driver
+replay mode against the census's exact keys (exact) and hk32 (afl), and the structural N-gram
+collisions of the afl hash that the exact hash does not have."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+
+import numpy as np
+import pytest
+
+from autotune import demo
+from autotune.metrics import KEY_HASHES, index_key
+from programs.covtools import PROGRAMS, ProbeClient, build_cc, mix64, read_census
+
+METRICS = ("edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
+           "ctx", "caller", "ctx-2", "ctx-4", "ctx-8")  # every key function and window/context
+
+
+def clean_env(**kw):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOTUNE_", "__AFL"))}
+    env.update(kw)
+    return env
+
+
+def census(binary, workdir, inputs, metrics, *, seed):
+    """{metric: (exact keys, hk32)} of a probe-server census of the inputs, as uint64 arrays."""
+    workdir.mkdir()
+    c = ProbeClient(binary, workdir, seed=seed, metrics=",".join(metrics), env=clean_env())
+    try:
+        for data in inputs:
+            assert c.run(data).status == 0
+        assert c.dump().status == 0
+        c.quit()
+    finally:
+        c.close()
+    out = {}
+    for m in metrics:
+        entries = read_census(workdir / "census" / f"{m}.bin")[2]
+        out[m] = (np.array([e.key for e in entries], dtype=np.uint64),
+                  np.array([e.hk32 for e in entries], dtype=np.uint64))
+    return out
+
+
+def replay(binary, inputs_dir, *, metric, layout, map_size, index_size=None, key_hash=None, seed):
+    env = clean_env(AUTOTUNE_REPLAY_ROUNDS="1", AUTOTUNE_METRIC=metric, AUTOTUNE_LAYOUT=layout,
+                    AUTOTUNE_MAP_SIZE=str(map_size), AUTOTUNE_SEED=str(seed))
+    if index_size:
+        env["AUTOTUNE_INDEX_SIZE"] = str(index_size)
+    if key_hash:
+        env["AUTOTUNE_KEY_HASH"] = key_hash
+    p = subprocess.run([str(binary), str(inputs_dir)], capture_output=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr.decode()
+    doc = json.loads(p.stdout)
+    assert doc["metric"] == metric and doc["layout"] == layout
+    return doc
+
+
+def distinct(keys: np.ndarray, slots: int) -> int:
+    return len(np.unique(keys & np.uint64(slots - 1)))
+
+
+def test_index_key_is_mix64():
+    rng = random.Random(11)
+    xs = [0, 1, 2**63, 2**64 - 1, *(rng.getrandbits(64) for _ in range(200))]
+    got = index_key(np.array(xs, dtype=np.uint64))
+    assert got.dtype == np.uint64 and got.shape == (len(xs),)
+    assert [int(v) for v in got] == [mix64(x) for x in xs]
+    # splitmix64's first output for state 0 (Vigna's reference): mix64(0 + golden gamma)
+    assert int(index_key(np.uint64(0x9E3779B97F4A7C15))) == 0xE220A8397B1DCDAF
+    assert index_key(np.zeros((2, 3), dtype=np.uint64)).shape == (2, 3)
+    assert KEY_HASHES[0] == "exact"
+
+
+@pytest.fixture(scope="module")
+def demo_census(tmp_path_factory):
+    binary = demo.build_demo()
+    inputs = [p.read_bytes() for p in sorted(demo.seed_dir().iterdir())]
+    return binary, census(binary, tmp_path_factory.mktemp("ik-probe") / "w", inputs, METRICS, seed=5)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_replay_slots_are_the_index_keys_of_the_census(demo_census, metric):
+    binary, cen = demo_census
+    exact, hk32 = cen[metric]
+    assert len(exact) > 100
+    differs = False
+    for layout, index_size, map_size in (("twolevel", 1 << 12, 1 << 12), ("flat", None, 1 << 10)):
+        h = index_size or map_size
+        want = {"exact": distinct(index_key(exact), h), "afl": distinct(hk32, h)}
+        differs |= want["exact"] != want["afl"]
+        for key_hash in (None, "exact", "afl"):  # None: the default, exact
+            doc = replay(binary, demo.seed_dir(), metric=metric, layout=layout, map_size=map_size,
+                         index_size=index_size, key_hash=key_hash, seed=5)
+            n = want[key_hash or "exact"]
+            if layout == "twolevel":
+                assert doc["used_keys"] == n and doc["overflow_keys"] == 0
+            assert doc["covered_slots"] == n, (layout, key_hash)
+    assert differs  # the two hashes give different slot counts here, so the check can tell them apart
+
+
+def test_exact_hash_has_no_structural_ngram_collisions(tmp_path):
+    """loopy's byte loop has a data-dependent branch: windows that hold the same blocks in
+    another order XOR-cancel to one afl hk32; mix64 of the exact key tells them apart."""
+    binary = build_cc(tmp_path / "loopy", [PROGRAMS / "loopy.c"])
+    rng = random.Random(3)
+    inputs = [bytes(rng.choice(b"xy") for _ in range(40)) for _ in range(8)]
+    d = tmp_path / "in"
+    d.mkdir()
+    for i, data in enumerate(inputs):
+        (d / f"{i:02d}").write_bytes(data)
+    exact, hk32 = census(binary, tmp_path / "probe", inputs, ("ngram-8",), seed=0)["ngram-8"]
+    big = 1 << 24
+    assert distinct(index_key(exact), big) == len(exact)  # Equation 1: ~0 collisions at 2^24
+    lost = len(exact) - distinct(hk32, big)
+    assert lost > 0  # a collision floor no map size removes
+    assert len(np.unique(hk32)) == len(exact) - lost  # the same at every size: hk32 itself repeats
+    for key_hash, want in (("exact", len(exact)), ("afl", len(exact) - lost)):
+        doc = replay(binary, d, metric="ngram-8", layout="twolevel", map_size=1 << 12,
+                     index_size=big, key_hash=key_hash, seed=0)
+        assert doc["used_keys"] == want and doc["overflow_keys"] == 0
+
+
+def test_bad_key_hash_is_refused(tmp_path):
+    binary = demo.build_demo()
+    (tmp_path / "x").write_bytes(b"x")
+    p = subprocess.run([str(binary), str(tmp_path / "x")], capture_output=True, timeout=60,
+                       env=clean_env(AUTOTUNE_REPLAY_ROUNDS="1", AUTOTUNE_KEY_HASH="murmur"))
+    assert p.returncode == 2
+    err = p.stderr.decode()
+    assert "AUTOTUNE_KEY_HASH='murmur'" in err and "valid values: exact, afl" in err
