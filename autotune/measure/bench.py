@@ -27,7 +27,7 @@ MIN_MAP_SLOTS = 8 << 10
 MAX_MAP_SLOTS = 128 << 20
 # BigMap (DSN 2021), Section V-B / Figure 6: mean fuzzer throughput of BigMap over AFL.
 PAPER_RATIOS: dict[int, float] = {64 << 10: 0.98, 256 << 10: 1.4, 2 << 20: 4.5, 8 << 20: 33.1}
-PAPER_CITATION = ("BigMap (Chen et al., DSN 2021), Section V-B and Figure 6: mean test-case "
+PAPER_CITATION = ("BigMap (Ahmed et al., DSN 2021), Section V-B and Figure 6: mean test-case "
                   "throughput of BigMap over AFL, whole fuzzer, 19 benchmarks")
 
 

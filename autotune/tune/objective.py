@@ -16,7 +16,7 @@ for a richer metric; a configuration whose collision rate exceeds ``c_max`` is p
   corpus through our runtime configured so, or bench.c replaying the probe's key trace plus the
   target's own time per execution from the probe.
 - ``lost_keys`` = 1 - (1 - Equation 1 collision rate at H for the metric's estimated key count)
-  * (1 - two-level dense overflow) (BigMap, Chen et al., DSN 2021, Section II-B).
+  * (1 - two-level dense overflow) (BigMap, Ahmed et al., DSN 2021, Section II-B).
 - ``counter_overflow`` is the share of census keys whose hit count in one execution reaches 2^W
   (Sarafov et al., FUZZING 2024, Section 4: overflows are common at 8 bits).
 - ``N`` instances share the last-level cache: the map's working set per execution (counters,

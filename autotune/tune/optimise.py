@@ -120,8 +120,10 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
 
     # The precision constraints are known without measuring: the optimiser samples only points
     # that meet them (skopt space_constraint), unless none does.
-    any_feasible = any(feasible(c) for c in space.grid())
-    constraint = (lambda row: feasible(space.to_config(row))) if any_feasible else None
+    ok_points = {tuple(space.to_point(c)) for c in space.grid() if feasible(c)}  # computed once
+    any_feasible = bool(ok_points)
+    constraint = (lambda row: (int(row[0]), int(row[1]), int(row[2]), str(row[3])) in ok_points) \
+        if any_feasible else None
     opt = Optimizer(space.dimensions(), base_estimator=_gp(space, seed), n_initial_points=max(1, n_init),
                     initial_point_generator="random" if constraint else "lhs", acq_func="gp_hedge",
                     acq_optimizer="sampling", acq_optimizer_kwargs={"n_points": ACQ_POINTS},
@@ -142,7 +144,10 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
             progress(trial)
         return ev
 
-    with warnings.catch_warnings():
+    from threadpoolctl import threadpool_limits
+
+    # one BLAS thread: the GP's matrices are tiny, and on a loaded 2-core host threads only contend
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
         warnings.simplefilter("ignore")  # skopt warns about repeated points and GP convergence
         if seeds:
             xs, ys = [], []

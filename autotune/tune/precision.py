@@ -1,6 +1,6 @@
 """Precision terms of the objective, from the probe's census (no measurement needed).
 
-- Hash collisions, BigMap Equation 1 (Chen et al., DSN 2021, Section II-B):
+- Hash collisions, BigMap Equation 1 (Ahmed et al., DSN 2021, Section II-B):
   ``CollisionRate(H, n) = 1 - (H/n) * (1 - ((H-1)/H)^n)`` for n keys drawn uniformly into H slots
   (autotune.probe.equation1). A flat map hashes the metric's keys into its H counters; a two-level
   map hashes them into its H index entries, so the same rate applies to its index.
