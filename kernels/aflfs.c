@@ -46,6 +46,7 @@ typedef struct aflfs_config {
   bm_config map;          /* layout, width, policy, H, C */
   uint64_t map_bytes;     /* D: bytes of afl's map we report (flat: H, twolevel: C) */
   uint32_t metric;        /* metric id */
+  uint32_t key_hash;      /* AUTOTUNE_KEY_HASH (COV_KEY_*) */
   uint64_t seed;
   uint32_t iters;         /* persistent iterations per child (1: a fork per input) */
   int shm_input;          /* take shared-memory test cases when afl offers them */
@@ -149,6 +150,7 @@ static void read_config(aflfs_config *c) {
           (unsigned long long)cc.map_size, (unsigned long long)cc.index_size);
   cov_config_to_bm(&cc, &c->map);
   c->metric = (uint32_t)cc.metric;
+  c->key_hash = (uint32_t)cc.key_hash;
   c->seed = cc.seed;
   c->map_bytes = cc.map_size;
   c->index_file = cc.index_file[0] ? cc.index_file : NULL;
@@ -223,6 +225,7 @@ static void *index_file_map(const aflfs_config *c) {
     h->layout = (uint32_t)c->map.layout;
     h->metric = c->metric;
     h->guards = cov_guard_count();
+    h->key_hash = c->key_hash;
     h->seed = c->seed;
     h->index_slots = c->map.index_slots;
     h->dense_slots = c->map.capacity;
@@ -235,6 +238,10 @@ static void *index_file_map(const aflfs_config *c) {
           "AUTOTUNE_INDEX_FILE=%s was made by a build with %u coverage guards, this binary has %u "
           "(another or rebuilt target: its keys would land in the wrong slots)",
           c->index_file, h->guards, cov_guard_count());
+  } else if (h->key_hash != c->key_hash) {
+    fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s was made with AUTOTUNE_KEY_HASH=%s, this run has %s",
+          c->index_file, h->key_hash < 2 ? cov_key_hash_names[h->key_hash] : "?",
+          cov_key_hash_names[c->key_hash]);
   } else if (h->layout != (uint32_t)c->map.layout || h->metric != c->metric || h->seed != c->seed ||
              h->index_slots != c->map.index_slots || h->dense_slots != c->map.capacity) {
     fatal(fix_other,

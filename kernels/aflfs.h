@@ -42,7 +42,8 @@ typedef struct aflfs_index_header {
   uint64_t index_slots;   /* H */
   uint64_t dense_slots;   /* C (= AUTOTUNE_MAP_SIZE) */
   uint32_t ready;         /* 1 once the region is initialised */
-  uint32_t reserved[3];
+  uint32_t key_hash;      /* AUTOTUNE_KEY_HASH (COV_KEY_*) */
+  uint32_t reserved[2];
 } aflfs_index_header;
 
 /* The fork server (declared weak in cov.h, called by driver.c): never returns. */

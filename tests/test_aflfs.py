@@ -222,6 +222,10 @@ def test_index_file_of_another_configuration_is_refused(bins, tmp_path):
     text = output(proc)
     assert proc.returncode != 0
     assert f"AUTOTUNE_INDEX_FILE={index} was made for metric 0" in text and "this run has metric 3" in text
+    env = base_env(AUTOTUNE_INDEX_FILE=str(index), AUTOTUNE_KEY_HASH="afl")
+    proc = subprocess.run([AFL_SHOWMAP, "-r", "-i", str(in_dir), "-o", str(tmp_path / "o4"), "--",
+                           str(bins["branchy"])], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "made with AUTOTUNE_KEY_HASH=exact, this run has afl" in output(proc)
     # same configuration, another binary
     proc = subprocess.run([AFL_SHOWMAP, "-r", "-i", str(in_dir), "-o", str(tmp_path / "o3"), "--",
                            str(bins["loops"])], env=base_env(AUTOTUNE_INDEX_FILE=str(index)),

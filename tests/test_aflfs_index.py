@@ -13,7 +13,7 @@ BM_CTL_MAGIC = 0x31304C54434D4221
 
 
 def index_bytes(*, used: int, overflow: int, metric: int = 7, ready: int = 1, magic: bytes = INDEX_MAGIC) -> bytes:
-    head = HEADER.pack(magic, 64, 1, metric, 99, 42, 1 << 10, 256, ready)
+    head = HEADER.pack(magic, 64, 1, metric, 99, 42, 1 << 10, 256, ready, 1)
     ctl = CTL.pack(BM_CTL_MAGIC, 1, 8, 1 << 10, 256, used, overflow) + bytes(24)
     return head + ctl + b"\xff" * (4 << 10)
 
@@ -23,7 +23,7 @@ def test_reads_header_and_live_counters(tmp_path):
     p.write_bytes(index_bytes(used=256, overflow=17))
     st = read_index_stats(path=p)
     assert (st.layout, st.metric, st.seed, st.index_slots, st.dense_slots) == ("twolevel", "ngram-8", 42, 1024, 256)
-    assert st.guards == 99
+    assert st.guards == 99 and st.key_hash == "afl"
     assert (st.used_key, st.overflow_keys, st.keys, st.overflowed) == (256, 17, 273, True)
     d = st.to_dict()
     assert d["schema_version"] == 1 and d["keys"] == 273 and d["overflow_keys"] == 17

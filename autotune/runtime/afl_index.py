@@ -7,7 +7,7 @@ and validate read them with :func:`read_index_stats`.
 
 Layout (little-endian, host order): a 64-byte header ``char magic[8] = "ATAFLIX1"; u32
 header_bytes (64); u32 layout; u32 metric; u32 guards; u64 seed; u64 index_slots; u64
-dense_slots; u32 ready; u32 reserved[3]``, then bigmap's control region (``bm_ctl``: u64 magic;
+dense_slots; u32 ready; u32 key_hash; u32 reserved[2]``, then bigmap's control region (``bm_ctl``: u64 magic;
 u32 layout, width_bits; u64 index_slots, capacity; u32 used_key, overflow_keys, ...; 64 bytes),
 then the index table (index_slots x u32, 0xFFFFFFFF = unassigned).
 """
@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from autotune.errors import AutotuneError
-from autotune.metrics import METRICS
+from autotune.metrics import KEY_HASHES, METRICS
 
 INDEX_MAGIC = b"ATAFLIX1"
-HEADER = struct.Struct("<8sIIIIQQQI12x")  # 64 bytes
+HEADER = struct.Struct("<8sIIIIQQQII8x")  # 64 bytes
 CTL = struct.Struct("<QIIQQII")  # the first 40 bytes of bm_ctl
 LAYOUTS = {0: "flat", 1: "twolevel", 2: "exact"}
 SCHEMA_VERSION = 1
@@ -37,6 +37,7 @@ class AflIndexStats:
     metric: str
     seed: int
     guards: int  # coverage guards of the build that made the file
+    key_hash: str  # AUTOTUNE_KEY_HASH the slots were assigned with
     index_slots: int
     dense_slots: int
     used_key: int  # dense slots taken (<= dense_slots)
@@ -67,7 +68,7 @@ def read_index_stats(*, path: str | Path) -> AflIndexStats:
     if len(head) < HEADER.size + CTL.size:
         raise AutotuneError(f"{p} is too short to be an autotune index file",
                             fix="delete it; the target recreates it on its next run")
-    magic, header_bytes, layout, metric, guards, seed, index_slots, dense_slots, ready = HEADER.unpack_from(head)
+    magic, header_bytes, layout, metric, guards, seed, index_slots, dense_slots, ready, key_hash = HEADER.unpack_from(head)
     if magic != INDEX_MAGIC or header_bytes != HEADER.size:
         raise AutotuneError(f"{p} is not an autotune index file", fix="point AUTOTUNE_INDEX_FILE at another path")
     if not ready:
@@ -79,6 +80,7 @@ def read_index_stats(*, path: str | Path) -> AflIndexStats:
         metric=METRICS[metric] if metric < len(METRICS) else str(metric),
         seed=seed,
         guards=guards,
+        key_hash=KEY_HASHES[key_hash] if key_hash < len(KEY_HASHES) else str(key_hash),
         index_slots=index_slots,
         dense_slots=dense_slots,
         used_key=used_key,
