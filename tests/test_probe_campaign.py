@@ -292,3 +292,17 @@ def test_output_dir_guards(fake, tmp_path):
     run_probe(binary=fake, out_dir=out, corpus_dir=corpus, max_execs=20)
     assert load_probe(out).campaign.execs == 20 and (out / "notes.txt").read_text() == "mine"
     assert not list(out.glob(".old-*"))
+
+
+def test_summary_lists_ten_findings_and_counts_the_rest(fake, tmp_path):
+    from rich.console import Console
+
+    from autotune.probe.display import summary_table
+
+    corpus = _corpus(tmp_path, {f"c{i:02d}": b"CRASH" + bytes([i]) for i in range(12)} | {"a": b"ok input"})
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=corpus, max_execs=13)
+    assert r.campaign.crashes == 12 and len(r.crashes) == 12
+    con = Console(width=200, record=True, file=open(os.devnull, "w"))
+    con.print(summary_table(r))
+    text = con.export_text()
+    assert text.count("crash: crashes/") == 10 and "... and 2 more crashes: 12 distinct inputs" in text

@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
         cxx: Annotated[bool, typer.Option("--cxx", help="Build --source files as C++.")] = False,
         demo: Annotated[bool, typer.Option("--demo", help="Probe the bundled demo target with its seeds.")] = False,
         corpus: Annotated[Optional[Path], typer.Option("--corpus", "-c", help="Seed corpus directory (empty: start from one empty input).")] = None,
-        time_s: Annotated[float, typer.Option("--time", "-t", help="Time budget in seconds (whole probe).")] = 60.0,
+        time_s: Annotated[float, typer.Option("--time", "-t", help="Time budget in seconds: the whole probe, building the harness excepted.")] = 60.0,
         max_execs: Annotated[Optional[int], typer.Option("--max-execs", help="Stop after this many executions (reproducible census).")] = None,
         seed: SeedOpt = 0,
         timeout_ms: Annotated[int, typer.Option("--timeout-ms", help="Per-input time limit; slower inputs are hangs.")] = 1000,

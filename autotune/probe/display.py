@@ -11,6 +11,7 @@ from autotune.probe.campaign import Progress
 from autotune.probe.result import ProbeResult
 
 SUMMARY_MAP_BYTES = 1 << 16  # AFL++'s default map: the collision column of the summary
+MAX_LISTED = 10  # crashes / hangs listed by name; the rest are counted
 
 
 def _si(x: float) -> str:
@@ -68,8 +69,13 @@ def summary_table(r: ProbeResult) -> Group:
                   f"{100 * o8.overflow_share:.2f}%", f"{100 * o16.overflow_share:.2f}%",
                   f"{o8.wrap_to_zero}/{o8.wrap_to_one}")
     parts: list = [head, t]
-    for f in [*r.crashes, *r.hangs]:
-        parts.append(Text(f"{f.kind}: {f.file}  {f.reason}  ({f.origin})", style="red" if f.kind == "crash" else "yellow"))
+    for kind, found, total in (("crash", r.crashes, r.campaign.crashes), ("hang", r.hangs, r.campaign.hangs)):
+        for f in found[:MAX_LISTED]:
+            parts.append(Text(f"{f.kind}: {f.file}  {f.reason}  ({f.origin})", style="red" if kind == "crash" else "yellow"))
+        if total > min(len(found), MAX_LISTED):
+            plural = "crashes" if kind == "crash" else "hangs"
+            parts.append(Text(f"... and {total - min(len(found), MAX_LISTED)} more {plural}: {len(found)} distinct "
+                              f"inputs saved under {plural}/ and listed in probe.json", style="dim"))
     for n in r.notes:
         parts.append(Text(f"note: {n}", style="dim"))
     parts.append(Text("est. = Chao estimate of the total keys; coll@64K = hashed collision rate in a 64 KiB map "
