@@ -1,0 +1,163 @@
+"""The tuned output directory of ``autotune tune``, as validate and preflight read it.
+
+Files (docs/DESIGN.md "The tuned directory"): ``afl-build.env`` (afl-cc), ``afl-run.env``
+(afl-fuzz), ``autotune-run.env`` (our runtime under the stock afl-fuzz), ``report.json``.
+The configuration itself is read from the env files (they are what the fuzzer loads); from
+``report.json`` only: the probe directory it was tuned from, the limits it was tuned under
+(``max_collision_rate``, ``max_counter_overflow``), the tuned configuration's predicted
+``execs_per_s`` and the host's cache figures. Those are looked up by name anywhere in the
+report (first match, breadth first), so the reader does not depend on how the report nests them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autotune.errors import DocumentError
+from autotune.io import read_json
+from autotune.metrics import METRICS
+from autotune.preflight.envfile import EnvFile, read_env_file
+
+BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
+DEFAULT_MAX_COLLISION_RATE = 0.02  # autotune.tune.objective's default
+DEFAULT_MAX_COUNTER_OVERFLOW = 0.01  # share of keys whose counter wraps; Sarafov et al. found 15-50 % at 8 bits
+AFL_HASHED_MAP_SLOTS = 1 << 16  # AFL++ MAP_SIZE_POW2 = 16 (include/config.h) for CLASSIC/NGRAM/CTX
+AFL_GUARD_MODES = ("PCGUARD", "LTO", "")  # guard-numbered modes: collision-free, map = guards
+
+
+def find_key(doc: Any, key: str) -> Any:
+    """The value of the first ``key`` found breadth first in nested dicts (None if absent)."""
+    level = [doc]
+    while level:
+        nxt = []
+        for d in level:
+            if isinstance(d, dict):
+                if key in d:
+                    return d[key]
+                nxt.extend(v for v in d.values() if isinstance(v, (dict, list)))
+            elif isinstance(d, list):
+                nxt.extend(v for v in d if isinstance(v, (dict, list)))
+        level = nxt
+    return None
+
+
+def afl_metric(build_env: dict[str, str]) -> str | None:
+    """Our metric name for afl-cc's instrumentation settings (None for PCGUARD/LTO: guard-numbered)."""
+    mode = build_env.get("AFL_LLVM_INSTRUMENT", "").upper()
+    parts = [p for p in mode.replace(",", " ").replace("_", "-").split() if p]
+    ngram = build_env.get("AFL_LLVM_NGRAM_SIZE")
+    ctx_k = build_env.get("AFL_LLVM_CTX_K")
+    for p in parts:
+        if p.startswith("NGRAM-"):
+            ngram = p.split("-", 1)[1]
+        elif p.startswith("CTX-"):
+            ctx_k = p.split("-", 1)[1]
+    if ngram:
+        return f"ngram-{int(ngram)}"
+    if ctx_k:
+        return "caller" if int(ctx_k) == 1 else f"ctx-{int(ctx_k)}"
+    if "CALLER" in parts or build_env.get("AFL_LLVM_CALLER") == "1":
+        return "caller"
+    if "CTX" in parts or build_env.get("AFL_LLVM_CTX") == "1":
+        return "ctx"
+    if "CLASSIC" in parts or "AFL" in parts:
+        return "edge"
+    return None
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """Our runtime's configuration from autotune-run.env (docs/DESIGN.md defaults when unset)."""
+
+    metric: str
+    layout: str
+    index_slots: int
+    map_slots: int  # flat: H; twolevel: dense C (what afl-fuzz sees)
+    counter_bits: int
+    key_hash: str
+    seed: int
+
+    @property
+    def hash_slots(self) -> int:
+        """Slots keys are hashed into: the flat map, or the two-level index."""
+        return self.map_slots if self.layout == "flat" else self.index_slots
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def runtime_config(env: EnvFile) -> RuntimeConfig:
+    v = env.values
+    try:
+        cfg = RuntimeConfig(metric=v.get("AUTOTUNE_METRIC", "edge"), layout=v.get("AUTOTUNE_LAYOUT", "twolevel"),
+                            index_slots=int(v.get("AUTOTUNE_INDEX_SIZE", 1 << 24)),
+                            map_slots=int(v.get("AUTOTUNE_MAP_SIZE", 65536)),
+                            counter_bits=int(v.get("AUTOTUNE_COUNTER_BITS", 8)),
+                            key_hash=v.get("AUTOTUNE_KEY_HASH", "exact"), seed=int(v.get("AUTOTUNE_SEED", 0)))
+    except ValueError as exc:
+        raise DocumentError(env.path, f"a value is not an integer ({exc})",
+                            fix="re-create it with `autotune tune`") from exc
+    if cfg.metric not in METRICS:
+        raise DocumentError(env.path, f"unknown metric {cfg.metric!r}", field="AUTOTUNE_METRIC",
+                            fix=f"use one of: {', '.join(METRICS)}")
+    if cfg.layout not in ("flat", "twolevel"):
+        raise DocumentError(env.path, f"unknown layout {cfg.layout!r}", field="AUTOTUNE_LAYOUT", fix="use flat or twolevel")
+    for name, n in (("AUTOTUNE_MAP_SIZE", cfg.map_slots), ("AUTOTUNE_INDEX_SIZE", cfg.index_slots)):
+        if n < 1 or n & (n - 1):
+            raise DocumentError(env.path, f"{n} is not a power of two", field=name, fix="re-run `autotune tune`")
+    return cfg
+
+
+@dataclass(frozen=True)
+class TunedDir:
+    path: Path
+    build_env: EnvFile
+    run_env: EnvFile
+    autotune_env: EnvFile | None
+    report: dict
+    probe_dir: Path | None
+
+    @property
+    def runtime(self) -> RuntimeConfig | None:
+        return runtime_config(self.autotune_env) if self.autotune_env else None
+
+    @property
+    def afl_metric(self) -> str | None:
+        return afl_metric(self.build_env.values)
+
+    @property
+    def max_collision_rate(self) -> float:
+        v = find_key(self.report, "max_collision_rate")
+        return float(v) if isinstance(v, (int, float)) else DEFAULT_MAX_COLLISION_RATE
+
+    @property
+    def max_counter_overflow(self) -> float:
+        v = find_key(self.report, "max_counter_overflow")
+        return float(v) if isinstance(v, (int, float)) else DEFAULT_MAX_COUNTER_OVERFLOW
+
+    def to_dict(self) -> dict:
+        return {"path": str(self.path), "probe_dir": str(self.probe_dir) if self.probe_dir else None,
+                "afl_build_env": self.build_env.values, "afl_run_env": self.run_env.values,
+                "autotune_run_env": self.autotune_env.values if self.autotune_env else None}
+
+
+def load_tuned(path: Path) -> TunedDir:
+    """Read a tuned directory; DocumentError (exit 1) when a file is missing or corrupt."""
+    path = Path(path)
+    if not path.is_dir():
+        raise DocumentError(path, "not a directory", fix="pass the --out directory of `autotune tune`")
+    report = read_json(path / REPORT)
+    if not isinstance(report, dict):
+        raise DocumentError(path / REPORT, "expected a JSON object", fix="re-run `autotune tune`")
+    build, run = read_env_file(path / BUILD_ENV), read_env_file(path / RUN_ENV)
+    at = read_env_file(path / AUTOTUNE_ENV) if (path / AUTOTUNE_ENV).exists() else None
+    pd = find_key(report, "probe_dir")
+    probe_dir = None
+    if isinstance(pd, str) and pd:
+        probe_dir = Path(pd) if Path(pd).is_absolute() else (path / pd)
+    tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, report=report, probe_dir=probe_dir)
+    if at is not None:
+        runtime_config(at)  # validate now: a corrupt file is a "could not run"
+    return tuned
