@@ -103,8 +103,11 @@ def lz4_target() -> dict | None:
 
 # ---- runs ---------------------------------------------------------------------------------------
 
+KEY_HASH: str | None = None  # --key-hash: AUTOTUNE_KEY_HASH of our variants (None: the runtime's default)
+
+
 def variants(target: dict, run_dir: Path) -> dict[str, tuple[Path, dict[str, str]]]:
-    common = {"AUTOTUNE_METRIC": NGRAM}
+    common = {"AUTOTUNE_METRIC": NGRAM, **({"AUTOTUNE_KEY_HASH": KEY_HASH} if KEY_HASH else {})}
     return {
         "twolevel": (target["ours"], {**common, "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(INDEX_SLOTS),
                                       "AUTOTUNE_MAP_SIZE": str(DENSE_BYTES),
@@ -199,7 +202,8 @@ def replay_keys(target: dict, queues: list[Path], work: Path) -> dict:
     union = work / "union"
     n_inputs = union_corpus(queues, union, 0)
     idx = work / "replay.idx"
-    env = clean_env(AUTOTUNE_METRIC=NGRAM, AUTOTUNE_LAYOUT="twolevel", AUTOTUNE_INDEX_SIZE=str(INDEX_SLOTS),
+    env = clean_env(**variants(target, work)["twolevel"][1])
+    env.update(AUTOTUNE_METRIC=NGRAM, AUTOTUNE_LAYOUT="twolevel", AUTOTUNE_INDEX_SIZE=str(INDEX_SLOTS),
                     AUTOTUNE_MAP_SIZE=str(DENSE_BYTES), AUTOTUNE_INDEX_FILE=str(idx))
     for binary, e, name in ((target["ours"], env, "ours"), (target["afl"], clean_env(), "afl")):
         subprocess.run(["afl-showmap", "-C", "-i", str(union), "-o", str(work / f"{name}.map"), "-t", "5000",
@@ -297,12 +301,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--targets", default="demo,lz4")
     ap.add_argument("--sequential", action="store_true", help="run the campaigns of a round one at a time")
+    ap.add_argument("--key-hash", choices=("exact", "afl"), help="AUTOTUNE_KEY_HASH of our builds (default: "
+                    "the runtime's default)")
     ap.add_argument("--replay-inputs", type=int, default=20000, help="at most this many inputs in the replay")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "aflfs-bench")
     a = ap.parse_args(argv)
     for tool in ("afl-fuzz", "afl-showmap", "afl-clang-fast"):
         if not shutil.which(tool):
             raise SystemExit(f"{tool} not found: apt-get install -y afl++")
+    global KEY_HASH
+    KEY_HASH = a.key_hash
     a.out.mkdir(parents=True, exist_ok=True)
     results = []
     for name in a.targets.split(","):
@@ -317,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"schema_version": 1, "host": {"machine": platform.machine(), "node": platform.node(),
                                          "cpus": os.cpu_count(), "kernel": platform.release()},
            "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True).stdout.splitlines()[0:1],
-           "seconds": a.seconds, "rounds": a.rounds, "sequential": a.sequential, "results": results}
+           "seconds": a.seconds, "rounds": a.rounds, "sequential": a.sequential, "key_hash": a.key_hash, "results": results}
     tmp = a.out / "aflfs_bench.json.tmp"
     tmp.write_text(json.dumps(doc, indent=2))
     os.replace(tmp, a.out / "aflfs_bench.json")
