@@ -60,6 +60,8 @@ def main() -> None:
     max_input = int(os.environ.get("AUTOTUNE_PROBE_MAX_INPUT", 1 << 20))
     cap = int(os.environ.get("AUTOTUNE_PROBE_CAPACITY", 1 << 18))
     tmo = int(os.environ.get("AUTOTUNE_PROBE_TIMEOUT_MS", 1000))
+    sel = os.environ.get("AUTOTUNE_PROBE_METRICS", "all")
+    on = set(range(N)) if sel == "all" else {METRICS.index(m) for m in sel.split(",")}
     with open(os.path.join(d, "input.buf"), "wb") as fh:
         fh.truncate(8 + max_input)
     fd = os.open(os.path.join(d, "input.buf"), os.O_RDWR)
@@ -79,6 +81,8 @@ def main() -> None:
         if op == 3:
             os.makedirs(os.path.join(d, "census"), exist_ok=True)
             for mid, m in enumerate(METRICS):
+                if mid not in on:
+                    continue
                 recs = b"".join(struct.pack("<QIIQQQ", k, v[0], v[1], v[2], v[3], v[4])
                                 for k, v in census[mid].items())
                 p = os.path.join(d, "census", m + ".bin")
@@ -106,13 +110,15 @@ def main() -> None:
         if op == 2:
             os.makedirs(os.path.join(d, "traces"), exist_ok=True)
             for mid, m in enumerate(METRICS):
+                if mid not in on:
+                    continue
                 recs = b"".join(struct.pack("<QII", k, h64("hk", k) & 0xFFFFFFFF, min(c, 0xFFFFFFFF))
                                 for k, c in per[mid].items())
                 with open(os.path.join(d, "traces", m + ".bin"), "ab") as fh:
                     fh.write(struct.pack("<II", arg, len(per[mid])) + recs)
         else:
             execs += 1
-            for mid in range(N):
+            for mid in sorted(on):
                 c = census[mid]
                 for k, hits in per[mid].items():
                     e = c.get(k)

@@ -306,3 +306,15 @@ def test_summary_lists_ten_findings_and_counts_the_rest(fake, tmp_path):
     con.print(summary_table(r))
     text = con.export_text()
     assert text.count("crash: crashes/") == 10 and "... and 2 more crashes: 12 distinct inputs" in text
+
+
+def test_metric_subset(fake, tmp_path):
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}), max_execs=50,
+                  metrics=["ctx", "edge"])
+    assert [m.metric for m in r.metrics] == ["edge", "ctx"] and r.config.metrics == ["edge", "ctx"]
+    assert sorted(r.curve.keys) == ["ctx", "edge"]
+    loaded = load_probe(tmp_path / "o")
+    assert loaded.to_dict()["files"]["census"] == ["census/edge.bin", "census/ctx.bin"]
+    assert not (tmp_path / "o" / "census" / "ngram-8.bin").exists()
+    with pytest.raises(AutotuneError, match="unknown metric"):
+        run_probe(binary=fake, out_dir=tmp_path / "o2", corpus_dir=None, max_execs=5, metrics=["edges"])

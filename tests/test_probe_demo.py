@@ -133,3 +133,15 @@ def test_sanitizer_build_from_sources_reports_the_sanitizer(tmp_path):
     assert [h["origin"] for h in doc["hangs"]] == ["seed:hang-loop"]
     null = next(f for f in doc["crashes"] if f["origin"] == "seed:crash-null")
     assert "parse_kv" in Path(f"{tmp_path / 'out' / null['file']}.txt").read_text()  # the report's stack
+
+
+def test_metric_subset_and_rejected_settings(demo_bin, tmp_path):
+    from autotune.probe.client import ServerError
+
+    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(), max_execs=300,
+                  metrics=["edge", "ngram-4", "caller"])
+    assert [m.metric for m in r.metrics] == ["edge", "ngram-4", "caller"]
+    assert r.metric("ngram-4").keys > r.metric("edge").keys > 0
+    with pytest.raises(ServerError, match="rejected its settings") as e:
+        run_probe(binary=demo_bin, out_dir=tmp_path / "o2", corpus_dir=demo.seed_dir(), max_execs=5, capacity=1 << 27)
+    assert "AUTOTUNE_PROBE_CAPACITY" in e.value.message

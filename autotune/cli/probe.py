@@ -80,6 +80,7 @@ def register(app: typer.Typer) -> None:
         timeout_ms: Annotated[int, typer.Option("--timeout-ms", help="Per-input time limit; slower inputs are hangs.")] = 1000,
         max_input_bytes: Annotated[int, typer.Option("--max-input-bytes", help="Largest input (seeds above it are skipped).")] = 1 << 20,
         capacity: Annotated[int, typer.Option("--capacity", help="Census table size per metric (power of two).")] = 1 << 18,
+        metrics: Annotated[str, typer.Option("--metrics", help="Census of these metrics only (comma list), or all.")] = "all",
         max_trace_inputs: Annotated[int, typer.Option("--max-trace-inputs", help="Trace at most this many kept inputs for replay.")] = 1000,
         out_dir: OutDirOpt = Path("probe-out"),
         json_out: JsonOpt = False,
@@ -104,6 +105,7 @@ def register(app: typer.Typer) -> None:
                                max_execs=max_execs, seed=seed, timeout_ms=timeout_ms,
                                max_input_bytes=max_input_bytes, capacity=capacity, demo=demo,
                                max_trace_inputs=max_trace_inputs,
+                               metrics=[m.strip() for m in metrics.split(",") if m.strip()],
                                on_progress=on_progress)
         finally:
             if live is not None:

@@ -19,7 +19,7 @@ import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -294,27 +294,38 @@ def _validate(*, time_s: float, max_execs: int | None, timeout_ms: int, max_inpu
                             fix="pass --max-input-bytes >= 1 and --capacity as a power of two")
 
 
+def _select_metrics(metrics: Sequence[str] | None) -> tuple[str, ...] | None:
+    """None for every metric, else the chosen ones in census order (an unknown name is an error)."""
+    if not metrics or list(metrics) == ["all"]:
+        return None
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise AutotuneError(f"unknown metric(s) {', '.join(unknown)}", fix=f"choose from: all, {', '.join(METRICS)}")
+    return tuple(m for m in METRICS if m in metrics)
+
+
 def _build_result(*, camp: _Campaign, staging: Path, config: ProbeConfig, seeds, seed_counts: dict, stop: str,
                   loop_s: float, notes: list[str]) -> ProbeResult:
     """Read the census files the server wrote, analyse them, and assemble the ProbeResult."""
-    for m in METRICS:
+    names = [m for m in METRICS if config.metrics is None or m in config.metrics]
+    for m in names:
         tp = P.trace_path(staging, m)
         if not tp.exists():
             tp.parent.mkdir(exist_ok=True)
             tp.write_bytes(b"")
-    tables = [P.read_census(P.census_path(staging, m), metric=m) for m in METRICS]
+    tables = [P.read_census(P.census_path(staging, m), metric=m) for m in names]
     if camp.census_full_metrics:
         names = ", ".join(METRICS[i] for i in sorted(camp.census_full_metrics) if i < len(METRICS))
         notes.append(f"census table full for {names}: raise --capacity (now {config.capacity}) for an exact census")
     metrics = [analyse(table=t, executions=camp.execs_ok) for t in tables]
     for t in tables:
         if t.dropped:
-            notes.append(f"{t.metric}: {t.dropped} key(s) did not fit the census table")
+            notes.append(f"{t.metric}: {t.dropped} key occurrence(s) found the census table full")
     ex = np.frombuffer(camp.exec_ns, dtype=np.uint64) if camp.exec_ns else np.zeros(0, dtype=np.uint64)
     mean_exec_ns = float(ex.mean()) if ex.size else 0.0
     pts = _downsample(camp.curve + [(camp.execs, loop_s, camp.totals)], MAX_CURVE_POINTS)
     curve = Curve(execs=[p[0] for p in pts], time_s=[round(p[1], 6) for p in pts],
-                  keys={m: [p[2][j] for p in pts] for j, m in enumerate(METRICS)})
+                  keys={m: [p[2][j] for p in pts] for j, m in enumerate(METRICS) if m in names})
     stats = CampaignStats(
         execs=camp.execs, execs_ok=camp.execs_ok, crashes=camp.n_crashes, hangs=camp.n_hangs,
         kept=len(camp.corpus), seeds_total=len(seeds.inputs) + len(seeds.too_big) + seeds.not_read,
@@ -340,12 +351,14 @@ def run_probe(
     max_input_bytes: int = P.DEFAULT_MAX_INPUT,
     capacity: int = P.DEFAULT_CAPACITY,
     max_trace_inputs: int = 1000,
+    metrics: Sequence[str] | None = None,
     demo: bool = False,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> ProbeResult:
     """Run the probe campaign on ``binary`` and write the results to ``out_dir``."""
     _validate(time_s=time_s, max_execs=max_execs, timeout_ms=timeout_ms, max_input_bytes=max_input_bytes,
               capacity=capacity)
+    selected = _select_metrics(metrics)
     t_start = time.monotonic()
     out_dir = Path(out_dir)
     check_out_dir(out_dir, corpus_dir)
@@ -361,7 +374,7 @@ def run_probe(
     notes = list(seeds.notes)
     try:
         server = ProbeServer(binary=binary, probe_dir=staging, seed=seed, max_input_bytes=max_input_bytes,
-                             capacity=capacity, timeout_ms=timeout_ms)
+                             capacity=capacity, timeout_ms=timeout_ms, metrics=selected)
         with server:
             t0 = time.monotonic()
             # keep a reserve for tracing, dumping and analysing within the budget
@@ -397,7 +410,8 @@ def run_probe(
         config = ProbeConfig(binary=str(Path(binary).resolve()), demo=demo,
                              corpus_dir=str(Path(corpus_dir).resolve()) if corpus_dir else None, seed=seed,
                              time_budget_s=time_s, max_execs=max_execs, timeout_ms=timeout_ms,
-                             max_input_bytes=max_input_bytes, capacity=capacity)
+                             max_input_bytes=max_input_bytes, capacity=capacity,
+                             metrics=list(selected) if selected else None)
         result = _build_result(camp=camp, staging=staging, config=config, seeds=seeds, seed_counts=seed_counts,
                                stop=stop, loop_s=loop_s, notes=notes)
         result.out_dir = out_dir

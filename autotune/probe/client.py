@@ -26,6 +26,7 @@ from autotune.probe import protocol as P
 LOG_NAME = "target.log"
 LOG_TRUNCATE_BYTES = 16 << 20
 START_TIMEOUT_S = 60.0
+CONFIG_EXIT_STATUS = 2  # the server exits 2, naming the variable, when a setting is invalid
 # Beyond the per-input limit the server enforces, how long to wait for it to kill, re-fork and reply.
 SERVER_GRACE_S = 30.0
 SANITIZER_DEFAULTS = {
@@ -58,7 +59,7 @@ class ProbeServer:
     def __init__(self, *, binary: Path, probe_dir: Path, seed: int = 0,
                  max_input_bytes: int = P.DEFAULT_MAX_INPUT, capacity: int = P.DEFAULT_CAPACITY,
                  timeout_ms: int = P.DEFAULT_TIMEOUT_MS, env: Mapping[str, str] | None = None,
-                 argv_extra: tuple[str, ...] = ()):
+                 argv_extra: tuple[str, ...] = (), metrics: tuple[str, ...] | None = None):
         self.binary = Path(binary)
         self.probe_dir = Path(probe_dir)
         self.seed = seed
@@ -67,6 +68,7 @@ class ProbeServer:
         self.timeout_ms = timeout_ms
         self.base_env = dict(os.environ if env is None else env)
         self.argv_extra = argv_extra
+        self.metrics = metrics  # None: all metrics (AUTOTUNE_PROBE_METRICS=all)
         self.proc: subprocess.Popen | None = None
         self._ctl = self._st = -1
         self._mm: mmap.mmap | None = None
@@ -90,6 +92,7 @@ class ProbeServer:
             "AUTOTUNE_PROBE_CAPACITY": str(self.capacity),
             "AUTOTUNE_PROBE_TIMEOUT_MS": str(self.timeout_ms),
             "AUTOTUNE_SEED": str(self.seed),
+            "AUTOTUNE_PROBE_METRICS": ",".join(self.metrics) if self.metrics else "all",
         })
         return env
 
@@ -207,6 +210,10 @@ class ProbeServer:
         rc = self.proc.wait(timeout=10) if self.proc is not None else None
         tail = self.log_tail(max_bytes=2000).strip()
         detail = f" (exit status {rc})" if rc is not None else ""
+        if starting and rc == CONFIG_EXIT_STATUS and "AUTOTUNE_" in tail:
+            raise ServerError(f"the probe server of {self.binary} rejected its settings:\n{tail}",
+                              fix="change the value named above (--capacity, --max-input-bytes, --timeout-ms, "
+                                  "--metrics)")
         if starting:
             raise ServerError(
                 f"the harness {self.binary} exited without starting the probe server{detail}"

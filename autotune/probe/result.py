@@ -15,7 +15,6 @@ import numpy as np
 
 from autotune.errors import DocumentError
 from autotune.io import check_schema, read_json
-from autotune.metrics import METRICS
 from autotune.probe import protocol as P
 from autotune.probe.census import MetricCensus, Percentiles
 
@@ -39,6 +38,7 @@ class ProbeConfig:
     timeout_ms: int
     max_input_bytes: int
     capacity: int
+    metrics: list[str] | None = None  # the census's metrics; None = all 13
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -49,7 +49,7 @@ class ProbeConfig:
                    seed=int(d["seed"]), time_budget_s=float(d["time_budget_s"]),
                    max_execs=None if d.get("max_execs") is None else int(d["max_execs"]),
                    timeout_ms=int(d["timeout_ms"]), max_input_bytes=int(d["max_input_bytes"]),
-                   capacity=int(d["capacity"]))
+                   capacity=int(d["capacity"]), metrics=None if d.get("metrics") is None else list(d["metrics"]))
 
 
 @dataclass(frozen=True)
@@ -182,8 +182,8 @@ class ProbeResult:
             "crashes": [c.to_dict() for c in self.crashes],
             "hangs": [c.to_dict() for c in self.hangs],
             "notes": list(self.notes),
-            "files": {"census": [f"census/{m}.bin" for m in METRICS],
-                      "traces": [f"traces/{m}.bin" for m in METRICS]},
+            "files": {"census": [f"census/{m.metric}.bin" for m in self.metrics],
+                      "traces": [f"traces/{m.metric}.bin" for m in self.metrics]},
         }
 
     @classmethod
