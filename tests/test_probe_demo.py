@@ -145,3 +145,13 @@ def test_metric_subset_and_rejected_settings(demo_bin, tmp_path):
     with pytest.raises(ServerError, match="rejected its settings") as e:
         run_probe(binary=demo_bin, out_dir=tmp_path / "o2", corpus_dir=demo.seed_dir(), max_execs=5, capacity=1 << 27)
     assert "AUTOTUNE_PROBE_CAPACITY" in e.value.message
+
+
+def test_exact_key_hash_has_no_structural_collisions(demo_bin, tmp_path):
+    """The runtime's AUTOTUNE_KEY_HASH=exact index (mix64 of the exact key) follows Equation 1 for
+    every metric, N-grams included (n = all keys)."""
+    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(), max_execs=3000)
+    for m in r.metrics:
+        assert len(m.map_sizes_exact_hash) == len(m.map_sizes)
+        for row in m.map_sizes_exact_hash:
+            assert abs(row.collision_rate - row.eq1_collision_rate) <= 4 * row.eq1_sd + 1.0 / m.keys, (m.metric, row)

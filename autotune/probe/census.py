@@ -2,7 +2,8 @@
 
 For every metric: distinct exact keys; for the AFL-style hashed id ``hk32 & (H - 1)`` the
 distinct slots and the collisions at every map size 2^12..2^27 bytes (8-bit counters, so one
-slot per byte) beside Equation 1; per key the largest hit count in one execution and from it
+slot per byte) beside Equation 1, and the same for the runtime's exact-key hash (mix64 of the exact
+key, ``AUTOTUNE_KEY_HASH=exact``); per key the largest hit count in one execution and from it
 the keys that overflow 8/16/32-bit counters and how many would wrap to 0 or 1 (Sarafov et al.,
 FUZZING 2024, Figure 2); frequency counts and the Chao estimate of the total.
 """
@@ -14,6 +15,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from autotune.metrics import index_key
 from autotune.probe import equation1, estimators
 from autotune.probe.protocol import CensusTable
 
@@ -126,13 +128,15 @@ class MetricCensus:
     keys: int
     dropped_keys: int  # keys that did not fit the server's census table
     hk32_distinct: int  # distinct 32-bit hashed ids (keys - this = collisions built into the hash)
-    map_sizes: list[MapSizeRow]
+    map_sizes: list[MapSizeRow]  # AFL-style slots: hk32 & (H - 1)
     overflow: list[OverflowRow]
     max_hits_buckets: list[int]  # keys per AFL bucket of the largest count, last = over 255
     max_hits_max: int
     hits_total: int
     freq: dict[int, int]  # keys seen in exactly k executions
     richness: estimators.RichnessEstimate
+    # slots of the runtime's AUTOTUNE_KEY_HASH=exact index key (mix64 of the exact key) & (H - 1)
+    map_sizes_exact_hash: list[MapSizeRow] = field(default_factory=list)
 
     def row(self, map_bytes: int) -> MapSizeRow:
         for r in self.map_sizes:
@@ -150,6 +154,7 @@ class MetricCensus:
             "hits_total": self.hits_total,
             "freq": {"k": list(self.freq.keys()), "keys": list(self.freq.values())},
             "richness": self.richness.to_dict(),
+            "map_sizes_exact_hash": [r.to_dict() for r in self.map_sizes_exact_hash],
         }
 
     @classmethod
@@ -161,7 +166,8 @@ class MetricCensus:
                    max_hits_buckets=[int(x) for x in d["max_hits_buckets"]], max_hits_max=int(d["max_hits_max"]),
                    hits_total=int(d["hits_total"]),
                    freq={int(k): int(v) for k, v in zip(d["freq"]["k"], d["freq"]["keys"])},
-                   richness=estimators.RichnessEstimate.from_dict(d["richness"]))
+                   richness=estimators.RichnessEstimate.from_dict(d["richness"]),
+                   map_sizes_exact_hash=[MapSizeRow.from_dict(r) for r in d.get("map_sizes_exact_hash", [])])
 
 
 def map_size_rows(*, hk32: np.ndarray, log2_sizes: Sequence[int] = MAP_LOG2_SIZES) -> list[MapSizeRow]:
@@ -196,6 +202,7 @@ def analyse(*, table: CensusTable, executions: int) -> MetricCensus:
         overflow=overflow_rows(max_hits=mh), max_hits_buckets=bucket_counts(max_hits=mh),
         max_hits_max=int(mh.max()) if rec.size else 0, hits_total=int(rec["total_hits"].sum(dtype=np.uint64)),
         freq=freq, richness=estimators.chao1(freq=freq, samples=executions),
+        map_sizes_exact_hash=map_size_rows(hk32=(index_key(rec["key"]) & np.uint64(0xFFFFFFFF)).astype(np.uint32)),
     )
 
 
