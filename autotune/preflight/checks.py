@@ -1,0 +1,324 @@
+"""The preflight checks, small functions run in order over one :class:`Context`.
+
+Each returns findings (autotune.preflight.findings). Thresholds come from report.json
+(``max_collision_rate``, ``max_counter_overflow``) or the defaults in autotune.preflight.tuned.
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autotune.preflight import afl
+from autotune.preflight.findings import PreflightFinding as F
+from autotune.preflight.target import build_vars_of, read_record, sha256_file
+from autotune.preflight.tuned import (AFL_HASHED_MAP_SLOTS, DEFAULT_MAX_COUNTER_OVERFLOW, TUNED_OVERFLOW_SLACK,
+                                      TunedDir)
+from autotune.probe.equation1 import collision_rate
+from autotune.probe.result import ProbeResult
+
+MAX_POW2 = 30
+AFL_DIR = Path("/usr/lib/afl")  # Debian's afl++: the LLVM passes read AFL_LLVM_* too
+
+
+@dataclass
+class Context:
+    tuned: TunedDir
+    probe: ProbeResult  # the fresh short probe
+    harness: Path  # the autotune cc build that was probed
+    env: dict[str, str]  # the environment afl runs with (PATH etc.)
+    afl_binary: Path | None = None  # an afl-cc build of the target to check against afl-build.env
+    procfs_root: Path = Path("/proc")
+    sysfs_root: Path = Path("/sys")
+    tools: dict[str, str] = field(default_factory=dict)
+
+
+def _file(tuned: TunedDir, name: str) -> str:
+    return str(tuned.path / name)
+
+
+def _lost(*, keys: float, hash_slots: int, dense: int | None) -> float:
+    c = collision_rate(H=hash_slots, n=max(0, int(round(keys))))
+    dov = max(0.0, keys - dense) / keys if dense and keys > 0 else 0.0
+    return 1.0 - (1.0 - c) * (1.0 - dov)
+
+
+def _smallest_fit(*, keys: float, limit: float, layout: str) -> tuple[int, int | None] | None:
+    for k in range(10, MAX_POW2 + 1):
+        h = 1 << k
+        dense = None
+        if layout == "twolevel":
+            dense = 1 << max(10, (max(1, int(2 * keys + 0.999)) - 1).bit_length())
+            dense = min(dense, h)
+        if _lost(keys=keys, hash_slots=h, dense=dense) <= limit:
+            return h, dense
+    return None
+
+
+def _estimate(ctx: Context, metric: str) -> tuple[int, float]:
+    m = ctx.probe.metric(metric)
+    return m.keys, max(float(m.keys), float(m.richness.estimate))
+
+
+def check_collisions(ctx: Context) -> list[F]:
+    t = ctx.tuned
+    limit = t.max_collision_rate
+    out = []
+    rt = t.runtime
+    if rt is not None:
+        seen, est = _estimate(ctx, rt.metric)
+        dense = rt.map_slots if rt.layout == "twolevel" else None
+        lost = _lost(keys=est, hash_slots=rt.hash_slots, dense=dense)
+        what = (f"{rt.metric}, {rt.layout}, {rt.hash_slots} {'index ' if dense else ''}slots"
+                + (f", {dense} dense" if dense else ""))
+        line = t.autotune_env.lines.get("AUTOTUNE_MAP_SIZE" if rt.layout == "flat" else "AUTOTUNE_INDEX_SIZE")
+        if lost <= limit:
+            out.append(F("collisions", "ok", f"{what}: {lost:.2%} of ~{est:.0f} keys ({seen} seen) lost to collisions "
+                                             f"or dense overflow, under the limit {limit:.2%}"))
+        else:
+            fit = _smallest_fit(keys=est, limit=limit, layout=rt.layout)
+            if fit is None:
+                fix = "re-run `autotune tune` with a larger --max-collision-rate or another metric"
+            elif rt.layout == "flat":
+                fix = f"set AUTOTUNE_MAP_SIZE={fit[0]} in autotune-run.env (or re-run `autotune tune`)"
+            else:
+                fix = (f"set AUTOTUNE_INDEX_SIZE={max(fit[0], rt.index_slots)} and AUTOTUNE_MAP_SIZE="
+                       f"{max(fit[1] or 0, rt.map_slots)} in autotune-run.env (or re-run `autotune tune`)")
+            out.append(F("collisions", "error", f"{what}: {lost:.2%} of ~{est:.0f} keys ({seen} seen) would be lost to "
+                                                f"collisions or dense overflow, above the limit {limit:.2%}",
+                         fix, file=_file(t, "autotune-run.env"), line=line))
+    am = t.afl_metric
+    if am is not None:
+        seen, est = _estimate(ctx, am)
+        lost = _lost(keys=est, hash_slots=AFL_HASHED_MAP_SLOTS, dense=None)
+        line = t.build_env.lines.get("AFL_LLVM_INSTRUMENT")
+        if lost <= limit:
+            out.append(F("afl_collisions", "ok", f"afl-build.env ({am}, AFL++'s 64 KiB map): {lost:.2%} of ~{est:.0f} "
+                                                 f"keys collide, under the limit {limit:.2%}"))
+        else:
+            fit = _smallest_fit(keys=est, limit=limit, layout="flat")
+            pow2 = fit[0].bit_length() - 1 if fit else None
+            sev = "warning" if rt is not None else "error"
+            fix = (f"rebuild AFL++ with MAP_SIZE_POW2={pow2} in include/config.h" if pow2 else "choose another metric")
+            if rt is not None:
+                fix = "fuzz the `autotune cc` build under autotune-run.env, or " + fix
+            out.append(F("afl_collisions", sev, f"afl-build.env ({am}, AFL++'s 64 KiB map): {lost:.2%} of ~{est:.0f} keys "
+                                               f"collide, above the limit {limit:.2%}", fix,
+                         file=_file(t, "afl-build.env"), line=line))
+    return out
+
+
+def _overflow_share(ctx: Context, metric: str, width: int) -> float:
+    for row in ctx.probe.metric(metric).overflow:
+        if row.counter_bits == width:
+            return row.overflow_share
+    return 0.0  # 64-bit (and widths the census does not tabulate) never overflow in a run
+
+
+def _tuned_share(ctx: Context, metric: str, width: int) -> float:
+    """The overflow share the probe tune ran on saw (0 when that probe is not at hand)."""
+    from autotune.probe.result import load_probe
+
+    if ctx.tuned.probe_dir is None or not (ctx.tuned.probe_dir / "probe.json").is_file():
+        return 0.0
+    try:
+        p = load_probe(ctx.tuned.probe_dir)
+        return next((r.overflow_share for r in p.metric(metric).overflow if r.counter_bits == width), 0.0)
+    except Exception:  # noqa: BLE001 - the old probe is optional context
+        return 0.0
+
+
+def overflow_limit(ctx: Context, metric: str, width: int) -> float:
+    given = ctx.tuned.max_counter_overflow
+    if given is not None:
+        return given
+    return max(DEFAULT_MAX_COUNTER_OVERFLOW, TUNED_OVERFLOW_SLACK * _tuned_share(ctx, metric, width))
+
+
+def check_counter_overflow(ctx: Context) -> list[F]:
+    t = ctx.tuned
+    out = []
+    rt = t.runtime
+    if rt is not None:
+        limit = overflow_limit(ctx, rt.metric, rt.counter_bits)
+        share = _overflow_share(ctx, rt.metric, rt.counter_bits)
+        if share <= limit:
+            out.append(F("counter_overflow", "ok", f"{share:.2%} of {rt.metric} keys overflow {rt.counter_bits}-bit "
+                                                   f"counters, under the limit {limit:.2%}"))
+        else:
+            wider = next((w for w in (16, 32, 64) if w > rt.counter_bits and _overflow_share(ctx, rt.metric, w) <= limit), 64)
+            out.append(F("counter_overflow", "error", f"{share:.2%} of {rt.metric} keys overflow {rt.counter_bits}-bit "
+                                                      f"counters, above the limit {limit:.2%}",
+                         f"set AUTOTUNE_COUNTER_BITS={wider} in autotune-run.env",
+                         file=_file(t, "autotune-run.env"), line=t.autotune_env.lines.get("AUTOTUNE_COUNTER_BITS")))
+    am = t.afl_metric
+    if am is not None:
+        limit = overflow_limit(ctx, am, 8)
+        share = _overflow_share(ctx, am, 8)
+        if share <= limit:
+            out.append(F("afl_counter_overflow", "ok", f"{share:.2%} of {am} keys overflow AFL++'s 8-bit counters"))
+        else:
+            out.append(F("afl_counter_overflow", "warning",
+                         f"{share:.2%} of {am} keys overflow AFL++'s 8-bit counters (AFL++ has no wider ones)",
+                         "fuzz the `autotune cc` build with AUTOTUNE_COUNTER_BITS=16 (autotune-run.env)",
+                         file=_file(t, "afl-build.env")))
+    return out
+
+
+AFL_TOOLS = ("afl-fuzz", "afl-cc", "afl-showmap")
+
+
+def check_afl_present(ctx: Context) -> list[F]:
+    """afl-fuzz, afl-cc, afl-showmap on PATH (a missing one raises ToolMissingError: could not run)."""
+    for tool in AFL_TOOLS:
+        if tool not in ctx.tools:
+            ctx.tools[tool] = afl.find_tool(tool, env=ctx.env)
+    return [F("afl_present", "ok", "AFL++ found: " + ", ".join(ctx.tools.values()))]
+
+
+def check_afl_variables(ctx: Context) -> list[F]:
+    t = ctx.tuned
+    cc_tools = [ctx.tools["afl-cc"], *map(str, sorted(AFL_DIR.glob("*.so")))]
+    known_cc = afl.known_variables(tools=cc_tools)
+    known_fuzz = afl.known_variables(tools=[ctx.tools["afl-fuzz"]])
+    out = []
+    for envf, known, tool in ((t.build_env, known_cc, "afl-cc"), (t.run_env, known_fuzz, "afl-fuzz")):
+        for name in envf.values:
+            if name.startswith("AFL_") and name not in known:
+                out.append(F("afl_variables", "error", f"{tool} ({ctx.tools['afl-cc' if tool == 'afl-cc' else 'afl-fuzz']}) "
+                                                       f"does not know {name}: it would be ignored",
+                             f"remove {name} from {envf.path.name}, or install an AFL++ that reads it",
+                             file=str(envf.path), line=envf.lines.get(name)))
+    if t.autotune_env is not None:
+        names = _strings(ctx.harness, rb"AUTOTUNE_[A-Z0-9_]+")
+        for name in t.autotune_env.values:
+            if name.startswith("AUTOTUNE_") and name not in names:
+                out.append(F("autotune_variables", "error", f"the harness {ctx.harness} does not read {name} "
+                                                            "(its runtime is older or it was not built with autotune cc)",
+                             "rebuild the harness with this autotune's `autotune cc`",
+                             file=str(t.autotune_env.path), line=t.autotune_env.lines.get(name)))
+    if not out:
+        n = len(t.build_env.values) + len(t.run_env.values) + len(t.autotune_env.values if t.autotune_env else {})
+        out.append(F("afl_variables", "ok", f"all {n} variables of the env files are known to afl-cc, afl-fuzz "
+                                            "and the harness's runtime"))
+    return out
+
+
+def _strings(path: Path, pattern: bytes) -> set[str]:
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return {m.decode() for m in re.findall(pattern, mm)}
+    except (OSError, ValueError):
+        return set()
+
+
+def check_build(ctx: Context) -> list[F]:
+    """The binaries were built the way the tuned directory says (build records + SHA-256)."""
+    t = ctx.tuned
+    out = []
+    from autotune.probe.client import has_probe_server
+
+    if has_probe_server(ctx.harness):
+        out.append(F("harness_build", "ok", f"{ctx.harness} carries autotune's runtime and driver (autotune cc)"))
+    else:
+        out.append(F("harness_build", "error", f"{ctx.harness} was not built with `autotune cc -fsanitize=fuzzer`",
+                     "build the harness with autotune cc"))
+    want = build_vars_of(t.build_env.values)
+    binary = ctx.afl_binary
+    if binary is None:
+        from autotune.io import read_json
+
+        vj = t.path / "validate.json"
+        if not vj.is_file():
+            out.append(F("afl_build", "warning", "no afl-cc build to check against afl-build.env (no --afl-binary, "
+                                                 "no validate.json)",
+                         f"run `autotune validate {t.path}`, or pass the afl-cc build with --afl-binary"))
+            return out
+        doc = read_json(vj)
+        v = next((x for x in doc.get("variants", []) if x.get("name") == "aflpp-tuned"), None) if isinstance(doc, dict) else None
+        if v is None:
+            out.append(F("afl_build", "warning", f"{vj} has no aflpp-tuned build", f"run `autotune validate {t.path}` again"))
+            return out
+        binary = Path(v["binary"])
+    rec = read_record(binary) if binary.is_file() else None
+    if rec is None:
+        out.append(F("afl_build", "warning", f"{binary}: no build record ({binary}.build.json), so how it was built "
+                                             "cannot be told", f"rebuild it with `autotune validate {t.path}`"))
+        return out
+    if rec.get("sha256") != sha256_file(binary):
+        out.append(F("afl_build", "error", f"{binary} changed since its build record was written",
+                     f"rebuild it with `autotune validate {t.path}`"))
+    elif rec.get("build_vars") != want:
+        out.append(F("afl_build", "error", f"{binary} was built with {rec.get('build_vars')}, afl-build.env now says {want}",
+                     f"rebuild it under afl-build.env (`autotune validate {t.path}`)", file=_file(t, "afl-build.env")))
+    else:
+        out.append(F("afl_build", "ok", f"{binary} was built under afl-build.env ({want or 'PCGUARD defaults'}), "
+                                        "SHA-256 matches its record"))
+    return out
+
+
+def _tuned_profile(report: Any) -> dict | None:
+    level = [report]
+    while level:
+        nxt = []
+        for d in level:
+            if isinstance(d, dict):
+                if isinstance(d.get("caches"), list) and "cpu" in d:
+                    return d
+                nxt.extend(v for v in d.values() if isinstance(v, (dict, list)))
+            elif isinstance(d, list):
+                nxt.extend(v for v in d if isinstance(v, (dict, list)))
+        level = nxt
+    return None
+
+
+def check_host_profile(ctx: Context) -> list[F]:
+    from autotune.profile import HostProfile, detect_host
+
+    doc = _tuned_profile(ctx.tuned.report)
+    if doc is None:
+        return [F("host_profile", "warning", "report.json does not record the host profile it was tuned for",
+                  "re-run `autotune tune` (it records the host's caches)")]
+    try:
+        tuned = HostProfile.from_dict(doc)
+    except Exception as exc:  # noqa: BLE001 - a bad embedded profile is a warning, not a crash
+        return [F("host_profile", "warning", f"report.json's host profile does not load ({exc})", "re-run `autotune tune`")]
+    here = detect_host(sysfs_root=ctx.sysfs_root, procfs_root=ctx.procfs_root)
+    diffs = []
+    for name in ("l1d_bytes", "l2_bytes", "llc_bytes", "line_bytes"):
+        a, b = getattr(tuned, name), getattr(here, name)
+        if a != b:
+            diffs.append(f"{name} {a} tuned for, {b} here")
+    if diffs:
+        return [F("host_profile", "warning", "this host's caches differ from the tuned host's: " + "; ".join(diffs),
+                  "re-run `autotune tune` on this host (map costs depend on the cache sizes)")]
+    return [F("host_profile", "ok", f"caches match the tuned host (L2 {here.l2_bytes}, LLC {here.llc_bytes} bytes)")]
+
+
+OVERRIDES = {"core_pattern": "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES", "cpu_governor": "AFL_SKIP_CPUFREQ"}
+
+
+def check_host(ctx: Context) -> list[F]:
+    from autotune.profile.checks import run_host_checks
+
+    out = []
+    for f in run_host_checks(procfs_root=ctx.procfs_root, sysfs_root=ctx.sysfs_root):
+        if f.severity == "ok":
+            out.append(F(f"host:{f.check}", "ok", f.message))
+        elif f.severity == "error":
+            var = OVERRIDES.get(f.check)
+            if var and (ctx.tuned.run_env.values.get(var) == "1" or ctx.env.get(var) == "1"):
+                out.append(F(f"host:{f.check}", "warning", f"{f.message} ({var}=1 is set, so afl-fuzz starts)", f.fix))
+            else:
+                out.append(F(f"host:{f.check}", "error", f.message,
+                             f.fix + (f", or set {var}=1 in afl-run.env" if var else "")))
+        else:
+            out.append(F(f"host:{f.check}", "warning", f.message, f.fix or "see `autotune profile`"))
+    return out
+
+
+CHECKS = (check_afl_present, check_afl_variables, check_build, check_collisions, check_counter_overflow,
+          check_host_profile, check_host)
