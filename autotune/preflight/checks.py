@@ -195,6 +195,10 @@ def check_afl_variables(ctx: Context) -> list[F]:
     if t.autotune_env is not None:
         names = _strings(ctx.harness, rb"AUTOTUNE_[A-Z0-9_]+")
         for name in t.autotune_env.values:
+            if name.startswith("AFL_") and name not in known_fuzz:
+                out.append(F("afl_variables", "error", f"afl-fuzz does not know {name}: it would be ignored",
+                             f"remove {name} from autotune-run.env, or install an AFL++ that reads it",
+                             file=str(t.autotune_env.path), line=t.autotune_env.lines.get(name)))
             if name.startswith("AUTOTUNE_") and name not in names:
                 out.append(F("autotune_variables", "error", f"the harness {ctx.harness} does not read {name} "
                                                             "(its runtime is older or it was not built with autotune cc)",

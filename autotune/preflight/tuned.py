@@ -154,6 +154,9 @@ def load_tuned(path: Path) -> TunedDir:
     path = Path(path)
     if not path.is_dir():
         raise DocumentError(path, "not a directory", fix="pass the --out directory of `autotune tune`")
+    if not (path / REPORT).is_file():
+        raise DocumentError(path / REPORT, "file not found",
+                            fix=f"pass the --out directory of `autotune tune` (it holds {REPORT} and the env files)")
     report = read_json(path / REPORT)
     if not isinstance(report, dict):
         raise DocumentError(path / REPORT, "expected a JSON object", fix="re-run `autotune tune`")

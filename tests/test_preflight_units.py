@@ -1,0 +1,127 @@
+"""Preflight's parts that need no target: env files, the tuned-directory reader, the afl-cc mode
+mapping, findings, verdicts and exit codes, GitHub annotations, the size a configuration needs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autotune.errors import DocumentError
+from autotune.preflight import checks
+from autotune.preflight.envfile import parse_env_text
+from autotune.preflight.findings import PreflightFinding
+from autotune.preflight.preflight import PreflightResult, github_annotations
+from autotune.preflight.tuned import afl_metric, find_key, load_tuned
+
+
+def test_env_file_parse_keeps_order_lines_and_quotes():
+    env = parse_env_text("# reason\nA=1\n\nexport B='x y'\nC=\"q\"  # trailing\n", path=Path("f.env"))
+    assert env.values == {"A": "1", "B": "x y", "C": "q"}
+    assert env.lines == {"A": 2, "B": 4, "C": 5}
+
+
+@pytest.mark.parametrize("text", ["not a line\n", "1A=2\n", "A=x y\n", "A='unterminated\n"])
+def test_env_file_bad_lines_name_the_file(text):
+    with pytest.raises(DocumentError) as e:
+        parse_env_text(text, path=Path("afl-run.env"))
+    assert "afl-run.env" in e.value.message and e.value.fix
+
+
+@pytest.mark.parametrize("env,metric", [
+    ({}, None), ({"AFL_LLVM_INSTRUMENT": "PCGUARD"}, None), ({"AFL_LLVM_INSTRUMENT": "CLASSIC"}, "edge"),
+    ({"AFL_LLVM_INSTRUMENT": "NGRAM-4"}, "ngram-4"), ({"AFL_LLVM_INSTRUMENT": "CLASSIC,NGRAM-8"}, "ngram-8"),
+    ({"AFL_LLVM_INSTRUMENT": "CLASSIC", "AFL_LLVM_NGRAM_SIZE": "3"}, "ngram-3"),
+    ({"AFL_LLVM_INSTRUMENT": "CTX"}, "ctx"), ({"AFL_LLVM_INSTRUMENT": "CALLER"}, "caller"),
+    ({"AFL_LLVM_INSTRUMENT": "CTX-1"}, "caller"), ({"AFL_LLVM_INSTRUMENT": "CTX-4"}, "ctx-4"),
+])
+def test_afl_metric_of_build_env(env, metric):
+    assert afl_metric(env) == metric
+
+
+def test_afl_metric_round_trips_metrics_afl_mode():
+    from autotune.metrics import METRICS, afl_mode
+
+    for m in METRICS:
+        mode = afl_mode(m)
+        assert afl_metric({"AFL_LLVM_INSTRUMENT": mode.instrument, **mode.extra}) == m
+
+
+def test_find_key_is_breadth_first():
+    doc = {"a": {"probe_dir": "deep"}, "inputs": [{"x": 1}], "probe_dir": "top"}
+    assert find_key(doc, "probe_dir") == "top"
+    assert find_key({"inputs": {"probe_dir": "p"}}, "probe_dir") == "p"
+    assert find_key({}, "x") is None
+
+
+def _tuned(tmp_path: Path, *, report="{}", run_env="AUTOTUNE_METRIC=edge\n") -> Path:
+    d = tmp_path / "tuned"
+    d.mkdir()
+    (d / "afl-build.env").write_text("AFL_LLVM_INSTRUMENT=CLASSIC\n")
+    (d / "afl-run.env").write_text("AFL_MAP_SIZE=65536\n")
+    (d / "autotune-run.env").write_text(run_env)
+    (d / "report.json").write_text(report)
+    return d
+
+
+def test_load_tuned_reads_files_and_probe_dir(tmp_path):
+    d = _tuned(tmp_path, report=json.dumps({"inputs": {"probe_dir": "/x/probe"}, "settings": {"max_collision_rate": 0.05}}))
+    t = load_tuned(d)
+    assert t.probe_dir == Path("/x/probe") and t.max_collision_rate == 0.05 and t.max_counter_overflow is None
+    assert t.afl_metric == "edge" and t.runtime.metric == "edge" and t.runtime.layout == "twolevel"
+
+
+@pytest.mark.parametrize("breakage", ["no-report", "bad-json", "bad-metric", "not-pow2", "missing-env"])
+def test_corrupt_tuned_dir_is_a_document_error(tmp_path, breakage):
+    d = _tuned(tmp_path)
+    if breakage == "no-report":
+        (d / "report.json").unlink()
+    elif breakage == "bad-json":
+        (d / "report.json").write_text("{half")
+    elif breakage == "bad-metric":
+        (d / "autotune-run.env").write_text("AUTOTUNE_METRIC=ngram-99\n")
+    elif breakage == "not-pow2":
+        (d / "autotune-run.env").write_text("AUTOTUNE_MAP_SIZE=1000\n")
+    else:
+        (d / "afl-run.env").unlink()
+    with pytest.raises(DocumentError) as e:
+        load_tuned(d)
+    assert e.value.exit_code == 1 and e.value.fix
+
+
+def test_a_warning_must_name_its_fix():
+    with pytest.raises(ValueError):
+        PreflightFinding("x", "warning", "something")
+    PreflightFinding("x", "ok", "fine")
+
+
+def _result(*sev: str) -> PreflightResult:
+    fs = [PreflightFinding(f"c{i}", s, f"message {i}: 50% done", "" if s == "ok" else f"fix {i}",
+                           file="/t/autotune-run.env" if s == "error" else None, line=3 if s == "error" else None)
+          for i, s in enumerate(sev)]
+    return PreflightResult(tuned_dir="/t", harness="/h", corpus_dir=None, budget_s=1.0, probe={}, findings=fs)
+
+
+def test_verdict_and_exit_codes():
+    assert _result("ok", "warning").exit_code == 0 and "fits" in _result("ok").verdict
+    r = _result("ok", "error", "warning")
+    assert r.exit_code == 2 and "does NOT fit" in r.verdict
+    assert [f.severity for f in r.sorted_findings()] == ["error", "warning", "ok"]
+    assert r.to_dict()["counts"] == {"ok": 1, "warning": 1, "error": 1}
+
+
+def test_github_annotations():
+    lines = github_annotations(_result("ok", "error", "warning"))
+    assert lines[0] == ("::error file=/t/autotune-run.env,line=3,title=autotune preflight%3A c1::"
+                        "message 1: 50%25 done | fix: fix 1")
+    assert lines[1].startswith("::warning title=autotune preflight%3A c2::")
+    assert lines[-1].startswith("::error::preflight: the configuration does NOT fit")
+    assert github_annotations(_result("ok"))[-1].startswith("::notice::")
+
+
+def test_smallest_fit_meets_the_limit_and_is_minimal():
+    for layout in ("flat", "twolevel"):
+        h, dense = checks._smallest_fit(keys=5000, limit=0.02, layout=layout)
+        assert checks._lost(keys=5000, hash_slots=h, dense=dense) <= 0.02
+        assert checks._lost(keys=5000, hash_slots=h // 2, dense=min(dense or h, h // 2) if dense else None) > 0.02
