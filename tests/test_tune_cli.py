@@ -97,3 +97,20 @@ def test_tune_bad_input_is_a_clear_error(tmp_path, args, msg):
 def test_tune_on_a_directory_without_probe_json(tmp_path):
     r = CliRunner().invoke(app, ["tune", "--probe", str(tmp_path), "--out", str(tmp_path / "o")])
     assert r.exit_code == 1 and "probe.json" in r.output
+
+
+@pytest.mark.slow
+def test_a_second_run_reuses_the_measurements(demo_probe, tmp_path):
+    out = tmp_path / "tune"
+    args = ["tune", "--probe", str(demo_probe), "--backend", "bench", "--metric", "edge", "--calls", "5",
+            "--max-map-bytes", str(1 << 17), "--no-plot", "--out", str(out)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    first = json.loads((out / "report.json").read_text())
+    assert json.loads((out / "measurements.json").read_text())["measurements"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0 and "reusing" in r.output
+    second = json.loads((out / "report.json").read_text())
+    assert second["measured"] == 0 and second["cache_hits"] >= 5
+    assert second["best"] == first["best"]
+    r = CliRunner().invoke(app, args + ["--fresh"])
+    assert r.exit_code == 0 and json.loads((out / "report.json").read_text())["measured"] == first["measured"] >= 1

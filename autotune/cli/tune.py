@@ -36,6 +36,7 @@ def tune_cmd(
     max_map_bytes: Annotated[int, typer.Option("--max-map-bytes", help="Largest map size (slots, power of two).")] = 1 << 27,
     profile: Annotated[Optional[str], typer.Option("--profile", help="Host profile (TOML path or reference name); default: detect this host.")] = None,
     no_plot: Annotated[bool, typer.Option("--no-plot", help="Skip the PNG plot.")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Measure everything again (ignore --out's measurements.json).")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     from autotune.emit.write import emit_all
@@ -63,7 +64,15 @@ def tune_cmd(
     space = make_space(inputs=inputs, metric=metric, map_pow2=(pows[0], pows[1]))
     settings = ObjectiveSettings(max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight,
                                  jobs=jobs, l2_bytes=l2_bytes(host), llc_bytes=llc_bytes(host))
-    measurer = make_measurer(backend=backend, inputs=inputs, seed=seed)
+    from autotune.tune.backends import CachedMeasurer
+    from autotune.tune.cache import attach, cache_identity
+
+    measurer = CachedMeasurer(make_measurer(backend=backend, inputs=inputs, seed=seed))
+    reused = attach(measurer, out_dir=out_dir, identity=cache_identity(inputs=inputs, backend=measurer.name, host=host),
+                    fresh=fresh)
+    if reused:
+        err.print(f"reusing {reused} measurements from {out_dir}/measurements.json (--fresh to measure again)",
+                  highlight=False)
     result = _run_with_progress(run_tune, inputs=inputs, space=space, settings=settings, measurer=measurer,
                                 calls=calls, seed=seed, host=host)
     written = emit_all(result=result, out_dir=out_dir, plot=not no_plot)

@@ -37,7 +37,7 @@ def render_plot(result: TuneResult) -> bytes:
     if exec_ns:
         a2.axhline(exec_ns, color="k", ls=":", lw=1, label="target alone (probe)")
     a2.set(xscale="log", yscale="log", xlabel="map size (slots)", ylabel="ns per execution (measured)",
-           title="cost per layout (every measured trial)")
+           title="cost per layout (every configuration tried)")
     a2.legend(fontsize=7)
 
     conv = result.convergence()

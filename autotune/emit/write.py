@@ -14,7 +14,8 @@ PLOT_NAME = "tune.png"
 
 
 def emit_all(*, result: TuneResult, out_dir: Path, plot: bool = True) -> list[Path]:
-    """afl-build.env, afl-run.env, autotune-run.env, [afl-build-rebuilt.env], report.json, report.md, tune.png.
+    """afl-build.env, afl-run.env, autotune-run.env, [afl-build-rebuilt.env], report.json, report.md, tune.png
+    (measurements.json, the measurement cache, is written by autotune.tune.cache during the run).
 
     Everything is rendered first, then written file by file (each atomic): a failure while
     rendering leaves the previous outputs untouched.

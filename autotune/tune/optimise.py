@@ -27,7 +27,7 @@ ACQ_POINTS = 2000
 # The last share of the calls refines around the incumbent (its unevaluated neighbours, best GP
 # prediction first): near the optimum the objective is flat and the GP's acquisition wanders.
 POLISH_SHARE = 0.2
-MAX_TIE_BITS = 0.25
+MAX_TIE_BITS = 0.5
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Trial:
 @dataclass(frozen=True)
 class Search:
     trials: tuple[Trial, ...]
-    measured: int  # distinct configurations measured
+    measured: int  # distinct configurations measured in this run
     elapsed_s: float
 
     tie_bits: float = 0.0  # scores within this many bits of the best are ties (measurement noise)
@@ -130,6 +130,7 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
                     space_constraint=constraint, random_state=seed)
     trials: list[Trial] = []
     t_start = time.monotonic()
+    preloaded = cached.measured  # measurements reused from an earlier run (autotune.tune.cache)
 
     def run(cfg: Config, phase: str) -> Evaluation:
         before = cached.measured
@@ -170,7 +171,7 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
             cfg = space.to_config(x)
             ev = run(cfg, phase)
             opt.tell(x, ev.value)
-    return Search(trials=tuple(trials), measured=cached.measured, elapsed_s=time.monotonic() - t_start,
+    return Search(trials=tuple(trials), measured=cached.measured - preloaded, elapsed_s=time.monotonic() - t_start,
                   tie_bits=noise_bits(trials))
 
 

@@ -117,7 +117,7 @@ def result_from_search(*, search: Search, inputs: TuneInputs, space: SearchSpace
         "measured": [{"layout": t.evaluation.config.layout, "metric": t.evaluation.config.metric,
                       "width_bits": t.evaluation.config.width_bits, "map_slots": t.evaluation.config.map_slots,
                       "execs_per_s": round(t.evaluation.measurement.execs_per_s, 3)}
-                     for t in search.trials if t.measured],
+                     for t in {t.evaluation.config: t for t in search.trials}.values()],
     }
     return TuneResult(target=inputs.target, inputs=inputs.to_dict(), space=space.to_dict(), settings=settings.to_dict(),
                       backend=backend, calls=len(search.trials), seed=seed, trials=trials, best=best.to_dict(),
