@@ -113,4 +113,4 @@ def test_a_second_run_reuses_the_measurements(demo_probe, tmp_path):
     assert second["measured"] == 0 and second["cache_hits"] >= 5
     assert second["best"] == first["best"]
     r = CliRunner().invoke(app, args + ["--fresh"])
-    assert r.exit_code == 0 and json.loads((out / "report.json").read_text())["measured"] == first["measured"] >= 1
+    assert r.exit_code == 0 and json.loads((out / "report.json").read_text())["measured"] >= 1
