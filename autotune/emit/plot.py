@@ -7,6 +7,8 @@ import io
 
 from autotune.tune.result import TuneResult
 
+FLOOR_PCT = 1e-3  # collision rates below this are drawn at it (log axis)
+
 
 def render_plot(result: TuneResult) -> bytes:
     import matplotlib
@@ -18,11 +20,11 @@ def render_plot(result: TuneResult) -> bytes:
     fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.8))
     for metric, rates in result.curves.get("collision_rate", {}).items():
         xs = [int(k) for k in rates]
-        a1.plot(xs, [100 * float(v) for v in rates.values()], label=metric,
+        a1.plot(xs, [max(100 * float(v), FLOOR_PCT) for v in rates.values()], label=metric,
                 lw=2.5 if metric == bc["metric"] else 1.0)
     a1.axhline(100 * float(result.settings["max_collision_rate"]), color="k", ls=":", lw=1, label="limit")
     a1.axvline(int(bc["map_slots"]), color="r", ls="--", lw=1)
-    a1.set(xscale="log", yscale="symlog", xlabel="map size (slots)", ylabel="collision rate (%)",
+    a1.set(xscale="log", yscale="log", ylim=(FLOOR_PCT, 100), xlabel="map size (slots)", ylabel="collision rate (%)",
            title="Equation 1 at each metric's estimated keys")
     a1.legend(fontsize=6, ncol=2)
 
