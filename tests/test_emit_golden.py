@@ -66,7 +66,7 @@ def test_env_files_and_report_match_golden(case):
     assert (rebuilt is not None) == (case == "rebuild") == res.needs_afl_rebuild
     _check(f"{case}.afl-build.env", afl_build_env(res))
     _check(f"{case}.afl-run.env", afl_run_env(res))
-    _check(f"{case}.autotune-run.env", autotune_run_env(res))
+    _check(f"{case}.autotune-run.env", autotune_run_env(res, out_dir=Path("/srv/fuzz/tune out")))
     if rebuilt:
         files.append("afl-build-rebuilt.env")
         _check(f"{case}.afl-build-rebuilt.env", rebuilt)
@@ -91,7 +91,9 @@ def test_emitted_files_load_with_set_a_and_match_the_choice(tmp_path):
     assert run["AUTOTUNE_METRIC"] == b["metric"] and run["AUTOTUNE_LAYOUT"] == b["layout"]
     assert run["AUTOTUNE_COUNTER_BITS"] == str(b["width_bits"])
     assert run["AUTOTUNE_SEED"] == "7"
+    assert run["AUTOTUNE_KEY_HASH"] == "exact"
     if b["layout"] == "twolevel":
+        assert Path(run["AUTOTUNE_INDEX_FILE"]).parent == tmp_path.resolve()
         assert run["AUTOTUNE_INDEX_SIZE"] == str(b["map_slots"])
         assert run["AUTOTUNE_MAP_SIZE"] == run["AFL_MAP_SIZE"] == str(res.best["precision"]["dense_slots"])
     build = _source(tmp_path / "afl-build.env")

@@ -77,7 +77,7 @@ def test_tune_bench_backend_and_fixed_metric(demo_probe, tmp_path):
 def test_replay_env_names_the_runtime_variables():
     env = replay_env(config=Config("ngram-4", "twolevel", 1 << 20, 16), dense=4096, seed=3, rounds=2)
     assert env == {"AUTOTUNE_REPLAY_ROUNDS": "2", "AUTOTUNE_SEED": "3", "AUTOTUNE_METRIC": "ngram-4",
-                   "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_COUNTER_BITS": "16", "AUTOTUNE_OVERFLOW": "neverzero",
+                   "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_COUNTER_BITS": "16", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "exact",
                    "AUTOTUNE_INDEX_SIZE": str(1 << 20), "AUTOTUNE_MAP_SIZE": "4096"}
 
 

@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
 def bench_cmd(
     probe: Annotated[Optional[Path], typer.Option("--probe", "-p", help="Probe directory: replay its key trace.")] = None,
     metric: Annotated[str, typer.Option("--metric", help="Which of the probe's traces to replay.")] = "edge",
+    key_hash: Annotated[str, typer.Option("--key-hash", help="Index key replayed from a probe trace: exact (the runtime's default) or afl (hk32).")] = "exact",
     synthetic_keys: Annotated[Optional[int], typer.Option("--synthetic-keys", help="Replay a synthetic trace of N keys instead.")] = None,
     seed: SeedOpt = 0,
     min_map_bytes: Annotated[int, typer.Option("--min-map-bytes", help="Smallest map (slots = bytes of an 8-bit map).")] = 8 << 10,
@@ -54,7 +55,7 @@ def bench_cmd(
     sizes = default_map_slots(min_slots=min_map_bytes, max_slots=max_map_bytes)
     target_ns = None
     if probe is not None:
-        trace = probe_trace(probe, metric=metric)
+        trace = probe_trace(probe, metric=metric, key_hash=key_hash)
         try:
             from autotune.tune.probe_inputs import inputs_from_probe
 

@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from autotune.metrics import afl_mode
 from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
@@ -23,13 +25,14 @@ class EnvVar:
 
 
 def render_env(*, title: list[str], variables: list[EnvVar]) -> str:
+    """Comment lines, then per variable its reason and ``NAME=value`` (shell-quoted when needed)."""
     lines = [f"# {t}" if t else "#" for t in title]
     for v in variables:
-        if not _NAME.match(v.name) or not _SAFE.match(v.value):
-            raise ValueError(f"unsafe env line {v.name}={v.value!r}")
+        if not _NAME.match(v.name) or "\n" in v.value or "\0" in v.value:
+            raise ValueError(f"not an env line: {v.name}={v.value!r}")
         lines.append("")
         lines += [f"# {r}" for r in v.reason.splitlines()]
-        lines.append(f"{v.name}={v.value}")
+        lines.append(f"{v.name}={v.value if _SAFE.match(v.value) else shlex.quote(v.value)}")
     return "\n".join(lines) + "\n"
 
 
@@ -107,7 +110,15 @@ def afl_run_env(result: TuneResult) -> str:
     return render_env(title=title, variables=variables)
 
 
-def autotune_run_env(result: TuneResult) -> str:
+def index_file_name(result: TuneResult) -> str:
+    """One index file per configuration: the runtime refuses a file made for another one."""
+    b = result.best_config
+    seed = int(result.inputs.get("extra", {}).get("probe_seed", 0))
+    dense = result.best["precision"]["dense_slots"] or b["map_slots"]
+    return f"autotune-index-{b['metric']}-h{b['map_slots']}-c{dense}-w{b['width_bits']}-s{seed}.bin"
+
+
+def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
     """For a target built with `autotune cc`, under the stock afl-fuzz: the best configuration."""
     b = result.best_config
     bp = result.best["precision"]
@@ -134,6 +145,13 @@ def autotune_run_env(result: TuneResult) -> str:
     else:
         v.append(EnvVar("AUTOTUNE_MAP_SIZE", str(handed),
                         f"map slots (the hash space): collision rate {_pct(bp['collision_rate'])} by Equation 1"))
+    v.append(EnvVar("AUTOTUNE_KEY_HASH", "exact",
+                    "index key = mix64 of the exact key: slots are uniform, so collisions follow Equation 1\n"
+                    "(AFL++'s own hash makes distinct N-grams share a slot at every size)"))
+    if layout == "twolevel":
+        v.append(EnvVar("AUTOTUNE_INDEX_FILE", str(out_dir / index_file_name(result)),
+                        "the key->slot table shared by every fork-server child, afl tool run and resumed campaign\n"
+                        "(one file per configuration; the runtime creates it and refuses one made for another)"))
     v.append(EnvVar("AUTOTUNE_COUNTER_BITS", str(b["width_bits"]),
                     f"counter width: {_pct(bp['counter_overflow'])} of the keys overflow it in one execution"))
     v.append(EnvVar("AUTOTUNE_OVERFLOW", "neverzero", "a wrapped counter still reads as hit (AFL++'s NeverZero)"))

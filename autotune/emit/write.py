@@ -23,7 +23,7 @@ def emit_all(*, result: TuneResult, out_dir: Path, plot: bool = True) -> list[Pa
     texts: dict[str, str] = {
         "afl-build.env": afl_build_env(result),
         "afl-run.env": afl_run_env(result),
-        "autotune-run.env": autotune_run_env(result),
+        "autotune-run.env": autotune_run_env(result, out_dir=Path(out_dir).resolve()),
     }
     rebuilt = afl_build_rebuilt_env(result)
     if rebuilt:

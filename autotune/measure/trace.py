@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from autotune.errors import AutotuneError, DocumentError
-from autotune.metrics import METRICS
+from autotune.metrics import KEY_HASHES, METRICS, index_key
 
 _HEADER = np.dtype([("seq", "<u4"), ("n_records", "<u4")])
 _RECORD = np.dtype([("key", "<u8"), ("hk32", "<u4"), ("count", "<u4")])
@@ -55,8 +55,14 @@ class KeyTrace:
         }
 
 
-def read_trace_file(path: str | Path) -> KeyTrace:
-    """Parse a probe trace file (blocks of ``u32 seq; u32 n_records;`` + 16-byte records)."""
+def read_trace_file(path: str | Path, *, key_hash: str = "exact") -> KeyTrace:
+    """Parse a probe trace file (blocks of ``u32 seq; u32 n_records;`` + 16-byte records).
+
+    The replayed key is the runtime's index key (docs/DESIGN.md "The map sink's index key"):
+    ``exact`` (the default, AUTOTUNE_KEY_HASH's): mix64 of the exact 64-bit key; ``afl``: hk32,
+    AFL++'s own hash. Its low 32 bits pick the slot at every map size up to 2^32."""
+    if key_hash not in KEY_HASHES:
+        raise AutotuneError(f"unknown key hash {key_hash!r}", fix=f"use one of: {', '.join(KEY_HASHES)}")
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -76,21 +82,24 @@ def read_trace_file(path: str | Path) -> KeyTrace:
             raise DocumentError(path, f"block {int(hdr['seq'])} is truncated ({n} records announced)",
                                 fix="re-run `autotune probe`")
         recs = np.frombuffer(data, dtype=_RECORD, count=n, offset=pos)
-        chunks_k.append(recs["hk32"].astype(np.uint32))
+        if key_hash == "exact":
+            chunks_k.append((index_key(recs["key"]) & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+        else:
+            chunks_k.append(recs["hk32"].astype(np.uint32))
         chunks_c.append(recs["count"].astype(np.uint32))
         offsets.append(offsets[-1] + n)
         pos = end
     if len(offsets) == 1:
         raise DocumentError(path, "holds no execution", fix="re-run `autotune probe` (it traces kept inputs)")
     return KeyTrace(
-        source=f"probe:{path}",
+        source=f"probe:{path}" + ("" if key_hash == "exact" else f" ({key_hash} hash)"),
         offsets=np.asarray(offsets, dtype=np.uint64),
         keys=np.concatenate(chunks_k) if chunks_k else np.zeros(0, np.uint32),
         counts=np.concatenate(chunks_c) if chunks_c else np.zeros(0, np.uint32),
     )
 
 
-def probe_trace(probe_dir: str | Path, *, metric: str = "edge") -> KeyTrace:
+def probe_trace(probe_dir: str | Path, *, metric: str = "edge", key_hash: str = "exact") -> KeyTrace:
     """The probe's trace of ``metric`` (``<probe_dir>/traces/<metric>.bin``)."""
     if metric not in METRICS:
         raise AutotuneError(f"unknown metric {metric!r}", fix=f"use one of: {', '.join(METRICS)}")
@@ -100,7 +109,7 @@ def probe_trace(probe_dir: str | Path, *, metric: str = "edge") -> KeyTrace:
             f"{probe_dir} has no key trace for metric {metric} ({path} is missing)",
             fix="run `autotune probe` on the target first, or use --synthetic-keys N",
         )
-    return read_trace_file(path)
+    return read_trace_file(path, key_hash=key_hash)
 
 
 def synthetic_trace(*, n_keys: int, seed: int, n_execs: int = 64, keys_per_exec: int | None = None,
@@ -140,7 +149,7 @@ def synthetic_trace(*, n_keys: int, seed: int, n_execs: int = 64, keys_per_exec:
 
 
 def write_trace_file(path: str | Path, trace: KeyTrace) -> Path:
-    """Write a trace in the probe's format (tests; the full 64-bit key is set to hk32)."""
+    """Write a trace in the probe's format (tests): ``keys`` become both the exact key and hk32."""
     from autotune.io import write_bytes_atomic
 
     parts = []

@@ -42,6 +42,7 @@ def replay_env(*, config: Config, dense: int | None, seed: int, rounds: int) -> 
         "AUTOTUNE_LAYOUT": config.layout,
         "AUTOTUNE_COUNTER_BITS": str(config.width_bits),
         "AUTOTUNE_OVERFLOW": "neverzero",
+        "AUTOTUNE_KEY_HASH": "exact",
     }
     if config.layout == "flat":
         env["AUTOTUNE_MAP_SIZE"] = str(config.map_slots)
