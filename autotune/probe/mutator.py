@@ -9,6 +9,7 @@ Everything random comes from the ``random.Random`` given, so a seed gives the sa
 
 from __future__ import annotations
 
+import itertools
 import random
 import struct
 
@@ -37,7 +38,8 @@ class Havoc:
                      self._interesting32, self._arith8, self._arith16, self._arith32, self._random_byte,
                      self._delete_block, self._insert_block, self._overwrite_block)
         # block inserts and deletes are as likely as one of the others, byte-level ops more so
-        self._weights = (3, 2, 2, 2, 2, 3, 2, 2, 3, 2, 2, 2)
+        weights = (3, 2, 2, 2, 2, 3, 2, 2, 3, 2, 2, 2)
+        self._cum_weights = tuple(itertools.accumulate(weights))
 
     def mutate(self, data: bytes, *, other: bytes | None = None) -> bytes:
         rng = self.rng
@@ -45,7 +47,7 @@ class Havoc:
         if other is not None and len(other) > 1 and len(buf) > 1 and self._random() < SPLICE_PROBABILITY:
             buf = self._splice(buf, other)
         n_ops = 1 << self._between(0, MAX_STACK_POW2)
-        for op in rng.choices(self._ops, weights=self._weights, k=n_ops):
+        for op in rng.choices(self._ops, cum_weights=self._cum_weights, k=n_ops):
             op(buf)
         if len(buf) > self.max_len:
             del buf[self.max_len:]
