@@ -34,7 +34,7 @@ def small_space(inputs: TuneInputs) -> SearchSpace:
         lambda m: inputs.metrics[m].estimated_keys)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1])
 def test_optimiser_reaches_the_grid_optimum_with_a_third_of_the_evaluations(seed):
     inputs = recorded_inputs()
     space = small_space(inputs)  # 6 sizes x 4 widths x 3 metrics x 2 layouts = 144 points

@@ -126,7 +126,7 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
         if any_feasible else None
     opt = Optimizer(space.dimensions(), base_estimator=_gp(space, seed), n_initial_points=max(1, n_init),
                     initial_point_generator="random" if constraint else "lhs", acq_func="gp_hedge",
-                    acq_optimizer="sampling", acq_optimizer_kwargs={"n_points": ACQ_POINTS},
+                    acq_optimizer="sampling", acq_optimizer_kwargs={"n_points": min(ACQ_POINTS, 8 * space.n_points)},
                     space_constraint=constraint, random_state=seed)
     trials: list[Trial] = []
     t_start = time.monotonic()
