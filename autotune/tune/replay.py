@@ -9,7 +9,8 @@ Budget: large flat maps cost milliseconds per execution, so each run replays a p
 fixed seeded permutation of the kept corpus (nested subsets: every configuration sees the same
 first inputs), sized so a round takes about ``round_s`` by a running estimate of the cost per
 working-set byte, and the best of ``repeats`` runs is the figure (on a shared host other
-processes only ever slow a run down; the spread of the repeats is kept and sets tune's noise band).
+processes only ever slow a run down; the spread of the repeats is kept and sets tune's noise band),
+divided by the load factor a reference configuration measured around it (see REFERENCE).
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ from autotune.tune.space import Config
 DEFAULT_ROUND_S = 0.12
 DEFAULT_REPEATS = 3
 MIN_INPUTS = 2
-SLOW_RUN_S = 0.6  # a run planned longer than this is done once, not `repeats` times
+SLOW_RUN_S = 0.6
+# Load normalisation: before and after each configuration's runs, a short run of a fixed reference
+# (edge, flat, 64 KiB, 8-bit, on the first REFERENCE_INPUTS inputs); a configuration's figure is
+# its best rate divided by (the reference's best rate now / the reference's rate at the first
+# measurement), so a load change on the shared host between two measurements cancels out.
+REFERENCE = Config("edge", "flat", 1 << 16, 8)
+REFERENCE_INPUTS = 64
+REFERENCE_S = 0.04  # a run planned longer than this is done once, not `repeats` times
 RUN_TIMEOUT_S = 120.0
 
 
@@ -56,7 +64,8 @@ class ReplayMeasurer:
     name = "replay"
 
     def __init__(self, *, harness: Path, inputs: list[Path], seed: int, target_exec_ns: float,
-                 dense_for, working_set, round_s: float = DEFAULT_ROUND_S, repeats: int = DEFAULT_REPEATS):
+                 dense_for, working_set, round_s: float = DEFAULT_ROUND_S, repeats: int = DEFAULT_REPEATS,
+                 normalise: bool = True):
         if not harness.is_file() or not os.access(harness, os.X_OK):
             raise AutotuneError(f"the probe's harness {harness} is missing or not executable",
                                 fix="re-run `autotune probe`, or tune with --backend bench")
@@ -74,6 +83,9 @@ class ReplayMeasurer:
         self.repeats = repeats
         self.ns_per_ws_byte = 0.3  # running estimate of map ns per working-set byte (refined per run)
         self.runs = 0
+        self.normalise = normalise
+        self.ref_baseline: float | None = None
+        self._ref_rounds: int | None = None
 
     def _plan(self, config: Config) -> tuple[int, int, int]:
         """(inputs, rounds, repeats) for about round_s of timed work per run."""
@@ -107,19 +119,43 @@ class ReplayMeasurer:
         except json.JSONDecodeError as exc:
             raise AutotuneError(f"replay of {config.key()} printed a malformed result: {line[:200]}") from exc
 
+    def _reference_run(self) -> float:
+        """One short run of the reference configuration on a fixed input prefix (its execs/s)."""
+        n = min(len(self.inputs), REFERENCE_INPUTS)
+        if self._ref_rounds is None:
+            est = self.target_exec_ns + self.ns_per_ws_byte * self.working_set(REFERENCE)
+            self._ref_rounds = max(1, int(REFERENCE_S * 1e9 / (est * n)))
+        return float(self.run_once(REFERENCE, n_inputs=n, rounds=self._ref_rounds)["execs_per_s"])
+
     def measure(self, config: Config) -> Measurement:
         n, rounds, repeats = self._plan(config)
-        docs = [self.run_once(config, n_inputs=n, rounds=rounds) for _ in range(repeats)]
+        refs, docs = [], []
+        for _ in range(repeats):  # reference and configuration interleaved: R X R X ... R
+            if self.normalise:
+                refs.append(self._reference_run())
+            docs.append(self.run_once(config, n_inputs=n, rounds=rounds))
+        if self.normalise:
+            refs.append(self._reference_run())
         rates = [float(d["execs_per_s"]) for d in docs]
-        eps = max(rates)  # best of the repeats: interference from other processes only slows a run down
+        raw = max(rates)  # best of the repeats: interference from other processes only slows a run down
+        eps, load = raw, None
+        if self.normalise and refs:
+            ref_now = max(refs)
+            if self.ref_baseline is None:
+                self.ref_baseline = ref_now
+            load = ref_now / self.ref_baseline
+            eps = raw / load if load > 0 else raw
         ws = self.working_set(config)
-        map_ns = max(0.0, 1e9 / max(eps, 1e-9) - self.target_exec_ns)
+        map_ns = max(0.0, 1e9 / max(raw, 1e-9) - self.target_exec_ns)
         if ws > 0 and math.isfinite(map_ns):
             # a smoothed estimate for planning the next runs only (not part of any figure)
             self.ns_per_ws_byte = max(0.01, 0.5 * self.ns_per_ws_byte + 0.5 * map_ns / ws)
         d0 = docs[0]
-        return Measurement(execs_per_s=eps, source="replay", detail={
-            "runs_execs_per_s": [round(r, 1) for r in rates], "inputs": n, "rounds": rounds,
-            "used_keys": d0.get("used_keys"), "covered_slots": d0.get("covered_slots"),
-            "overflow_keys": d0.get("overflow_keys"), "kernel_variant": d0.get("kernel_variant"),
-            "hugepage_advised": d0.get("hugepage_advised")})
+        detail = {"runs_execs_per_s": [round(r, 1) for r in rates], "inputs": n, "rounds": rounds,
+                  "used_keys": d0.get("used_keys"), "covered_slots": d0.get("covered_slots"),
+                  "overflow_keys": d0.get("overflow_keys"), "kernel_variant": d0.get("kernel_variant"),
+                  "hugepage_advised": d0.get("hugepage_advised")}
+        if load is not None:
+            detail.update({"raw_execs_per_s": round(raw, 1), "reference_execs_per_s": [round(r, 1) for r in refs],
+                           "load_factor": round(load, 4)})
+        return Measurement(execs_per_s=eps, source="replay", detail=detail)
