@@ -170,6 +170,10 @@ static void sinks_update(void) { cov_sinks = (cov_census_on ? 1 : 0) | (cov_map_
 static bm_map *cov_map;
 static uint32_t cov_map_win;  /* N - 1 previous blocks in the key */
 static int cov_map_ctxsel = -1;
+static int cov_kmemo_on;          /* the map sink's key function uses the per-thread memo */
+static uint32_t cov_kmemo_epoch = 1; /* bumped by cov_map_sink_set: memo entries are per metric */
+static uint64_t cov_map_wmask[4]; /* ngram-N window words (as cov_wmask) of the map sink */
+static void kmemo_prepare(cov_thread *t);
 uint64_t cov_wmask[4];
 uint64_t cov_digmask;
 
@@ -287,6 +291,7 @@ static __attribute__((noinline)) cov_thread *cov_thread_slow(void) {
     memset(t->fncache, 0, sizeof t->fncache);
     t->seed_epoch = epoch;
   }
+  kmemo_prepare(t);
   if (cov_census_on) {
     if (!t->ev) t->ev = evtab_new();
     if (t->ev && t->ev->gen != gen) {
@@ -406,7 +411,8 @@ static __attribute__((noinline)) void census_hit(cov_thread *t, uint32_t g, uint
  *           XOR of the last N-1 (R >> 1) kept in a ring.
  *   xedge   mix64(exact edge key)                          1 mix64 round
  *   xngram  mix64(m_{N-1}), m_0 = mix64(cur), m_i = mix64(m_{i-1} ^ p_i)   N + 1 rounds: the chain
- *           starts from the newest block, so no part of it carries over to the next hit
+ *           starts from the newest block, so no part of it carries over to the next hit; a
+ *           per-thread memo (window -> index key, below) skips the chain for known windows
  *   xctx    mix64(mix64(mix64(exact edge key) ^ cX))       3 rounds */
 typedef void (*map_hit_fn)(cov_thread *t, uint32_t g, uint32_t pos);
 static map_hit_fn cov_map_hit;
@@ -424,13 +430,66 @@ static inline __attribute__((always_inline)) uint64_t key_xedge(cov_thread *t, u
                                                                  uint32_t pos) {
   return mix64(((uint64_t)t->h[pos + 1] << 32) | g);
 }
+/* ngram-N: the chain is N + 1 dependent mix64 rounds (~12 cycles each) that nothing carries
+ * over between hits, so a per-thread direct-mapped memo caches window -> index key. A hit costs
+ * four independent multiplies, one entry load and a full window compare (exact: never a wrong
+ * key); a miss computes the chain and replaces the entry. The window is built as the census does
+ * (cur | p1 << 32 from registers and the 4-byte entry of the previous hit; older words from the
+ * ring, stored at least two hits ago, so no store-forwarding stall), masked to N entries. */
+#define COV_KMEMO_BITS 12 /* 4096 entries of 40 bytes = 160 KiB per thread */
+typedef struct cov_kmemo {
+  struct cov_kmemo_ent { uint64_t w[4]; uint64_t key; } e[1u << COV_KMEMO_BITS];
+} cov_kmemo;
+
+/* Zero, never written: no window has cur = 0, so no entry matches. Every thread points here
+ * until it needs a memo of its own (or when that cannot be allocated: keys stay exact, only
+ * slower), so the hot path never sees NULL. */
+static cov_kmemo cov_kmemo_none;
+
+/* Called from cov_thread_slow (first hit of a thread and of each execution). */
+static void kmemo_prepare(cov_thread *t) {
+  if (!t->kmemo) t->kmemo = &cov_kmemo_none;
+  if (!cov_kmemo_on) return;
+  uint32_t epoch = __atomic_load_n(&cov_kmemo_epoch, __ATOMIC_ACQUIRE);
+  if (t->kmemo == &cov_kmemo_none) {
+    cov_kmemo *m = map_anon(sizeof(cov_kmemo)); /* zero-filled */
+    if (m) t->kmemo = m;
+  } else if (t->kmemo_epoch != epoch) {
+    memset(t->kmemo, 0, sizeof(cov_kmemo)); /* entries of another metric */
+  }
+  t->kmemo_epoch = epoch;
+}
+
+static __attribute__((noinline)) uint64_t xngram_miss(cov_thread *t, struct cov_kmemo_ent *e,
+                                                      const uint64_t w[4]) {
+  uint32_t n = cov_map_win;
+  uint64_t m = mix64((uint32_t)w[0]);
+  for (uint32_t i = 1; i <= n; i++) m = mix64(m ^ (uint32_t)(w[i >> 1] >> (32 * (i & 1))));
+  m = mix64(m);
+  if (t->kmemo != &cov_kmemo_none) {
+    memcpy(e->w, w, sizeof e->w);
+    e->key = m;
+  }
+  return m;
+}
+
 static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, uint32_t g,
                                                                   uint32_t pos) {
-  const uint32_t *p = &t->h[pos];
-  uint32_t n = cov_map_win;
-  uint64_t m = mix64(g);
-  for (uint32_t i = 1; i <= n; i++) m = mix64(m ^ p[i]);
-  return mix64(m);
+  const uint32_t *win = &t->h[pos];
+  uint64_t b, c, d;
+  memcpy(&b, win + 2, 8);
+  memcpy(&c, win + 4, 8);
+  memcpy(&d, win + 6, 8);
+  uint64_t a = ((uint64_t)win[1] << 32) | g;
+  b &= cov_map_wmask[1];
+  c &= cov_map_wmask[2];
+  d &= cov_map_wmask[3];
+  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^
+               (c * 0x165667b19e3779f9ull) ^ (d * 0xd6e8feb86659fd93ull);
+  struct cov_kmemo_ent *e = &t->kmemo->e[h >> (64 - COV_KMEMO_BITS)];
+  if (LIKELY(((e->w[0] ^ a) | (e->w[1] ^ b) | (e->w[2] ^ c) | (e->w[3] ^ d)) == 0)) return e->key;
+  const uint64_t w[4] = {a, b, c, d};
+  return xngram_miss(t, e, w);
 }
 static inline __attribute__((always_inline)) uint64_t key_xctx(cov_thread *t, uint32_t g,
                                                                 uint32_t pos) {
@@ -492,6 +551,7 @@ int cov_key_hash(void) {
 void cov_map_sink_set(bm_map *map, int metric) {
   if (!map || metric < 0 || metric >= COV_N_METRICS) {
     cov_map_on = 0;
+    cov_kmemo_on = 0;
     cov_map = NULL;
     sinks_update();
     cov_gen_bump();
@@ -511,6 +571,11 @@ void cov_map_sink_set(bm_map *map, int metric) {
     cov_map_win = metric == COV_M_EDGE ? 1u : (uint32_t)metric; /* ngram-N (id N-1): N-1 */
     cov_map_ctxsel = -1;
   }
+  for (uint32_t i = 0; i < 4; i++) /* window of N = win + 1 entries, as words */
+    cov_map_wmask[i] = (2 * i <= cov_map_win ? 0xffffffffull : 0) |
+                       (2 * i + 1 <= cov_map_win ? 0xffffffffull << 32 : 0);
+  cov_kmemo_on = kf == KEY_XNGRAM;
+  __atomic_fetch_add(&cov_kmemo_epoch, 1, __ATOMIC_ACQ_REL);
   cov_map_on = 1;
   sinks_update();
   cov_gen_bump();

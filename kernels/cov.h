@@ -47,8 +47,10 @@
  *           hk32 is structurally non-uniform for ngram-N: equal block ids at different positions
  *           XOR-cancel, so distinct N-grams share one hk32 at every map size (a collision floor
  *           Equation 1 does not predict); edge and ctx-like hk32 follow Equation 1.
- *           Per-hit cost of the exact hash: edge 1 mix64, ngram-N N + 1 (the chain starts from
- *           the newest block: nothing carries over between hits), ctx-like 3.
+ *           Per-hit cost of the exact hash: edge 1 mix64, ctx-like 3, ngram-N N + 1 (the chain
+ *           starts from the newest block: nothing carries over between hits), so ngram-N looks
+ *           the window up in a per-thread direct-mapped memo first (4096 entries, 160 KiB; full
+ *           window compare, so the key is always exact); a miss computes the chain.
  */
 #ifndef AUTOTUNE_COV_H
 #define AUTOTUNE_COV_H

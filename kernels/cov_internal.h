@@ -55,6 +55,9 @@ typedef struct cov_thread {
   uint32_t overdepth;
   uint32_t seed_epoch; /* cov_seed_epoch the function-id cache belongs to */
   uint64_t ctxm;     /* map sink: stack[depth].ctxm, kept here for the hot path */
+  struct cov_kmemo *kmemo; /* map sink (exact key hash, ngram-N): window -> index key cache */
+  uint32_t kmemo_epoch;    /* cov_map_sink_set generation kmemo belongs to */
+  uint32_t pad2;
   cov_evtab *ev;
   struct cov_thread *next_free;
   cov_frame stack[COV_STACK_MAX];

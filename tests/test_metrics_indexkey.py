@@ -15,7 +15,7 @@ import pytest
 
 from autotune import demo
 from autotune.metrics import KEY_HASHES, index_key
-from programs.covtools import PROGRAMS, ProbeClient, build_cc, mix64, read_census
+from programs.covtools import PROGRAMS, ProbeClient, build_cc, build_direct, mix64, read_census
 
 METRICS = ("edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
            "ctx", "caller", "ctx-2", "ctx-4", "ctx-8")  # every key function and window/context
@@ -133,3 +133,30 @@ def test_bad_key_hash_is_refused(tmp_path):
     assert p.returncode == 2
     err = p.stderr.decode()
     assert "AUTOTUNE_KEY_HASH='murmur'" in err and "valid values: exact, afl" in err
+
+
+@pytest.mark.slow
+def test_exact_key_memo_under_asan_and_ubsan_with_threads(tmp_path):
+    """The ngram-N key memo is per thread (threads.c runs two threads per input, whose cov_thread
+    and memo are reused by the next input's threads); under ASan+UBSan the replay's slots still
+    equal the census's index keys, for every N-gram length in turn."""
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+    binary = build_direct(tmp_path / "threads", [PROGRAMS / "threads.c"], san=san, runtime_opt="-O1",
+                          extra=["-pthread"])
+    inputs = [b"ab", b"abcdef", b"a"]
+    d = tmp_path / "in"
+    d.mkdir()
+    for i, data in enumerate(inputs):
+        (d / f"{i}").write_bytes(data)
+    metrics = ("ngram-2", "ngram-5", "ngram-8")
+    cen = census(binary, tmp_path / "probe", inputs, metrics, seed=1)
+    env_san = {"ASAN_OPTIONS": "detect_leaks=1", "UBSAN_OPTIONS": "print_stacktrace=1"}
+    for m in metrics:
+        exact, _ = cen[m]
+        p = subprocess.run([str(binary), str(d)], capture_output=True, timeout=120,
+                           env=clean_env(AUTOTUNE_REPLAY_ROUNDS="3", AUTOTUNE_METRIC=m, AUTOTUNE_SEED="1",
+                                         AUTOTUNE_INDEX_SIZE="1024", **env_san))
+        assert p.returncode == 0, p.stderr.decode()
+        assert b"runtime error" not in p.stderr and b"Sanitizer" not in p.stderr
+        doc = json.loads(p.stdout)
+        assert doc["key_hash"] == "exact" and doc["used_keys"] == distinct(index_key(exact), 1024)
