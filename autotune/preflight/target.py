@@ -16,18 +16,21 @@ afl-cc settings in a form one can read back reliably; the record plus the hash d
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shlex
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from autotune.errors import AutotuneError
 from autotune.io import read_json, write_json_atomic
+from autotune.paths import cache_dir
 
 RECORD_SUFFIX = ".build.json"
 BUILD_TIMEOUT_S = 900
@@ -100,16 +103,50 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], env: Mapping[str, str],
-          out_dir: Path) -> Path:
-    """Build the harness with ``cc_kind`` (afl: afl-clang-fast; autotune: autotune cc) into ``out_dir``.
+def build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], env: Mapping[str, str]) -> Path:
+    """Build the harness with ``cc_kind`` (afl: afl-clang-fast; autotune: autotune cc); its path.
 
-    ``build_vars`` are the AFL_* compile-time variables (afl-build.env); ``env`` the rest.
-    Returns the binary; writes its build record beside it.
+    ``build_vars`` are the AFL_* compile-time variables (afl-build.env); ``env`` the rest. Builds
+    live in autotune's cache under a digest of everything that goes into them (recipe and its
+    files, compiler and its version, variables, our runtime), so validate reuses them. The build record is written beside the binary.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
     run_env = {**env, **build_vars, "AFL_QUIET": "1"}
     cc, cxx = _compilers(cc_kind, run_env)
+    key = _build_key(spec=spec, cc_kind=cc_kind, build_vars=build_vars, compilers=(cc, cxx), env=run_env)
+    cached = cache_dir() / "validate-builds" / key / "fuzzer"
+    with _locked(cached.parent / ".lock"):
+        if cached.is_file() and (rec := read_record(cached)) and rec.get("sha256") == sha256_file(cached):
+            return cached
+        return _build(spec=spec, cc_kind=cc_kind, build_vars=build_vars, run_env=run_env, cc=cc, cxx=cxx,
+                      out_dir=cached.parent)
+
+
+def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], compilers: tuple[str, str],
+               env: Mapping[str, str]) -> str:
+    """Digest of everything that goes into a build: recipe, its files, compiler (and version), variables."""
+    h = hashlib.sha256(json.dumps([spec.to_dict(), cc_kind, sorted(build_vars.items()), compilers]).encode())
+    for f in [*spec.sources, *([spec.script] if spec.script else [])]:
+        h.update(Path(f).read_bytes())
+    ver = subprocess.run([compilers[0], "--version"], capture_output=True, env=dict(env), timeout=60)
+    h.update(ver.stdout)
+    if cc_kind == "autotune":
+        from autotune.runtime import artifacts
+
+        h.update(f"{artifacts.runtime_archive()}{artifacts.driver_object()}".encode())
+    return h.hexdigest()[:20]
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def _build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], run_env: dict, cc: str, cxx: str,
+           out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
     binary = out_dir / "fuzzer"
     binary.unlink(missing_ok=True)
     if spec.kind in ("demo", "sources"):

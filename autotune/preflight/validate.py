@@ -168,7 +168,7 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
         shutil.rmtree(vdir, ignore_errors=True)
         vdir.mkdir(parents=True)
         say(f"{name}: building with {'afl-clang-fast' if cc_kind == 'afl' else 'autotune cc'}")
-        binary = build(spec=spec, cc_kind=cc_kind, build_vars=bvars, env=benv, out_dir=vdir / "build")
+        binary = build(spec=spec, cc_kind=cc_kind, build_vars=bvars, env=benv)
         run_env = {**benv, **rvars, **afl.HOST_ENV}
         idx_path = rvars.get("AUTOTUNE_INDEX_FILE")
         if idx_path:
@@ -251,6 +251,8 @@ def _explain(r: VariantResult, *, rt_seed: int | None, probe: ProbeResult) -> li
             notes.append(f"overflow keys {r.index_stats['overflow_keys']} vs {r.predicted.overflow_keys} predicted")
     if r.predicted_execs_per_s:
         ratio = r.fuzz.execs_per_s / r.predicted_execs_per_s
-        notes.append(f"execs/s {r.fuzz.execs_per_s:.0f} measured = {ratio:.2f}x tune's {r.predicted_execs_per_s:.0f}: "
-                     "afl-fuzz adds its fork server, mutation and per-exec bookkeeping")
+        why = ("afl-fuzz adds its fork server, mutation and per-exec bookkeeping" if ratio < 1 else
+               "tune replays every kept corpus input (the large ones too), while afl-fuzz spends most executions "
+               "on small mutants and trims: another input mix, so a cheaper average execution")
+        notes.append(f"execs/s {r.fuzz.execs_per_s:.0f} measured = {ratio:.2f}x tune's {r.predicted_execs_per_s:.0f}: {why}")
     return notes
