@@ -123,7 +123,8 @@ def test_sanitizer_build_from_sources_reports_the_sanitizer(tmp_path):
     n = len(list(corpus.iterdir()))
     san = "-fsanitize=address,undefined"
     res = CliRunner().invoke(app, ["probe", "--source", str(demo.harness_source()), "--cflags", f"-O1 -g {san}",
-                                   "--ldflags", san, "-c", str(corpus), "--max-execs", str(n), "--timeout-ms", "300",
+                                   # the time limit covers the sanitizer's report (symbolised): not too tight
+                                   "--ldflags", san, "-c", str(corpus), "--max-execs", str(n), "--timeout-ms", "2000",
                                    "-o", str(tmp_path / "out"), "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
