@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         time_s: Annotated[float, typer.Option("--time", "-t", help="Time budget in seconds: the whole probe, building the harness excepted.")] = 60.0,
         max_execs: Annotated[Optional[int], typer.Option("--max-execs", help="Stop after this many executions (reproducible census).")] = None,
         seed: SeedOpt = 0,
-        timeout_ms: Annotated[int, typer.Option("--timeout-ms", help="Per-input time limit; slower inputs are hangs.")] = 1000,
+        timeout_ms: Annotated[int, typer.Option("--timeout-ms", help="Per-input time limit in ms; slower inputs are hangs (a sanitizer report counts: keep it loose for ASan builds).")] = 1000,
         max_input_bytes: Annotated[int, typer.Option("--max-input-bytes", help="Largest input (seeds above it are skipped).")] = 1 << 20,
         capacity: Annotated[int, typer.Option("--capacity", help="Census table size per metric (power of two).")] = 1 << 18,
         metrics: Annotated[str, typer.Option("--metrics", help="Census of these metrics only (comma list), or all.")] = "all",
