@@ -318,3 +318,12 @@ def test_metric_subset(fake, tmp_path):
     assert not (tmp_path / "o" / "census" / "ngram-8.bin").exists()
     with pytest.raises(AutotuneError, match="unknown metric"):
         run_probe(binary=fake, out_dir=tmp_path / "o2", corpus_dir=None, max_execs=5, metrics=["edges"])
+
+
+def test_relative_paths(fake, tmp_path, monkeypatch):
+    """`autotune probe ./harness -c seeds -o out` from the harness's directory (the server runs elsewhere)."""
+    _corpus(tmp_path, {"a": b"abcdef"})
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["probe", f"./{fake.name}", "-c", "seeds", "--max-execs", "30", "-o", "out"])
+    assert res.exit_code == 0, res.output
+    assert load_probe(tmp_path / "out").campaign.execs == 30

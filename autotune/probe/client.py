@@ -60,7 +60,7 @@ class ProbeServer:
                  max_input_bytes: int = P.DEFAULT_MAX_INPUT, capacity: int = P.DEFAULT_CAPACITY,
                  timeout_ms: int = P.DEFAULT_TIMEOUT_MS, env: Mapping[str, str] | None = None,
                  argv_extra: tuple[str, ...] = (), metrics: tuple[str, ...] | None = None):
-        self.binary = Path(binary)
+        self.binary = Path(binary).absolute()  # run with cwd=probe_dir: a relative path would not resolve
         self.probe_dir = Path(probe_dir).resolve()  # the server runs with cwd=probe_dir: a relative path would not resolve
         self.seed = seed
         self.max_input_bytes = max_input_bytes
