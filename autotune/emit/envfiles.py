@@ -66,8 +66,8 @@ def afl_build_env(result: TuneResult) -> str:
     title = [
         "afl-build.env: for afl-cc / afl-clang-fast (AFL++ as installed, its map of 2^16 bytes), written by autotune tune",
         "load: set -a; . ./afl-build.env; set +a; then build the target with afl-clang-fast",
-        f"target {result.target}: {metric} in a flat 64 KiB map of 8-bit counters, collision rate "
-        f"{_pct(nr['precision']['collision_rate'])}, {nr['execs_per_s']:.0f} execs/s measured",
+        f"target {result.target}: {metric} in a flat 64 KiB map of 8-bit counters, {nr['execs_per_s']:.0f} execs/s "
+        f"measured, {_collisions(result, metric, AFL_DEFAULT_MAP_SLOTS, nr['precision']['collision_rate'])}",
     ]
     if result.needs_afl_rebuild:
         b = result.best_config
@@ -87,9 +87,10 @@ def afl_build_rebuilt_env(result: TuneResult) -> str | None:
         f"{AFL_DEFAULT_MAP_POW2}), written by autotune tune",
         f"rebuild AFL++: set '#define MAP_SIZE_POW2 {pow2}' in include/config.h, then make && make install",
         "load: set -a; . ./afl-build-rebuilt.env; set +a; then build the target with that afl-clang-fast",
-        f"target {result.target}: {b['metric']} in a map of 2^{pow2} slots, collision rate "
-        f"{_pct(result.best['precision']['collision_rate'])}; AFL++'s counters are 8-bit and flat "
-        f"(the chosen {b['layout']} map of {b['width_bits']}-bit counters runs only with our runtime)",
+        f"target {result.target}: {b['metric']} in a map of 2^{pow2} slots, "
+        f"{_collisions(result, b['metric'], int(b['map_slots']), result.best['precision']['collision_rate'])}",
+        f"AFL++'s counters are 8-bit and flat (the chosen {b['layout']} map of {b['width_bits']}-bit counters "
+        "runs only with our runtime)",
     ]
     return render_env(title=title, variables=_afl_build_vars(metric=b["metric"], overflow8=_overflow8(result, b["metric"])))
 
@@ -158,6 +159,22 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
     v.append(EnvVar("AUTOTUNE_SEED", str(seed), "the block-id seed the probe used, so keys match its census"))
     v.append(EnvVar("AFL_MAP_SIZE", str(handed), "the map size afl-fuzz offers, equal to the runtime's"))
     return render_env(title=title, variables=v)
+
+
+def afl_hash_collision(result: TuneResult, metric: str, map_slots: int) -> float | None:
+    """The collision rate the census measured at ``map_slots`` with AFL++'s own hash, if known."""
+    for m in result.inputs.get("metrics", []):
+        if m["metric"] == metric:
+            v = (m.get("afl_hash_collision") or {}).get(str(map_slots))
+            return None if v is None else float(v)
+    return None
+
+
+def _collisions(result: TuneResult, metric: str, map_slots: int, eq1: float) -> str:
+    afl = afl_hash_collision(result, metric, map_slots)
+    if afl is None:
+        return f"collision rate {_pct(eq1)} (Equation 1)"
+    return f"collision rate {_pct(afl)} with AFL++'s hash as the census measured it (Equation 1, uniform: {_pct(eq1)})"
 
 
 def _overflow8(result: TuneResult, metric: str) -> float:

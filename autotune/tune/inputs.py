@@ -16,16 +16,21 @@ class MetricFacts:
     observed_keys: int  # distinct keys in the census
     estimated_keys: float  # the probe's estimate of all keys (observed + unseen)
     overflow_by_width: dict[int, float]  # width -> share of keys with max_hits >= 2^W
+    # map slots -> collision rate the census measured for its keys with AFL++'s own hash (hk32):
+    # what an afl-cc build gets (not uniform for ngram-N; docs/DESIGN.md "The map sink's index key")
+    afl_hash_collision: dict[int, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "observed_keys": self.observed_keys,
                 "estimated_keys": round(float(self.estimated_keys), 1),
-                "overflow_by_width": {str(w): round(v, 6) for w, v in sorted(self.overflow_by_width.items())}}
+                "overflow_by_width": {str(w): round(v, 6) for w, v in sorted(self.overflow_by_width.items())},
+                "afl_hash_collision": {str(s): round(v, 6) for s, v in sorted(self.afl_hash_collision.items())}}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "MetricFacts":
         return cls(metric=d["metric"], observed_keys=int(d["observed_keys"]), estimated_keys=float(d["estimated_keys"]),
-                   overflow_by_width={int(w): float(v) for w, v in d["overflow_by_width"].items()})
+                   overflow_by_width={int(w): float(v) for w, v in d["overflow_by_width"].items()},
+                   afl_hash_collision={int(s): float(v) for s, v in (d.get("afl_hash_collision") or {}).items()})
 
 
 @dataclass(frozen=True)

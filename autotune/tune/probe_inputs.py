@@ -23,8 +23,10 @@ def inputs_from_probe(probe_dir: str | Path) -> TuneInputs:
                 smaller = [over[v] for v in sorted(over) if v < w]
                 over[w] = 0.0 if w == 64 or not smaller else smaller[-1]
         est = float(mc.richness.estimate) if mc.richness and mc.richness.estimate else float(mc.keys)
+        afl = {int(r.map_bytes): float(r.collision_rate) for r in (mc.map_sizes or [])}
         facts[mc.metric] = MetricFacts(metric=mc.metric, observed_keys=int(mc.keys),
-                                       estimated_keys=max(est, float(mc.keys), 1.0), overflow_by_width=over)
+                                       estimated_keys=max(est, float(mc.keys), 1.0), overflow_by_width=over,
+                                       afl_hash_collision=afl)
     if not facts:
         raise AutotuneError(f"{probe_dir}: the probe holds no metric census", fix="re-run `autotune probe`")
     out_dir = Path(res.out_dir or probe_dir)
