@@ -63,7 +63,7 @@ def replay_env(*, config: Config, dense: int | None, seed: int, rounds: int) -> 
 class ReplayMeasurer:
     name = "replay"
 
-    def __init__(self, *, harness: Path, inputs: list[Path], seed: int, target_exec_ns: float,
+    def __init__(self, *, harness: Path, inputs: list[Path], seed: int, target_exec_ns: float, shuffle_seed: int = 0,
                  dense_for, working_set, round_s: float = DEFAULT_ROUND_S, repeats: int = DEFAULT_REPEATS,
                  normalise: bool = True):
         if not harness.is_file() or not os.access(harness, os.X_OK):
@@ -73,9 +73,9 @@ class ReplayMeasurer:
             raise AutotuneError("the probe kept no corpus input to replay",
                                 fix="re-run `autotune probe` longer, or tune with --backend bench")
         self.harness = harness
-        perm = np.random.default_rng(seed).permutation(len(inputs))
+        perm = np.random.default_rng(shuffle_seed).permutation(len(inputs))
         self.inputs = [inputs[int(i)] for i in perm]
-        self.seed = seed
+        self.seed = seed  # AUTOTUNE_SEED: the block-id seed the probe used, so keys match its census
         self.target_exec_ns = max(50.0, float(target_exec_ns))
         self.dense_for = dense_for  # Config -> dense slots (two-level)
         self.working_set = working_set  # Config -> bytes

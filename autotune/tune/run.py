@@ -55,8 +55,9 @@ def make_measurer(*, backend: str, inputs: TuneInputs, seed: int) -> Measurer:
 
         if not inputs.harness:
             raise AutotuneError("the probe names no harness binary", fix="tune with --backend bench")
-        return ReplayMeasurer(harness=inputs.harness, inputs=files, seed=int(inputs.extra.get("probe_seed", seed)),
-                              target_exec_ns=inputs.target_exec_ns or 1000.0, dense_for=dense_for, working_set=ws)
+        return ReplayMeasurer(harness=inputs.harness, inputs=files, seed=int(inputs.extra.get("probe_seed", 0)),
+                              shuffle_seed=seed, target_exec_ns=inputs.target_exec_ns or 1000.0, dense_for=dense_for,
+                              working_set=ws)
     if inputs.target_exec_ns is None:
         raise AutotuneError("the probe recorded no execution time for the target",
                             fix="re-run `autotune probe` (it times every execution)")
