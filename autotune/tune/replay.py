@@ -9,14 +9,16 @@ Budget: large flat maps cost milliseconds per execution, so each run replays a p
 fixed seeded permutation of the kept corpus (nested subsets: every configuration sees the same
 first inputs), sized so a round takes about ``round_s`` by a running estimate of the cost per
 working-set byte, and the best of ``repeats`` runs is the figure (on a shared host other
-processes only ever slow a run down; the spread of the repeats is kept and sets tune's noise band),
-divided by the load factor a reference configuration measured around it (see REFERENCE).
+processes only ever slow a run down; the spread of the repeats is kept and sets tune's noise band);
+with normalisation (the default) the figure is relative to a reference configuration measured
+around each run (see REFERENCE).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 import os
 import subprocess
 from pathlib import Path
@@ -31,10 +33,11 @@ DEFAULT_ROUND_S = 0.12
 DEFAULT_REPEATS = 3
 MIN_INPUTS = 2
 SLOW_RUN_S = 0.6
-# Load normalisation: before and after each configuration's runs, a short run of a fixed reference
-# (edge, flat, 64 KiB, 8-bit, on the first REFERENCE_INPUTS inputs); a configuration's figure is
-# its best rate divided by (the reference's best rate now / the reference's rate at the first
-# measurement), so a load change on the shared host between two measurements cancels out.
+# Load normalisation: before and after each of a configuration's runs, a short run of a fixed
+# reference (edge, flat, 64 KiB, 8-bit, on the first REFERENCE_INPUTS inputs); a configuration's
+# figure is the median over its runs of (its rate / the mean rate of the reference runs around it),
+# times the reference's best rate at the first measurement. A load change on the shared host
+# between two measurements cancels out; a blip in one run does not move the median.
 REFERENCE = Config("edge", "flat", 1 << 16, 8)
 REFERENCE_INPUTS = 64
 REFERENCE_S = 0.04  # a run planned longer than this is done once, not `repeats` times
@@ -139,12 +142,15 @@ class ReplayMeasurer:
         rates = [float(d["execs_per_s"]) for d in docs]
         raw = max(rates)  # best of the repeats: interference from other processes only slows a run down
         eps, load = raw, None
-        if self.normalise and refs:
-            ref_now = max(refs)
+        if self.normalise and len(refs) == len(rates) + 1:
             if self.ref_baseline is None:
-                self.ref_baseline = ref_now
-            load = ref_now / self.ref_baseline
-            eps = raw / load if load > 0 else raw
+                self.ref_baseline = max(refs)
+            # each run against the mean of the reference runs just before and after it; the median of
+            # those ratios ignores a blip in any one run
+            ratios = [x / max(1e-9, (refs[i] + refs[i + 1]) / 2) for i, x in enumerate(rates)]
+            ratio = statistics.median(ratios)
+            eps = self.ref_baseline * ratio
+            load = raw / eps if eps > 0 else None
         ws = self.working_set(config)
         map_ns = max(0.0, 1e9 / max(raw, 1e-9) - self.target_exec_ns)
         if ws > 0 and math.isfinite(map_ns):
