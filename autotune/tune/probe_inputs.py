@@ -29,7 +29,7 @@ def inputs_from_probe(probe_dir: str | Path) -> TuneInputs:
                                        afl_hash_collision=afl)
     if not facts:
         raise AutotuneError(f"{probe_dir}: the probe holds no metric census", fix="re-run `autotune probe`")
-    out_dir = Path(res.out_dir or probe_dir)
+    out_dir = Path(res.out_dir or probe_dir).resolve()  # report.json names it; readers resolve from elsewhere
     corpus = out_dir / "corpus"
     harness = Path(res.config.binary) if res.config.binary else None
     exec_ns = float(res.exec_time.p50_ns) if res.exec_time and res.exec_time.count else None
