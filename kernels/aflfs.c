@@ -229,8 +229,18 @@ static void *index_file_map(const aflfs_config *c) {
     h->seed = c->seed;
     h->index_slots = c->map.index_slots;
     h->dense_slots = c->map.capacity;
-    bm_shared_init(p + sizeof *h, &c->map);
+    /* a new file reads as zero (an empty index): write the header only; a file left
+     * unfinished by a creator that died holds unknown bytes: clear it */
+    if (fresh)
+      bm_shared_init_zeroed(p + sizeof *h, &c->map);
+    else
+      bm_shared_init(p + sizeof *h, &c->map);
     __atomic_store_n(&h->ready, 1u, __ATOMIC_RELEASE);
+  } else if (memcmp(h->magic, AFLFS_INDEX_MAGIC_V1, 8) == 0) {
+    fatal(fix_other,
+          "AUTOTUNE_INDEX_FILE=%s has index format 1 (made by an older autotune runtime), this "
+          "runtime reads format 2",
+          c->index_file);
   } else if (memcmp(h->magic, AFLFS_INDEX_MAGIC, 8) != 0 || h->header_bytes != sizeof *h) {
     fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s is not an autotune index file", c->index_file);
   } else if (h->guards != cov_guard_count()) {
@@ -277,7 +287,7 @@ static void map_setup(aflfs_state *s) {
   void *counters = s->afl_map;
   if (c->map.width_bits > 8) s->wide = counters = anon(bm_counters_bytes(&c->map), 0);
   unsigned flags = BM_F_NO_HUGEPAGE;
-  if (shared && !c->index_file) flags |= BM_F_INIT_SHARED;
+  if (shared && !c->index_file) flags |= BM_F_INIT_SHARED | BM_F_SHARED_ZEROED; /* fresh mmap */
   int rc = bm_map_attach(&s->map, &c->map, counters, shared, flags);
   if (rc != BM_OK) fatal(NULL, "cannot set up the coverage map: %s", bm_strerror(rc));
   cov_map_sink_set(&s->map, (int)c->metric);

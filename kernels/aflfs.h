@@ -31,9 +31,13 @@ extern "C" {
 
 /* The index file ($AUTOTUNE_INDEX_FILE): a 64-byte header, then the bigmap shared control
  * region (bm_ctl with the live used_key / overflow_keys, then the index table). */
-#define AFLFS_INDEX_MAGIC "ATAFLIX1"
+/* Version 2: the index entries store slot + 1 (0 = unassigned), so a new file (zero-filled by
+ * ftruncate) is an empty index without being written. Version 1 (0xFFFFFFFF = unassigned) is
+ * refused with a clear error. */
+#define AFLFS_INDEX_MAGIC "ATAFLIX2"
+#define AFLFS_INDEX_MAGIC_V1 "ATAFLIX1"
 typedef struct aflfs_index_header {
-  char magic[8];          /* "ATAFLIX1" */
+  char magic[8];          /* "ATAFLIX2" */
   uint32_t header_bytes;  /* 64: offset of the bm_ctl region */
   uint32_t layout;        /* bm_layout (1 = twolevel) */
   uint32_t metric;        /* metric id (docs/DESIGN.md order) */

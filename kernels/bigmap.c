@@ -97,21 +97,22 @@ static void region_free(void *p, size_t mapped) {
   if (p) munmap(p, mapped);
 }
 
-void bm_shared_init(void *shared, const bm_config *cfg) {
+/* The header only: an all-zero index (BM_INDEX_EMPTY) and key table (BM_EMPTY_KEY) are empty,
+ * so the pages of both stay untouched until a key lands there. */
+void bm_shared_init_zeroed(void *shared, const bm_config *cfg) {
   bm_ctl *ctl = shared;
   memset(ctl, 0, sizeof *ctl);
   ctl->layout = cfg->layout;
   ctl->width_bits = cfg->width_bits;
   ctl->index_slots = cfg->index_slots;
   ctl->capacity = cfg->capacity;
-  ctl->special_slot = BM_UNASSIGNED;
-  uint32_t *index = (uint32_t *)(ctl + 1);
-  memset(index, 0xff, (size_t)cfg->index_slots * sizeof(uint32_t));
-  if (cfg->layout == BM_EXACT) {
-    size_t off = (sizeof(bm_ctl) + (size_t)cfg->index_slots * sizeof(uint32_t) + 7) & ~(size_t)7;
-    memset((char *)shared + off, 0xff, (size_t)cfg->index_slots * sizeof(uint64_t));
-  }
+  ctl->special_slot = BM_INDEX_EMPTY;
   __atomic_store_n(&ctl->magic, BM_CTL_MAGIC, __ATOMIC_RELEASE);
+}
+
+void bm_shared_init(void *shared, const bm_config *cfg) {
+  memset(shared, 0, bm_shared_bytes(cfg));
+  bm_shared_init_zeroed(shared, cfg);
 }
 
 static void wire(bm_map *m, const bm_config *cfg, void *counters, void *shared) {
@@ -168,7 +169,7 @@ int bm_map_create(bm_map *m, const bm_config *cfg, unsigned flags) {
       return BM_E_NOMEM;
     }
     m->alloc_shared = s;
-    bm_shared_init(s, cfg);
+    bm_shared_init_zeroed(s, cfg); /* a fresh anonymous mapping reads as zero */
   }
   wire(m, cfg, c, s);
   if ((rc = alloc_trace(m, cfg, advise, &advised)) != BM_OK) {
@@ -188,7 +189,10 @@ int bm_map_attach(bm_map *m, const bm_config *cfg, void *counters, void *shared,
   if (cfg->layout != BM_FLAT) {
     if ((uintptr_t)shared & 7) return BM_E_CONFIG;
     if (flags & BM_F_INIT_SHARED) {
-      bm_shared_init(shared, cfg);
+      if (flags & BM_F_SHARED_ZEROED)
+        bm_shared_init_zeroed(shared, cfg);
+      else
+        bm_shared_init(shared, cfg);
     } else {
       const bm_ctl *ctl = shared;
       if (__atomic_load_n(&ctl->magic, __ATOMIC_ACQUIRE) != BM_CTL_MAGIC ||
@@ -270,30 +274,31 @@ static uint32_t take_slot(bm_map *m) {
   return BM_UNASSIGNED;
 }
 
-/* Publish a slot for *entry (BM_UNASSIGNED before); returns the slot the entry ends up with. */
+/* Publish a slot for the stored entry *entry (BM_INDEX_EMPTY before) as slot + 1; returns the
+ * slot the entry ends up with. */
 static uint32_t publish(bm_map *m, uint32_t *entry) {
-  uint32_t s = take_slot(m), expected = BM_UNASSIGNED;
+  uint32_t s = take_slot(m), expected = BM_INDEX_EMPTY;
   int overflow = s == BM_UNASSIGNED;
   if (overflow) s = (uint32_t)(m->capacity - 1);
-  if (__atomic_compare_exchange_n(entry, &expected, s, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+  if (__atomic_compare_exchange_n(entry, &expected, bm_index_encode(s), 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
     if (overflow) __atomic_fetch_add(m->overflow_keys, 1, __ATOMIC_RELAXED);
     return s;
   }
-  return expected; /* lost the race: the reserved slot (if any) stays an unreferenced hole */
+  /* lost the race: the reserved slot (if any) stays an unreferenced hole */
+  return bm_index_decode(expected);
 }
 
-uint32_t bm_twolevel_assign(bm_map *m, uint64_t e) {
-  uint32_t *entry = &m->index[e];
+/* The slot of a stored entry, publishing one if it has none. */
+static uint32_t slot_of(bm_map *m, uint32_t *entry) {
   uint32_t s = __atomic_load_n(entry, __ATOMIC_ACQUIRE);
-  if (s != BM_UNASSIGNED) return s;
-  return publish(m, entry);
+  return s != BM_INDEX_EMPTY ? bm_index_decode(s) : publish(m, entry);
 }
+
+uint32_t bm_twolevel_assign(bm_map *m, uint64_t e) { return slot_of(m, &m->index[e]); }
 
 uint32_t bm_exact_lookup_slow(bm_map *m, uint64_t key) {
-  if (key == BM_EMPTY_KEY) {
-    uint32_t s = __atomic_load_n(&m->ctl->special_slot, __ATOMIC_ACQUIRE);
-    return s != BM_UNASSIGNED ? s : publish(m, &m->ctl->special_slot);
-  }
+  if (key == BM_EMPTY_KEY) return slot_of(m, &m->ctl->special_slot);
   uint64_t i = bm_key_mix(key) & m->index_mask;
   for (uint64_t probes = 0; probes < m->index_slots; probes++, i = (i + 1) & m->index_mask) {
     uint64_t k = __atomic_load_n(&m->keys[i], __ATOMIC_ACQUIRE);
@@ -305,10 +310,7 @@ uint32_t bm_exact_lookup_slow(bm_map *m, uint64_t key) {
       else
         k = expected; /* someone claimed it first: maybe with our key */
     }
-    if (k == key) {
-      uint32_t s = __atomic_load_n(&m->index[i], __ATOMIC_ACQUIRE);
-      return s != BM_UNASSIGNED ? s : publish(m, &m->index[i]);
-    }
+    if (k == key) return slot_of(m, &m->index[i]);
   }
   /* The key table is full: count it, and share the overflow slot without remembering. */
   __atomic_fetch_add(&m->ctl->table_full, 1, __ATOMIC_RELAXED);
@@ -366,11 +368,11 @@ static uint8_t *slot_refs(const bm_map *m) {
   uint8_t *refs = calloc(m->capacity, 1);
   if (!refs) return NULL;
   for (uint64_t e = 0; e < m->index_slots; e++) {
-    uint32_t s = m->index[e];
+    uint32_t s = bm_index_get(m, e);
     if (s != BM_UNASSIGNED && s < m->capacity && refs[s] < 255) refs[s]++;
   }
   if (m->layout == BM_EXACT) {
-    uint32_t s = m->ctl->special_slot;
+    uint32_t s = bm_index_decode(m->ctl->special_slot);
     if (s != BM_UNASSIGNED && s < m->capacity && refs[s] < 255) refs[s]++;
   }
   return refs;
@@ -403,10 +405,11 @@ int bm_validate(const bm_map *m, const char **reason) {
   uint32_t used = ctl->used_key;
   if (used > m->capacity) FAIL("used_key > capacity");
   if (ctl->overflow_keys && used != m->capacity) FAIL("overflow keys while the array is not full");
-  if (m->layout == BM_EXACT && ctl->special_slot != BM_UNASSIGNED && ctl->special_slot >= used)
+  uint32_t special = bm_index_decode(ctl->special_slot);
+  if (m->layout == BM_EXACT && special != BM_UNASSIGNED && special >= used)
     FAIL("special slot beyond used_key");
   for (uint64_t e = 0; e < m->index_slots; e++) {
-    uint32_t s = m->index[e];
+    uint32_t s = bm_index_get(m, e);
     if (s != BM_UNASSIGNED && s >= used) FAIL("index entry refers beyond used_key");
     if (m->layout == BM_EXACT) {
       uint64_t k = m->keys[e];

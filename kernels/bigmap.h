@@ -2,16 +2,20 @@
  *
  * Layouts (docs/DESIGN.md "Map layouts and counters"):
  *   flat      H slots of W-bit counters; slot = key & (H-1). Per-exec ops cover all H slots.
- *   twolevel  BigMap (DSN 2021, Listing 2): index table of H uint32 entries, initialised to
- *             BM_UNASSIGNED, maps (key & (H-1)) to a slot of a dense array of C counters; a new
- *             key takes used_key++. Per-exec ops cover [0, used_key) only.
+ *   twolevel  BigMap (DSN 2021, Listing 2): index table of H uint32 entries maps (key & (H-1))
+ *             to a slot of a dense array of C counters; a new key takes used_key++. Per-exec
+ *             ops cover [0, used_key) only. Stored encoding: an entry holds slot + 1 and 0 means
+ *             unassigned (BigMap's -1), so zero-filled memory (a fresh mmap, a new file, a fresh
+ *             SysV segment: all zeroed lazily by the kernel) is an empty index and creating a
+ *             map writes none of it. bm_index_decode() gives BigMap's view (BM_UNASSIGNED = -1).
  *             Full: once used_key == C, every further new key maps to the overflow slot C-1
  *             (shared with the C-th key) and *overflow_keys counts those keys. Never an
  *             out-of-bounds write.
  *   exact     twolevel keyed by the full 64-bit key through an open-addressing (linear probing)
  *             table of H entries (C <= H): no collisions while the dense array has room; when
  *             the key table itself is full a new key shares slot C-1 uncounted by
- *             overflow_keys, counted by bm_ctl.table_full.
+ *             overflow_keys, counted by bm_ctl.table_full. The key table's empty marker is 0
+ *             (BM_EMPTY_KEY), so it is lazy too; the key 0 itself lives in bm_ctl.special_slot.
  *
  * Counter widths 8/16/32/64, overflow policies wrap, neverzero (AFL++: c += 1; c += (c == 0)),
  * saturate. Update functions are static inline and specialised per layout/width/policy:
@@ -24,11 +28,13 @@
  * that every forked child shares slot assignments; (c) a private trace array of C (flat: H)
  * bytes for the classified 8-bit buckets when W > 8 (for W == 8 the trace is the counters,
  * classified in place, as AFL does). bm_map_create() allocates all of it (mmap +
- * madvise(MADV_HUGEPAGE)); bm_map_attach() places (a) and (b) in caller memory.
+ * madvise(MADV_HUGEPAGE)) and writes only the 64-byte bm_ctl header of (b); bm_map_attach()
+ * places (a) and (b) in caller memory (BM_F_INIT_SHARED | BM_F_SHARED_ZEROED: header only).
  *
  * Slot assignment is race-free across threads and processes sharing (b): the fast path is a
- * plain load of the index entry; on BM_UNASSIGNED the slow path reserves a slot with a CAS loop
- * on used_key (never past C) and publishes it with a CAS on the index entry. If that CAS loses,
+ * plain load of the index entry and one branch (0?) and a decrement; on 0 the slow path reserves a
+ * slot with a CAS loop on used_key (never past C) and publishes slot + 1 with a CAS (0 -> slot + 1)
+ * on the index entry. If that CAS loses,
  * the winner's slot is used and the reserved slot is left unreferenced: its counter stays zero
  * forever (a "hole" inside [0, used_key): harmless for every kernel, counted by
  * bm_map_holes()). Counter increments are plain (non-atomic) like AFL's.
@@ -54,11 +60,16 @@
 extern "C" {
 #endif
 
+/* Decoded "no slot" (BigMap's -1): what bm_index_decode() returns for an unassigned entry. */
 #define BM_UNASSIGNED 0xFFFFFFFFu
-/* exact layout: the empty marker of the key table; the key UINT64_MAX itself is kept in
+/* Stored index entries (m->index[e], bm_ctl.special_slot): slot + 1; 0 = unassigned. */
+#define BM_INDEX_EMPTY 0u
+/* exact layout: the empty marker of the key table; the key 0 itself is kept in
  * bm_ctl.special_slot instead of the table. */
-#define BM_EMPTY_KEY UINT64_MAX
-#define BM_CTL_MAGIC 0x31304c54434d4221ull /* "!BMCTL01" little-endian */
+#define BM_EMPTY_KEY 0ull
+/* "!BMCTL02" little-endian; version 02: index entries store slot + 1 (01 stored the slot and
+ * 0xFFFFFFFF for unassigned, and the key table's empty marker was UINT64_MAX). */
+#define BM_CTL_MAGIC 0x32304c54434d4221ull
 #define BM_MAX_SLOTS (1u << 31)             /* H and C are at most 2^31 */
 
 typedef enum { BM_FLAT = 0, BM_TWOLEVEL = 1, BM_EXACT = 2 } bm_layout;
@@ -83,6 +94,9 @@ enum {
 #define BM_F_NO_HUGEPAGE 1u  /* create: do not madvise(MADV_HUGEPAGE) */
 #define BM_F_INIT_SHARED 2u  /* attach: initialise the shared region (first user), else validate */
 #define BM_F_ZERO_COUNTERS 4u /* attach: zero the counters */
+#define BM_F_SHARED_ZEROED 8u /* attach with BM_F_INIT_SHARED: the shared region is known to be
+                                 all zero (fresh mmap / new file / fresh shm): write only its
+                                 header, touch none of the index or key table pages */
 
 typedef struct bm_config {
   bm_layout layout;
@@ -100,7 +114,7 @@ typedef struct bm_ctl {
   uint64_t index_slots, capacity;
   uint32_t used_key;      /* next free dense slot, <= capacity */
   uint32_t overflow_keys; /* keys mapped to the overflow slot C-1 because the array was full */
-  uint32_t special_slot;  /* exact: slot of the key UINT64_MAX (BM_UNASSIGNED until seen) */
+  uint32_t special_slot;  /* exact: slot + 1 of the key 0 (BM_INDEX_EMPTY until seen) */
   uint32_t table_full;    /* exact: lookups of a new key that found the key table full */
   uint32_t reserved[4];
 } bm_ctl;
@@ -120,7 +134,7 @@ struct bm_map {
   void *counters;          /* C counters of width_bits */
   uint8_t *trace;          /* classified bytes: == counters when width 8 */
   bm_ctl *ctl;             /* shared control region (NULL for flat) */
-  uint32_t *index;         /* H entries (twolevel, exact) */
+  uint32_t *index;         /* H entries (twolevel, exact), stored as slot + 1 (0 = unassigned) */
   uint64_t *keys;          /* H keys (exact) */
   uint32_t *used_key;      /* -> ctl->used_key; NULL for flat (use bm_map_used()) */
   uint32_t *overflow_keys; /* -> ctl->overflow_keys; flat: -> a constant 0 */
@@ -144,7 +158,11 @@ int bm_map_create(bm_map *m, const bm_config *cfg, unsigned flags);
  * NULL for flat. The trace array (W > 8) is allocated privately. */
 int bm_map_attach(bm_map *m, const bm_config *cfg, void *counters, void *shared, unsigned flags);
 void bm_map_destroy(bm_map *m);
-void bm_shared_init(void *shared, const bm_config *cfg); /* initialise a shared region */
+/* Initialise a shared region of bm_shared_bytes(cfg) bytes: bm_shared_init() zeroes all of it
+ * (memory of unknown contents); bm_shared_init_zeroed() writes only the header and requires the
+ * rest to be zero already (fresh anonymous mmap, a newly created/truncated file, fresh SysV shm). */
+void bm_shared_init(void *shared, const bm_config *cfg);
+void bm_shared_init_zeroed(void *shared, const bm_config *cfg);
 const char *bm_strerror(int err);
 /* Heap-allocated handle for FFI callers (ctypes): NULL on error, *err set if err != NULL. */
 bm_map *bm_map_new(int layout, unsigned width_bits, int policy, uint64_t index_slots,
@@ -164,6 +182,15 @@ static inline uint64_t bm_map_used(const bm_map *m) {
   return m->layout == BM_FLAT ? m->capacity : __atomic_load_n(m->used_key, __ATOMIC_ACQUIRE);
 }
 
+/* ---- index encoding ----------------------------------------------------------------------- */
+static inline uint32_t bm_index_encode(uint32_t slot) { return slot + 1u; }
+/* Stored entry -> slot; BM_INDEX_EMPTY -> BM_UNASSIGNED (BigMap's -1), by uint32 wrap-around. */
+static inline uint32_t bm_index_decode(uint32_t stored) { return stored - 1u; }
+/* The slot of index entry e as BigMap shows it (BM_UNASSIGNED if none), for tests and display. */
+static inline uint32_t bm_index_get(const bm_map *m, uint64_t e) {
+  return bm_index_decode(__atomic_load_n(&m->index[e], __ATOMIC_RELAXED));
+}
+
 /* ---- update (hot path) -------------------------------------------------------------------- */
 /* Slow paths (bigmap.c): take a slot for index entry e / for a 64-bit key. */
 uint32_t bm_twolevel_assign(bm_map *m, uint64_t e);
@@ -172,7 +199,7 @@ uint32_t bm_exact_lookup_slow(bm_map *m, uint64_t key);
 static inline uint32_t bm_twolevel_slot(bm_map *m, uint64_t key) {
   uint64_t e = key & m->index_mask;
   uint32_t s = __atomic_load_n(&m->index[e], __ATOMIC_RELAXED);
-  if (__builtin_expect(s != BM_UNASSIGNED, 1)) return s;
+  if (__builtin_expect(s != BM_INDEX_EMPTY, 1)) return s - 1u;
   return bm_twolevel_assign(m, e);
 }
 
@@ -190,7 +217,7 @@ static inline uint32_t bm_exact_slot(bm_map *m, uint64_t key) {
   uint64_t i = bm_key_mix(key) & m->index_mask;
   if (__builtin_expect(__atomic_load_n(&m->keys[i], __ATOMIC_ACQUIRE) == key, 1)) {
     uint32_t s = __atomic_load_n(&m->index[i], __ATOMIC_ACQUIRE);
-    if (__builtin_expect(s != BM_UNASSIGNED, 1)) return s;
+    if (__builtin_expect(s != BM_INDEX_EMPTY, 1)) return s - 1u;
   }
   return bm_exact_lookup_slow(m, key);
 }

@@ -9,13 +9,13 @@ import pytest
 from autotune.errors import AutotuneError
 from autotune.runtime.afl_index import CTL, HEADER, INDEX_MAGIC, read_index_stats
 
-BM_CTL_MAGIC = 0x31304C54434D4221
+BM_CTL_MAGIC = 0x32304C54434D4221  # "!BMCTL02"
 
 
 def index_bytes(*, used: int, overflow: int, metric: int = 7, ready: int = 1, magic: bytes = INDEX_MAGIC) -> bytes:
     head = HEADER.pack(magic, 64, 1, metric, 99, 42, 1 << 10, 256, ready, 1)
     ctl = CTL.pack(BM_CTL_MAGIC, 1, 8, 1 << 10, 256, used, overflow) + bytes(24)
-    return head + ctl + b"\xff" * (4 << 10)
+    return head + ctl + bytes(4 << 10)  # an empty index: all zero
 
 
 def test_reads_header_and_live_counters(tmp_path):
@@ -36,6 +36,7 @@ def test_reads_header_and_live_counters(tmp_path):
     (b"short", "too short"),
     (index_bytes(used=1, overflow=0, magic=b"NOTINDEX"), "not an autotune index file"),
     (index_bytes(used=1, overflow=0, ready=0), "not initialised"),
+    (index_bytes(used=1, overflow=0, magic=b"ATAFLIX1"), "index format 1"),
 ])
 def test_bad_files_are_clear_errors(tmp_path, data, msg):
     p = tmp_path / "idx"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from autotune.errors import AutotuneError
-from autotune.runtime.binding import UNASSIGNED, Kernels, build_library
+from autotune.runtime.binding import INDEX_EMPTY, UNASSIGNED, Kernels, build_library
 
 WIDTHS = (8, 16, 32, 64)
 DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -58,6 +59,9 @@ def test_figure5_through_the_binding(k):
     idx = m.index
     assert idx[7] == 0 and idx[1] == 1 and idx[9] == 2
     assert all(idx[i] == UNASSIGNED for i in range(16) if i not in (1, 7, 9))
+    raw = m.index_raw  # stored: slot + 1, 0 = unassigned
+    assert raw[7] == 1 and raw[1] == 2 and raw[9] == 3
+    assert all(raw[i] == INDEX_EMPTY for i in range(16) if i not in (1, 7, 9))
     assert list(m.counters[:4]) == [2, 1, 1, 0]
     assert f.counters[7] == 2 and f.counters[1] == 1 and f.counters[9] == 1 and f.count_nonzero() == 3
     virgin = m.new_virgin()
@@ -215,3 +219,29 @@ def test_concurrent_builds_share_one_artifact(tmp_path):
 
 def test_build_is_cached(k):
     assert build_library() == k.path
+
+
+def _resident_bytes(addr: int, length: int) -> int:
+    """Resident bytes of [addr, addr + length) (addr page-aligned), by mincore(2)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    page = os.sysconf("SC_PAGE_SIZE")
+    vec = (ctypes.c_ubyte * ((length + page - 1) // page))()
+    assert libc.mincore(addr, length, vec) == 0, os.strerror(ctypes.get_errno())
+    return sum(b & 1 for b in vec) * page
+
+
+@pytest.mark.parametrize("layout", ["twolevel", "exact"])
+def test_a_2_24_index_is_not_written_at_creation(k, layout):
+    """Creating a map with a 2^24-entry (64 MiB) index touches none of its pages: a zero-filled
+    region is an empty index. A few updates touch a page each (no huge pages, so 4 KiB)."""
+    h = 1 << 24
+    m = k.new_map(layout=layout, width_bits=8, index_slots=h, capacity=1 << 16, hugepages=False)
+    ctl = k.lib.bm_ffi_index(m.handle) - 64  # the bm_ctl header, page-aligned (fresh mmap)
+    region = 64 + 4 * h + (8 * h if layout == "exact" else 0)
+    assert _resident_bytes(ctl, region) <= 4096  # the header page only
+    m.update(np.arange(1, 9, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    assert m.used == 8
+    assert _resident_bytes(ctl, region) <= (1 + 2 * 8) * 4096  # exact: a key-table page per key too
+    assert m.validate().ok  # (reads every entry: maps them all, so it comes last)
+    m.close()

@@ -2,7 +2,8 @@
 
 ``Kernels.load()`` builds the kernels as a shared library once per source hash into the cache
 (``autotune.runtime.build.build_artifact``, flock-safe) and loads it; ``Kernels.new_map()``
-makes a ``BigMap`` whose counters, trace, index and virgin maps are numpy views of the C memory.
+makes a ``BigMap`` whose counters, trace, stored index (``index_raw``) and virgin maps are numpy
+views of the C memory; ``index`` decodes the index to BigMap's view (UNASSIGNED = -1).
 The per-exec kernels run through the active variant (scalar / avx2 / avx512), chosen once from
 the CPU features; ``AUTOTUNE_FORCE_SCALAR=1`` or ``Kernels.select_variant("scalar")`` forces
 scalar. The ``*_raw`` methods run one named variant on numpy arrays (differential tests, timing).
@@ -33,7 +34,8 @@ LAYOUTS: dict[str, int] = {"flat": 0, "twolevel": 1, "exact": 2}
 POLICIES: dict[str, int] = {"wrap": 0, "neverzero": 1, "saturate": 2}
 VARIANTS: dict[str, int] = {"scalar": 0, "avx2": 1, "avx512": 2}
 WIDTH_DTYPES: dict[int, type] = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-UNASSIGNED = 0xFFFFFFFF
+UNASSIGNED = 0xFFFFFFFF  # BigMap's -1 in the decoded index (``BigMap.index``)
+INDEX_EMPTY = 0  # the stored index encoding (``BigMap.index_raw``): slot + 1, 0 = unassigned
 BM_F_NO_HUGEPAGE = 1
 
 _p = ctypes.c_void_p
@@ -280,9 +282,16 @@ class BigMap:
         return self._view(self._lib.bm_ffi_trace(self.handle), ctypes.c_uint8, self.capacity, np.uint8)
 
     @property
-    def index(self) -> np.ndarray:
-        """The index table (twolevel/exact; UNASSIGNED = 0xFFFFFFFF), a live view; empty for flat."""
+    def index_raw(self) -> np.ndarray:
+        """The stored index table (twolevel/exact): slot + 1, INDEX_EMPTY (0) = unassigned; a live
+        view (reading it touches its pages); empty for flat."""
         return self._view(self._lib.bm_ffi_index(self.handle), ctypes.c_uint32, self.index_slots, np.uint32)
+
+    @property
+    def index(self) -> np.ndarray:
+        """The index table as BigMap shows it (DSN'21 Fig. 5): the slot of each entry, UNASSIGNED
+        (0xFFFFFFFF, BigMap's -1) where none; a decoded copy (H x 4 bytes); empty for flat."""
+        return self.index_raw - np.uint32(1)  # uint32 wrap-around: 0 -> 0xFFFFFFFF
 
     def new_virgin(self) -> np.ndarray:
         """A fresh virgin map (all 0xFF) sized for this map."""

@@ -89,7 +89,7 @@ static void figure5_run(bm_layout layout, unsigned w, bm_variant v) {
       if (layout == BM_FLAT) {
         CHECK_EQ_U64(shown(&m, i, step), i < 10 ? f5_flat[step][i] : 0, ctx);
       } else {
-        CHECK_EQ_U64(m.index[i], i < 10 ? (uint32_t)f5_index[step][i] : BM_UNASSIGNED, ctx);
+        CHECK_EQ_U64(bm_index_get(&m, i), i < 10 ? (uint32_t)f5_index[step][i] : BM_UNASSIGNED, ctx);
         CHECK_EQ_U64(shown(&m, i, step), i < 10 ? f5_dense[step][i] : 0, ctx);
       }
     }
@@ -183,6 +183,7 @@ int main(void) {
   test_threads();
   test_differential();
   test_variants();
+  test_lazy_index();
   printf("%lu passed, %lu failed\n", t_passed, t_failed);
   return t_failed ? 1 : 0;
 }

@@ -39,4 +39,5 @@ void test_shared_processes(void);
 void test_threads(void);
 void test_differential(void);
 void test_variants(void);
+void test_lazy_index(void);
 #endif
