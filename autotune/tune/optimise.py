@@ -176,17 +176,19 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
 
 
 def noise_bits(trials) -> float:
-    """Half the median spread (in bits) of a trial's repeated runs, capped at MAX_TIE_BITS; 0 when
-    the backend does not repeat runs (recorded figures, bench medians)."""
+    """Half the median spread (in bits) of repeated runs of one configuration (a trial's own runs and
+    its reference runs, see autotune.tune.replay), capped at MAX_TIE_BITS; 0 when the backend does
+    not repeat runs (recorded figures, bench medians)."""
     import math
     import statistics
 
     spreads = []
     for t in trials:
-        runs = t.evaluation.measurement.detail.get("runs_execs_per_s") or []
-        runs = [r for r in runs if r > 0]
-        if len(runs) >= 2:
-            spreads.append(math.log2(max(runs) / min(runs)) / 2)
+        d = t.evaluation.measurement.detail
+        for key in ("runs_execs_per_s", "reference_execs_per_s"):
+            runs = [r for r in (d.get(key) or []) if r > 0]
+            if len(runs) >= 2:
+                spreads.append(math.log2(max(runs) / min(runs)) / 2)
     return min(MAX_TIE_BITS, statistics.median(spreads)) if spreads else 0.0
 
 
