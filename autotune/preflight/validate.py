@@ -211,9 +211,9 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
     notes = [f"afl-fuzz time-box {fuzz_s} s per variant, one run each, on a shared host: execs/s are single "
              "samples, compare ratios, not absolute figures"]
     if any(r.predicted_execs_per_s for r in results):
-        notes.append("predicted execs/s are tune's replay measurements (our driver runs the corpus in one process: "
-                     "no fork server, no mutation, no afl-fuzz bookkeeping), so afl-fuzz's absolute rates are lower; "
-                     "the ratio autotune / aflpp-tuned is the comparable figure")
+        notes.append("predicted execs/s are tune's replay measurements (our driver runs the kept corpus in one process: "
+                     "no fork server, mutation or afl-fuzz bookkeeping, but every large input), so absolute rates differ "
+                     "from afl-fuzz's; the ratio autotune / aflpp-tuned is the comparable figure")
     res = ValidateResult(tuned_dir=str(tuned.path), probe_dir=str(probe.out_dir), target=spec.to_dict(), fuzz_s=fuzz_s,
                          corpus_inputs=sm.inputs, variants=results, predicted_speedup=pred_speed,
                          measured_speedup=meas_speed, notes=notes)
