@@ -145,10 +145,8 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
             progress(trial)
         return ev
 
-    from threadpoolctl import threadpool_limits
-
     # one BLAS thread: the GP's matrices are tiny, and on a loaded 2-core host threads only contend
-    with warnings.catch_warnings(), threadpool_limits(limits=1):
+    with warnings.catch_warnings(), _one_blas_thread():
         warnings.simplefilter("ignore")  # skopt warns about repeated points and GP convergence
         if seeds:
             xs, ys = [], []
@@ -190,6 +188,17 @@ def noise_bits(trials) -> float:
             if len(runs) >= 2:
                 spreads.append(math.log2(max(runs) / min(runs)) / 2)
     return min(MAX_TIE_BITS, statistics.median(spreads)) if spreads else 0.0
+
+
+def _one_blas_thread():
+    """threadpoolctl (a scikit-learn dependency) limits BLAS to one thread; a no-op without it."""
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn requires it
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1)
 
 
 def neighbours(space: SearchSpace, c: Config) -> list[Config]:
