@@ -151,7 +151,7 @@ class TunedDir:
 
 def load_tuned(path: Path) -> TunedDir:
     """Read a tuned directory; DocumentError (exit 1) when a file is missing or corrupt."""
-    path = Path(path)
+    path = Path(path).resolve()
     if not path.is_dir():
         raise DocumentError(path, "not a directory", fix="pass the --out directory of `autotune tune`")
     if not (path / REPORT).is_file():
@@ -165,7 +165,10 @@ def load_tuned(path: Path) -> TunedDir:
     pd = find_key(report, "probe_dir")
     probe_dir = None
     if isinstance(pd, str) and pd:
-        probe_dir = Path(pd) if Path(pd).is_absolute() else (path / pd)
+        # tune records the --probe path as given: relative to where tune ran (usually here), else to DIR
+        probe_dir = Path(pd)
+        if not probe_dir.is_absolute():
+            probe_dir = probe_dir.resolve() if probe_dir.is_dir() else (path / pd).resolve()
     tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, report=report, probe_dir=probe_dir)
     if at is not None:
         runtime_config(at)  # validate now: a corrupt file is a "could not run"

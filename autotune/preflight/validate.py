@@ -143,7 +143,7 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
     if pdir is None:
         raise AutotuneError(f"{tuned.path}/report.json does not name the probe directory",
                             fix="pass --probe DIR")
-    probe = load_probe(pdir)
+    probe = load_probe(Path(pdir).resolve())
     spec = _target_spec(probe, spec)
     benv = afl.base_env(env)
     for tool in ("afl-fuzz", "afl-showmap", "afl-clang-fast"):
