@@ -32,9 +32,9 @@
  * places (a) and (b) in caller memory (BM_F_INIT_SHARED | BM_F_SHARED_ZEROED: header only).
  *
  * Slot assignment is race-free across threads and processes sharing (b): the fast path is a
- * plain load of the index entry and one branch (0?) and a decrement; on 0 the slow path reserves a
- * slot with a CAS loop on used_key (never past C) and publishes slot + 1 with a CAS (0 -> slot + 1)
- * on the index entry. If that CAS loses,
+ * plain load of the index entry and one branch (0?), the -1 folded into the counter address; on 0
+ * the slow path reserves a slot with a CAS loop on used_key (never past C) and publishes slot + 1
+ * with a CAS (0 -> slot + 1) on the index entry. If that CAS loses,
  * the winner's slot is used and the reserved slot is left unreferenced: its counter stays zero
  * forever (a "hole" inside [0, used_key): harmless for every kernel, counted by
  * bm_map_holes()). Counter increments are plain (non-atomic) like AFL's.
