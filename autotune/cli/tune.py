@@ -39,43 +39,19 @@ def tune_cmd(
     fresh: Annotated[bool, typer.Option("--fresh", help="Measure everything again (ignore --out's measurements.json).")] = False,
     json_out: JsonOpt = False,
 ) -> None:
-    from autotune.emit.write import emit_all
-    from autotune.measure.host import l2_bytes, llc_bytes
-    from autotune.tune.objective import ObjectiveSettings
-    from autotune.tune.run import load_inputs, make_measurer, make_space, run_tune
+    from autotune.tune.api import tune_probe_dir
+    from autotune.tune.run import run_tune
 
-    if not 0 < max_collision_rate < 1:
-        raise AutotuneError(f"--max-collision-rate {max_collision_rate} is outside (0, 1)", fix="e.g. --max-collision-rate 0.02")
-    if jobs < 1:
-        raise AutotuneError(f"--jobs {jobs} must be at least 1", fix="e.g. --jobs 2")
-    if sensitivity_weight < 0:
-        raise AutotuneError("--sensitivity-weight must be >= 0", fix="e.g. --sensitivity-weight 0.25")
     pows = []
     for name, v in (("--min-map-bytes", min_map_bytes), ("--max-map-bytes", max_map_bytes)):
         if v < 1 or v & (v - 1):
             raise AutotuneError(f"{name} {v} is not a power of two", fix=f"e.g. {name} {1 << 16}")
         pows.append(v.bit_length() - 1)
-    if pows[0] > pows[1]:
-        raise AutotuneError("--min-map-bytes is larger than --max-map-bytes", fix="swap them")
-    if not probe.is_dir():
-        raise AutotuneError(f"--probe {probe} is not a directory", fix="run `autotune probe --out DIR` first and pass DIR")
-    host = _host(profile)
-    inputs = load_inputs(probe)
-    space = make_space(inputs=inputs, metric=metric, map_pow2=(pows[0], pows[1]))
-    settings = ObjectiveSettings(max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight,
-                                 jobs=jobs, l2_bytes=l2_bytes(host), llc_bytes=llc_bytes(host))
-    from autotune.tune.backends import CachedMeasurer
-    from autotune.tune.cache import attach, cache_identity
-
-    measurer = CachedMeasurer(make_measurer(backend=backend, inputs=inputs, seed=seed))
-    reused = attach(measurer, out_dir=out_dir, identity=cache_identity(inputs=inputs, backend=measurer.name, host=host),
-                    fresh=fresh)
-    if reused:
-        err.print(f"reusing {reused} measurements from {out_dir}/measurements.json (--fresh to measure again)",
-                  highlight=False)
-    result = _run_with_progress(run_tune, inputs=inputs, space=space, settings=settings, measurer=measurer,
-                                calls=calls, seed=seed, host=host)
-    written = emit_all(result=result, out_dir=out_dir, plot=not no_plot)
+    result, written = tune_probe_dir(
+        probe_dir=probe, out_dir=out_dir, host=_host(profile), metric=metric,
+        max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight, calls=calls, seed=seed,
+        jobs=jobs, backend=backend, map_pow2=(pows[0], pows[1]), plot=not no_plot, fresh=fresh,
+        run=lambda **kw: _run_with_progress(run_tune, **kw), notice=lambda m: err.print(m, highlight=False))
     if json_out:
         print_json(result.to_dict())
         return

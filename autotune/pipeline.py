@@ -1,0 +1,86 @@
+"""The main job: profile this host, probe the target, tune its map, emit the configuration.
+
+One call runs the three stages in order, each writing its own versioned output under ``out_dir``
+(``host-profile.toml``, ``probe/``, ``tune/``), so any stage can be re-run alone afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from autotune.errors import AutotuneError
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    out_dir: Path
+    host_profile: Path
+    probe_dir: Path
+    tune_dir: Path
+    probe: Any  # ProbeResult
+    tune: Any  # TuneResult
+    written: list[Path]
+
+    def env_files(self) -> dict[str, Path]:
+        names = ("autotune-run.env", "afl-build.env", "afl-run.env", "afl-build-rebuilt.env")
+        return {n: self.tune_dir / n for n in names if (self.tune_dir / n).is_file()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": 1,
+            "out_dir": str(self.out_dir),
+            "host_profile": str(self.host_profile),
+            "probe_dir": str(self.probe_dir),
+            "tune_dir": str(self.tune_dir),
+            "env_files": {k: str(v) for k, v in self.env_files().items()},
+            "best": self.tune.best_config,
+        }
+
+
+def run_pipeline(
+    *,
+    out_dir: Path,
+    binary: Path,
+    corpus_dir: Path | None,
+    demo: bool = False,
+    probe_time_s: float = 60.0,
+    max_execs: int | None = None,
+    seed: int = 0,
+    calls: int = 40,
+    max_collision_rate: float = 0.02,
+    jobs: int = 1,
+    timeout_ms: int = 1000,
+    on_stage: Callable[[str], None] | None = None,
+    on_probe_progress: Callable[[Any], None] | None = None,
+    tune_run: Callable[..., Any] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> PipelineResult:
+    """Run profile -> probe -> tune for ``binary`` (a harness built with autotune cc)."""
+    from autotune.probe.campaign import run_probe
+    from autotune.profile import detect_host, save_profile
+    from autotune.tune.api import tune_probe_dir
+
+    if probe_time_s <= 0:
+        raise AutotuneError(f"probe time {probe_time_s} s is not positive", fix="pass --time 60")
+    out_dir = Path(out_dir).resolve()
+    stage = on_stage or (lambda _s: None)
+
+    stage("profile: reading this host's caches")
+    host = detect_host()
+    host_path = save_profile(host, out_dir / "host-profile.toml")
+
+    stage(f"probe: {probe_time_s:g} s campaign on {binary.name}, census of every metric")
+    probe_dir = out_dir / "probe"
+    probe = run_probe(binary=binary, out_dir=probe_dir, corpus_dir=corpus_dir, time_s=probe_time_s,
+                      max_execs=max_execs, seed=seed, timeout_ms=timeout_ms, demo=demo,
+                      on_progress=on_probe_progress)
+
+    stage(f"tune: Bayesian optimisation, {calls} calls, measured by replaying the probe's corpus")
+    tune_dir = out_dir / "tune"
+    tune, written = tune_probe_dir(probe_dir=probe_dir, out_dir=tune_dir, host=host.to_dict(), calls=calls,
+                                   seed=seed, jobs=jobs, max_collision_rate=max_collision_rate, run=tune_run,
+                                   notice=notice)
+    return PipelineResult(out_dir=out_dir, host_profile=host_path, probe_dir=probe_dir, tune_dir=tune_dir,
+                          probe=probe, tune=tune, written=list(written))
