@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
         sysfs_root: SysfsRootOpt = Path("/sys"),
         json_out: JsonOpt = False,
     ) -> None:
-        from autotune.cli.probe import resolve_target
+        from autotune.probe.target import resolve_target
         from autotune.errors import AutotuneError
         from autotune.preflight.preflight import github_annotations, run_preflight
         from autotune.preflight.render import preflight_table
