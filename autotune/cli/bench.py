@@ -10,11 +10,9 @@ import typer
 from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
 from autotune.errors import AutotuneError
 
-HELP = """Measure the per-execution cost of the coverage map on this host: flat and two-level
-layouts, every counter width, map sizes 8 KiB..128 MiB (powers of two), replaying a key trace
-from a probe (--probe) or a synthetic one (--synthetic-keys). Reset, classify+compare, hash and
-update per execution; medians of timed rounds after a warm-up; flat/two-level ratios beside
-BigMap's Figure 6. Writes bench.json, bench.md and host-profile.json to --out."""
+HELP = (
+    "Measure the per-execution cost of the coverage map on this host: flat and two-level layouts, every counter width, map sizes 8 KiB..128 MiB (powers of two), replaying a key trace from a probe (--probe) or a synthetic one (--synthetic-keys). Reset, classify+compare, hash and update per execution; medians of timed rounds after a warm-up; flat/two-level ratios beside BigMap's Figure 6. Writes bench.json, bench.md and host-profile.json to --out."
+)
 
 
 def register(app: typer.Typer) -> None:

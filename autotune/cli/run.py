@@ -9,10 +9,12 @@ import typer
 
 from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
 
-HELP = """Profile this host, probe the target (a census of its coverage keys per metric) and tune its
-coverage map (size, counter width, metric, layout); ends by printing the env files and how to load
-them. The target is a harness binary built with `autotune cc -fsanitize=fuzzer`, its --source
-files, or --demo (the bundled demo target). Every stage's output stays under --out."""
+HELP = (
+    "Profile this host, probe the target (a census of its coverage keys per metric) and tune its "
+    "coverage map (size, counter width, metric, layout); ends by printing the env files and how to load "
+    "them. The target is a harness binary built with `autotune cc -fsanitize=fuzzer`, its --source "
+    "files, or --demo (the bundled demo target). Every stage's output stays under --out."
+)
 
 
 def register(app: typer.Typer) -> None:
