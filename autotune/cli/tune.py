@@ -29,6 +29,8 @@ def tune_cmd(
     max_collision_rate: Annotated[float, typer.Option("--max-collision-rate", help="Largest acceptable collision rate (0..1).")] = 0.02,
     sensitivity_weight: Annotated[float, typer.Option("--sensitivity-weight", help="Credit per doubling of a metric's keys, in bits.")] = 0.25,
     calls: Annotated[int, typer.Option("--calls", help="Optimiser calls (evaluations).")] = 40,
+    confirm_k: Annotated[int, typer.Option("--confirm", help="Re-measure the top K configurations (and the best's smaller maps) in interleaved repeats before choosing; 0 skips it.")] = 5,
+    confirm_repeats: Annotated[int, typer.Option("--confirm-repeats", help="Repeats per configuration in the confirmation round.")] = 3,
     seed: SeedOpt = 0,
     jobs: Annotated[int, typer.Option("--jobs", help="Fuzzer instances sharing the last-level cache.")] = 1,
     backend: Annotated[str, typer.Option("--backend", help="auto (replay when the harness is there), replay, bench.")] = "auto",
@@ -51,6 +53,7 @@ def tune_cmd(
         probe_dir=probe, out_dir=out_dir, host=_host(profile), metric=metric,
         max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight, calls=calls, seed=seed,
         jobs=jobs, backend=backend, map_pow2=(pows[0], pows[1]), plot=not no_plot, fresh=fresh,
+        confirm_k=confirm_k, confirm_repeats=confirm_repeats,
         run=lambda **kw: _run_with_progress(run_tune, **kw), notice=lambda m: err.print(m, highlight=False))
     if json_out:
         print_json(result.to_dict())
@@ -86,7 +89,10 @@ def _run_with_progress(run_tune, **kw):
                 err.print(f"call {trial.call} ({trial.phase}): {e.config.key()} {e.execs_per_s:,.0f} execs/s "
                           f"score {e.score_bits:.3f}{'' if e.feasible else ' (infeasible)'}", highlight=False)
 
-        return run_tune(progress=progress, **kw)
+        def confirm_progress(config, repeat: int) -> None:
+            bar.update(task, description=f"confirming: {config.key()} repeat {repeat}")
+
+        return run_tune(progress=progress, confirm_progress=confirm_progress, **kw)
 
 
 def _summary(result, out_dir: Path, names: list[str]) -> None:
@@ -100,9 +106,12 @@ def _summary(result, out_dir: Path, names: list[str]) -> None:
         c = nr["config"]
         out.print(f"best without rebuilding AFL++: {c['metric']} (flat 64 KiB, 8-bit): {nr['execs_per_s']:,.0f} execs/s, "
                   f"collision rate {100 * nr['precision']['collision_rate']:.2f} %", highlight=False)
+    conf = result.confirmation
+    if conf:
+        out.print(f"confirmation: {conf['decision']}", highlight=False)
     if result.needs_afl_rebuild:
-        out.print(f"afl-cc at that map size needs AFL++ rebuilt with MAP_SIZE_POW2={int(bc['map_slots']).bit_length() - 1}; "
-                  "autotune-run.env runs it with our runtime and the stock afl-fuzz", highlight=False)
+        out.print(result.rebuild_note() + "; autotune-run.env runs it with our runtime and the stock afl-fuzz",
+                  highlight=False)
     out.print(f"convergence: {result.calls} calls, {result.measured} measured, best at call {result.calls_to_best()}, "
               f"best score after 1/4/1/2/all calls: {conv[max(0, len(conv) // 4 - 1)]:.3f} / "
               f"{conv[max(0, len(conv) // 2 - 1)]:.3f} / {conv[-1]:.3f}; {result.elapsed_s:.1f} s", highlight=False)

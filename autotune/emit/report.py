@@ -20,6 +20,24 @@ def _cfg(c: dict) -> str:
     return f"{c['metric']}, {c['layout']}, {human_bytes(int(c['map_slots']))} slots, {c['width_bits']}-bit"
 
 
+def _confirmation(conf: dict | None) -> list[str]:
+    """The confirmation round (autotune.tune.confirm): every repeat and the decision."""
+    if not conf:
+        return []
+    L = ["## Confirmation", "", f"{conf['decision']}.", "",
+         "| configuration | search execs/s | repeats execs/s | median execs/s | median score (bits) | map memory | |",
+         "|---|---:|---|---:|---:|---:|---|"]
+    for r in conf["rows"]:
+        s = r["search_execs_per_s"]
+        mark = ("chosen" if r["config"] == conf["chosen"] else "") + \
+            (" highest median" if r["config"] == conf["leader"] else "") + ("" if r["feasible"] else " infeasible")
+        L += [f"| {_cfg(r['config'])} | {'' if s is None else f'{s:.0f}'} | "
+              f"{', '.join(f'{x:.0f}' for x in r['repeats_execs_per_s'])} | {r['execs_per_s']:.0f} | "
+              f"{r['score_bits']:.3f} | {human_bytes(int(r['memory_bytes']))} | {mark.strip()} |"]
+    return L + ["", f"Ties: medians within {conf['band_bits']:.3f} bits of the highest (the interquartile range of its "
+                "repeats, at least the median one of all rows and the search's noise estimate) go to the least map memory, then the narrower counters.", ""]
+
+
 def render_report(result: TuneResult, *, files: list[str]) -> str:
     b, bc = result.best, result.best_config
     s = result.settings
@@ -40,10 +58,9 @@ def render_report(result: TuneResult, *, files: list[str]) -> str:
           f"collision rate {_pct(b['precision']['collision_rate'])}, counter overflow "
           f"{_pct(b['precision']['counter_overflow'])}, score {b['score_bits']:.3f} bits."]
     if result.needs_afl_rebuild:
-        L += [f"- It needs a map of {human_bytes(int(bc['map_slots']))} slots, larger than AFL++'s compile-time "
-              f"64 KiB for CLASSIC/NGRAM/CTX: afl-cc needs AFL++ rebuilt with "
-              f"`MAP_SIZE_POW2={int(bc['map_slots']).bit_length() - 1}`. Our runtime (`autotune-run.env`) runs it "
-              f"without rebuilding AFL++."]
+        L += [f"- It hashes into {human_bytes(int(bc['map_slots']))} slots, more than AFL++'s compile-time "
+              f"64 KiB for CLASSIC/NGRAM/CTX; {result.rebuild_note()}. Our runtime (`autotune-run.env`) runs it "
+              f"with the stock afl-fuzz, without rebuilding AFL++."]
     else:
         L += ["- It fits AFL++'s compile-time 64 KiB map: no rebuild needed."]
     if nr:
@@ -58,6 +75,7 @@ def render_report(result: TuneResult, *, files: list[str]) -> str:
     L += [f"- Search: {result.calls} calls, {result.measured} configurations measured, "
           f"{result.cache_hits} answered from the cache, best reached at call {result.calls_to_best()}; "
           f"backend `{result.backend}`, seed {result.seed}.", ""]
+    L += _confirmation(result.confirmation)
     L += ["## Objective", "", "```", OBJECTIVE_MD, "```", ""]
     L += [f"Settings: c_max = {s['max_collision_rate']}, w_s = {s['sensitivity_weight']}, P = {s['penalty_bits']}, "
           f"N = {s['jobs']} instance(s)"

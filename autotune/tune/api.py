@@ -26,6 +26,8 @@ def tune_probe_dir(
     map_pow2: tuple[int, int] = (13, 27),
     plot: bool = True,
     fresh: bool = False,
+    confirm_k: int = 5,
+    confirm_repeats: int = 3,
     run: Callable[..., Any] | None = None,
     notice: Callable[[str], None] | None = None,
 ):
@@ -48,6 +50,10 @@ def tune_probe_dir(
         raise AutotuneError(f"--jobs {jobs} must be at least 1", fix="e.g. --jobs 2")
     if calls < 1:
         raise AutotuneError(f"--calls {calls} must be at least 1", fix="e.g. --calls 40")
+    if confirm_k < 0:
+        raise AutotuneError(f"--confirm {confirm_k} is negative", fix="e.g. --confirm 5 (0 skips the confirmation)")
+    if confirm_repeats < 1:
+        raise AutotuneError(f"--confirm-repeats {confirm_repeats} must be at least 1", fix="e.g. --confirm-repeats 3")
     if sensitivity_weight < 0:
         raise AutotuneError("--sensitivity-weight must be >= 0", fix="e.g. --sensitivity-weight 0.25")
     if map_pow2[0] > map_pow2[1]:
@@ -66,6 +72,6 @@ def tune_probe_dir(
         notice(f"reusing {reused} measurements from {out_dir}/measurements.json (--fresh to measure again)")
     runner = run or (lambda **kw: run_tune(**kw))
     result = runner(inputs=inputs, space=space, settings=settings, measurer=measurer, calls=calls, seed=seed,
-                    host=host)
+                    host=host, confirm_k=confirm_k, confirm_repeats=confirm_repeats)
     written = emit_all(result=result, out_dir=out_dir, plot=plot)
     return result, written

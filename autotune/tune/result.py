@@ -28,6 +28,7 @@ class TuneResult:
     elapsed_s: float
     host: dict[str, Any] | None = None
     curves: dict[str, Any] = field(default_factory=dict)  # for the plot/report: collision and cost curves
+    confirmation: dict[str, Any] | None = None  # Confirmation.to_dict(): the repeats behind the choice
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -38,6 +39,16 @@ class TuneResult:
     def needs_afl_rebuild(self) -> bool:
         """AFL++'s own CLASSIC/NGRAM/CTX instrumentation would need a map larger than 2^16."""
         return int(self.best_config["map_slots"]) > AFL_DEFAULT_MAP_SLOTS
+
+    def rebuild_note(self) -> str:
+        """What an afl-cc build of the best needs. AFL++'s maps are flat: the afl-cc equivalent of a
+        two-level map is a flat map of the same hash space (its index size)."""
+        bc = self.best_config
+        pow2 = int(bc["map_slots"]).bit_length() - 1
+        what = (f"its index has 2^{pow2} entries, so an afl-cc build with {bc['metric']} (AFL++'s maps are flat) "
+                f"would need a flat 2^{pow2} map" if bc["layout"] == "twolevel"
+                else f"an afl-cc build with {bc['metric']} would need a 2^{pow2} map")
+        return f"{what} (AFL++ rebuilt with MAP_SIZE_POW2={pow2})"
 
     def convergence(self) -> list[float]:
         out, best = [], float("-inf")
@@ -63,7 +74,7 @@ class TuneResult:
             "cache_hits": self.cache_hits, "elapsed_s": round(self.elapsed_s, 3),
             "calls_to_best": self.calls_to_best(), "convergence": [round(v, 6) for v in self.convergence()],
             "settings": self.settings, "space": self.space, "inputs": self.inputs, "trials": self.trials,
-            "curves": self.curves, "host": self.host,
+            "curves": self.curves, "host": self.host, "confirmation": self.confirmation,
         }
 
     @classmethod
@@ -72,4 +83,5 @@ class TuneResult:
                    backend=d["backend"], calls=d["calls"], seed=d["seed"], trials=d["trials"], best=d["best"],
                    no_rebuild_best=d.get("no_rebuild_best"), measured=d["measured"], cache_hits=d["cache_hits"],
                    elapsed_s=d["elapsed_s"], host=d.get("host"), curves=d.get("curves", {}),
+                   confirmation=d.get("confirmation"),
                    schema_version=d["schema_version"])

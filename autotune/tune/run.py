@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from autotune.errors import AutotuneError
 from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
+from autotune.tune.confirm import DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, Confirmation, confirm
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import ObjectiveSettings, working_set_bytes
 from autotune.tune.optimise import DEFAULT_CALLS, Search, Trial, optimise
@@ -93,21 +94,32 @@ def flat_ns_per_byte() -> Callable[[int], float]:
 
 def run_tune(*, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSettings, measurer: Measurer,
              calls: int = DEFAULT_CALLS, seed: int = 0, host: dict[str, Any] | None = None,
-             progress: Callable[[Trial], None] | None = None) -> TuneResult:
-    """Optimise, then gather the document (choice, no-rebuild choice, curves for the plot)."""
+             confirm_k: int = DEFAULT_CONFIRM, confirm_repeats: int = DEFAULT_CONFIRM_REPEATS,
+             progress: Callable[[Trial], None] | None = None,
+             confirm_progress: Callable[[Config, int], None] | None = None) -> TuneResult:
+    """Optimise, confirm the leaders by repeated interleaved measurement (autotune.tune.confirm;
+    ``confirm_k`` 0 skips it), then gather the document (choice, no-rebuild choice, curves)."""
+    if confirm_k < 0 or confirm_repeats < 1:
+        raise AutotuneError(f"--confirm {confirm_k} / --confirm-repeats {confirm_repeats} out of range",
+                            fix="--confirm 0 (off) or more, --confirm-repeats 1 or more (e.g. 5 and 3)")
     cached = measurer if isinstance(measurer, CachedMeasurer) else CachedMeasurer(measurer)
     ns_per_byte = flat_ns_per_byte() if settings.jobs > 1 else None
     search = optimise(inputs=inputs, measurer=cached, space=space, settings=settings, calls=calls, seed=seed,
                       ns_per_byte=ns_per_byte, progress=progress)
+    confirmation = None
+    if confirm_k > 0:
+        confirmation = confirm(search=search, inputs=inputs, space=space, settings=settings, measurer=cached.inner,
+                               k=confirm_k, repeats=confirm_repeats, ns_per_byte=ns_per_byte,
+                               progress=confirm_progress)
     return result_from_search(search=search, inputs=inputs, space=space, settings=settings, backend=cached.name,
-                              calls=calls, seed=seed, cache_hits=cached.hits, host=host)
+                              calls=calls, seed=seed, cache_hits=cached.hits, host=host, confirmation=confirmation)
 
 
 def result_from_search(*, search: Search, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSettings,
                        backend: str, calls: int, seed: int, cache_hits: int,
-                       host: dict[str, Any] | None) -> TuneResult:
+                       host: dict[str, Any] | None, confirmation: Confirmation | None = None) -> TuneResult:
     trials = [t.to_dict() for t in search.trials]
-    best = search.best
+    best = confirmation.chosen.evaluation if confirmation else search.best
     nr = [t.evaluation for t in search.trials
           if t.evaluation.config.layout == "flat" and t.evaluation.config.map_slots == AFL_DEFAULT_MAP_SLOTS
           and t.evaluation.config.width_bits == 8]
@@ -123,7 +135,8 @@ def result_from_search(*, search: Search, inputs: TuneInputs, space: SearchSpace
     return TuneResult(target=inputs.target, inputs=inputs.to_dict(), space=space.to_dict(), settings=settings.to_dict(),
                       backend=backend, calls=len(search.trials), seed=seed, trials=trials, best=best.to_dict(),
                       no_rebuild_best=nr_best, measured=search.measured, cache_hits=cache_hits,
-                      elapsed_s=search.elapsed_s, host=host, curves=curves)
+                      elapsed_s=search.elapsed_s + (confirmation.elapsed_s if confirmation else 0.0), host=host,
+                      curves=curves, confirmation=confirmation.to_dict() if confirmation else None)
 
 
 def _no_rebuild_best(cands, *, inputs: TuneInputs, settings: ObjectiveSettings) -> dict[str, Any] | None:
