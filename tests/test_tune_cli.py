@@ -43,8 +43,14 @@ def test_tune_on_the_demo_probe_writes_every_file(demo_probe, tmp_path):
                                                 "report.md", "tune.png"}
     for t in doc["trials"]:
         assert t["measurement"]["source"] == "replay" and t["execs_per_s"] > 0
-    assert doc["best"] in [{k: v for k, v in t.items() if k not in ("call", "phase", "measured", "elapsed_s")}
-                           for t in doc["trials"]]
+    # the choice is confirmed by re-measuring the leaders: its figure is the median of its repeats
+    conf = doc["confirmation"]
+    assert conf["repeats"] == 3 and doc["best"]["config"] == conf["chosen"]
+    assert doc["best"]["config"] in [t["config"] for t in doc["trials"]] + [r["config"] for r in conf["rows"]]
+    row = next(r for r in conf["rows"] if r["config"] == conf["chosen"])
+    assert len(row["repeats_execs_per_s"]) == 3 and row["execs_per_s"] == pytest.approx(
+        sorted(row["repeats_execs_per_s"])[1], abs=1e-3)
+    assert "## Confirmation" in (out / "report.md").read_text()
     # the env file drives the real harness: replay it with the chosen configuration
     env = subprocess.run(["bash", "-c", f"set -a; . {out}/autotune-run.env; set +a; "
                           "env | grep -E '^(AUTOTUNE|AFL)_' | sort"], capture_output=True, text=True, check=True)
@@ -86,6 +92,8 @@ def test_replay_env_names_the_runtime_variables():
     (["--probe", ".", "--max-collision-rate", "2"], "--max-collision-rate"),
     (["--probe", ".", "--jobs", "0"], "--jobs"),
     (["--probe", ".", "--max-map-bytes", "1000"], "power of two"),
+    (["--probe", ".", "--confirm", "-1"], "--confirm"),
+    (["--probe", ".", "--confirm-repeats", "0"], "--confirm-repeats"),
 ])
 def test_tune_bad_input_is_a_clear_error(tmp_path, args, msg):
     r = CliRunner().invoke(app, ["tune", "--out", str(tmp_path / "o"), *args])
@@ -103,7 +111,7 @@ def test_tune_on_a_directory_without_probe_json(tmp_path):
 def test_a_second_run_reuses_the_measurements(demo_probe, tmp_path):
     out = tmp_path / "tune"
     args = ["tune", "--probe", str(demo_probe), "--backend", "bench", "--metric", "edge", "--calls", "5",
-            "--max-map-bytes", str(1 << 17), "--no-plot", "--out", str(out)]
+            "--max-map-bytes", str(1 << 17), "--no-plot", "--out", str(out), "--confirm", "0"]
     assert CliRunner().invoke(app, args).exit_code == 0
     first = json.loads((out / "report.json").read_text())
     assert json.loads((out / "measurements.json").read_text())["measurements"]
