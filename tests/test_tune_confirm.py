@@ -64,10 +64,12 @@ def test_confirmation_turns_a_noise_picked_large_index_into_the_smaller_equivale
     assert conf.changed and chosen.layout == "twolevel" and chosen.metric == "edge"
     assert chosen.map_slots < LUCKY.map_slots and chosen.width_bits == 8
     assert conf.chosen.evaluation.feasible
-    # the candidates: the search's top 5 and LUCKY's /2 and /4 neighbours, interleaved rounds
+    # the candidates: the search's top 5 and LUCKY's /2, /4 and smallest feasible index, interleaved
     cands = [r.config for r in conf.rows]
     assert LUCKY in cands and Config("edge", "twolevel", 1 << 21, 8) in cands
     assert Config("edge", "twolevel", 1 << 20, 8) in cands
+    assert Config("edge", "twolevel", 1 << 17, 8) in cands  # the smallest index within the collision limit
+    assert Config("edge", "twolevel", 1 << 16, 8) not in cands  # 2.3 % collisions: above the limit
     assert noisy.calls[-5 * len(cands):] == cands * 5
     # every row's median and the band: the choice is within the leader's spread and the cheapest there
     lead = next(r for r in conf.rows if r.config == conf.leader)

@@ -4,8 +4,8 @@ The search measures each configuration once, and its top score is the maximum ov
 figures: on a loaded host the winner is often the luckiest run, not the fastest configuration
 (winner's curse). After the search, :func:`confirm` re-measures the top ``k`` distinct
 configurations (feasible first) plus the incumbent's smaller-map neighbours (same metric, layout
-and width) in ``repeats`` interleaved rounds (A B C .., A B C .., so a load drift hits them
-alike), scores each by the median of its repeats, and chooses:
+and width: half, a quarter, and the smallest that meets the precision constraints) in
+``repeats`` interleaved rounds (A B C .., A B C .., so a load drift hits them alike), scores each by the median of its repeats, and chooses:
 
 1. the leader: the highest median score;
 2. the band: the interquartile range of the leader's repeat scores (in bits), at least the median
@@ -91,7 +91,8 @@ class Confirmation:
 
 def candidates(*, search: Search, space: SearchSpace, k: int, feasible: Callable[[Config], bool]) -> list[Config]:
     """The top ``k`` distinct configurations by search score (feasible first), then the incumbent's
-    smaller-map neighbours (same metric, layout, width) that meet the precision constraints."""
+    smaller-map neighbours (same metric, layout, width; /2, /4 and the smallest) that meet the
+    precision constraints."""
     seen: dict[Config, Evaluation] = {}
     for t in search.trials:
         seen.setdefault(t.evaluation.config, t.evaluation)
@@ -108,6 +109,11 @@ def candidates(*, search: Search, space: SearchSpace, k: int, feasible: Callable
         c = Config(inc.metric, inc.layout, 1 << p, inc.width_bits)
         if c not in out and feasible(c):
             out.append(c)
+    # and the smallest map of that kind that meets the constraints: the cheapest equivalent, if any
+    smallest = next((c for p in range(lo, inc.map_pow2)
+                     if feasible(c := Config(inc.metric, inc.layout, 1 << p, inc.width_bits))), None)
+    if smallest is not None and smallest not in out:
+        out.append(smallest)
     return out
 
 
