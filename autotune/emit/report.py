@@ -35,7 +35,8 @@ def _confirmation(conf: dict | None) -> list[str]:
               f"{', '.join(f'{x:.0f}' for x in r['repeats_execs_per_s'])} | {r['execs_per_s']:.0f} | "
               f"{r['score_bits']:.3f} | {human_bytes(int(r['memory_bytes']))} | {mark.strip()} |"]
     return L + ["", f"Ties: medians within {conf['band_bits']:.3f} bits of the highest (the interquartile range of its "
-                "repeats, at least the median one of all rows and the search's noise estimate) go to the least map memory, then the narrower counters.", ""]
+                "repeats, at least the median one of all rows and the search's noise estimate) go to the least "
+                "map memory, then the narrower counters.", ""]
 
 
 def render_report(result: TuneResult, *, files: list[str]) -> str:

@@ -5,7 +5,8 @@ figures: on a loaded host the winner is often the luckiest run, not the fastest 
 (winner's curse). After the search, :func:`confirm` re-measures the top ``k`` distinct
 configurations (feasible first) plus the incumbent's smaller-map neighbours (same metric, layout
 and width: half, a quarter, and the smallest that meets the precision constraints) in
-``repeats`` interleaved rounds (A B C .., A B C .., so a load drift hits them alike), scores each by the median of its repeats, and chooses:
+``repeats`` interleaved rounds (A B C .., A B C .., so a load drift hits them alike), scores
+each by the median of its repeats, and chooses:
 
 1. the leader: the highest median score;
 2. the band: the interquartile range of the leader's repeat scores (in bits), at least the median
