@@ -7,7 +7,7 @@ import json
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 from rich.console import Console
@@ -68,3 +68,12 @@ SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for every random choi
 OutDirOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]
 SysfsRootOpt = Annotated[Path, typer.Option("--sysfs-root", help="Root of the sysfs tree to read (tests use fake trees).")]
 ProcfsRootOpt = Annotated[Path, typer.Option("--procfs-root", help="Root of the procfs tree to read.")]
+
+# The target of probe, run, validate and preflight: a harness binary, its sources, or the demo.
+HarnessArg = Annotated[Optional[Path], typer.Argument(help="Harness binary built with `autotune cc -fsanitize=fuzzer`.")]
+SourceOpt = Annotated[Optional[list[Path]], typer.Option("--source", "-s", help="Harness source file (repeat); built with autotune cc.")]
+CflagsOpt = Annotated[str, typer.Option("--cflags", help="Extra compiler flags for --source builds.")]
+LdflagsOpt = Annotated[str, typer.Option("--ldflags", help="Extra linker flags for --source builds (e.g. -lz).")]
+CxxOpt = Annotated[bool, typer.Option("--cxx", help="Build --source files as C++.")]
+DemoOpt = Annotated[bool, typer.Option("--demo", help="The bundled demo target and its seeds.")]
+CorpusOpt = Annotated[Optional[Path], typer.Option("--corpus", "-c", help="Seed corpus directory.")]

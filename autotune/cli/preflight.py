@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import JsonOpt, ProcfsRootOpt, SeedOpt, SysfsRootOpt, err, handle_errors, out, print_json
+from autotune.cli.common import (CflagsOpt, CorpusOpt, CxxOpt, DemoOpt, HarnessArg, JsonOpt, LdflagsOpt, ProcfsRootOpt, SeedOpt, SourceOpt, SysfsRootOpt, err, handle_errors, out, print_json)
 
 HELP = (
     "Check that a tuned configuration still fits the target, its corpus and this host: re-run a short "
@@ -24,13 +24,13 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def preflight_cmd(
         tuned_dir: Annotated[Path, typer.Argument(help="The --out directory of `autotune tune`.")],
-        harness: Annotated[Optional[Path], typer.Argument(help="Harness binary built with autotune cc.")] = None,
-        source: Annotated[Optional[list[Path]], typer.Option("--source", "-s", help="Harness source file (repeat); built with autotune cc.")] = None,
-        cflags: Annotated[str, typer.Option("--cflags", help="Compiler flags for --source builds.")] = "-O2 -g",
-        ldflags: Annotated[str, typer.Option("--ldflags", help="Linker flags for --source builds.")] = "",
-        cxx: Annotated[bool, typer.Option("--cxx", help="Build --source files as C++.")] = False,
-        demo: Annotated[bool, typer.Option("--demo", help="The bundled demo target and its seeds.")] = False,
-        corpus: Annotated[Optional[Path], typer.Option("--corpus", "-c", help="Corpus directory.")] = None,
+        harness: HarnessArg = None,
+        source: SourceOpt = None,
+        cflags: CflagsOpt = "-O2 -g",
+        ldflags: LdflagsOpt = "",
+        cxx: CxxOpt = False,
+        demo: DemoOpt = False,
+        corpus: CorpusOpt = None,
         budget: Annotated[float, typer.Option("--budget", "-t", min=1.0, help="Seconds for the short probe.")] = 30.0,
         afl_binary: Annotated[Optional[Path], typer.Option("--afl-binary", help="afl-cc build to check against afl-build.env (its .build.json record).")] = None,
         seed: SeedOpt = 0,

@@ -7,8 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
-from autotune.errors import AutotuneError
+from autotune.cli.common import (CflagsOpt, CorpusOpt, CxxOpt, DemoOpt, HarnessArg, JsonOpt, LdflagsOpt, OutDirOpt, SeedOpt, SourceOpt, err, handle_errors, out, print_json)
 from autotune.probe.target import resolve_target  # noqa: F401  (also used by preflight)
 
 HELP = (
@@ -25,13 +24,13 @@ def register(app: typer.Typer) -> None:
     @app.command("probe", help=HELP)
     @handle_errors
     def probe_cmd(
-        harness: Annotated[Optional[Path], typer.Argument(help="Harness binary built with autotune cc.")] = None,
-        source: Annotated[Optional[list[Path]], typer.Option("--source", "-s", help="Harness source file (repeat); probe builds it.")] = None,
-        cflags: Annotated[str, typer.Option("--cflags", help="Extra compiler flags for --source builds.")] = "-O2 -g",
-        ldflags: Annotated[str, typer.Option("--ldflags", help="Extra linker flags for --source builds (e.g. -lz).")] = "",
-        cxx: Annotated[bool, typer.Option("--cxx", help="Build --source files as C++.")] = False,
-        demo: Annotated[bool, typer.Option("--demo", help="Probe the bundled demo target with its seeds.")] = False,
-        corpus: Annotated[Optional[Path], typer.Option("--corpus", "-c", help="Seed corpus directory (empty: start from one empty input).")] = None,
+        harness: HarnessArg = None,
+        source: SourceOpt = None,
+        cflags: CflagsOpt = "-O2 -g",
+        ldflags: LdflagsOpt = "",
+        cxx: CxxOpt = False,
+        demo: DemoOpt = False,
+        corpus: CorpusOpt = None,
         time_s: Annotated[float, typer.Option("--time", "-t", help="Time budget in seconds: the whole probe, building the harness excepted.")] = 60.0,
         max_execs: Annotated[Optional[int], typer.Option("--max-execs", help="Stop after this many executions (reproducible census).")] = None,
         seed: SeedOpt = 0,

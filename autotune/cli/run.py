@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
+from autotune.cli.common import (CxxOpt, CflagsOpt, CorpusOpt, DemoOpt, HarnessArg, JsonOpt, LdflagsOpt, OutDirOpt, SeedOpt, SourceOpt, err, handle_errors, out, print_json)
 
 HELP = (
     "Profile this host, probe the target (a census of its coverage keys per metric) and tune its "
@@ -23,12 +23,13 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def run_cmd(
-    harness: Annotated[Optional[Path], typer.Argument(help="Harness binary built with autotune cc.")] = None,
-    source: Annotated[Optional[list[Path]], typer.Option("--source", "-s", help="Harness source file (repeat); built with autotune cc.")] = None,
-    cflags: Annotated[str, typer.Option("--cflags", help="Extra compiler flags for --source builds.")] = "-O2 -g",
-    ldflags: Annotated[str, typer.Option("--ldflags", help="Extra linker flags for --source builds.")] = "",
-    demo: Annotated[bool, typer.Option("--demo", help="Run on the bundled demo target and its seeds.")] = False,
-    corpus: Annotated[Optional[Path], typer.Option("--corpus", "-c", help="Seed corpus directory.")] = None,
+    harness: HarnessArg = None,
+    source: SourceOpt = None,
+    cflags: CflagsOpt = "-O2 -g",
+    ldflags: LdflagsOpt = "",
+    cxx: CxxOpt = False,
+    demo: DemoOpt = False,
+    corpus: CorpusOpt = None,
     time_s: Annotated[float, typer.Option("--time", "-t", help="Probe time budget in seconds.")] = 60.0,
     calls: Annotated[int, typer.Option("--calls", help="Optimiser calls (evaluations).")] = 40,
     max_collision_rate: Annotated[float, typer.Option("--max-collision-rate", help="Largest acceptable collision rate (0..1).")] = 0.02,
@@ -44,7 +45,7 @@ def run_cmd(
     from autotune.tune.run import run_tune
 
     binary, corpus_dir = resolve_target(harness=harness, sources=list(source or []), cflags=cflags,
-                                        ldflags=ldflags, cxx=False, demo=demo, corpus=corpus)
+                                        ldflags=ldflags, cxx=cxx, demo=demo, corpus=corpus)
     result = run_pipeline(
         out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=demo, probe_time_s=time_s, seed=seed,
         calls=calls, max_collision_rate=max_collision_rate, jobs=jobs, timeout_ms=timeout_ms,

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import JsonOpt, err, handle_errors, out, print_json
+from autotune.cli.common import (CflagsOpt, CxxOpt, DemoOpt, JsonOpt, LdflagsOpt, SourceOpt, err, handle_errors, out, print_json)
 
 HELP = (
     "Check a tuned directory against the real AFL++: build the target with afl-clang-fast under "
@@ -24,12 +24,12 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def validate_cmd(
         tuned_dir: Annotated[Path, typer.Argument(help="The --out directory of `autotune tune`.")],
-        source: Annotated[Optional[list[Path]], typer.Option("--source", "-s", help="Harness source file (repeat).")] = None,
-        cflags: Annotated[str, typer.Option("--cflags", help="Compiler flags for --source builds / $CFLAGS.")] = "-O2 -g",
-        ldflags: Annotated[str, typer.Option("--ldflags", help="Linker flags for --source builds.")] = "",
-        cxx: Annotated[bool, typer.Option("--cxx", help="Build --source files as C++.")] = False,
+        source: SourceOpt = None,
+        cflags: CflagsOpt = "-O2 -g",
+        ldflags: LdflagsOpt = "",
+        cxx: CxxOpt = False,
         build_script: Annotated[Optional[Path], typer.Option("--build-script", help="OSS-Fuzz style build script.")] = None,
-        demo: Annotated[bool, typer.Option("--demo", help="The bundled demo target.")] = False,
+        demo: DemoOpt = False,
         probe_dir: Annotated[Optional[Path], typer.Option("--probe", help="Probe directory (default: the one report.json names).")] = None,
         time_s: Annotated[int, typer.Option("--time", "-t", min=1, help="afl-fuzz time-box per variant (-V seconds).")] = 10,
         json_out: JsonOpt = False,
