@@ -8,14 +8,26 @@ destination directory, is flushed and fsynced, then renamed over the target. A f
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import tempfile
 import tomllib
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from autotune.errors import AutotuneError, DocumentError
+
+
+@contextmanager
+def file_lock(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive flock on ``path`` (created, with its directory) for the ``with`` body."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:

@@ -39,7 +39,7 @@ def run_cmd(
     out_dir: OutDirOpt = Path("autotune-out"),
     json_out: JsonOpt = False,
 ) -> None:
-    from autotune.cli.tune import _run_with_progress, _summary
+    from autotune.cli.tune import print_summary, run_with_progress
     from autotune.pipeline import run_pipeline
     from autotune.probe.target import resolve_target
     from autotune.tune.run import run_tune
@@ -50,7 +50,7 @@ def run_cmd(
         out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=demo, probe_time_s=time_s, seed=seed,
         calls=calls, max_collision_rate=max_collision_rate, jobs=jobs, timeout_ms=timeout_ms,
         on_stage=lambda s: err.print(f"[bold]==>[/] {s}", highlight=False),
-        tune_run=lambda **kw: _run_with_progress(run_tune, **kw),
+        tune_run=lambda **kw: run_with_progress(run_tune, **kw),
         notice=lambda m: err.print(m, highlight=False))
     if json_out:
         print_json(result.to_dict())
@@ -58,7 +58,7 @@ def run_cmd(
     p = result.probe
     out.print(f"host profile: {result.host_profile}", highlight=False)
     out.print(f"probe: {result.probe_dir}/probe.json ({_probe_line(p)})", highlight=False)
-    _summary(result.tune, result.tune_dir, [w.name for w in result.written])
+    print_summary(result.tune, result.tune_dir, [w.name for w in result.written])
     out.print(f"report: {result.tune_dir}/report.md (which env file to use when, and why)", highlight=False)
 
 

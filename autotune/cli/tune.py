@@ -54,11 +54,11 @@ def tune_cmd(
         max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight, calls=calls, seed=seed,
         jobs=jobs, backend=backend, map_pow2=(pows[0], pows[1]), plot=not no_plot, fresh=fresh,
         confirm_k=confirm_k, confirm_repeats=confirm_repeats,
-        run=lambda **kw: _run_with_progress(run_tune, **kw), notice=lambda m: err.print(m, highlight=False))
+        run=lambda **kw: run_with_progress(run_tune, **kw), notice=lambda m: err.print(m, highlight=False))
     if json_out:
         print_json(result.to_dict())
         return
-    _summary(result, out_dir, [p.name for p in written])
+    print_summary(result, out_dir, [p.name for p in written])
 
 
 def _host(profile: str | None):
@@ -71,7 +71,7 @@ def _host(profile: str | None):
     return current_host()
 
 
-def _run_with_progress(run_tune, **kw):
+def run_with_progress(run_tune, **kw):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     calls = kw["calls"]
@@ -95,7 +95,7 @@ def _run_with_progress(run_tune, **kw):
         return run_tune(progress=progress, confirm_progress=confirm_progress, **kw)
 
 
-def _summary(result, out_dir: Path, names: list[str]) -> None:
+def print_summary(result, out_dir: Path, names: list[str]) -> None:
     b, bc = result.best, result.best_config
     conv = result.convergence()
     out.print(f"best: {bc['metric']}, {bc['layout']}, {bc['map_slots']} slots, {bc['width_bits']}-bit counters: "

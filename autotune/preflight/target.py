@@ -16,20 +16,18 @@ afl-cc settings in a form one can read back reliably; the record plus the hash d
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import shlex
 import shutil
 import subprocess
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Mapping
 
 from autotune.errors import AutotuneError
-from autotune.io import read_json, write_json_atomic
+from autotune.io import file_lock, read_json, write_json_atomic
 from autotune.paths import cache_dir
 
 RECORD_SUFFIX = ".build.json"
@@ -114,7 +112,7 @@ def build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], env:
     cc, cxx = _compilers(cc_kind, run_env)
     key = _build_key(spec=spec, cc_kind=cc_kind, build_vars=build_vars, compilers=(cc, cxx), env=run_env)
     cached = cache_dir() / "validate-builds" / key / "fuzzer"
-    with _locked(cached.parent / ".lock"):
+    with file_lock(cached.parent / ".lock"):
         if cached.is_file() and (rec := read_record(cached)) and rec.get("sha256") == sha256_file(cached):
             return cached
         return _build(spec=spec, cc_kind=cc_kind, build_vars=build_vars, run_env=run_env, cc=cc, cxx=cxx,
@@ -134,14 +132,6 @@ def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str],
 
         h.update(f"{artifacts.runtime_archive()}{artifacts.driver_object()}".encode())
     return h.hexdigest()[:20]
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
 
 
 def _build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], run_env: dict, cc: str, cxx: str,

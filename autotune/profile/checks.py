@@ -38,6 +38,11 @@ class Finding:
         return cls(check=d["check"], severity=d["severity"], message=d["message"], fix=d.get("fix", ""))
 
 
+def _unreadable(check: str, path: Path) -> Finding:
+    return Finding(check, "warning", f"cannot read {path}",
+                   "run on Linux with /proc mounted, or pass the right --procfs-root")
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8", errors="replace").strip()
@@ -52,8 +57,7 @@ class CorePatternCheck:
         path = procfs_root / "sys/kernel/core_pattern"
         value = _read(path)
         if value is None:
-            return Finding(self.name, "warning", f"cannot read {path}",
-                           "run on Linux with /proc mounted, or pass the right --procfs-root")
+            return _unreadable(self.name, path)
         if value.startswith("|"):
             return Finding(
                 self.name, "error",
@@ -92,8 +96,7 @@ class AslrCheck:
         path = procfs_root / "sys/kernel/randomize_va_space"
         value = _read(path)
         if value is None:
-            return Finding(self.name, "warning", f"cannot read {path}",
-                           "run on Linux with /proc mounted, or pass the right --procfs-root")
+            return _unreadable(self.name, path)
         if value == "0":
             return Finding(self.name, "ok", "ASLR is off (randomize_va_space=0)")
         return Finding(

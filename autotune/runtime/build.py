@@ -9,7 +9,6 @@ the artefact appears by atomic rename, never half-written.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Literal, Sequence
 
 from autotune.errors import AutotuneError, ToolMissingError
+from autotune.io import file_lock
 from autotune.paths import cache_dir, kernels_dir
 
 Kind = Literal["shared", "object", "archive"]
@@ -94,8 +94,7 @@ def build_artifact(
     except OSError as exc:
         raise AutotuneError(f"cannot create the build cache {out_dir}: {exc.strerror}",
                             fix="set AUTOTUNE_CACHE_DIR to a writable directory") from exc
-    with open(out_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with file_lock(out_dir / ".lock"):
         if target.is_file():  # another process built it while we waited
             return target
         with tempfile.TemporaryDirectory(dir=out_dir, prefix=".tmp-") as tmp:

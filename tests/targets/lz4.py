@@ -19,7 +19,6 @@ concurrent builders wait for each other. ``build.json`` records the commands and
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -28,11 +27,11 @@ import shutil
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Iterator, Literal, Mapping
+from typing import Literal, Mapping
 
+from autotune.io import file_lock
 from autotune.paths import cache_dir
 
 CcKind = Literal["autotune", "plain", "afl"]
@@ -84,14 +83,6 @@ def targets_dir() -> Path:
     return cache_dir() / "targets"
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
-
-
 def lz4_source_dir() -> Path:
     """The unpacked upstream lz4 tree (Debian's source package), fetched once per cache dir.
 
@@ -99,7 +90,7 @@ def lz4_source_dir() -> Path:
     """
     base = targets_dir() / PACKAGE
     marker = base / "src.json"
-    with _locked(base / "src.lock"):
+    with file_lock(base / "src.lock"):
         if marker.is_file():
             src = Path(json.loads(marker.read_text())["source_dir"])
             if (src / "lib" / "lz4.h").is_file():
@@ -214,7 +205,7 @@ def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None
     key = _digest(cc_kind, afl_env, cflags, extra_ident)
     root = targets_dir() / PACKAGE / f"build-{cc_kind}-{key}"
     record = root / "build.json"
-    with _locked(root.with_name(root.name + ".lock")):
+    with file_lock(root.with_name(root.name + ".lock")):
         build = Lz4Build.from_dict(json.loads(record.read_text())) if record.is_file() else None
         if build is None:
             shutil.rmtree(root, ignore_errors=True)
