@@ -148,12 +148,13 @@ void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_ME
   hk32[COV_M_EDGE] = edge_hk;
   exact[COV_M_EDGE] = edge_ex;
   uint32_t x = 0;
-  uint64_t m = mix64(w[0]);
-  for (int i = 1; i <= 7; i++) { /* ngram-(i+1) */
+  uint64_t acc = mix64(w[0]), pw = 1;
+  for (int i = 1; i <= 7; i++) { /* ngram-(i+1): sum_{j<=i} mix64(w[j]) P^j mod 2^64 */
     x ^= rid(w[i]) >> 1;
-    m = mix64(m ^ w[i]);
+    pw *= COV_NGRAM_P;
+    acc += mix64(w[i]) * pw;
     hk32[i] = r0 ^ x;
-    exact[i] = m;
+    exact[i] = acc;
   }
   uint64_t e = mix64(edge_ex);
   for (int j = 0; j < 5; j++) {
@@ -166,14 +167,15 @@ void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_ME
 static int cov_census_on;
 static int cov_map_on;
 static int cov_sinks; /* 0 none, 1 census only, 2 map only, 3 both */
-static void sinks_update(void) { cov_sinks = (cov_census_on ? 1 : 0) | (cov_map_on ? 2 : 0); }
+static int cov_map_ctxsel = -1;
+static int cov_ctx_on; /* a sink needs the call stack: else the function hooks return at once */
+static void sinks_update(void) {
+  cov_sinks = (cov_census_on ? 1 : 0) | (cov_map_on ? 2 : 0);
+  cov_ctx_on = (cov_census_on && cov_digmask) || (cov_map_on && cov_map_ctxsel >= 0);
+}
 static bm_map *cov_map;
 static uint32_t cov_map_win;  /* N - 1 previous blocks in the key */
-static int cov_map_ctxsel = -1;
-static int cov_kmemo_on;          /* the map sink's key function uses the per-thread memo */
-static uint32_t cov_kmemo_epoch = 1; /* bumped by cov_map_sink_set: memo entries are per metric */
-static uint64_t cov_map_wmask[4]; /* ngram-N window words (as cov_wmask) of the map sink */
-static void kmemo_prepare(cov_thread *t);
+static uint64_t cov_map_pn = 1; /* COV_NGRAM_P^N for the map sink's ngram-N rolling key */
 uint64_t cov_wmask[4];
 uint64_t cov_digmask;
 
@@ -281,6 +283,8 @@ static __attribute__((noinline)) cov_thread *cov_thread_slow(void) {
   t->pos = 0;
   memset(t->h, 0, sizeof t->h);
   memset(t->rr, 0, sizeof t->rr);
+  memset(t->r64, 0, sizeof t->r64);
+  t->rh = 0;
   t->xr = 0;
   t->ctxm = 0;
   t->depth = 0;
@@ -291,7 +295,6 @@ static __attribute__((noinline)) cov_thread *cov_thread_slow(void) {
     memset(t->fncache, 0, sizeof t->fncache);
     t->seed_epoch = epoch;
   }
-  kmemo_prepare(t);
   if (cov_census_on) {
     if (!t->ev) t->ev = evtab_new();
     if (t->ev && t->ev->gen != gen) {
@@ -410,9 +413,7 @@ static __attribute__((noinline)) void census_hit(cov_thread *t, uint32_t g, uint
  *   afl     AFL++'s hk32, incrementally: R[cur] ^ xr ^ low half of the context, where xr is the
  *           XOR of the last N-1 (R >> 1) kept in a ring.
  *   xedge   mix64(exact edge key)                          1 mix64 round
- *   xngram  mix64(m_{N-1}), m_0 = mix64(cur), m_i = mix64(m_{i-1} ^ p_i)   N + 1 rounds: the chain
- *           starts from the newest block, so no part of it carries over to the next hit; a
- *           per-thread memo (window -> index key, below) skips the chain for known windows
+ *   xngram  mix64(sum_i mix64(p_i) P^i), p_0 = cur, rolled per hit   2 mix64 rounds, 2 multiplies
  *   xctx    mix64(mix64(mix64(exact edge key) ^ cX))       3 rounds */
 typedef void (*map_hit_fn)(cov_thread *t, uint32_t g, uint32_t pos);
 static map_hit_fn cov_map_hit;
@@ -430,66 +431,18 @@ static inline __attribute__((always_inline)) uint64_t key_xedge(cov_thread *t, u
                                                                  uint32_t pos) {
   return mix64(((uint64_t)t->h[pos + 1] << 32) | g);
 }
-/* ngram-N: the chain is N + 1 dependent mix64 rounds (~12 cycles each) that nothing carries
- * over between hits, so a per-thread direct-mapped memo caches window -> index key. A hit costs
- * four independent multiplies, one entry load and a full window compare (exact: never a wrong
- * key); a miss computes the chain and replaces the entry. The window is built as the census does
- * (cur | p1 << 32 from registers and the 4-byte entry of the previous hit; older words from the
- * ring, stored at least two hits ago, so no store-forwarding stall), masked to N entries. */
-#define COV_KMEMO_BITS 12 /* 4096 entries of 40 bytes = 160 KiB per thread */
-typedef struct cov_kmemo {
-  struct cov_kmemo_ent { uint64_t w[4]; uint64_t key; } e[1u << COV_KMEMO_BITS];
-} cov_kmemo;
-
-/* Zero, never written: no window has cur = 0, so no entry matches. Every thread points here
- * until it needs a memo of its own (or when that cannot be allocated: keys stay exact, only
- * slower), so the hot path never sees NULL. */
-static cov_kmemo cov_kmemo_none;
-
-/* Called from cov_thread_slow (first hit of a thread and of each execution). */
-static void kmemo_prepare(cov_thread *t) {
-  if (!t->kmemo) t->kmemo = &cov_kmemo_none;
-  if (!cov_kmemo_on) return;
-  uint32_t epoch = __atomic_load_n(&cov_kmemo_epoch, __ATOMIC_ACQUIRE);
-  if (t->kmemo == &cov_kmemo_none) {
-    cov_kmemo *m = map_anon(sizeof(cov_kmemo)); /* zero-filled */
-    if (m) t->kmemo = m;
-  } else if (t->kmemo_epoch != epoch) {
-    memset(t->kmemo, 0, sizeof(cov_kmemo)); /* entries of another metric */
-  }
-  t->kmemo_epoch = epoch;
-}
-
-static __attribute__((noinline)) uint64_t xngram_miss(cov_thread *t, struct cov_kmemo_ent *e,
-                                                      const uint64_t w[4]) {
-  uint32_t n = cov_map_win;
-  uint64_t m = mix64((uint32_t)w[0]);
-  for (uint32_t i = 1; i <= n; i++) m = mix64(m ^ (uint32_t)(w[i >> 1] >> (32 * (i & 1))));
-  m = mix64(m);
-  if (t->kmemo != &cov_kmemo_none) {
-    memcpy(e->w, w, sizeof e->w);
-    e->key = m;
-  }
-  return m;
-}
-
+/* ngram-N: the exact key is a polynomial over the window's terms mix64(guard) (DESIGN.md "Keys,
+ * ids and metrics"), so it rolls: key' = P key + term(cur) - P^N term(leaving). Two multiplies
+ * and a mix64 per hit, no table; at the start of an execution the ring and the key are zero,
+ * which is the window padded with guard 0 (mix64(0) = 0), as the census sees it. */
 static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, uint32_t g,
                                                                   uint32_t pos) {
-  const uint32_t *win = &t->h[pos];
-  uint64_t b, c, d;
-  memcpy(&b, win + 2, 8);
-  memcpy(&c, win + 4, 8);
-  memcpy(&d, win + 6, 8);
-  uint64_t a = ((uint64_t)win[1] << 32) | g;
-  b &= cov_map_wmask[1];
-  c &= cov_map_wmask[2];
-  d &= cov_map_wmask[3];
-  uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^
-               (c * 0x165667b19e3779f9ull) ^ (d * 0xd6e8feb86659fd93ull);
-  struct cov_kmemo_ent *e = &t->kmemo->e[h >> (64 - COV_KMEMO_BITS)];
-  if (LIKELY(((e->w[0] ^ a) | (e->w[1] ^ b) | (e->w[2] ^ c) | (e->w[3] ^ d)) == 0)) return e->key;
-  const uint64_t w[4] = {a, b, c, d};
-  return xngram_miss(t, e, w);
+  uint64_t r = mix64(g);
+  uint64_t out = t->r64[pos + cov_map_win + 1]; /* N steps back: not overwritten yet */
+  uint64_t h = t->rh * COV_NGRAM_P + r - out * cov_map_pn;
+  t->rh = h;
+  t->r64[pos] = t->r64[pos + 8] = r;
+  return mix64(h);
 }
 static inline __attribute__((always_inline)) uint64_t key_xctx(cov_thread *t, uint32_t g,
                                                                 uint32_t pos) {
@@ -551,8 +504,8 @@ int cov_key_hash(void) {
 void cov_map_sink_set(bm_map *map, int metric) {
   if (!map || metric < 0 || metric >= COV_N_METRICS) {
     cov_map_on = 0;
-    cov_kmemo_on = 0;
     cov_map = NULL;
+    cov_map_ctxsel = -1;
     sinks_update();
     cov_gen_bump();
     return;
@@ -571,11 +524,8 @@ void cov_map_sink_set(bm_map *map, int metric) {
     cov_map_win = metric == COV_M_EDGE ? 1u : (uint32_t)metric; /* ngram-N (id N-1): N-1 */
     cov_map_ctxsel = -1;
   }
-  for (uint32_t i = 0; i < 4; i++) /* window of N = win + 1 entries, as words */
-    cov_map_wmask[i] = (2 * i <= cov_map_win ? 0xffffffffull : 0) |
-                       (2 * i + 1 <= cov_map_win ? 0xffffffffull << 32 : 0);
-  cov_kmemo_on = kf == KEY_XNGRAM;
-  __atomic_fetch_add(&cov_kmemo_epoch, 1, __ATOMIC_ACQ_REL);
+  cov_map_pn = 1;
+  for (uint32_t i = 0; i <= cov_map_win; i++) cov_map_pn *= COV_NGRAM_P; /* P^N */
   cov_map_on = 1;
   sinks_update();
   cov_gen_bump();
@@ -639,6 +589,7 @@ static inline uint64_t fid(cov_thread *t, const void *fn) {
 
 void __cyg_profile_func_enter(void *fn, void *site) {
   (void)site;
+  if (LIKELY(!cov_ctx_on)) return; /* no context metric: blocks commit at the next guard */
   cov_thread *t = cov_self();
   if (UNLIKELY(!t)) return;
   uint32_t d = t->depth;
@@ -674,6 +625,7 @@ void __cyg_profile_func_enter(void *fn, void *site) {
 
 void __cyg_profile_func_exit(void *fn, void *site) {
   (void)site;
+  if (LIKELY(!cov_ctx_on)) return;
   cov_thread *t = cov_self();
   if (UNLIKELY(!t)) return;
   uint32_t p = t->pending;

@@ -94,6 +94,10 @@ uint32_t cov_guard_count(void);     /* guards registered so far (highest g) */
 uint32_t cov_block_id(uint32_t g);  /* R[g] */
 uint64_t cov_function_id(const void *fn);
 
+/* The ngram-N exact key: sum_{i<N} mix64(w_i) * COV_NGRAM_P^i mod 2^64 (w_0 = cur; an odd
+ * multiplier, splitmix64's golden gamma), so it rolls in O(1) per hit. */
+#define COV_NGRAM_P 0x9e3779b97f4a7c15ull
+
 /* All 13 keys of one block hit: w = {cur, p1, .., p7} (guard indices, 0 = none),
  * cx = {ctx, caller, ctx-2, ctx-4, ctx-8} (64-bit XORs of function ids). */
 void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_METRICS],

@@ -55,9 +55,8 @@ typedef struct cov_thread {
   uint32_t overdepth;
   uint32_t seed_epoch; /* cov_seed_epoch the function-id cache belongs to */
   uint64_t ctxm;     /* map sink: stack[depth].ctxm, kept here for the hot path */
-  struct cov_kmemo *kmemo; /* map sink (exact key hash, ngram-N): window -> index key cache */
-  uint32_t kmemo_epoch;    /* cov_map_sink_set generation kmemo belongs to */
-  uint32_t pad2;
+  uint64_t rh;       /* map sink (exact key hash, ngram-N): the rolling exact key of the window */
+  uint64_t r64[16];  /* doubled ring of mix64(guard), the rolling key's terms */
   cov_evtab *ev;
   struct cov_thread *next_free;
   cov_frame stack[COV_STACK_MAX];

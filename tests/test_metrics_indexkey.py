@@ -136,10 +136,11 @@ def test_bad_key_hash_is_refused(tmp_path):
 
 
 @pytest.mark.slow
-def test_exact_key_memo_under_asan_and_ubsan_with_threads(tmp_path):
-    """The ngram-N key memo is per thread (threads.c runs two threads per input, whose cov_thread
-    and memo are reused by the next input's threads); under ASan+UBSan the replay's slots still
-    equal the census's index keys, for every N-gram length in turn."""
+def test_rolling_exact_key_under_asan_and_ubsan_with_threads(tmp_path):
+    """The ngram-N rolling key and its ring are per thread (threads.c runs two threads per input,
+    whose cov_thread is reused by the next input's threads and must start from a zero window);
+    under ASan+UBSan the replay's slots still equal the census's index keys, for every N-gram
+    length in turn."""
     san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
     binary = build_direct(tmp_path / "threads", [PROGRAMS / "threads.c"], san=san, runtime_opt="-O1",
                           extra=["-pthread"])

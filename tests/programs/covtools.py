@@ -50,6 +50,9 @@ def build_direct(out: Path, sources: list[Path], *, opt: str = "-O0", san: list[
     return out
 
 
+NGRAM_P = 0x9E3779B97F4A7C15  # kernels/cov.h COV_NGRAM_P
+
+
 def mix64(x: int) -> int:
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
@@ -249,11 +252,11 @@ def model_keys(hits: list[tuple[int, list[int]]], *, seed: int) -> list[dict[int
         edge_hk = (r[1] >> 1) ^ r[0]
         edge_ex = (w[1] << 32) | w[0]
         keys = [(edge_ex, edge_hk)]
-        x, m = 0, mix64(w[0])
-        for i in range(1, 8):
+        x, acc = 0, mix64(w[0])
+        for i in range(1, 8):  # ngram-(i+1): sum_{j<=i} mix64(w_j) * P^j mod 2^64
             x ^= r[i] >> 1
-            m = mix64(m ^ w[i])
-            keys.append((m, r[0] ^ x))
+            acc = (acc + mix64(w[i]) * pow(NGRAM_P, i, 1 << 64)) & M64
+            keys.append((acc, r[0] ^ x))
         full = 0
         for f in callers:
             full ^= f
