@@ -73,6 +73,8 @@ static uint32_t cov_seed_epoch = 1;
 static uint32_t cov_nguards;
 static uint32_t *cov_R;      /* COV_R_CAP entries, MAP_NORESERVE; R[0] = 0 */
 static uint32_t cov_R_cap;
+static uint64_t *cov_T;      /* COV_R_CAP entries, MAP_NORESERVE: T[g] = mix64(g), the ngram terms */
+static uint32_t cov_T_cap;
 static int cov_ids_ready;
 
 static void cov_ids_init_locked(void) {
@@ -91,11 +93,23 @@ static void cov_ids_init_locked(void) {
     cov_R = p;
     cov_R_cap = COV_R_CAP;
   }
+  p = mmap(NULL, (size_t)COV_R_CAP * 8, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p != MAP_FAILED) {
+    cov_T = p;
+    cov_T_cap = COV_R_CAP;
+  }
 }
 
 static inline uint32_t rid(uint32_t g) {
   if (LIKELY(g < cov_R_cap)) return cov_R[g];
   return g ? (uint32_t)cov_splitmix64(cov_seed_v ^ g) : 0;
+}
+
+/* mix64(g), the ngram-N exact key's term of guard g (seed-independent) */
+static inline uint64_t term(uint32_t g) {
+  if (LIKELY(g < cov_T_cap)) return cov_T[g];
+  return mix64(g);
 }
 
 uint32_t cov_block_id(uint32_t g) { return rid(g); }
@@ -125,6 +139,7 @@ void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop) {
   for (uint32_t *x = start; x < stop; x++) {
     uint32_t g = cov_nguards + 1;
     if (g < cov_R_cap) cov_R[g] = (uint32_t)cov_splitmix64(cov_seed_v ^ g);
+    if (g < cov_T_cap) cov_T[g] = mix64(g);
     *x = g;
     __atomic_store_n(&cov_nguards, g, __ATOMIC_RELEASE);
   }
@@ -437,7 +452,7 @@ static inline __attribute__((always_inline)) uint64_t key_xedge(cov_thread *t, u
  * which is the window padded with guard 0 (mix64(0) = 0), as the census sees it. */
 static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, uint32_t g,
                                                                   uint32_t pos) {
-  uint64_t r = mix64(g);
+  uint64_t r = term(g);
   uint64_t out = t->r64[pos + cov_map_win + 1]; /* N steps back: not overwritten yet */
   uint64_t h = t->rh * COV_NGRAM_P + r - out * cov_map_pn;
   t->rh = h;
@@ -587,9 +602,8 @@ static inline uint64_t fid(cov_thread *t, const void *fn) {
   return F;
 }
 
-void __cyg_profile_func_enter(void *fn, void *site) {
-  (void)site;
-  if (LIKELY(!cov_ctx_on)) return; /* no context metric: blocks commit at the next guard */
+/* The function hooks' work, out of line so that the no-context early return needs no spills. */
+static __attribute__((noinline)) void func_enter(void *fn) {
   cov_thread *t = cov_self();
   if (UNLIKELY(!t)) return;
   uint32_t d = t->depth;
@@ -623,9 +637,7 @@ void __cyg_profile_func_enter(void *fn, void *site) {
   t->depth = d + 1;
 }
 
-void __cyg_profile_func_exit(void *fn, void *site) {
-  (void)site;
-  if (LIKELY(!cov_ctx_on)) return;
+static __attribute__((noinline)) void func_exit(void *fn) {
   cov_thread *t = cov_self();
   if (UNLIKELY(!t)) return;
   uint32_t p = t->pending;
@@ -649,6 +661,16 @@ void __cyg_profile_func_exit(void *fn, void *site) {
       t->ctxm = t->stack[i - 1].ctxm;
       return;
     }
+}
+
+void __cyg_profile_func_enter(void *fn, void *site) {
+  (void)site;
+  if (UNLIKELY(cov_ctx_on)) func_enter(fn); /* else no context metric: blocks commit later */
+}
+
+void __cyg_profile_func_exit(void *fn, void *site) {
+  (void)site;
+  if (UNLIKELY(cov_ctx_on)) func_exit(fn);
 }
 
 /* ---- executions --------------------------------------------------------------------------- */
