@@ -20,7 +20,16 @@ our keys AFL++ does not tell apart; it includes collisions *and* the instrumenta
 are over other block sequences). BigMap's equation 1, 1 - (H/n)(1 - ((H-1)/H)^n), gives the
 collision rate of n keys hashed into H = 65536 slots (AFL++'s map) and H = 2^24 (our index).
 
-Host load matters on a shared machine: the JSON records the load average before and after.
+Replay: the same inputs through each variant with afl-showmap -C, --replay-rounds interleaved
+rounds; the ratios are of the best rounds and, steadier on a noisy host, the median of the
+per-round paired ratios (a round's variants run back to back).
+
+Instructions: callgrind's exact count of LLVMFuzzerTestOneInput (inclusive) per call on up to
+--callgrind-inputs of the replay inputs, per variant: the target and its instrumentation without
+the fuzzer, a figure the host's noise does not move.
+
+Host load matters on a shared machine: the JSON records the load average before and after, and
+the host profile (autotune.profile) the figures were measured on.
 Writes <out>/aflfs_bench.json and prints Markdown tables. Run from the repository root:
   .venv/bin/python benchmarks/aflfs_bench.py --seconds 30 --rounds 2 --out /tmp/aflfs-bench
 Nothing is written outside --out and autotune's cache.
@@ -32,6 +41,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -43,6 +53,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from autotune.measure.host import current_host  # noqa: E402
 from autotune.runtime.afl_index import read_index_stats  # noqa: E402
 
 AFL_ENV = {"AFL_SKIP_CPUFREQ": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1",
@@ -192,9 +203,14 @@ def replay_rate(target: dict, corpus: Path, n_inputs: int, rounds: int, out: Pat
             if proc.returncode != 0:
                 raise SystemExit(f"afl-showmap failed for {name}:\n{proc.stdout[-2000:]}")
             times.setdefault(name, []).append(dt)
-    return {name: {"inputs_per_s_best": round(n_inputs / min(ts), 1),
-                   "inputs_per_s_median": round(n_inputs / statistics.median(ts), 1),
-                   "wall_s": [round(t, 3) for t in ts]} for name, ts in times.items()}
+    out_d = {name: {"inputs_per_s_best": round(n_inputs / min(ts), 1),
+                    "inputs_per_s_median": round(n_inputs / statistics.median(ts), 1),
+                    "wall_s": [round(t, 3) for t in ts]} for name, ts in times.items()}
+    # paired: the variants of one round ran back to back, so their ratio cancels slow drift
+    for other in ("aflpp-ngram8", "flat-1m"):
+        out_d["twolevel"][f"paired_ratio_median_vs_{other}"] = round(statistics.median(
+            b / a for a, b in zip(times["twolevel"], times[other])), 3)
+    return out_d
 
 
 def replay_keys(target: dict, queues: list[Path], work: Path) -> dict:
@@ -219,8 +235,60 @@ def replay_keys(target: dict, queues: list[Path], work: Path) -> dict:
             "eq1_collision_rate_index_2p24": round(collision_rate(INDEX_SLOTS, n), 6)}
 
 
+def _callgrind_per_exec(cmd: list[str], env: dict[str, str], work: Path, name: str) -> tuple[int, int]:
+    """(inclusive instructions of LLVMFuzzerTestOneInput, its calls) of one valgrind run."""
+    out_file = work / f"callgrind.{name}.out"
+    p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *cmd], env=env,
+                       capture_output=True, text=True, timeout=3600, stdin=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise SystemExit(f"valgrind failed for {name}:\n{p.stderr[-2000:]}")
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=caller", str(out_file)],
+                         capture_output=True, text=True, check=True).stdout
+    lines = ann.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+\*\s+\S*:LLVMFuzzerTestOneInput ", line)
+        if not m:
+            continue
+        calls, j = 0, i - 1
+        while j >= 0 and "<" in lines[j]:
+            c = re.search(r"\(([\d,]+)x\)", lines[j])
+            calls += int(c.group(1).replace(",", "")) if c else 0
+            j -= 1
+        return int(m.group(1).replace(",", "")), calls
+    raise SystemExit(f"no LLVMFuzzerTestOneInput in the callgrind profile of {name}")
+
+
+def instructions_per_exec(target: dict, corpus: Path, n_inputs: int, work: Path) -> dict | None:
+    """Exact instructions per execution (callgrind: LLVMFuzzerTestOneInput, inclusive, over its calls)
+    of each variant on the same inputs: the target plus its instrumentation, no fuzzer. Ours runs in
+    the driver's replay mode (AUTOTUNE_REPLAY_ROUNDS=1: a warm-up pass and one timed pass, the map
+    sink configured as the variant's); the afl-clang-fast build runs each file once (libAFLDriver)."""
+    if not shutil.which("valgrind"):
+        return None
+    work.mkdir(parents=True, exist_ok=True)
+    files = sorted(corpus.iterdir())
+    step = max(1, len(files) // n_inputs)
+    picked = [str(f) for f in files[::step][:n_inputs]]
+    res = {}
+    for name, (binary, env_extra) in variants(target, work).items():
+        copy = work / f"{name}.bin"
+        shutil.copyfile(binary, copy)
+        copy.chmod(0o755)
+        # valgrind 3.19 gives up on clang-14's debug info ("possibly corrupted"): strip it
+        subprocess.run(["strip", "--strip-debug", str(copy)], check=True)
+        env = clean_env(**env_extra)
+        for k in ("AFL_NO_AFFINITY", "AFL_SKIP_CPUFREQ", "AFL_NO_UI", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES"):
+            env.pop(k, None)
+        env.pop("AUTOTUNE_INDEX_FILE", None)
+        if binary == target["ours"]:
+            env["AUTOTUNE_REPLAY_ROUNDS"] = "1"
+        ir, calls = _callgrind_per_exec([str(copy), *picked], env, work, name)
+        res[name] = {"instructions": ir, "executions": calls, "per_exec": round(ir / calls) if calls else None}
+    return {"inputs": len(picked), "variants": res}
+
+
 def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequential: bool,
-                 replay_inputs: int) -> dict:
+                 replay_inputs: int, replay_rounds: int, callgrind_inputs: int) -> dict:
     runs: dict[str, list[dict]] = {}
     for r in range(rounds):
         names = list(variants(target, out).keys())
@@ -252,7 +320,7 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequenti
     corpus = out / target["name"] / "replay-corpus"
     shutil.rmtree(corpus, ignore_errors=True)
     n_replay = union_corpus(queues, corpus, replay_inputs)
-    replay = replay_rate(target, corpus, n_replay, rounds, out / target["name"])
+    replay = replay_rate(target, corpus, n_replay, replay_rounds, out / target["name"])
     for name, v in replay.items():
         print(f"  {target['name']:5s} {name:13s} replay: {v['inputs_per_s_best']:9.1f} inputs/s (best)", file=sys.stderr)
     def ratio(table: dict, key: str, a: str, b: str) -> float | None:
@@ -260,11 +328,15 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequenti
     ratios = {"campaign_twolevel_vs_aflpp_ngram8": ratio(summary, "execs_per_s_median", "twolevel", "aflpp-ngram8"),
               "campaign_twolevel_vs_flat_1m": ratio(summary, "execs_per_s_median", "twolevel", "flat-1m"),
               "replay_twolevel_vs_aflpp_ngram8": ratio(replay, "inputs_per_s_best", "twolevel", "aflpp-ngram8"),
-              "replay_twolevel_vs_flat_1m": ratio(replay, "inputs_per_s_best", "twolevel", "flat-1m")}
+              "replay_twolevel_vs_flat_1m": ratio(replay, "inputs_per_s_best", "twolevel", "flat-1m"),
+              "replay_paired_median_vs_aflpp_ngram8": replay["twolevel"]["paired_ratio_median_vs_aflpp-ngram8"],
+              "replay_paired_median_vs_flat_1m": replay["twolevel"]["paired_ratio_median_vs_flat-1m"]}
     shutil.rmtree(out / target["name"] / "replay", ignore_errors=True)
     keys = replay_keys(target, queues, out / target["name"] / "replay")
+    instr = instructions_per_exec(target, corpus, callgrind_inputs, out / target["name"] / "callgrind") \
+        if callgrind_inputs else None
     return {"target": target["name"], "seeds": len(target["seeds"]), "variants": summary, "replay_inputs": n_replay,
-            "replay": replay, "ratios": ratios, "keys": keys, "runs": runs}
+            "replay": replay, "ratios": ratios, "keys": keys, "instructions": instr, "runs": runs}
 
 
 def markdown(results: list[dict], seconds: int, rounds: int) -> str:
@@ -277,14 +349,30 @@ def markdown(results: list[dict], seconds: int, rounds: int) -> str:
         lines.append(f"| {r['target']} | {cell['twolevel']} | {cell['aflpp-ngram8']} | {cell['flat-1m']} | "
                      f"{q['campaign_twolevel_vs_aflpp_ngram8']}x | {q['campaign_twolevel_vs_flat_1m']}x | "
                      f"{', '.join(v['twolevel']['stability'])} |")
-    lines += ["", "replay: the same inputs through each variant (afl-showmap -C), inputs/s best (median)", "",
+    lines += ["", "replay: the same inputs through each variant (afl-showmap -C), inputs/s best (median); ratios of "
+              "the best, and [median of the per-round paired ratios]", "",
               "| target | inputs | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 | twolevel/flat |",
               "|---|---|---|---|---|---|---|"]
     for r in results:
         p, q = r["replay"], r["ratios"]
         cell = {k: f"{p[k]['inputs_per_s_best']:.0f} ({p[k]['inputs_per_s_median']:.0f})" for k in p}
         lines.append(f"| {r['target']} | {r['replay_inputs']} | {cell['twolevel']} | {cell['aflpp-ngram8']} | "
-                     f"{cell['flat-1m']} | {q['replay_twolevel_vs_aflpp_ngram8']}x | {q['replay_twolevel_vs_flat_1m']}x |")
+                     f"{cell['flat-1m']} | {q['replay_twolevel_vs_aflpp_ngram8']}x "
+                     f"[{q['replay_paired_median_vs_aflpp_ngram8']}x] | {q['replay_twolevel_vs_flat_1m']}x "
+                     f"[{q['replay_paired_median_vs_flat_1m']}x] |")
+    if any(r.get("instructions") for r in results):
+        lines += ["", "instructions per execution (callgrind, exact: LLVMFuzzerTestOneInput inclusive / calls; "
+                  "target + instrumentation, no fuzzer)", "",
+                  "| target | inputs | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 |",
+                  "|---|---|---|---|---|---|"]
+        for r in results:
+            ins = r.get("instructions")
+            if not ins:
+                continue
+            v = ins["variants"]
+            lines.append(f"| {r['target']} | {ins['inputs']} | {v['twolevel']['per_exec']} | "
+                         f"{v['aflpp-ngram8']['per_exec']} | {v['flat-1m']['per_exec']} | "
+                         f"{v['twolevel']['per_exec'] / v['aflpp-ngram8']['per_exec']:.2f}x |")
     lines += ["", "| target | replayed inputs | our keys (used+overflow) | AFL++ NGRAM-8 tuples | 1 - tuples/keys "
               "| eq.1 at 64K | eq.1 at 2^24 |", "|---|---|---|---|---|---|---|"]
     for r in results:
@@ -300,7 +388,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--targets", default="demo,lz4")
-    ap.add_argument("--sequential", action="store_true", help="run the campaigns of a round one at a time")
+    ap.add_argument("--concurrent", action="store_true", help="run the campaigns of a round at the same time "
+                    "(default: one at a time; concurrent runs share the cores and the caches)")
+    ap.add_argument("--replay-rounds", type=int, default=5, help="interleaved rounds of the replay")
+    ap.add_argument("--callgrind-inputs", type=int, default=200, help="inputs in the callgrind instruction count "
+                    "(0: skip)")
     ap.add_argument("--key-hash", choices=("exact", "afl"), help="AUTOTUNE_KEY_HASH of our builds (default: "
                     "the runtime's default)")
     ap.add_argument("--replay-inputs", type=int, default=20000, help="at most this many inputs in the replay")
@@ -319,13 +411,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"target {name} unavailable, skipped", file=sys.stderr)
             continue
         load_before = os.getloadavg()
-        results.append(bench_target(target, a.seconds, a.rounds, a.out, sequential=a.sequential,
-                                    replay_inputs=a.replay_inputs))
+        results.append(bench_target(target, a.seconds, a.rounds, a.out, sequential=not a.concurrent,
+                                    replay_inputs=a.replay_inputs, replay_rounds=a.replay_rounds,
+                                    callgrind_inputs=a.callgrind_inputs))
         results[-1]["loadavg_before_after"] = [load_before, os.getloadavg()]
     doc = {"schema_version": 1, "host": {"machine": platform.machine(), "node": platform.node(),
                                          "cpus": os.cpu_count(), "kernel": platform.release()},
            "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True).stdout.splitlines()[0:1],
-           "seconds": a.seconds, "rounds": a.rounds, "sequential": a.sequential, "key_hash": a.key_hash, "results": results}
+           "host_profile": current_host(),
+           "seconds": a.seconds, "rounds": a.rounds, "replay_rounds": a.replay_rounds, "sequential": not a.concurrent,
+           "key_hash": a.key_hash, "results": results}
     tmp = a.out / "aflfs_bench.json.tmp"
     tmp.write_text(json.dumps(doc, indent=2))
     os.replace(tmp, a.out / "aflfs_bench.json")
