@@ -2,8 +2,8 @@
 """Throughput and keys of `autotune cc` builds under the stock afl-fuzz, side by side (issue 7).
 
 For each target (the bundled demo, and lz4 when tests/targets/lz4.py can fetch its source) and
-each variant, one afl-fuzz campaign of --seconds (sequential, the same seeds, AFL_NO_AFFINITY),
-repeated --rounds times in interleaved order; execs/s is fuzzer_stats' execs_per_sec, reported
+each variant, one afl-fuzz campaign of --seconds (sequential, the same seeds, AFL_NO_AFFINITY, the
+same afl-fuzz RNG seed -s within a round), repeated --rounds times in interleaved order; execs/s is fuzzer_stats' execs_per_sec, reported
 as the median and best of the rounds. Variants:
 
   twolevel      autotune cc build; AUTOTUNE_METRIC=ngram-8, AUTOTUNE_LAYOUT=twolevel, index 2^24,
@@ -137,12 +137,13 @@ def fuzzer_stats(inst: Path) -> dict[str, str]:
 
 
 def start_campaign(binary: Path, env_extra: dict[str, str], seeds: list[Path], run_dir: Path,
-                   seconds: int) -> tuple[subprocess.Popen, list[str], float]:
+                   seconds: int, rng_seed: int) -> tuple[subprocess.Popen, list[str], float]:
     in_dir = run_dir / "in"
     in_dir.mkdir(parents=True)
     for i, s in enumerate(seeds):
         shutil.copyfile(s, in_dir / f"seed{i:03d}")
-    cmd = ["afl-fuzz", "-i", str(in_dir), "-o", str(run_dir / "out"), "-V", str(seconds), "--", str(binary)]
+    cmd = ["afl-fuzz", "-i", str(in_dir), "-o", str(run_dir / "out"), "-V", str(seconds), "-s", str(rng_seed), "--",
+           str(binary)]
     proc = subprocess.Popen(cmd, env=clean_env(**env_extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, stdin=subprocess.DEVNULL, cwd=run_dir)
     return proc, cmd, time.monotonic()
@@ -298,7 +299,9 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequenti
             run_dir = out / target["name"] / f"{name}-r{r}"
             shutil.rmtree(run_dir, ignore_errors=True)
             binary, env_extra = variants(target, run_dir)[name]
-            started[name] = (start_campaign(binary, env_extra, target["seeds"], run_dir, seconds), env_extra, run_dir)
+            # afl-fuzz's RNG seed: the same for every variant of a round, another in each round
+            started[name] = (start_campaign(binary, env_extra, target["seeds"], run_dir, seconds, 1000 + r), env_extra,
+                             run_dir)
             if sequential:
                 st, e, d = started.pop(name)
                 runs.setdefault(name, []).append(finish_campaign(st, e, d, seconds))
