@@ -114,6 +114,7 @@ def lz4_target() -> dict | None:
 
 # ---- runs ---------------------------------------------------------------------------------------
 
+DIAGNOSTIC = False  # --diagnostic: add the twolevel-aflhash-64k variant
 KEY_HASH: str | None = None  # --key-hash: AUTOTUNE_KEY_HASH of our variants (None: the runtime's default)
 
 
@@ -125,6 +126,13 @@ def variants(target: dict, run_dir: Path) -> dict[str, tuple[Path, dict[str, str
                                       "AUTOTUNE_INDEX_FILE": str(run_dir / "index.bin")}),
         "aflpp-ngram8": (target["afl"], {}),
         "flat-1m": (target["ours"], {**common, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(FLAT_BYTES)}),
+        # --diagnostic: our runtime keyed as AFL++ keys (its hash, 2^16 index): about as many keys as
+        # AFL++ NGRAM-8 tells apart, so the fuzzer's work per new key is alike and the runtime's cost shows
+        **({"twolevel-aflhash-64k": (target["ours"], {"AUTOTUNE_METRIC": NGRAM, "AUTOTUNE_KEY_HASH": "afl",
+                                                       "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": "65536",
+                                                       "AUTOTUNE_MAP_SIZE": str(DENSE_BYTES),
+                                                       "AUTOTUNE_INDEX_FILE": str(run_dir / "index-afl.bin")})}
+           if DIAGNOSTIC else {}),
     }
 
 
@@ -198,7 +206,7 @@ def replay_rate(target: dict, corpus: Path, n_inputs: int, rounds: int, out: Pat
             env = clean_env(**env_extra, AUTOTUNE_AFL_PERSISTENT="1000000")
             t0 = time.monotonic()
             proc = subprocess.run(["afl-showmap", "-C", "-i", str(corpus), "-o", str(run_dir / f"{name}.map"),
-                                   "-t", "5000", "--", str(binary)], env=env, capture_output=True, text=True,
+                                   "-t", "5000", "--", str(binary)], env=env, capture_output=True, text=True, check=False,
                                   timeout=1800, stdin=subprocess.DEVNULL)
             dt = time.monotonic() - t0
             if proc.returncode != 0:
@@ -224,7 +232,7 @@ def replay_keys(target: dict, queues: list[Path], work: Path) -> dict:
                     AUTOTUNE_MAP_SIZE=str(DENSE_BYTES), AUTOTUNE_INDEX_FILE=str(idx))
     for binary, e, name in ((target["ours"], env, "ours"), (target["afl"], clean_env(), "afl")):
         subprocess.run(["afl-showmap", "-C", "-i", str(union), "-o", str(work / f"{name}.map"), "-t", "5000",
-                        "--", str(binary)], env=e, capture_output=True, text=True, timeout=1200,
+                        "--", str(binary)], env=e, capture_output=True, text=True, timeout=1200, check=False,
                        stdin=subprocess.DEVNULL)
     ours = read_index_stats(path=idx)
     m = sum(1 for _ in (work / "afl.map").read_text().split())
@@ -240,7 +248,7 @@ def _callgrind_per_exec(cmd: list[str], env: dict[str, str], work: Path, name: s
     """(inclusive instructions of LLVMFuzzerTestOneInput, its calls) of one valgrind run."""
     out_file = work / f"callgrind.{name}.out"
     p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *cmd], env=env,
-                       capture_output=True, text=True, timeout=3600, stdin=subprocess.DEVNULL)
+                       capture_output=True, text=True, timeout=3600, stdin=subprocess.DEVNULL, check=False)
     if p.returncode != 0:
         raise SystemExit(f"valgrind failed for {name}:\n{p.stderr[-2000:]}")
     ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=caller", str(out_file)],
@@ -317,6 +325,7 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequenti
         summary[name] = {"execs_per_s_median": round(statistics.median(eps), 1), "execs_per_s_best": max(eps),
                          "execs_per_s_runs": eps, "edges_found": [x["edges_found"] for x in rs],
                          "stability": [x["stability"] for x in rs], "total_edges": rs[0]["total_edges"],
+                         "corpus_count": [x["corpus_count"] for x in rs],
                          **({"used_key": [x["used_key"] for x in rs], "overflow_keys": [x["overflow_keys"] for x in rs]}
                             if "used_key" in rs[0] else {})}
     queues = [Path(x["queue"]) for rs in runs.values() for x in rs]
@@ -344,16 +353,22 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequenti
 
 def markdown(results: list[dict], seconds: int, rounds: int) -> str:
     lines = [f"campaigns: afl-fuzz {seconds} s x {rounds} round(s) per variant, execs/s median (best)", "",
-             "| target | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 | twolevel/flat |"
-             " stability (twolevel) |", "|---|---|---|---|---|---|---|"]
+             ("| target | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 | twolevel/flat |"
+              " stability (twolevel) |"), "|---|---|---|---|---|---|---|"]
     for r in results:
         v, q = r["variants"], r["ratios"]
         cell = {k: f"{v[k]['execs_per_s_median']:.0f} ({v[k]['execs_per_s_best']:.0f})" for k in v}
         lines.append(f"| {r['target']} | {cell['twolevel']} | {cell['aflpp-ngram8']} | {cell['flat-1m']} | "
                      f"{q['campaign_twolevel_vs_aflpp_ngram8']}x | {q['campaign_twolevel_vs_flat_1m']}x | "
                      f"{', '.join(v['twolevel']['stability'])} |")
-    lines += ["", "replay: the same inputs through each variant (afl-showmap -C), inputs/s best (median); ratios of "
-              "the best, and [median of the per-round paired ratios]", "",
+    lines += ["", "campaign detail per variant: execs/s median, corpus entries and keys (edges_found) per round", "",
+              "| target | variant | execs/s | corpus entries | edges_found |", "|---|---|---|---|---|"]
+    for r in results:
+        for name, v in r["variants"].items():
+            lines.append(f"| {r['target']} | {name} | {v['execs_per_s_median']:.0f} | "
+                         f"{', '.join(map(str, v['corpus_count']))} | {', '.join(map(str, v['edges_found']))} |")
+    lines += ["", ("replay: the same inputs through each variant (afl-showmap -C), inputs/s best (median); ratios of "
+                   "the best, and [median of the per-round paired ratios]"), "",
               "| target | inputs | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 | twolevel/flat |",
               "|---|---|---|---|---|---|---|"]
     for r in results:
@@ -364,8 +379,8 @@ def markdown(results: list[dict], seconds: int, rounds: int) -> str:
                      f"[{q['replay_paired_median_vs_aflpp_ngram8']}x] | {q['replay_twolevel_vs_flat_1m']}x "
                      f"[{q['replay_paired_median_vs_flat_1m']}x] |")
     if any(r.get("instructions") for r in results):
-        lines += ["", "instructions per execution (callgrind, exact: LLVMFuzzerTestOneInput inclusive / calls; "
-                  "target + instrumentation, no fuzzer)", "",
+        lines += ["", ("instructions per execution (callgrind, exact: LLVMFuzzerTestOneInput inclusive / calls; "
+                       "target + instrumentation, no fuzzer)"), "",
                   "| target | inputs | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 |",
                   "|---|---|---|---|---|---|"]
         for r in results:
@@ -376,8 +391,8 @@ def markdown(results: list[dict], seconds: int, rounds: int) -> str:
             lines.append(f"| {r['target']} | {ins['inputs']} | {v['twolevel']['per_exec']} | "
                          f"{v['aflpp-ngram8']['per_exec']} | {v['flat-1m']['per_exec']} | "
                          f"{v['twolevel']['per_exec'] / v['aflpp-ngram8']['per_exec']:.2f}x |")
-    lines += ["", "| target | replayed inputs | our keys (used+overflow) | AFL++ NGRAM-8 tuples | 1 - tuples/keys "
-              "| eq.1 at 64K | eq.1 at 2^24 |", "|---|---|---|---|---|---|---|"]
+    lines += ["", ("| target | replayed inputs | our keys (used+overflow) | AFL++ NGRAM-8 tuples | 1 - tuples/keys "
+                   "| eq.1 at 64K | eq.1 at 2^24 |"), "|---|---|---|---|---|---|---|"]
     for r in results:
         k = r["keys"]
         lines.append(f"| {r['target']} | {k['inputs']} | {k['our_keys']} ({k['our_used_key']}+{k['our_overflow_keys']}) | "
@@ -393,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", default="demo,lz4")
     ap.add_argument("--concurrent", action="store_true", help="run the campaigns of a round at the same time "
                     "(default: one at a time; concurrent runs share the cores and the caches)")
+    ap.add_argument("--diagnostic", action="store_true", help="add twolevel-aflhash-64k: our two-level runtime "
+                    "with AFL++'s hash in a 2^16 index, so it tells apart about as many keys as AFL++ NGRAM-8")
     ap.add_argument("--replay-rounds", type=int, default=5, help="interleaved rounds of the replay")
     ap.add_argument("--callgrind-inputs", type=int, default=200, help="inputs in the callgrind instruction count "
                     "(0: skip)")
@@ -404,8 +421,9 @@ def main(argv: list[str] | None = None) -> int:
     for tool in ("afl-fuzz", "afl-showmap", "afl-clang-fast"):
         if not shutil.which(tool):
             raise SystemExit(f"{tool} not found: apt-get install -y afl++")
-    global KEY_HASH
+    global KEY_HASH, DIAGNOSTIC
     KEY_HASH = a.key_hash
+    DIAGNOSTIC = a.diagnostic
     a.out.mkdir(parents=True, exist_ok=True)
     results = []
     for name in a.targets.split(","):
@@ -420,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         results[-1]["loadavg_before_after"] = [load_before, os.getloadavg()]
     doc = {"schema_version": 1, "host": {"machine": platform.machine(), "node": platform.node(),
                                          "cpus": os.cpu_count(), "kernel": platform.release()},
-           "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True).stdout.splitlines()[0:1],
+           "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True, check=False).stdout.splitlines()[0:1],
            "host_profile": current_host(),
            "seconds": a.seconds, "rounds": a.rounds, "replay_rounds": a.replay_rounds, "sequential": not a.concurrent,
            "key_hash": a.key_hash, "results": results}
