@@ -285,10 +285,8 @@ def instructions_per_exec(target: dict, corpus: Path, n_inputs: int, work: Path)
         copy.chmod(0o755)
         # valgrind 3.19 gives up on clang-14's debug info ("possibly corrupted"): strip it
         subprocess.run(["strip", "--strip-debug", str(copy)], check=True)
-        env = clean_env(**env_extra)
-        for k in ("AFL_NO_AFFINITY", "AFL_SKIP_CPUFREQ", "AFL_NO_UI", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES"):
-            env.pop(k, None)
-        env.pop("AUTOTUNE_INDEX_FILE", None)
+        # no fuzzer here: none of afl-fuzz's settings, and a private index (no file)
+        env = {k: v for k, v in clean_env(**env_extra).items() if k not in AFL_ENV and k != "AUTOTUNE_INDEX_FILE"}
         if binary == target["ours"]:
             env["AUTOTUNE_REPLAY_ROUNDS"] = "1"
         ir, calls = _callgrind_per_exec([str(copy), *picked], env, work, name)
