@@ -76,6 +76,9 @@ static uint32_t cov_R_cap;
 static uint64_t *cov_T;      /* COV_R_CAP entries, MAP_NORESERVE: T[g] = mix64(g), the ngram terms */
 static uint32_t cov_T_cap;
 static int cov_ids_ready;
+static int cov_tables_full; /* a guard index reached the end of cov_R or cov_T */
+static int cov_hooks_v = COV_HOOKS_AUTO;
+static void hook_select(void);
 
 static void cov_ids_init_locked(void) {
   if (cov_ids_ready) return;
@@ -112,6 +115,13 @@ static inline uint64_t term(uint32_t g) {
   return mix64(g);
 }
 
+/* The fast hooks' reads: no bounds check. The tables span COV_R_CAP entries (MAP_NORESERVE, so
+ * every entry is readable), the index is masked into them, and hook_select() leaves the fast
+ * hooks as soon as a guard reaches COV_R_CAP: a hook that raced with that registration reads a
+ * wrong id for one hit, never outside the table. */
+static inline uint32_t rid_fast(uint32_t g) { return cov_R[g & (COV_R_CAP - 1)]; }
+static inline uint64_t term_fast(uint32_t g) { return cov_T[g & (COV_R_CAP - 1)]; }
+
 uint32_t cov_block_id(uint32_t g) { return rid(g); }
 uint32_t cov_guard_count(void) { return __atomic_load_n(&cov_nguards, __ATOMIC_ACQUIRE); }
 uint64_t cov_seed(void) { return cov_seed_v; }
@@ -140,9 +150,14 @@ void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop) {
     uint32_t g = cov_nguards + 1;
     if (g < cov_R_cap) cov_R[g] = (uint32_t)cov_splitmix64(cov_seed_v ^ g);
     if (g < cov_T_cap) cov_T[g] = mix64(g);
+    if (g >= cov_R_cap || g >= cov_T_cap) { /* before g is published: leave the fast hooks */
+      cov_tables_full = 1;
+      hook_select();
+    }
     *x = g;
     __atomic_store_n(&cov_nguards, g, __ATOMIC_RELEASE);
   }
+  hook_select(); /* the tables may be new */
   pthread_mutex_unlock(&cov_init_lock);
 }
 
@@ -187,15 +202,20 @@ static int cov_ctx_on; /* a sink needs the call stack: else the function hooks r
 static void sinks_update(void) {
   cov_sinks = (cov_census_on ? 1 : 0) | (cov_map_on ? 2 : 0);
   cov_ctx_on = (cov_census_on && cov_digmask) || (cov_map_on && cov_map_ctxsel >= 0);
+  hook_select();
 }
 static bm_map *cov_map;
 static uint32_t cov_map_win;  /* N - 1 previous blocks in the key */
+static uint32_t cov_map_back = 2; /* N = cov_map_win + 1: how far back the leaving term is */
 static uint64_t cov_map_pn = 1; /* COV_NGRAM_P^N for the map sink's ngram-N rolling key */
 uint64_t cov_wmask[4];
 uint64_t cov_digmask;
 
 /* ---- threads ------------------------------------------------------------------------------ */
-static __thread cov_thread *cov_tls __attribute__((tls_model("initial-exec")));
+/* A thread without state points at cov_no_thread, whose gen (0) never matches cov_gen (>= 1):
+ * the hot path's generation test also catches a missing thread. Nothing writes to it. */
+static cov_thread cov_no_thread;
+static __thread cov_thread *cov_tls __attribute__((tls_model("initial-exec"))) = &cov_no_thread;
 static __thread int cov_tls_busy __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t cov_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static cov_evtab *cov_registry;
@@ -221,9 +241,11 @@ static void *map_anon(size_t bytes) {
   return p == MAP_FAILED ? NULL : p;
 }
 
+static void commit_pending(cov_thread *t);
 static void cov_thread_exit(void *arg) {
   cov_thread *t = arg;
-  cov_tls = NULL;
+  commit_pending(t); /* the thread's last block: no guard follows it */
+  cov_tls = &cov_no_thread;
   pthread_mutex_lock(&cov_reg_lock);
   if (t->ev) t->ev->free = 1;
   t->next_free = cov_free_threads;
@@ -282,7 +304,7 @@ static __attribute__((noinline)) cov_thread *cov_thread_slow(void) {
   if (cov_tls_busy) return NULL;
   cov_tls_busy = 1;
   cov_thread *t = cov_tls;
-  if (!t) {
+  if (t == &cov_no_thread) {
     t = cov_thread_alloc();
     if (!t) {
       cov_tls_busy = 0;
@@ -323,7 +345,7 @@ static __attribute__((noinline)) cov_thread *cov_thread_slow(void) {
 
 static inline cov_thread *cov_self(void) {
   cov_thread *t = cov_tls;
-  if (LIKELY(t && t->gen == __atomic_load_n(&cov_gen, __ATOMIC_RELAXED))) return t;
+  if (LIKELY(t->gen == __atomic_load_n(&cov_gen, __ATOMIC_RELAXED))) return t;
   return cov_thread_slow();
 }
 
@@ -435,15 +457,16 @@ static map_hit_fn cov_map_hit;
 static int cov_key_hash_v = -1; /* -1: not chosen yet (AUTOTUNE_KEY_HASH read on first use) */
 
 static inline __attribute__((always_inline)) uint64_t key_afl(cov_thread *t, uint32_t g,
-                                                               uint32_t pos) {
-  uint32_t r = rid(g);
+                                                               uint32_t pos, int fast) {
+  uint32_t r = fast ? rid_fast(g) : rid(g);
   uint64_t key = r ^ t->xr ^ (uint32_t)t->ctxm;
   t->xr ^= t->rr[pos + cov_map_win] ^ (r >> 1);
   t->rr[pos] = t->rr[pos + 8] = r >> 1;
   return key;
 }
 static inline __attribute__((always_inline)) uint64_t key_xedge(cov_thread *t, uint32_t g,
-                                                                 uint32_t pos) {
+                                                                 uint32_t pos, int fast) {
+  (void)fast;
   return mix64(((uint64_t)t->h[pos + 1] << 32) | g);
 }
 /* ngram-N: the exact key is a polynomial over the window's terms mix64(guard) (DESIGN.md "Keys,
@@ -451,22 +474,23 @@ static inline __attribute__((always_inline)) uint64_t key_xedge(cov_thread *t, u
  * and a mix64 per hit, no table; at the start of an execution the ring and the key are zero,
  * which is the window padded with guard 0 (mix64(0) = 0), as the census sees it. */
 static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, uint32_t g,
-                                                                  uint32_t pos) {
-  uint64_t r = term(g);
-  uint64_t out = t->r64[pos + cov_map_win + 1]; /* N steps back: not overwritten yet */
+                                                                  uint32_t pos, int fast) {
+  uint64_t r = fast ? term_fast(g) : term(g);
+  uint64_t out = t->r64[pos + cov_map_back]; /* N steps back: not overwritten yet */
   uint64_t h = t->rh * COV_NGRAM_P + r - out * cov_map_pn;
   t->rh = h;
   t->r64[pos] = t->r64[pos + 8] = r;
   return mix64(h);
 }
 static inline __attribute__((always_inline)) uint64_t key_xctx(cov_thread *t, uint32_t g,
-                                                                uint32_t pos) {
+                                                                uint32_t pos, int fast) {
+  (void)fast;
   return mix64(mix64(mix64(((uint64_t)t->h[pos + 1] << 32) | g) ^ t->ctxm));
 }
 
 #define MAP_HIT_DEF(K, LN, W, PN)                                                           \
   static void map_hit_##K##_##LN##_##W##_##PN(cov_thread *t, uint32_t g, uint32_t pos) {   \
-    bm_##LN##_update_u##W##_##PN(cov_map, key_##K(t, g, pos));                              \
+    bm_##LN##_update_u##W##_##PN(cov_map, key_##K(t, g, pos, 0));                           \
   }
 #define MAP_HIT_DEF_W(K, LN, W) \
   MAP_HIT_DEF(K, LN, W, wrap) MAP_HIT_DEF(K, LN, W, nz) MAP_HIT_DEF(K, LN, W, sat)
@@ -489,6 +513,76 @@ static const map_hit_fn map_hit_table[4][36] = {MAP_HIT_ROW_K(afl), MAP_HIT_ROW_
                                                 MAP_HIT_ROW_K(xngram), MAP_HIT_ROW_K(xctx)};
 
 static inline void map_hit(cov_thread *t, uint32_t g, uint32_t pos) { cov_map_hit(t, g, pos); }
+static int cov_map_kf = -1, cov_map_fn; /* the map sink's key function and map_hit_table column */
+
+/* ---- fast hooks --------------------------------------------------------------------------- */
+/* When the map sink is the only sink and no metric needs the call stack, a block can be
+ * committed at its own guard: nothing (no function exit, no census) can come between a block
+ * and the next, so the committed sequence, the keys and the counts are those of the general
+ * path (which holds each block back until the next guard or the function's exit). Each fast
+ * hook is one function for one key function, layout, width and policy: guard, thread, key and
+ * counter update with no call, no pending block, no sink dispatch and unchecked id tables.
+ * __sanitizer_cov_trace_pc_guard jumps to the chosen one (hook_select). */
+typedef void (*guard_hook_fn)(uint32_t *guard);
+static void hook_general(uint32_t *guard);
+static guard_hook_fn cov_guard_hook = hook_general;
+
+#define KEEP_afl(t, g, pos)
+#define KEEP_xngram(t, g, pos)
+#define KEEP_xedge(t, g, pos) ((t)->h[(pos)] = (t)->h[(pos) + 8] = (g)) /* key_xedge reads h */
+#define FAST_HOOK_DEF(K, LN, W, PN)                                                         \
+  static void fast_##K##_##LN##_##W##_##PN(uint32_t *guard) {                               \
+    uint32_t g = *guard;                                                                     \
+    if (UNLIKELY(g == 0)) return;                                                            \
+    cov_thread *t = cov_self();                                                              \
+    if (UNLIKELY(!t)) return;                                                                \
+    uint32_t pos = (t->pos - 1) & 7;                                                         \
+    t->pos = pos;                                                                            \
+    KEEP_##K(t, g, pos);                                                                     \
+    bm_##LN##_update_u##W##_##PN(cov_map, key_##K(t, g, pos, 1));                           \
+  }
+#define FAST_HOOK_DEF_W(K, LN, W) \
+  FAST_HOOK_DEF(K, LN, W, wrap) FAST_HOOK_DEF(K, LN, W, nz) FAST_HOOK_DEF(K, LN, W, sat)
+#define FAST_HOOK_DEF_L(K, LN)                                                     \
+  FAST_HOOK_DEF_W(K, LN, 8) FAST_HOOK_DEF_W(K, LN, 16) FAST_HOOK_DEF_W(K, LN, 32) \
+  FAST_HOOK_DEF_W(K, LN, 64)
+#define FAST_HOOK_DEF_K(K) \
+  FAST_HOOK_DEF_L(K, flat) FAST_HOOK_DEF_L(K, twolevel) FAST_HOOK_DEF_L(K, exact)
+FAST_HOOK_DEF_K(afl)
+FAST_HOOK_DEF_K(xedge)
+FAST_HOOK_DEF_K(xngram)
+
+#define FAST_HOOK_ROW_W(K, LN, W) \
+  fast_##K##_##LN##_##W##_wrap, fast_##K##_##LN##_##W##_nz, fast_##K##_##LN##_##W##_sat,
+#define FAST_HOOK_ROW(K, LN)                                                       \
+  FAST_HOOK_ROW_W(K, LN, 8) FAST_HOOK_ROW_W(K, LN, 16) FAST_HOOK_ROW_W(K, LN, 32) \
+  FAST_HOOK_ROW_W(K, LN, 64)
+#define FAST_HOOK_ROW_K(K) {FAST_HOOK_ROW(K, flat) FAST_HOOK_ROW(K, twolevel) FAST_HOOK_ROW(K, exact)}
+/* [key function (KEY_AFL, KEY_XEDGE, KEY_XNGRAM)][the map_hit_table column] */
+static const guard_hook_fn fast_hook_table[3][36] = {FAST_HOOK_ROW_K(afl), FAST_HOOK_ROW_K(xedge),
+                                                     FAST_HOOK_ROW_K(xngram)};
+
+/* Called whenever the sinks change (and under cov_init_lock when a guard reaches the tables'
+ * end). Every change of sinks also bumps cov_gen, so no thread state crosses a switch. */
+static void hook_select(void) {
+  guard_hook_fn h = hook_general;
+  int tables_ok = cov_R && cov_T && !cov_tables_full;
+  if (cov_hooks_v == COV_HOOKS_AUTO && cov_sinks == 2 && !cov_ctx_on && cov_map && tables_ok &&
+      cov_map_kf >= KEY_AFL &&
+      cov_map_kf <= KEY_XNGRAM)
+    h = fast_hook_table[cov_map_kf][cov_map_fn];
+  __atomic_store_n(&cov_guard_hook, h, __ATOMIC_RELEASE);
+}
+
+void cov_set_hooks(int hooks) {
+  if (hooks != COV_HOOKS_AUTO && hooks != COV_HOOKS_GENERAL) return;
+  cov_hooks_v = hooks;
+  hook_select();
+}
+
+int cov_fast_hook_active(void) {
+  return __atomic_load_n(&cov_guard_hook, __ATOMIC_ACQUIRE) != hook_general;
+}
 
 const char *const cov_key_hash_names[2] = {"exact", "afl"};
 
@@ -530,8 +624,9 @@ void cov_map_sink_set(bm_map *map, int metric) {
            : metric < COV_M_CTX          ? KEY_XNGRAM
                                          : KEY_XCTX;
   cov_map = map;
-  cov_map_hit = map_hit_table[kf][(int)map->layout * 12 +
-                                  (int)bm_width_index(map->width_bits) * 3 + (int)map->policy];
+  cov_map_kf = kf;
+  cov_map_fn = (int)map->layout * 12 + (int)bm_width_index(map->width_bits) * 3 + (int)map->policy;
+  cov_map_hit = map_hit_table[kf][cov_map_fn];
   if (metric >= COV_M_CTX) {
     cov_map_win = 1;
     cov_map_ctxsel = metric - COV_M_CTX;
@@ -541,6 +636,7 @@ void cov_map_sink_set(bm_map *map, int metric) {
   }
   cov_map_pn = 1;
   for (uint32_t i = 0; i <= cov_map_win; i++) cov_map_pn *= COV_NGRAM_P; /* P^N */
+  cov_map_back = cov_map_win + 1;
   cov_map_on = 1;
   sinks_update();
   cov_gen_bump();
@@ -583,7 +679,7 @@ static inline __attribute__((always_inline)) void commit(cov_thread *t, uint32_t
     both_hit(t, g, pos);
 }
 
-void __sanitizer_cov_trace_pc_guard(uint32_t *guard) {
+static void hook_general(uint32_t *guard) {
   uint32_t g = *guard;
   if (UNLIKELY(g == 0)) return;
   cov_thread *t = cov_self();
@@ -591,6 +687,19 @@ void __sanitizer_cov_trace_pc_guard(uint32_t *guard) {
   uint32_t p = t->pending;
   t->pending = g;
   if (LIKELY(p != 0)) commit(t, p);
+}
+
+/* Commit the block held back, if it belongs to this execution (thread exit, execution end). */
+static void commit_pending(cov_thread *t) {
+  if (t->pending && t->gen == cov_gen_now()) {
+    uint32_t p = t->pending;
+    t->pending = 0;
+    commit(t, p);
+  }
+}
+
+void __sanitizer_cov_trace_pc_guard(uint32_t *guard) {
+  __atomic_load_n(&cov_guard_hook, __ATOMIC_RELAXED)(guard);
 }
 
 static inline uint64_t fid(cov_thread *t, const void *fn) {
@@ -679,14 +788,7 @@ void cov_exec_begin(void) {
   (void)cov_self();
 }
 
-void cov_exec_end(void) {
-  cov_thread *t = cov_tls;
-  if (t && t->gen == cov_gen_now() && t->pending) {
-    uint32_t p = t->pending;
-    t->pending = 0;
-    commit(t, p);
-  }
-}
+void cov_exec_end(void) { commit_pending(cov_tls); } /* cov_no_thread: gen 0, pending 0 */
 
 /* ---- configuration ------------------------------------------------------------------------ */
 const char *cov_layout_name(bm_layout l) {
@@ -763,12 +865,21 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   }
   if ((v = getenv("AUTOTUNE_KEY_HASH")) && *v && (cfg->key_hash = cov_key_hash_id(v)) < 0)
     return bad(err, errlen, "AUTOTUNE_KEY_HASH", v, "exact, afl");
+  if ((v = getenv("AUTOTUNE_HOOKS")) && *v) {
+    if (strcmp(v, "auto") == 0)
+      cfg->hooks = COV_HOOKS_AUTO;
+    else if (strcmp(v, "general") == 0)
+      cfg->hooks = COV_HOOKS_GENERAL;
+    else
+      return bad(err, errlen, "AUTOTUNE_HOOKS", v, "auto, general");
+  }
   if ((v = getenv("AUTOTUNE_INDEX_FILE")) && *v) {
     if (strlen(v) >= sizeof cfg->index_file)
       return bad(err, errlen, "AUTOTUNE_INDEX_FILE", "...", "a path shorter than 4096 bytes");
     strcpy(cfg->index_file, v);
   }
   cov_set_key_hash(cfg->key_hash); /* the map sink's key hash from now on */
+  cov_set_hooks(cfg->hooks);
   return 0;
 }
 

@@ -114,6 +114,7 @@ typedef struct cov_config {
   bm_policy overflow;    /* AUTOTUNE_OVERFLOW wrap|neverzero|saturate, default neverzero */
   char index_file[4096]; /* AUTOTUNE_INDEX_FILE, "" when unset */
   int key_hash;          /* AUTOTUNE_KEY_HASH exact|afl (COV_KEY_*), default exact */
+  int hooks;             /* AUTOTUNE_HOOKS auto|general (COV_HOOKS_*), default auto */
 } cov_config;
 
 /* Read and validate every variable. 0 on success; -1 with a one-line message in err naming the
@@ -143,6 +144,13 @@ int cov_key_hash_id(const char *name);          /* -1 if unknown */
  * warning on stderr and exact). Takes effect at the next cov_map_sink_set. */
 void cov_set_key_hash(int key_hash);
 int cov_key_hash(void);
+/* Block hooks (AUTOTUNE_HOOKS). auto: when the map sink is the only sink and the metric needs
+ * no call context (edge, ngram-N), each block is keyed and counted at its own guard by one
+ * function specialised for the key, layout, width and policy (the same keys and counts as the
+ * general path, fewer instructions); general: always the general path (for comparisons). */
+enum { COV_HOOKS_AUTO = 0, COV_HOOKS_GENERAL = 1 };
+void cov_set_hooks(int hooks);
+int cov_fast_hook_active(void); /* 1 if blocks go through a specialised fast hook now */
 /* Feed metric's index key of every block hit into map (flat/twolevel/exact update of its width
  * and policy, bigmap.h): mix64(exact key) with the exact key hash, hk32 with afl. The key
  * function is chosen here, once (no per-hit branch). map == NULL switches the sink off. The map

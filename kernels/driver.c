@@ -199,6 +199,7 @@ static int replay(int argc, char **argv, const char *rounds_s) {
   memset(virgin, 0xff, vbytes);
   cov_set_seed(cfg.seed);
   cov_map_sink_set(&map, cfg.metric);
+  int fast_hook = cov_fast_hook_active();
 
   uint64_t execs = 0, new_execs = 0, hash_acc = 0;
   double t0 = 0;
@@ -228,7 +229,8 @@ static int replay(int argc, char **argv, const char *rounds_s) {
          "\"used_keys\": %llu, \"covered_slots\": %llu, \"overflow_keys\": %u, "
          "\"metric\": \"%s\", \"layout\": \"%s\", \"index_size\": %llu, \"map_size\": %llu, "
          "\"counter_bits\": %u, \"overflow\": \"%s\", \"seed\": %llu, \"key_hash\": \"%s\", "
-         "\"kernel_variant\": \"%s\", \"hugepage_advised\": %s}\n",
+         "\"kernel_variant\": \"%s\", \"hugepage_advised\": %s, \"hooks\": \"%s\", "
+         "\"coverage_digest\": \"%016llx\"}\n",
          dt > 0 ? (double)execs / dt : 0.0, (unsigned long long)execs, dt, rounds, in.n,
          (unsigned long long)new_execs, (unsigned long long)bm_map_used(&map),
          (unsigned long long)covered, *map.overflow_keys, cov_metric_names[cfg.metric],
@@ -236,9 +238,9 @@ static int replay(int argc, char **argv, const char *rounds_s) {
          (unsigned long long)cfg.map_size, cfg.counter_bits, cov_policy_name(cfg.overflow),
          (unsigned long long)cfg.seed, cov_key_hash_names[cfg.key_hash],
          bm_variant_name(bm_active_variant()),
-         map.hugepage_advised ? "true" : "false");
+         map.hugepage_advised ? "true" : "false", fast_hook ? "fast" : "general",
+         (unsigned long long)hash_acc);
   fflush(stdout);
-  (void)hash_acc;
   bm_map_destroy(&map);
   free(virgin);
   free_inputs(&in);

@@ -46,13 +46,16 @@ def census(binary, workdir, inputs, metrics, *, seed):
     return out
 
 
-def replay(binary, inputs_dir, *, metric, layout, map_size, index_size=None, key_hash=None, seed):
+def replay(binary, inputs_dir, *, metric, layout, map_size, index_size=None, key_hash=None, seed,
+           hooks=None, **extra):
     env = clean_env(AUTOTUNE_REPLAY_ROUNDS="1", AUTOTUNE_METRIC=metric, AUTOTUNE_LAYOUT=layout,
-                    AUTOTUNE_MAP_SIZE=str(map_size), AUTOTUNE_SEED=str(seed))
+                    AUTOTUNE_MAP_SIZE=str(map_size), AUTOTUNE_SEED=str(seed), **extra)
     if index_size:
         env["AUTOTUNE_INDEX_SIZE"] = str(index_size)
     if key_hash:
         env["AUTOTUNE_KEY_HASH"] = key_hash
+    if hooks:
+        env["AUTOTUNE_HOOKS"] = hooks
     p = subprocess.run([str(binary), str(inputs_dir)], capture_output=True, timeout=120, env=env)
     assert p.returncode == 0, p.stderr.decode()
     doc = json.loads(p.stdout)
@@ -101,6 +104,41 @@ def test_replay_slots_are_the_index_keys_of_the_census(demo_census, metric):
                 assert doc["used_keys"] == n and doc["overflow_keys"] == 0
             assert doc["covered_slots"] == n, (layout, key_hash)
     assert differs  # the two hashes give different slot counts here, so the check can tell them apart
+
+
+@pytest.mark.parametrize("metric", ("edge", "ngram-2", "ngram-8", "ctx", "caller"))
+def test_fast_hooks_count_what_the_general_path_counts(metric):
+    """AUTOTUNE_HOOKS=auto keys and counts each block at its own guard through one specialised
+    function when the map sink is alone and the metric needs no call stack; the general path
+    holds each block back until the next guard. Same inputs, same maps: the same keys, slots,
+    overflow, and the digest of every map that brought new coverage (which sees slot order and
+    bucketed counts)."""
+    binary = demo.build_demo()
+    fast = metric in ("edge", "ngram-2", "ngram-8")
+    same = ("used_keys", "covered_slots", "overflow_keys", "coverage_digest", "new_coverage_execs")
+    configs = (("twolevel", 1 << 24, 1 << 16, "8", "neverzero", None),
+               ("twolevel", 1 << 12, 1 << 6, "16", "saturate", "afl"),  # overflows the dense map
+               ("flat", None, 1 << 12, "32", "wrap", "exact"))
+    for layout, index_size, map_size, bits, overflow, key_hash in configs:
+        docs = {h: replay(binary, demo.seed_dir(), metric=metric, layout=layout, map_size=map_size,
+                          index_size=index_size, key_hash=key_hash, seed=2, hooks=h,
+                          AUTOTUNE_COUNTER_BITS=bits, AUTOTUNE_OVERFLOW=overflow)
+                for h in ("auto", "general")}
+        assert docs["general"]["hooks"] == "general"
+        assert docs["auto"]["hooks"] == ("fast" if fast else "general")
+        assert {k: docs["auto"][k] for k in same} == {k: docs["general"][k] for k in same}, layout
+        assert docs["auto"]["covered_slots"] >= min(map_size, 100)
+        if map_size == 1 << 6:
+            assert docs["auto"]["used_keys"] == 64 and docs["auto"]["overflow_keys"] > 0
+
+
+def test_bad_hooks_value_is_refused(tmp_path):
+    binary = demo.build_demo()
+    (tmp_path / "x").write_bytes(b"x")
+    p = subprocess.run([str(binary), str(tmp_path / "x")], capture_output=True, timeout=60,
+                       env=clean_env(AUTOTUNE_REPLAY_ROUNDS="1", AUTOTUNE_HOOKS="inline"))
+    assert p.returncode == 2
+    assert "AUTOTUNE_HOOKS='inline'" in p.stderr.decode() and "valid values: auto, general" in p.stderr.decode()
 
 
 def test_exact_hash_has_no_structural_ngram_collisions(tmp_path):
