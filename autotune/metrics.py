@@ -20,14 +20,22 @@ _MIX_C1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_C2 = np.uint64(0x94D049BB133111EB)
 
 
-def index_key(exact: np.ndarray) -> np.ndarray:
-    """The runtime map sink's index key under ``AUTOTUNE_KEY_HASH=exact``: ``mix64`` of each
-    exact 64-bit key (kernels/cov.c ``cov_mix64``, splitmix64's finaliser), as uint64.
+def index_key(exact: np.ndarray, *, metric: str) -> np.ndarray:
+    """The runtime map sink's index key of ``metric`` under ``AUTOTUNE_KEY_HASH=exact``, as uint64:
+    ``ngram-N``: ``fold(exact) = exact ^ (exact >> 32)`` (the exact key is already a uniform
+    polynomial over mix64 terms; the fold brings its carries into the low bits); edge and the
+    ctx-like metrics: ``mix64(exact)`` (kernels/cov.c ``cov_mix64``, splitmix64's finaliser; their
+    exact keys are structured). Both are bijections of the 64-bit exact key.
 
     The slot at a map of H slots (H a power of two) is ``index_key(exact) & (H - 1)``, a uniform
     function of the exact key, so slot collisions follow Equation 1 (docs/DESIGN.md).
     """
+    if metric not in METRIC_ID:
+        raise ValueError(f"unknown metric {metric!r}")
     x = np.array(exact, dtype=np.uint64, copy=True, ndmin=1)
+    if metric.startswith("ngram-"):
+        x ^= x >> np.uint64(32)
+        return x.reshape(np.shape(exact))
     with np.errstate(over="ignore"):
         x ^= x >> np.uint64(30)
         x *= _MIX_C1

@@ -236,11 +236,12 @@ static void *index_file_map(const aflfs_config *c) {
     else
       bm_shared_init(p + sizeof *h, &c->map);
     __atomic_store_n(&h->ready, 1u, __ATOMIC_RELEASE);
-  } else if (memcmp(h->magic, AFLFS_INDEX_MAGIC_V1, 8) == 0) {
+  } else if (memcmp(h->magic, AFLFS_INDEX_MAGIC_OLD, 7) == 0 && h->magic[7] >= '1' &&
+             h->magic[7] < AFLFS_INDEX_MAGIC[7]) {
     fatal(fix_other,
-          "AUTOTUNE_INDEX_FILE=%s has index format 1 (made by an older autotune runtime), this "
-          "runtime reads format 2",
-          c->index_file);
+          "AUTOTUNE_INDEX_FILE=%s has index format %c (made by an older autotune runtime), this "
+          "runtime reads format %c",
+          c->index_file, h->magic[7], AFLFS_INDEX_MAGIC[7]);
   } else if (memcmp(h->magic, AFLFS_INDEX_MAGIC, 8) != 0 || h->header_bytes != sizeof *h) {
     fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s is not an autotune index file", c->index_file);
   } else if (h->guards != cov_guard_count()) {

@@ -31,11 +31,12 @@ extern "C" {
 
 /* The index file ($AUTOTUNE_INDEX_FILE): a 64-byte header, then the bigmap shared control
  * region (bm_ctl with the live used_key / overflow_keys, then the index table). */
-/* Version 2: the index entries store slot + 1 (0 = unassigned), so a new file (zero-filled by
- * ftruncate) is an empty index without being written. Version 1 (0xFFFFFFFF = unassigned) is
- * refused with a clear error. */
-#define AFLFS_INDEX_MAGIC "ATAFLIX2"
-#define AFLFS_INDEX_MAGIC_V1 "ATAFLIX1"
+/* Version 3: the index entries store slot + 1 (0 = unassigned), so a new file (zero-filled by
+ * ftruncate) is an empty index without being written; ngram-N entries are indexed by the fold of
+ * the exact key. Older versions are refused with a clear error: version 1 stored 0xFFFFFFFF for
+ * unassigned, version 2 indexed ngram-N by mix64 of the exact key (its slots would not be found). */
+#define AFLFS_INDEX_MAGIC "ATAFLIX3"
+#define AFLFS_INDEX_MAGIC_OLD "ATAFLIX" /* + '1' or '2' */
 typedef struct aflfs_index_header {
   char magic[8];          /* "ATAFLIX2" */
   uint32_t header_bytes;  /* 64: offset of the bm_ctl region */

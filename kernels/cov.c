@@ -450,7 +450,8 @@ static __attribute__((noinline)) void census_hit(cov_thread *t, uint32_t g, uint
  *   afl     AFL++'s hk32, incrementally: R[cur] ^ xr ^ low half of the context, where xr is the
  *           XOR of the last N-1 (R >> 1) kept in a ring.
  *   xedge   mix64(exact edge key)                          1 mix64 round
- *   xngram  mix64(sum_i mix64(p_i) P^i), p_0 = cur, rolled per hit   2 mix64 rounds, 2 multiplies
+ *   xngram  fold(sum_i mix64(p_i) P^i), p_0 = cur, rolled per hit   1 mix64 (a table), 2 multiplies;
+ *           fold(x) = x ^ (x >> 32): the polynomial is uniform already
  *   xctx    mix64(mix64(mix64(exact edge key) ^ cX))       3 rounds */
 typedef void (*map_hit_fn)(cov_thread *t, uint32_t g, uint32_t pos);
 static map_hit_fn cov_map_hit;
@@ -480,7 +481,7 @@ static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, 
   uint64_t h = t->rh * COV_NGRAM_P + r - out * cov_map_pn;
   t->rh = h;
   t->r64[pos] = t->r64[pos + 8] = r;
-  return mix64(h);
+  return h ^ (h >> 32); /* the ngram index key: fold (DESIGN.md "The map sink's index key") */
 }
 static inline __attribute__((always_inline)) uint64_t key_xctx(cov_thread *t, uint32_t g,
                                                                 uint32_t pos, int fast) {

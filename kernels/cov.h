@@ -39,18 +39,18 @@
  *           merged into census tables in caller-provided (MAP_SHARED) memory: cov_census_*.
  *   map     (afl-fuzz, replay): one metric's *index key* into a bigmap.h map: cov_map_sink_set().
  *           The index key depends on the key hash (AUTOTUNE_KEY_HASH):
- *             exact (default)  mix64(exact 64-bit key): a uniform function of the exact key, so
- *                              the slot key & (H-1) collides only as Equation 1 says (distinct
- *                              exact keys, independent uniform slots); with the exact layout the
- *                              map is collision-free (mix64 is a bijection).
+ *             exact (default)  mix64(exact 64-bit key) (ngram-N: the fold exact ^ exact >> 32,
+ *                              its exact key being uniform already): a uniform function of the
+ *                              exact key, so the slot key & (H-1) collides only as Equation 1
+ *                              says (distinct exact keys, independent uniform slots); with the
+ *                              exact layout the map is collision-free (both are bijections).
  *             afl              hk32, bit for bit AFL++'s (comparisons with afl-cc builds).
  *           hk32 is structurally non-uniform for ngram-N: equal block ids at different positions
  *           XOR-cancel, so distinct N-grams share one hk32 at every map size (a collision floor
  *           Equation 1 does not predict); edge and ctx-like hk32 follow Equation 1.
- *           Per-hit cost of the exact hash: edge 1 mix64, ctx-like 3, ngram-N N + 1 (the chain
- *           starts from the newest block: nothing carries over between hits), so ngram-N looks
- *           the window up in a per-thread direct-mapped memo first (4096 entries, 160 KiB; full
- *           window compare, so the key is always exact); a miss computes the chain.
+ *           Per-hit cost of the exact hash: edge 1 mix64, ctx-like 3, ngram-N a rolled
+ *           polynomial (2 multiplies, its terms mix64(guard) from a per-guard table) and the fold
+ *           (docs/DESIGN.md "The map sink's index key").
  */
 #ifndef AUTOTUNE_COV_H
 #define AUTOTUNE_COV_H
@@ -152,7 +152,8 @@ enum { COV_HOOKS_AUTO = 0, COV_HOOKS_GENERAL = 1 };
 void cov_set_hooks(int hooks);
 int cov_fast_hook_active(void); /* 1 if blocks go through a specialised fast hook now */
 /* Feed metric's index key of every block hit into map (flat/twolevel/exact update of its width
- * and policy, bigmap.h): mix64(exact key) with the exact key hash, hk32 with afl. The key
+ * and policy, bigmap.h): with the exact key hash mix64(exact key) (ngram-N: exact ^ exact >> 32),
+ * hk32 with afl. The key
  * function is chosen here, once (no per-hit branch). map == NULL switches the sink off. The map
  * must outlive the sink. */
 void cov_map_sink_set(bm_map *map, int metric);

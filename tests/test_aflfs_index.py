@@ -37,6 +37,7 @@ def test_reads_header_and_live_counters(tmp_path):
     (index_bytes(used=1, overflow=0, magic=b"NOTINDEX"), "not an autotune index file"),
     (index_bytes(used=1, overflow=0, ready=0), "not initialised"),
     (index_bytes(used=1, overflow=0, magic=b"ATAFLIX1"), "index format 1"),
+    (index_bytes(used=1, overflow=0, magic=b"ATAFLIX2"), "index format 2"),
 ])
 def test_bad_files_are_clear_errors(tmp_path, data, msg):
     p = tmp_path / "idx"

@@ -3,7 +3,7 @@
 A 2^24-entry index is 64 MiB; stored as slot + 1 (0 = unassigned) a zero-filled region is an
 empty index, so a fork-server start writes only its headers. Asserted in pages (max RSS of the
 afl-showmap process tree, allocated blocks of a new index file), never in time. Also: an index
-file of format 1 is refused with a clear error, and a re-attached file keeps its slots.
+file of an older format is refused with a clear error, and a re-attached file keeps its slots.
 """
 
 from __future__ import annotations
@@ -97,14 +97,19 @@ def test_new_index_file_stays_sparse_and_keeps_its_slots(branchy, tmp_path):
     assert again == first and read_index_stats(path=index).used_key == used
 
 
-def test_index_file_of_format_1_is_refused(branchy, tmp_path):
+@pytest.mark.parametrize("old", [1, 2])
+def test_index_file_of_an_older_format_is_refused(branchy, tmp_path, old):
+    """Format 1 stored 0xFFFFFFFF for unassigned; format 2 indexed ngram-N by mix64 of the exact
+    key (now its fold): either file's slots would be misread, so both are refused."""
     index = tmp_path / "index.bin"
     rc, _, text, _ = showmap(branchy, tmp_path, env_for(AUTOTUNE_INDEX_FILE=str(index)))
     assert rc == 0, text
     with open(index, "r+b") as f:
-        f.write(b"ATAFLIX1")  # the magic of an older runtime's file (0xFFFFFFFF = unassigned)
+        assert f.read(8) == b"ATAFLIX3"
+        f.seek(0)
+        f.write(b"ATAFLIX%d" % old)  # the magic of an older runtime's file
         f.seek(48)
         assert struct.unpack("<I", f.read(4))[0] == 1  # ready: refused, not re-created
     rc, _, text, _ = showmap(branchy, tmp_path, env_for(AUTOTUNE_INDEX_FILE=str(index)))
     assert rc != 0
-    assert "index format 1" in text and "delete the file" in text, text
+    assert f"index format {old}" in text and "reads format 3" in text and "delete the file" in text, text

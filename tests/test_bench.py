@@ -33,8 +33,9 @@ def test_trace_file_round_trip(tmp_path):
     back = read_trace_file(p, key_hash="afl")
     assert np.array_equal(back.offsets, tr.offsets)
     assert np.array_equal(back.keys, tr.keys) and np.array_equal(back.counts, tr.counts)
-    exact = read_trace_file(p)  # the runtime's default index key: mix64 of the exact key
-    assert np.array_equal(exact.keys, (index_key(tr.keys.astype(np.uint64)) & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    exact = read_trace_file(p)  # the runtime's default index key of the file's metric (edge: mix64)
+    assert np.array_equal(exact.keys, (index_key(tr.keys.astype(np.uint64), metric="edge")
+                                       & np.uint64(0xFFFFFFFF)).astype(np.uint32))
     with pytest.raises(AutotuneError, match="key hash"):
         read_trace_file(p, key_hash="nope")
 
@@ -44,6 +45,8 @@ def test_truncated_trace_file_is_a_clear_error(tmp_path):
     p = write_trace_file(tmp_path / "t.bin", tr)
     p.write_bytes(p.read_bytes()[:-5])
     with pytest.raises(DocumentError, match="truncated"):
+        read_trace_file(p, metric="edge")
+    with pytest.raises(AutotuneError, match="cannot tell the metric"):  # t.bin: no metric in the name
         read_trace_file(p)
 
 

@@ -67,15 +67,23 @@ def distinct(keys: np.ndarray, slots: int) -> int:
     return len(np.unique(keys & np.uint64(slots - 1)))
 
 
-def test_index_key_is_mix64():
+def test_index_key_is_mix64_or_the_ngram_fold():
     rng = random.Random(11)
     xs = [0, 1, 2**63, 2**64 - 1, *(rng.getrandbits(64) for _ in range(200))]
-    got = index_key(np.array(xs, dtype=np.uint64))
-    assert got.dtype == np.uint64 and got.shape == (len(xs),)
-    assert [int(v) for v in got] == [mix64(x) for x in xs]
+    for metric in ("edge", "ctx", "caller", "ctx-8"):
+        got = index_key(np.array(xs, dtype=np.uint64), metric=metric)
+        assert got.dtype == np.uint64 and got.shape == (len(xs),)
+        assert [int(v) for v in got] == [mix64(x) for x in xs]
+    for metric in ("ngram-2", "ngram-8"):
+        got = index_key(np.array(xs, dtype=np.uint64), metric=metric)
+        assert [int(v) for v in got] == [x ^ (x >> 32) for x in xs]
     # splitmix64's first output for state 0 (Vigna's reference): mix64(0 + golden gamma)
-    assert int(index_key(np.uint64(0x9E3779B97F4A7C15))) == 0xE220A8397B1DCDAF
-    assert index_key(np.zeros((2, 3), dtype=np.uint64)).shape == (2, 3)
+    assert int(index_key(np.uint64(0x9E3779B97F4A7C15), metric="edge")) == 0xE220A8397B1DCDAF
+    assert int(index_key(np.uint64(0x0000000100000002), metric="ngram-3")) == 0x0000000100000003
+    assert index_key(np.zeros((2, 3), dtype=np.uint64), metric="edge").shape == (2, 3)
+    assert index_key(np.zeros((2, 3), dtype=np.uint64), metric="ngram-4").shape == (2, 3)
+    with pytest.raises(ValueError, match="metric"):
+        index_key(np.zeros(1, dtype=np.uint64), metric="ngram-9")
     assert KEY_HASHES[0] == "exact"
 
 
@@ -86,6 +94,27 @@ def demo_census(tmp_path_factory):
     return binary, census(binary, tmp_path_factory.mktemp("ik-probe") / "w", inputs, METRICS, seed=5)
 
 
+@pytest.mark.parametrize("metric", [m for m in METRICS if m.startswith("ngram-")])
+def test_ngram_fold_spreads_keys_as_equation_1_says(demo_census, metric):
+    """The ngram index key is only a fold of the exact key (which is already uniform in all 64
+    bits); its occupied slots at every map size from 2^6 to 2^24 stay within 4 standard
+    deviations of the balls-in-bins expectation behind Equation 1, as mix64's do."""
+    _, cen = demo_census
+    exact, _ = cen[metric]
+    n = len(exact)
+    for bits in range(6, 25, 2):
+        h = 1 << bits
+        mean = h * (1 - (1 - 1 / h) ** n)
+        var = h * (h - 1) * (1 - 2 / h) ** n + h * (1 - 1 / h) ** n - (h * (1 - 1 / h) ** n) ** 2
+        tol = 4 * max(var, 0) ** 0.5 + 2
+        for key in (index_key(exact, metric=metric), mix64_array(exact)):
+            assert abs(distinct(key, h) - mean) <= tol, (metric, bits, distinct(key, h), mean, tol)
+
+
+def mix64_array(exact):
+    return index_key(exact, metric="edge")
+
+
 @pytest.mark.parametrize("metric", METRICS)
 def test_replay_slots_are_the_index_keys_of_the_census(demo_census, metric):
     binary, cen = demo_census
@@ -94,7 +123,7 @@ def test_replay_slots_are_the_index_keys_of_the_census(demo_census, metric):
     differs = False
     for layout, index_size, map_size in (("twolevel", 1 << 12, 1 << 12), ("flat", None, 1 << 10)):
         h = index_size or map_size
-        want = {"exact": distinct(index_key(exact), h), "afl": distinct(hk32, h)}
+        want = {"exact": distinct(index_key(exact, metric=metric), h), "afl": distinct(hk32, h)}
         differs |= want["exact"] != want["afl"]
         for key_hash in (None, "exact", "afl"):  # None: the default, exact
             doc = replay(binary, demo.seed_dir(), metric=metric, layout=layout, map_size=map_size,
@@ -153,7 +182,7 @@ def test_exact_hash_has_no_structural_ngram_collisions(tmp_path):
         (d / f"{i:02d}").write_bytes(data)
     exact, hk32 = census(binary, tmp_path / "probe", inputs, ("ngram-8",), seed=0)["ngram-8"]
     big = 1 << 24
-    assert distinct(index_key(exact), big) == len(exact)  # Equation 1: ~0 collisions at 2^24
+    assert distinct(index_key(exact, metric="ngram-8"), big) == len(exact)  # Equation 1: ~0 at 2^24
     lost = len(exact) - distinct(hk32, big)
     assert lost > 0  # a collision floor no map size removes
     assert len(np.unique(hk32)) == len(exact) - lost  # the same at every size: hk32 itself repeats
@@ -198,4 +227,4 @@ def test_rolling_exact_key_under_asan_and_ubsan_with_threads(tmp_path):
         assert p.returncode == 0, p.stderr.decode()
         assert b"runtime error" not in p.stderr and b"Sanitizer" not in p.stderr
         doc = json.loads(p.stdout)
-        assert doc["key_hash"] == "exact" and doc["used_keys"] == distinct(index_key(exact), 1024)
+        assert doc["key_hash"] == "exact" and doc["used_keys"] == distinct(index_key(exact, metric=m), 1024)

@@ -149,8 +149,8 @@ def test_metric_subset_and_rejected_settings(demo_bin, tmp_path):
 
 
 def test_exact_key_hash_has_no_structural_collisions(demo_bin, tmp_path):
-    """The runtime's AUTOTUNE_KEY_HASH=exact index (mix64 of the exact key) follows Equation 1 for
-    every metric, N-grams included (n = all keys)."""
+    """The runtime's AUTOTUNE_KEY_HASH=exact index (mix64 of the exact key, ngram-N: its fold)
+    follows Equation 1 for every metric, N-grams included (n = all keys)."""
     r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(), max_execs=3000)
     for m in r.metrics:
         assert len(m.map_sizes_exact_hash) == len(m.map_sizes)

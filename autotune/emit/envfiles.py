@@ -147,8 +147,9 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
         v.append(EnvVar("AUTOTUNE_MAP_SIZE", str(handed),
                         f"map slots (the hash space): collision rate {_pct(bp['collision_rate'])} by Equation 1"))
     v.append(EnvVar("AUTOTUNE_KEY_HASH", "exact",
-                    "index key = mix64 of the exact key: slots are uniform, so collisions follow Equation 1\n"
-                    "(AFL++'s own hash makes distinct N-grams share a slot at every size)"))
+                    "index key = mix64 of the exact key (ngram-N: its fold): slots are uniform, so\n"
+                    "collisions follow Equation 1 (AFL++'s own hash makes distinct N-grams share a slot\n"
+                    "at every size)"))
     if layout == "twolevel":
         v.append(EnvVar("AUTOTUNE_INDEX_FILE", str(out_dir / index_file_name(result)),
                         "the key->slot table shared by every fork-server child, afl tool run and resumed campaign\n"

@@ -55,15 +55,21 @@ class KeyTrace:
         }
 
 
-def read_trace_file(path: str | Path, *, key_hash: str = "exact") -> KeyTrace:
+def read_trace_file(path: str | Path, *, key_hash: str = "exact", metric: str | None = None) -> KeyTrace:
     """Parse a probe trace file (blocks of ``u32 seq; u32 n_records;`` + 16-byte records).
 
     The replayed key is the runtime's index key (docs/DESIGN.md "The map sink's index key"):
-    ``exact`` (the default, AUTOTUNE_KEY_HASH's): mix64 of the exact 64-bit key; ``afl``: hk32,
-    AFL++'s own hash. Its low 32 bits pick the slot at every map size up to 2^32."""
+    ``exact`` (the default, AUTOTUNE_KEY_HASH's): the metric's index key of the exact 64-bit key
+    (``autotune.metrics.index_key``); ``afl``: hk32, AFL++'s own hash. Its low 32 bits pick the
+    slot at every map size up to 2^32. ``metric`` defaults to the file's name
+    (``traces/<metric>.bin``)."""
     if key_hash not in KEY_HASHES:
         raise AutotuneError(f"unknown key hash {key_hash!r}", fix=f"use one of: {', '.join(KEY_HASHES)}")
     path = Path(path)
+    metric = metric or path.stem
+    if metric not in METRICS:
+        raise AutotuneError(f"{path}: cannot tell the metric of this trace file ({metric!r})",
+                            fix=f"name it traces/<metric>.bin or pass one of: {', '.join(METRICS)}")
     try:
         data = path.read_bytes()
     except FileNotFoundError as exc:
@@ -83,7 +89,7 @@ def read_trace_file(path: str | Path, *, key_hash: str = "exact") -> KeyTrace:
                                 fix="re-run `autotune probe`")
         recs = np.frombuffer(data, dtype=_RECORD, count=n, offset=pos)
         if key_hash == "exact":
-            chunks_k.append((index_key(recs["key"]) & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+            chunks_k.append((index_key(recs["key"], metric=metric) & np.uint64(0xFFFFFFFF)).astype(np.uint32))
         else:
             chunks_k.append(recs["hk32"].astype(np.uint32))
         chunks_c.append(recs["count"].astype(np.uint32))
@@ -109,7 +115,7 @@ def probe_trace(probe_dir: str | Path, *, metric: str = "edge", key_hash: str = 
             f"{probe_dir} has no key trace for metric {metric} ({path} is missing)",
             fix="run `autotune probe` on the target first, or use --synthetic-keys N",
         )
-    return read_trace_file(path, key_hash=key_hash)
+    return read_trace_file(path, key_hash=key_hash, metric=metric)
 
 
 def synthetic_trace(*, n_keys: int, seed: int, n_execs: int = 64, keys_per_exec: int | None = None,

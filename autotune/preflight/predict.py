@@ -57,7 +57,7 @@ def predict_runtime(*, probe: ProbeResult, metric: str, layout: str, map_slots: 
                     key_hash: str) -> Occupancy:
     """Our runtime configured by autotune-run.env."""
     exact, hk = corpus_keys(probe=probe, metric=metric)
-    slot_keys = hk if key_hash == "afl" else index_key(exact)
+    slot_keys = hk if key_hash == "afl" else index_key(exact, metric=metric)
     h = map_slots if layout == "flat" else index_slots
     d = distinct_slots(slot_keys=slot_keys, slots=h)
     if layout == "flat":

@@ -2,8 +2,8 @@
 
 For every metric: distinct exact keys; for the AFL-style hashed id ``hk32 & (H - 1)`` the
 distinct slots and the collisions at every map size 2^12..2^27 bytes (8-bit counters, so one
-slot per byte) beside Equation 1, and the same for the runtime's exact-key hash (mix64 of the exact
-key, ``AUTOTUNE_KEY_HASH=exact``); per key the largest hit count in one execution and from it
+slot per byte) beside Equation 1, and the same for the runtime's exact-key hash (its index key
+of the exact key, ``AUTOTUNE_KEY_HASH=exact``: autotune.metrics.index_key); per key the largest hit count in one execution and from it
 the keys that overflow 8/16/32-bit counters and how many would wrap to 0 or 1 (Sarafov et al.,
 FUZZING 2024, Figure 2); frequency counts and the Chao estimate of the total.
 """
@@ -135,7 +135,7 @@ class MetricCensus:
     hits_total: int
     freq: dict[int, int]  # keys seen in exactly k executions
     richness: estimators.RichnessEstimate
-    # slots of the runtime's AUTOTUNE_KEY_HASH=exact index key (mix64 of the exact key) & (H - 1)
+    # slots of the runtime's AUTOTUNE_KEY_HASH=exact index key (metrics.index_key) & (H - 1)
     map_sizes_exact_hash: list[MapSizeRow] = field(default_factory=list)
 
     def row(self, map_bytes: int) -> MapSizeRow:
@@ -202,7 +202,7 @@ def analyse(*, table: CensusTable, executions: int) -> MetricCensus:
         overflow=overflow_rows(max_hits=mh), max_hits_buckets=bucket_counts(max_hits=mh),
         max_hits_max=int(mh.max()) if rec.size else 0, hits_total=int(rec["total_hits"].sum(dtype=np.uint64)),
         freq=freq, richness=estimators.chao1(freq=freq, samples=executions),
-        map_sizes_exact_hash=map_size_rows(hk32=(index_key(rec["key"]) & np.uint64(0xFFFFFFFF)).astype(np.uint32)),
+        map_sizes_exact_hash=map_size_rows(hk32=(index_key(rec["key"], metric=table.metric) & np.uint64(0xFFFFFFFF)).astype(np.uint32)),
     )
 
 

@@ -5,12 +5,13 @@ in this file, mapped MAP_SHARED by every child, so ``used_key`` and ``overflow_k
 the campaign's own figures at any moment (docs/DESIGN.md "Running under afl-fuzz"). Preflight
 and validate read them with :func:`read_index_stats`.
 
-Layout (little-endian, host order): a 64-byte header ``char magic[8] = "ATAFLIX2"; u32
+Layout (little-endian, host order): a 64-byte header ``char magic[8] = "ATAFLIX3"; u32
 header_bytes (64); u32 layout; u32 metric; u32 guards; u64 seed; u64 index_slots; u64
 dense_slots; u32 ready; u32 key_hash; u32 reserved[2]``, then bigmap's control region (``bm_ctl``: u64 magic;
 u32 layout, width_bits; u64 index_slots, capacity; u32 used_key, overflow_keys, ...; 64 bytes),
 then the index table (index_slots x u32 holding slot + 1, 0 = unassigned, so a new file is an
-empty index without being written). Format 1 (``"ATAFLIX1"``, 0xFFFFFFFF = unassigned) is refused.
+empty index without being written). Older formats are refused: 1 (``"ATAFLIX1"``, 0xFFFFFFFF =
+unassigned), 2 (``"ATAFLIX2"``, ngram-N indexed by mix64 of the exact key, not its fold).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from pathlib import Path
 from autotune.errors import AutotuneError
 from autotune.metrics import KEY_HASHES, METRICS
 
-INDEX_MAGIC = b"ATAFLIX2"
-INDEX_MAGIC_V1 = b"ATAFLIX1"  # format 1: slot stored as is, 0xFFFFFFFF = unassigned
+INDEX_MAGIC = b"ATAFLIX3"
+# older formats: 1 stored the slot as is (0xFFFFFFFF = unassigned); 2 indexed ngram-N by mix64
+INDEX_MAGIC_OLD = {b"ATAFLIX1": 1, b"ATAFLIX2": 2}
 HEADER = struct.Struct("<8sIIIIQQQII8x")  # 64 bytes
 CTL = struct.Struct("<QIIQQII")  # the first 40 bytes of bm_ctl
 LAYOUTS = {0: "flat", 1: "twolevel", 2: "exact"}
@@ -71,9 +73,9 @@ def read_index_stats(*, path: str | Path) -> AflIndexStats:
         raise AutotuneError(f"{p} is too short to be an autotune index file",
                             fix="delete it; the target recreates it on its next run")
     magic, header_bytes, layout, metric, guards, seed, index_slots, dense_slots, ready, key_hash = HEADER.unpack_from(head)
-    if magic == INDEX_MAGIC_V1:
-        raise AutotuneError(f"{p} has index format 1 (made by an older autotune runtime); this version reads format 2",
-                            fix="delete it; the target recreates it on its next run")
+    if magic in INDEX_MAGIC_OLD:
+        raise AutotuneError(f"{p} has index format {INDEX_MAGIC_OLD[magic]} (made by an older autotune runtime); "
+                            f"this version reads format 3", fix="delete it; the target recreates it on its next run")
     if magic != INDEX_MAGIC or header_bytes != HEADER.size:
         raise AutotuneError(f"{p} is not an autotune index file", fix="point AUTOTUNE_INDEX_FILE at another path")
     if not ready:
