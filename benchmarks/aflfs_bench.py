@@ -438,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
                                          "cpus": os.cpu_count(), "kernel": platform.release()},
            "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True, check=False).stdout.splitlines()[0:1],
            "host_profile": current_host(),
+           "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                    check=False).stdout.strip() or None,
            "seconds": a.seconds, "rounds": a.rounds, "replay_rounds": a.replay_rounds, "sequential": not a.concurrent,
            "key_hash": a.key_hash, "results": results}
     tmp = a.out / "aflfs_bench.json.tmp"
