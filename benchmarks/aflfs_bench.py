@@ -8,6 +8,10 @@ as the median and best of the rounds. Variants:
 
   twolevel      autotune cc build; AUTOTUNE_METRIC=ngram-8, AUTOTUNE_LAYOUT=twolevel, index 2^24,
                 dense map 64 KiB (afl-fuzz sees 64 KiB), AUTOTUNE_INDEX_FILE in the run dir
+  twolevel-aflhash  the same with AUTOTUNE_KEY_HASH=afl: AFL++'s own NGRAM-8 hash into the 2^24
+                index, so it tells apart about as many keys as AFL++ (the instrumentations still
+                differ) and afl-fuzz's work per new key is alike: the runtime's and the layout's
+                cost without the exact keys' richer feedback
   aflpp-ngram8  the same harness built by afl-clang-fast with AFL_LLVM_INSTRUMENT=NGRAM-8 (its
                 default 64 KiB map)
   flat-1m       autotune cc build; ngram-8 in a flat 1 MiB map (afl-fuzz sees 1 MiB)
@@ -19,6 +23,9 @@ our keys AFL++ does not tell apart; it includes collisions *and* the instrumenta
 (AFL++'s CLASSIC pass and SanitizerCoverage's guards do not mark the same blocks, so its N-grams
 are over other block sequences). BigMap's equation 1, 1 - (H/n)(1 - ((H-1)/H)^n), gives the
 collision rate of n keys hashed into H = 65536 slots (AFL++'s map) and H = 2^24 (our index).
+
+Seeds: the target's seeds of at most --max-seed-bytes (default 1 KiB, AFL++'s advice: "under 1 kB
+is ideal", docs/fuzzing_in_depth.md); the smallest seed if none is that small.
 
 Replay: the same inputs through each variant with afl-showmap -C, --replay-rounds interleaved
 rounds; the ratios are of the best rounds and, steadier on a noisy host, the median of the
@@ -62,7 +69,7 @@ NGRAM = "ngram-8"
 INDEX_SLOTS = 1 << 24
 DENSE_BYTES = 65536
 FLAT_BYTES = 1 << 20
-MAX_SEED_BYTES = 64 * 1024  # afl-fuzz prefers small seeds; larger files are skipped
+MAX_SEED_BYTES = 1024  # --max-seed-bytes: AFL++ advises seeds under 1 kB
 
 
 def collision_rate(h: int, n: int) -> float:
@@ -94,7 +101,14 @@ def demo_target() -> dict:
     env = dict(os.environ, AFL_LLVM_INSTRUMENT="NGRAM-8", AFL_QUIET="1")
     subprocess.run(["afl-clang-fast", *demo.DEMO_CFLAGS, "-fsanitize=fuzzer", str(src), "-o", str(afl)],
                    env=env, check=True, capture_output=True, text=True, timeout=600)
-    return {"name": "demo", "ours": ours, "afl": afl, "seeds": sorted(demo.seed_dir().iterdir())}
+    return {"name": "demo", "ours": ours, "afl": afl, "seeds": small_seeds(sorted(demo.seed_dir().iterdir()))}
+
+
+def small_seeds(files: list[Path]) -> list[Path]:
+    """The seeds of at most MAX_SEED_BYTES, or the smallest one if none is that small."""
+    files = [f for f in files if f.is_file()]
+    small = [f for f in files if f.stat().st_size <= MAX_SEED_BYTES]
+    return small or sorted(files, key=lambda f: f.stat().st_size)[:1]
 
 
 def lz4_target() -> dict | None:
@@ -105,7 +119,7 @@ def lz4_target() -> dict | None:
     try:
         ours = lz4.build_lz4_harness(cc_kind="autotune")
         afl = lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": "NGRAM-8"})
-        seeds = [p for p in lz4.lz4_sample_inputs() if p.stat().st_size <= MAX_SEED_BYTES]
+        seeds = small_seeds(lz4.lz4_sample_inputs())
     except Exception as exc:  # noqa: BLE001 - the target is optional: report why it is skipped
         print(f"lz4 skipped: {exc}", file=sys.stderr)
         return None
@@ -114,7 +128,6 @@ def lz4_target() -> dict | None:
 
 # ---- runs ---------------------------------------------------------------------------------------
 
-DIAGNOSTIC = False  # --diagnostic: add the twolevel-aflhash-64k variant
 KEY_HASH: str | None = None  # --key-hash: AUTOTUNE_KEY_HASH of our variants (None: the runtime's default)
 
 
@@ -126,13 +139,12 @@ def variants(target: dict, run_dir: Path) -> dict[str, tuple[Path, dict[str, str
                                       "AUTOTUNE_INDEX_FILE": str(run_dir / "index.bin")}),
         "aflpp-ngram8": (target["afl"], {}),
         "flat-1m": (target["ours"], {**common, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(FLAT_BYTES)}),
-        # --diagnostic: our runtime keyed as AFL++ keys (its hash, 2^16 index): about as many keys as
-        # AFL++ NGRAM-8 tells apart, so the fuzzer's work per new key is alike and the runtime's cost shows
-        **({"twolevel-aflhash-64k": (target["ours"], {"AUTOTUNE_METRIC": NGRAM, "AUTOTUNE_KEY_HASH": "afl",
-                                                       "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": "65536",
-                                                       "AUTOTUNE_MAP_SIZE": str(DENSE_BYTES),
-                                                       "AUTOTUNE_INDEX_FILE": str(run_dir / "index-afl.bin")})}
-           if DIAGNOSTIC else {}),
+        # our runtime keyed as AFL++ keys (its hash, the same 2^24 index): about as many keys as AFL++
+        # NGRAM-8 tells apart, so the fuzzer's work per new key is alike and the runtime's cost shows
+        "twolevel-aflhash": (target["ours"], {"AUTOTUNE_METRIC": NGRAM, "AUTOTUNE_KEY_HASH": "afl",
+                                              "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(INDEX_SLOTS),
+                                              "AUTOTUNE_MAP_SIZE": str(DENSE_BYTES),
+                                              "AUTOTUNE_INDEX_FILE": str(run_dir / "index-afl.bin")}),
     }
 
 
@@ -216,9 +228,10 @@ def replay_rate(target: dict, corpus: Path, n_inputs: int, rounds: int, out: Pat
                     "inputs_per_s_median": round(n_inputs / statistics.median(ts), 1),
                     "wall_s": [round(t, 3) for t in ts]} for name, ts in times.items()}
     # paired: the variants of one round ran back to back, so their ratio cancels slow drift
-    for other in ("aflpp-ngram8", "flat-1m"):
-        out_d["twolevel"][f"paired_ratio_median_vs_{other}"] = round(statistics.median(
-            b / a for a, b in zip(times["twolevel"], times[other])), 3)
+    for mine in ("twolevel", "twolevel-aflhash"):
+        for other in ("aflpp-ngram8", "flat-1m"):
+            out_d[mine][f"paired_ratio_median_vs_{other}"] = round(statistics.median(
+                b / a for a, b in zip(times[mine], times[other])), 3)
     return out_d
 
 
@@ -315,7 +328,7 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequenti
             runs.setdefault(name, []).append(finish_campaign(st, e, d, seconds))
         for name in order:
             res = runs[name][-1]
-            print(f"  {target['name']:5s} {name:13s} round {r}: {res['execs_per_s']:9.1f} execs/s, "
+            print(f"  {target['name']:5s} {name:16s} round {r}: {res['execs_per_s']:9.1f} execs/s, "
                   f"edges {res['edges_found']}, stability {res['stability']}", file=sys.stderr)
     summary = {}
     for name, rs in runs.items():
@@ -332,10 +345,15 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequenti
     n_replay = union_corpus(queues, corpus, replay_inputs)
     replay = replay_rate(target, corpus, n_replay, replay_rounds, out / target["name"])
     for name, v in replay.items():
-        print(f"  {target['name']:5s} {name:13s} replay: {v['inputs_per_s_best']:9.1f} inputs/s (best)", file=sys.stderr)
+        print(f"  {target['name']:5s} {name:16s} replay: {v['inputs_per_s_best']:9.1f} inputs/s (best)", file=sys.stderr)
     def ratio(table: dict, key: str, a: str, b: str) -> float | None:
         return round(table[a][key] / table[b][key], 3) if table[b][key] else None
     ratios = {"campaign_twolevel_vs_aflpp_ngram8": ratio(summary, "execs_per_s_median", "twolevel", "aflpp-ngram8"),
+              "campaign_twolevel_aflhash_vs_aflpp_ngram8": ratio(summary, "execs_per_s_median", "twolevel-aflhash",
+                                                                 "aflpp-ngram8"),
+              "campaign_twolevel_aflhash_vs_flat_1m": ratio(summary, "execs_per_s_median", "twolevel-aflhash", "flat-1m"),
+              "replay_twolevel_aflhash_vs_aflpp_ngram8": ratio(replay, "inputs_per_s_best", "twolevel-aflhash",
+                                                               "aflpp-ngram8"),
               "campaign_twolevel_vs_flat_1m": ratio(summary, "execs_per_s_median", "twolevel", "flat-1m"),
               "replay_twolevel_vs_aflpp_ngram8": ratio(replay, "inputs_per_s_best", "twolevel", "aflpp-ngram8"),
               "replay_twolevel_vs_flat_1m": ratio(replay, "inputs_per_s_best", "twolevel", "flat-1m"),
@@ -351,14 +369,17 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequenti
 
 def markdown(results: list[dict], seconds: int, rounds: int) -> str:
     lines = [f"campaigns: afl-fuzz {seconds} s x {rounds} round(s) per variant, execs/s median (best)", "",
-             ("| target | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 | twolevel/flat |"
-              " stability (twolevel) |"), "|---|---|---|---|---|---|---|"]
+             ("| target | twolevel 2^24/64K | twolevel, afl hash | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 "
+              "| twolevel/flat | afl-hash twolevel/NGRAM-8 | afl-hash twolevel/flat | stability (both twolevel) |"),
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         v, q = r["variants"], r["ratios"]
         cell = {k: f"{v[k]['execs_per_s_median']:.0f} ({v[k]['execs_per_s_best']:.0f})" for k in v}
-        lines.append(f"| {r['target']} | {cell['twolevel']} | {cell['aflpp-ngram8']} | {cell['flat-1m']} | "
-                     f"{q['campaign_twolevel_vs_aflpp_ngram8']}x | {q['campaign_twolevel_vs_flat_1m']}x | "
-                     f"{', '.join(v['twolevel']['stability'])} |")
+        lines.append(f"| {r['target']} | {cell['twolevel']} | {cell['twolevel-aflhash']} | {cell['aflpp-ngram8']} | "
+                     f"{cell['flat-1m']} | {q['campaign_twolevel_vs_aflpp_ngram8']}x | "
+                     f"{q['campaign_twolevel_vs_flat_1m']}x | {q['campaign_twolevel_aflhash_vs_aflpp_ngram8']}x | "
+                     f"{q['campaign_twolevel_aflhash_vs_flat_1m']}x | "
+                     f"{', '.join(v['twolevel']['stability'] + v['twolevel-aflhash']['stability'])} |")
     lines += ["", "campaign detail per variant: execs/s median, corpus entries and keys (edges_found) per round", "",
               "| target | variant | execs/s | corpus entries | edges_found |", "|---|---|---|---|---|"]
     for r in results:
@@ -367,28 +388,32 @@ def markdown(results: list[dict], seconds: int, rounds: int) -> str:
                          f"{', '.join(map(str, v['corpus_count']))} | {', '.join(map(str, v['edges_found']))} |")
     lines += ["", ("replay: the same inputs through each variant (afl-showmap -C), inputs/s best (median); ratios of "
                    "the best, and [median of the per-round paired ratios]"), "",
-              "| target | inputs | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 | twolevel/flat |",
-              "|---|---|---|---|---|---|---|"]
+              ("| target | inputs | twolevel 2^24/64K | twolevel, afl hash | AFL++ NGRAM-8 64K | flat 1 MiB "
+               "| twolevel/NGRAM-8 | twolevel/flat | afl-hash twolevel/NGRAM-8 |"),
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         p, q = r["replay"], r["ratios"]
         cell = {k: f"{p[k]['inputs_per_s_best']:.0f} ({p[k]['inputs_per_s_median']:.0f})" for k in p}
-        lines.append(f"| {r['target']} | {r['replay_inputs']} | {cell['twolevel']} | {cell['aflpp-ngram8']} | "
-                     f"{cell['flat-1m']} | {q['replay_twolevel_vs_aflpp_ngram8']}x "
+        lines.append(f"| {r['target']} | {r['replay_inputs']} | {cell['twolevel']} | {cell['twolevel-aflhash']} | "
+                     f"{cell['aflpp-ngram8']} | {cell['flat-1m']} | {q['replay_twolevel_vs_aflpp_ngram8']}x "
                      f"[{q['replay_paired_median_vs_aflpp_ngram8']}x] | {q['replay_twolevel_vs_flat_1m']}x "
-                     f"[{q['replay_paired_median_vs_flat_1m']}x] |")
+                     f"[{q['replay_paired_median_vs_flat_1m']}x] | {q['replay_twolevel_aflhash_vs_aflpp_ngram8']}x "
+                     f"[{p['twolevel-aflhash']['paired_ratio_median_vs_aflpp-ngram8']}x] |")
     if any(r.get("instructions") for r in results):
         lines += ["", ("instructions per execution (callgrind, exact: LLVMFuzzerTestOneInput inclusive / calls; "
                        "target + instrumentation, no fuzzer)"), "",
-                  "| target | inputs | twolevel 2^24/64K | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 |",
-                  "|---|---|---|---|---|---|"]
+                  ("| target | inputs | twolevel 2^24/64K | twolevel, afl hash | AFL++ NGRAM-8 64K | flat 1 MiB "
+                   "| twolevel/NGRAM-8 | afl-hash twolevel/NGRAM-8 |"),
+                  "|---|---|---|---|---|---|---|---|"]
         for r in results:
             ins = r.get("instructions")
             if not ins:
                 continue
             v = ins["variants"]
             lines.append(f"| {r['target']} | {ins['inputs']} | {v['twolevel']['per_exec']} | "
-                         f"{v['aflpp-ngram8']['per_exec']} | {v['flat-1m']['per_exec']} | "
-                         f"{v['twolevel']['per_exec'] / v['aflpp-ngram8']['per_exec']:.2f}x |")
+                         f"{v['twolevel-aflhash']['per_exec']} | {v['aflpp-ngram8']['per_exec']} | "
+                         f"{v['flat-1m']['per_exec']} | {v['twolevel']['per_exec'] / v['aflpp-ngram8']['per_exec']:.2f}x | "
+                         f"{v['twolevel-aflhash']['per_exec'] / v['aflpp-ngram8']['per_exec']:.2f}x |")
     lines += ["", ("| target | replayed inputs | our keys (used+overflow) | AFL++ NGRAM-8 tuples | 1 - tuples/keys "
                    "| eq.1 at 64K | eq.1 at 2^24 |"), "|---|---|---|---|---|---|---|"]
     for r in results:
@@ -406,8 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", default="demo,lz4")
     ap.add_argument("--concurrent", action="store_true", help="run the campaigns of a round at the same time "
                     "(default: one at a time; concurrent runs share the cores and the caches)")
-    ap.add_argument("--diagnostic", action="store_true", help="add twolevel-aflhash-64k: our two-level runtime "
-                    "with AFL++'s hash in a 2^16 index, so it tells apart about as many keys as AFL++ NGRAM-8")
+    ap.add_argument("--max-seed-bytes", type=int, default=1024, help="seeds larger than this are left "
+                    "out (the smallest is kept if none is this small)")
     ap.add_argument("--replay-rounds", type=int, default=5, help="interleaved rounds of the replay")
     ap.add_argument("--callgrind-inputs", type=int, default=200, help="inputs in the callgrind instruction count "
                     "(0: skip)")
@@ -419,9 +444,9 @@ def main(argv: list[str] | None = None) -> int:
     for tool in ("afl-fuzz", "afl-showmap", "afl-clang-fast"):
         if not shutil.which(tool):
             raise SystemExit(f"{tool} not found: apt-get install -y afl++")
-    global KEY_HASH, DIAGNOSTIC
+    global KEY_HASH, MAX_SEED_BYTES
     KEY_HASH = a.key_hash
-    DIAGNOSTIC = a.diagnostic
+    MAX_SEED_BYTES = a.max_seed_bytes
     a.out.mkdir(parents=True, exist_ok=True)
     results = []
     for name in a.targets.split(","):
