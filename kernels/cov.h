@@ -155,7 +155,8 @@ int cov_fast_hook_active(void); /* 1 if blocks go through a specialised fast hoo
  * and policy, bigmap.h): with the exact key hash mix64(exact key) (ngram-N: exact ^ exact >> 32),
  * hk32 with afl. The key
  * function is chosen here, once (no per-hit branch). map == NULL switches the sink off. The map
- * must outlive the sink. */
+ * must outlive the sink, and must not be re-created or re-attached while it is the sink (the
+ * fast hooks keep a copy of the bm_map; call cov_map_sink_set again after changing it). */
 void cov_map_sink_set(bm_map *map, int metric);
 
 /* ---- census sink -------------------------------------------------------------------------- */
