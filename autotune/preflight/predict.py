@@ -4,7 +4,8 @@ The probe keeps every input that reached a new exact key in any metric and merge
 that ran cleanly, so its census (census/<metric>.bin) is exactly the key set of its kept corpus
 (the traces cover only the first traced inputs, so they are not used here). At a map of H slots (a power of two) a key lands in
 ``hk32 & (H-1)`` (AFL's hashing, and our runtime under AUTOTUNE_KEY_HASH=afl) or in
-``mix64(exact) & (H-1)`` (our runtime's default, AUTOTUNE_KEY_HASH=exact; autotune.metrics.index_key);
+``index_key(exact) & (H-1)`` (our runtime's default, AUTOTUNE_KEY_HASH=exact: mix64, ngram-N its fold;
+autotune.metrics.index_key);
 the prediction is the number of distinct slots. A two-level map hands out one dense slot per
 distinct index entry until its C slots are used, then every further key shares slot C-1
 (docs/DESIGN.md): used = min(d, C), overflow keys = max(0, d - C).
