@@ -38,7 +38,7 @@ extern "C" {
 #define AFLFS_INDEX_MAGIC "ATAFLIX3"
 #define AFLFS_INDEX_MAGIC_OLD "ATAFLIX" /* + '1' or '2' */
 typedef struct aflfs_index_header {
-  char magic[8];          /* "ATAFLIX2" */
+  char magic[8];          /* "ATAFLIX3" */
   uint32_t header_bytes;  /* 64: offset of the bm_ctl region */
   uint32_t layout;        /* bm_layout (1 = twolevel) */
   uint32_t metric;        /* metric id (docs/DESIGN.md order) */

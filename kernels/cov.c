@@ -476,8 +476,9 @@ static inline __attribute__((always_inline)) uint64_t key_xedge(cov_thread *t, u
 }
 /* ngram-N: the exact key is a polynomial over the window's terms mix64(guard) (DESIGN.md "Keys,
  * ids and metrics"), so it rolls: key' = P key + term(cur) - P^N term(leaving). Two multiplies
- * and a mix64 per hit, no table; at the start of an execution the ring and the key are zero,
- * which is the window padded with guard 0 (mix64(0) = 0), as the census sees it. */
+ * per hit, the terms mix64(guard) from the per-guard table, and the fold as the index key; at
+ * the start of an execution the ring and the key are zero, which is the window padded with
+ * guard 0 (mix64(0) = 0), as the census sees it. */
 static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, uint32_t g,
                                                                   uint32_t pos, int fast) {
   uint64_t r = fast ? term_fast(g) : term(g);
@@ -493,29 +494,28 @@ static inline __attribute__((always_inline)) uint64_t key_xctx(cov_thread *t, ui
   return mix64(mix64(mix64(((uint64_t)t->h[pos + 1] << 32) | g) ^ t->ctxm));
 }
 
+/* D(K, LN, W, PN) for every layout, width and policy of key function K, in table column order
+ * (layout * 12 + width index * 3 + policy): definitions of the specialised functions (map hits
+ * here, fast hooks below) and the rows of their tables. */
+#define PER_POLICY(D, K, LN, W) D(K, LN, W, wrap) D(K, LN, W, nz) D(K, LN, W, sat)
+#define PER_WIDTH(D, K, LN) \
+  PER_POLICY(D, K, LN, 8) PER_POLICY(D, K, LN, 16) PER_POLICY(D, K, LN, 32) PER_POLICY(D, K, LN, 64)
+#define PER_LAYOUT(D, K) PER_WIDTH(D, K, flat) PER_WIDTH(D, K, twolevel) PER_WIDTH(D, K, exact)
+
 #define MAP_HIT_DEF(K, LN, W, PN)                                                           \
   static void map_hit_##K##_##LN##_##W##_##PN(cov_thread *t, uint32_t g, uint32_t pos) {   \
     bm_##LN##_update_u##W##_##PN(cov_map, key_##K(t, g, pos, 0));                           \
   }
-#define MAP_HIT_DEF_W(K, LN, W) \
-  MAP_HIT_DEF(K, LN, W, wrap) MAP_HIT_DEF(K, LN, W, nz) MAP_HIT_DEF(K, LN, W, sat)
-#define MAP_HIT_DEF_L(K, LN) \
-  MAP_HIT_DEF_W(K, LN, 8) MAP_HIT_DEF_W(K, LN, 16) MAP_HIT_DEF_W(K, LN, 32) MAP_HIT_DEF_W(K, LN, 64)
-#define MAP_HIT_DEF_K(K) MAP_HIT_DEF_L(K, flat) MAP_HIT_DEF_L(K, twolevel) MAP_HIT_DEF_L(K, exact)
-MAP_HIT_DEF_K(afl)
-MAP_HIT_DEF_K(xedge)
-MAP_HIT_DEF_K(xngram)
-MAP_HIT_DEF_K(xctx)
-
-#define MAP_HIT_ROW_W(K, LN, W) \
-  map_hit_##K##_##LN##_##W##_wrap, map_hit_##K##_##LN##_##W##_nz, map_hit_##K##_##LN##_##W##_sat,
-#define MAP_HIT_ROW(K, LN) \
-  MAP_HIT_ROW_W(K, LN, 8) MAP_HIT_ROW_W(K, LN, 16) MAP_HIT_ROW_W(K, LN, 32) MAP_HIT_ROW_W(K, LN, 64)
-#define MAP_HIT_ROW_K(K) {MAP_HIT_ROW(K, flat) MAP_HIT_ROW(K, twolevel) MAP_HIT_ROW(K, exact)}
+#define MAP_HIT_NAME(K, LN, W, PN) map_hit_##K##_##LN##_##W##_##PN,
+PER_LAYOUT(MAP_HIT_DEF, afl)
+PER_LAYOUT(MAP_HIT_DEF, xedge)
+PER_LAYOUT(MAP_HIT_DEF, xngram)
+PER_LAYOUT(MAP_HIT_DEF, xctx)
 /* [key function][layout * 12 + width index * 3 + policy (BM_WRAP, BM_NEVERZERO, BM_SATURATE)] */
 enum { KEY_AFL, KEY_XEDGE, KEY_XNGRAM, KEY_XCTX };
-static const map_hit_fn map_hit_table[4][36] = {MAP_HIT_ROW_K(afl), MAP_HIT_ROW_K(xedge),
-                                                MAP_HIT_ROW_K(xngram), MAP_HIT_ROW_K(xctx)};
+static const map_hit_fn map_hit_table[4][36] = {
+    {PER_LAYOUT(MAP_HIT_NAME, afl)}, {PER_LAYOUT(MAP_HIT_NAME, xedge)},
+    {PER_LAYOUT(MAP_HIT_NAME, xngram)}, {PER_LAYOUT(MAP_HIT_NAME, xctx)}};
 
 static inline void map_hit(cov_thread *t, uint32_t g, uint32_t pos) { cov_map_hit(t, g, pos); }
 static int cov_map_kf = -1, cov_map_fn; /* the map sink's key function and map_hit_table column */
@@ -546,35 +546,22 @@ static guard_hook_fn cov_guard_hook = hook_general;
     KEEP_##K(t, g, pos);                                                                     \
     bm_##LN##_update_u##W##_##PN(&cov_map_fast, key_##K(t, g, pos, 1));                     \
   }
-#define FAST_HOOK_DEF_W(K, LN, W) \
-  FAST_HOOK_DEF(K, LN, W, wrap) FAST_HOOK_DEF(K, LN, W, nz) FAST_HOOK_DEF(K, LN, W, sat)
-#define FAST_HOOK_DEF_L(K, LN)                                                     \
-  FAST_HOOK_DEF_W(K, LN, 8) FAST_HOOK_DEF_W(K, LN, 16) FAST_HOOK_DEF_W(K, LN, 32) \
-  FAST_HOOK_DEF_W(K, LN, 64)
-#define FAST_HOOK_DEF_K(K) \
-  FAST_HOOK_DEF_L(K, flat) FAST_HOOK_DEF_L(K, twolevel) FAST_HOOK_DEF_L(K, exact)
-FAST_HOOK_DEF_K(afl)
-FAST_HOOK_DEF_K(xedge)
-FAST_HOOK_DEF_K(xngram)
-
-#define FAST_HOOK_ROW_W(K, LN, W) \
-  fast_##K##_##LN##_##W##_wrap, fast_##K##_##LN##_##W##_nz, fast_##K##_##LN##_##W##_sat,
-#define FAST_HOOK_ROW(K, LN)                                                       \
-  FAST_HOOK_ROW_W(K, LN, 8) FAST_HOOK_ROW_W(K, LN, 16) FAST_HOOK_ROW_W(K, LN, 32) \
-  FAST_HOOK_ROW_W(K, LN, 64)
-#define FAST_HOOK_ROW_K(K) {FAST_HOOK_ROW(K, flat) FAST_HOOK_ROW(K, twolevel) FAST_HOOK_ROW(K, exact)}
+#define FAST_HOOK_NAME(K, LN, W, PN) fast_##K##_##LN##_##W##_##PN,
+PER_LAYOUT(FAST_HOOK_DEF, afl)
+PER_LAYOUT(FAST_HOOK_DEF, xedge)
+PER_LAYOUT(FAST_HOOK_DEF, xngram)
 /* [key function (KEY_AFL, KEY_XEDGE, KEY_XNGRAM)][the map_hit_table column] */
-static const guard_hook_fn fast_hook_table[3][36] = {FAST_HOOK_ROW_K(afl), FAST_HOOK_ROW_K(xedge),
-                                                     FAST_HOOK_ROW_K(xngram)};
+static const guard_hook_fn fast_hook_table[3][36] = {
+    {PER_LAYOUT(FAST_HOOK_NAME, afl)}, {PER_LAYOUT(FAST_HOOK_NAME, xedge)},
+    {PER_LAYOUT(FAST_HOOK_NAME, xngram)}};
 
 /* Called whenever the sinks change (and under cov_init_lock when a guard reaches the tables'
  * end). Every change of sinks also bumps cov_gen, so no thread state crosses a switch. */
 static void hook_select(void) {
   guard_hook_fn h = hook_general;
   int tables_ok = cov_R && cov_T && !cov_tables_full;
-  if (cov_hooks_v == COV_HOOKS_AUTO && cov_sinks == 2 && !cov_ctx_on && cov_map && tables_ok &&
-      cov_map_kf >= KEY_AFL &&
-      cov_map_kf <= KEY_XNGRAM)
+  if (cov_hooks_v == COV_HOOKS_AUTO && cov_sinks == 2 && !cov_ctx_on && tables_ok &&
+      cov_map_kf >= KEY_AFL && cov_map_kf <= KEY_XNGRAM) /* cov_sinks == 2: cov_map is set */
     h = fast_hook_table[cov_map_kf][cov_map_fn];
   __atomic_store_n(&cov_guard_hook, h, __ATOMIC_RELEASE);
 }
@@ -804,6 +791,13 @@ const char *cov_policy_name(bm_policy p) {
   return p == BM_WRAP ? "wrap" : p == BM_NEVERZERO ? "neverzero" : "saturate";
 }
 
+/* The index of v in names (the enum values of the choice), -1 if it is none of them. */
+static int choice(const char *v, const char *const *names, int n) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(v, names[i]) == 0) return i;
+  return -1;
+}
+
 static int parse_u64(const char *s, uint64_t *out) {
   if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return -1;
   char *end;
@@ -839,13 +833,13 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   if ((v = getenv("AUTOTUNE_METRIC")) && *v && (cfg->metric = cov_metric_id(v)) < 0)
     return bad(err, errlen, "AUTOTUNE_METRIC", v,
                "edge, ngram-2 .. ngram-8, ctx, caller, ctx-2, ctx-4, ctx-8");
+  static const char *const layouts[] = {"flat", "twolevel"};          /* BM_FLAT, BM_TWOLEVEL */
+  static const char *const policies[] = {"wrap", "neverzero", "saturate"}; /* bm_policy order */
+  static const char *const hooks[] = {"auto", "general"};                /* COV_HOOKS_* order */
+  int c;
   if ((v = getenv("AUTOTUNE_LAYOUT")) && *v) {
-    if (strcmp(v, "flat") == 0)
-      cfg->layout = BM_FLAT;
-    else if (strcmp(v, "twolevel") == 0)
-      cfg->layout = BM_TWOLEVEL;
-    else
-      return bad(err, errlen, "AUTOTUNE_LAYOUT", v, "flat, twolevel");
+    if ((c = choice(v, layouts, 2)) < 0) return bad(err, errlen, "AUTOTUNE_LAYOUT", v, "flat, twolevel");
+    cfg->layout = (bm_layout)c;
   }
   if ((v = getenv("AUTOTUNE_INDEX_SIZE")) && *v &&
       (parse_u64(v, &cfg->index_size) || !pow2_in(cfg->index_size, 10, 30)))
@@ -860,25 +854,14 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
     cfg->counter_bits = (unsigned)b;
   }
   if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v) {
-    if (strcmp(v, "wrap") == 0)
-      cfg->overflow = BM_WRAP;
-    else if (strcmp(v, "neverzero") == 0)
-      cfg->overflow = BM_NEVERZERO;
-    else if (strcmp(v, "saturate") == 0)
-      cfg->overflow = BM_SATURATE;
-    else
+    if ((c = choice(v, policies, 3)) < 0)
       return bad(err, errlen, "AUTOTUNE_OVERFLOW", v, "wrap, neverzero, saturate");
+    cfg->overflow = (bm_policy)c;
   }
   if ((v = getenv("AUTOTUNE_KEY_HASH")) && *v && (cfg->key_hash = cov_key_hash_id(v)) < 0)
     return bad(err, errlen, "AUTOTUNE_KEY_HASH", v, "exact, afl");
-  if ((v = getenv("AUTOTUNE_HOOKS")) && *v) {
-    if (strcmp(v, "auto") == 0)
-      cfg->hooks = COV_HOOKS_AUTO;
-    else if (strcmp(v, "general") == 0)
-      cfg->hooks = COV_HOOKS_GENERAL;
-    else
-      return bad(err, errlen, "AUTOTUNE_HOOKS", v, "auto, general");
-  }
+  if ((v = getenv("AUTOTUNE_HOOKS")) && *v && (cfg->hooks = choice(v, hooks, 2)) < 0)
+    return bad(err, errlen, "AUTOTUNE_HOOKS", v, "auto, general");
   if ((v = getenv("AUTOTUNE_INDEX_FILE")) && *v) {
     if (strlen(v) >= sizeof cfg->index_file)
       return bad(err, errlen, "AUTOTUNE_INDEX_FILE", "...", "a path shorter than 4096 bytes");
