@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
-# Set up autotune from nothing on Debian 12: system packages (clang, AFL++, ...), the Debian
-# source entries used to fetch real third-party targets (apt-get source), and a venv in .venv
-# with autotune installed (editable) with its test extra. Safe to run again.
+# Set up autotune from nothing on Debian 12, safe to run again:
+#   bash .ci/setup.sh            what the tool needs: Debian packages (clang, AFL++, ...) and a venv
+#                                in .venv with autotune installed (editable)
+#   bash .ci/setup.sh --tests    also what only the tests and benchmarks need: dpkg-dev (apt-get
+#                                source of real third-party targets), autoconf, valgrind, pytest
+# What it changes on the system: it installs the Debian packages named below (apt-get install)
+# and nothing else. No apt configuration is written: the tests fetch source packages with a
+# private, temporary apt configuration (tests/targets/debsrc.py). An earlier setup's deb-src file
+# (/etc/apt/sources.list.d/autotune-src.sources) is removed, with a message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+TESTS=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) TESTS=1 ;;
+    *) echo "setup: unknown option $arg (use --tests to add what the tests need)" >&2; exit 2 ;;
+  esac
+done
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
@@ -11,24 +25,22 @@ if [ "$(id -u)" != 0 ]; then
     echo "setup: need root (or sudo) to install Debian packages" >&2; exit 1; fi
 fi
 
-PKGS=(clang llvm lld-14 libclang-rt-14-dev afl++ dpkg-dev valgrind make binutils python3-venv autoconf)
+PKGS=(clang llvm lld-14 libclang-rt-14-dev afl++ make binutils python3-venv)
+TEST_PKGS=(dpkg-dev autoconf valgrind)
+[ $TESTS = 1 ] && PKGS+=("${TEST_PKGS[@]}")
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-# deb-src entries mirroring the configured deb entries, so `apt-get source PKG` works.
-SRC=/etc/apt/sources.list.d/autotune-src.sources
-need_update=0
-if [ ! -f "$SRC" ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
-  sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources | $SUDO tee "$SRC" >/dev/null
-  need_update=1
-fi
-if [ ${#missing[@]} -gt 0 ] || [ $need_update = 1 ]; then
-  $SUDO apt-get update -qq
+OLD_SRC=/etc/apt/sources.list.d/autotune-src.sources
+if [ -f "$OLD_SRC" ]; then
+  echo "setup: removing $OLD_SRC (deb-src entries an earlier autotune setup added; no longer needed)" >&2
+  $SUDO rm -f "$OLD_SRC"
 fi
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}" >&2
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
@@ -37,5 +49,9 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test]'
+if [ $TESTS = 1 ]; then
+  .venv/bin/python -m pip install -q -e '.[test]'
+else
+  .venv/bin/python -m pip install -q -e .
+fi
 echo "setup: ready (.venv/bin/autotune)" >&2

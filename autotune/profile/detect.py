@@ -6,6 +6,7 @@ import dataclasses
 import platform
 import socket
 from pathlib import Path
+from typing import Any, Mapping
 
 from autotune.profile import fallback, procfs, sysfs
 from autotune.profile.checks import hugetlb_pages, run_host_checks, thp_mode
@@ -24,16 +25,23 @@ def detect_host(
     use_cpuinfo: bool | None = None,
     use_lscpu: bool = True,
     name: str | None = None,
+    cpuinfo: Mapping[str, Any] | None = None,
 ) -> HostProfile:
     """Profile the host whose sysfs/procfs trees are given.
 
     ``use_cpuinfo``: None (default) calls py-cpuinfo only when reading the live host and sysfs/
     procfs left the brand, flags or caches unknown; False never; True whenever something is
     missing, even for other trees (py-cpuinfo always describes the running machine).
+    ``cpuinfo``: py-cpuinfo's answer to use instead of asking py-cpuinfo (a recorded answer of
+    the host whose trees are given: tests run every fallback on every host with it); it is used
+    whenever something is missing unless ``use_cpuinfo`` is False.
     """
     sysfs_root, procfs_root = Path(sysfs_root), Path(procfs_root)
     live = _is_live(sysfs_root, procfs_root)
-    allow_cpuinfo = live if use_cpuinfo is None else use_cpuinfo
+    allow_cpuinfo = (live or cpuinfo is not None) if use_cpuinfo is None else use_cpuinfo
+
+    def cpuinfo_answer() -> Mapping[str, Any]:
+        return fallback.cpuinfo_dict() if cpuinfo is None else cpuinfo
     notes: list[str] = []
     sources: dict[str, str] = {}
 
@@ -51,14 +59,16 @@ def detect_host(
     if not caches:
         notes.append(f"no cache information in sysfs under {sysfs.cpu_dir(sysfs_root)}")
         if allow_cpuinfo:
-            caches = _merge(caches, fallback.cpuinfo_caches(fallback.cpuinfo_dict()))
+            found, problems = fallback.cpuinfo_caches(cpuinfo_answer())
+            caches = _merge(caches, found)
+            notes += problems
         if use_lscpu:
             found, problem = fallback.lscpu_caches(sysfs_root=sysfs_root)
             caches = _merge(caches, found)
             if problem:
                 notes.append(problem)
     if allow_cpuinfo and (brand is None or flags is None or vendor is None):
-        info = fallback.cpuinfo_dict()
+        info = cpuinfo_answer()
         if brand is None and info.get("brand_raw"):
             brand, sources["brand"] = info["brand_raw"], fallback.CPUINFO
         if vendor is None and info.get("vendor_id_raw"):

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from autotune.profile.model import CacheLevel
 
@@ -34,31 +35,54 @@ def cpuinfo_dict() -> dict[str, Any]:
         return {}
 
 
-def _bytes(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value if value > 0 else None
-    if isinstance(value, str):  # older py-cpuinfo: "256 KB"
-        parts = value.split()
+# Cache sizes as py-cpuinfo 9.0.0 gives them: an int (bytes), or the string lscpu, sysctl or
+# /proc/cpuinfo printed when its own parser gave up: "2.5 MiB", "256 KB", "1 MB", "32 KiB", "8192K",
+# "2 MiB (2 instances)". Cache sizes are binary in all of them (lscpu and the kernel's
+# /proc/cpuinfo "cache size: 8192 KB" count KB = 1024 bytes; so does py-cpuinfo's own parser).
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*(?:\([^)]*\))?\s*$")
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+          "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
+
+
+def parse_cache_size(value: Any) -> int:
+    """Bytes of a py-cpuinfo cache size (an int, or a string such as "2.5 MiB"); ValueError says why not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"not a size: {value!r}")
+    if isinstance(value, str):
+        m = _SIZE.match(value)
+        if m is None:
+            raise ValueError(f"not a size: {value!r} (expected a number and a unit such as '2.5 MiB')")
+        unit = m.group(2).lower()
+        if unit not in _UNITS:
+            raise ValueError(f"unknown unit {m.group(2)!r} in {value!r} (known: B, K/KB/KiB, M/MB/MiB, G/GB/GiB)")
+        number = float(m.group(1)) * _UNITS[unit]
+    else:
+        number = float(value)
+    if number != int(number) or number <= 0:
+        raise ValueError(f"not a whole positive number of bytes: {value!r}")
+    return int(number)
+
+
+CPUINFO_CACHE_KEYS = (("l1_data_cache_size", 1, "data"), ("l1_instruction_cache_size", 1, "instruction"),
+                      ("l2_cache_size", 2, "unspecified"), ("l3_cache_size", 3, "unspecified"))
+
+
+def cpuinfo_caches(info: Mapping[str, Any]) -> tuple[list[CacheLevel], list[str]]:
+    """py-cpuinfo's cache totals as CacheLevel entries that know only ``total_bytes``; and the
+    figures it gave that could not be read (each a note naming the key and the value)."""
+    out, problems = [], []
+    for key, level, kind in CPUINFO_CACHE_KEYS:
+        if info.get(key) in (None, "", 0):
+            continue
         try:
-            n = int(parts[0])
-        except (IndexError, ValueError):
-            return None
-        unit = parts[1].upper() if len(parts) > 1 else "B"
-        return n * {"B": 1, "KB": 1 << 10, "KIB": 1 << 10, "MB": 1 << 20, "MIB": 1 << 20}.get(unit, 0) or None
-    return None
-
-
-def cpuinfo_caches(info: dict[str, Any]) -> list[CacheLevel]:
-    """py-cpuinfo's cache totals as CacheLevel entries that know only ``total_bytes``."""
-    out = []
-    for key, level, kind in (("l1_data_cache_size", 1, "data"), ("l1_instruction_cache_size", 1, "instruction"),
-                             ("l2_cache_size", 2, "unspecified"), ("l3_cache_size", 3, "unspecified")):
-        total = _bytes(info.get(key))
-        if total:
-            out.append(CacheLevel(level=level, kind=kind, total_bytes=total,
-                                  sources={"total_bytes": CPUINFO},
-                                  note="py-cpuinfo gives the total over all instances"))
-    return out
+            total = parse_cache_size(info[key])
+        except ValueError as exc:
+            problems.append(f"py-cpuinfo {key} left out: {exc}")
+            continue
+        out.append(CacheLevel(level=level, kind=kind, total_bytes=total,
+                              sources={"total_bytes": CPUINFO},
+                              note="py-cpuinfo gives the total over all instances"))
+    return out, problems
 
 
 def lscpu_caches(*, sysfs_root: Path) -> tuple[list[CacheLevel], str | None]:

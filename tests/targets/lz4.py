@@ -1,7 +1,7 @@
 """lz4 as a real third-party target, for the end-to-end tests of every stage.
 
-The source comes from Debian's source package (``apt-get source lz4``; .ci/setup.sh adds the
-deb-src entry), unpacked once into the autotune cache. The library is built by lz4's own
+The source comes from Debian's source package (``apt-get source lz4`` with a private, temporary
+apt configuration: targets/debsrc.py), unpacked once into the autotune cache. The library is built by lz4's own
 Makefile (``make -C lib liblz4.a``) with one of three compilers, and linked with our harness
 (lz4/lz4_harness.c, an ``LLVMFuzzerTestOneInput``):
 
@@ -33,6 +33,8 @@ from typing import Literal, Mapping
 
 from autotune.io import file_lock
 from autotune.paths import cache_dir
+
+from targets.debsrc import SourceUnavailable, fetch_source
 
 CcKind = Literal["autotune", "plain", "afl"]
 CC_KINDS: tuple[str, ...] = ("autotune", "plain", "afl")
@@ -95,22 +97,15 @@ def lz4_source_dir() -> Path:
             src = Path(json.loads(marker.read_text())["source_dir"])
             if (src / "lib" / "lz4.h").is_file():
                 return src
-        apt = shutil.which("apt-get")
-        if apt is None:
-            raise TargetUnavailable("apt-get is not available on this machine")
         dl = base / "src"
         shutil.rmtree(dl, ignore_errors=True)
-        dl.mkdir(parents=True)
         try:
-            proc = subprocess.run([apt, "source", "-qq", PACKAGE], cwd=dl, capture_output=True,
-                                  text=True, timeout=300)
-        except subprocess.TimeoutExpired as exc:
-            raise TargetUnavailable(f"apt-get source {PACKAGE} took over 300 s") from exc
+            fetch_source(PACKAGE, dest=dl)
+        except SourceUnavailable as exc:
+            raise TargetUnavailable(str(exc)) from exc
         trees = sorted(p.parent.parent for p in dl.glob(f"{PACKAGE}-*/lib/lz4.h"))
-        if proc.returncode != 0 or not trees:
-            raise TargetUnavailable(
-                f"apt-get source {PACKAGE} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}"
-                " (needs a deb-src entry, see .ci/setup.sh, and dpkg-dev)")
+        if not trees:
+            raise TargetUnavailable(f"apt-get source {PACKAGE} unpacked no tree with lib/lz4.h under {dl}")
         marker.write_text(json.dumps({"source_dir": str(trees[-1])}))
         return trees[-1]
 

@@ -1,0 +1,99 @@
+"""Debian source packages of real third-party targets, fetched without touching the system's apt.
+
+``apt-get source PKG`` needs deb-src entries, which a stock Debian image does not configure.
+Instead of adding them to /etc/apt (the user's machine is not changed for the tests'
+convenience), each fetch builds a private apt configuration in a temporary directory: deb-src
+twins of the system's configured ``deb`` entries (deb822 ``*.sources`` files and one-line
+``*.list`` files, with their keyrings), its own package lists and caches. ``apt-get update`` and
+``apt-get source`` run with that configuration only (``-o Dir::Etc::...``), and the directory is
+removed afterwards. The system's sources, lists and caches stay as they were.
+
+Root is not needed: the private lists and caches are writable by the caller. ``dpkg-source``
+(package dpkg-dev) unpacks the tree.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+APT_ETC = Path("/etc/apt")
+TIMEOUT_S = 300
+
+
+class SourceUnavailable(Exception):
+    """The source package cannot be fetched on this machine (no apt, no dpkg-dev, no mirror)."""
+
+
+def deb_src_entries(*, apt_etc: Path = APT_ETC) -> str:
+    """deb822 text with a deb-src twin of every enabled ``deb`` entry configured under ``apt_etc``."""
+    stanzas: list[str] = []
+    files = sorted((apt_etc / "sources.list.d").glob("*.sources"))
+    for path in files:
+        for stanza in re.split(r"\n\s*\n", path.read_text(errors="replace")):
+            lines = [ln for ln in stanza.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+            fields = dict(ln.split(":", 1) for ln in lines if ":" in ln and not ln.startswith((" ", "\t")))
+            types = fields.get("Types", "").split()
+            if "deb" not in types or fields.get("Enabled", "yes").strip().lower() == "no":
+                continue
+            out = ["Types: deb-src"] + [ln for ln in lines if not ln.startswith("Types:")]
+            stanzas.append("\n".join(out))
+    lists = [apt_etc / "sources.list", *sorted((apt_etc / "sources.list.d").glob("*.list"))]
+    for path in lists:
+        if not path.is_file():
+            continue
+        for line in path.read_text(errors="replace").splitlines():
+            m = re.match(r"^\s*deb\s+(\[[^\]]*\]\s+)?(\S+)\s+(\S+)\s*(.*)$", line)
+            if not m:
+                continue
+            opts = dict(kv.split("=", 1) for kv in (m.group(1) or "").strip("[] \t").split() if "=" in kv)
+            stanza = ["Types: deb-src", f"URIs: {m.group(2)}", f"Suites: {m.group(3)}"]
+            if m.group(4).strip():
+                stanza.append(f"Components: {m.group(4).strip()}")
+            if "signed-by" in opts:
+                stanza.append(f"Signed-By: {opts['signed-by']}")
+            stanzas.append("\n".join(stanza))
+    return "\n\n".join(stanzas) + ("\n" if stanzas else "")
+
+
+def _apt_options(root: Path) -> list[str]:
+    (root / "sources.list.d").mkdir(parents=True, exist_ok=True)
+    (root / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+    (root / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
+    return ["-o", "Dir::Etc::SourceList=/dev/null", "-o", f"Dir::Etc::SourceParts={root / 'sources.list.d'}",
+            "-o", f"Dir::State::Lists={root / 'lists'}", "-o", f"Dir::Cache={root / 'cache'}",
+            # as root apt downloads as the user _apt, who cannot write into a private 0700 directory
+            "-o", "APT::Sandbox::User=root"]
+
+
+def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC) -> list[Path]:
+    """``apt-get source package`` into ``dest`` with a private, temporary apt configuration.
+
+    Returns the unpacked trees (``dest/<package>-<version>``); SourceUnavailable says why not.
+    """
+    apt = shutil.which("apt-get")
+    if apt is None:
+        raise SourceUnavailable("apt-get is not available on this machine")
+    if shutil.which("dpkg-source") is None:
+        raise SourceUnavailable("dpkg-source is missing (apt-get install -y dpkg-dev; bash .ci/setup.sh --tests does)")
+    entries = deb_src_entries(apt_etc=apt_etc)
+    if not entries:
+        raise SourceUnavailable(f"no deb entries configured under {apt_etc} to derive deb-src entries from")
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="autotune-apt-") as tmp:
+        root = Path(tmp)
+        opts = _apt_options(root)
+        (root / "sources.list.d" / "autotune-src.sources").write_text(entries)
+        for args, cwd in ((["update"], root), (["source", package], dest)):
+            try:
+                proc = subprocess.run([apt, "-qq", *opts, *args], cwd=cwd, capture_output=True, text=True,
+                                      timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired as exc:
+                raise SourceUnavailable(f"apt-get {' '.join(args)} took over {TIMEOUT_S} s") from exc
+            if proc.returncode != 0:
+                raise SourceUnavailable(f"apt-get {' '.join(args)} failed (exit {proc.returncode}): "
+                                        f"{proc.stderr.strip()[-500:]}")
+    return sorted(p for p in dest.glob(f"{package}-*") if p.is_dir())
