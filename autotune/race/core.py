@@ -1,0 +1,337 @@
+"""Successive halving over configurations, measured by trials in the real afl-fuzz.
+
+Why racing: what a map configuration is worth is what afl-fuzz finds with it, and that depends on
+more than the map's cost (a richer metric's queue grows 4-35x, each entry calibrated and
+scheduled). A short afl-fuzz trial measures all of it; successive halving (Jamieson and
+Talwalkar, AISTATS 2016; Li et al., "Hyperband", JMLR 2018) spends the budget on the candidates
+that keep up: every candidate gets a short trial, the better 1/eta of them a trial eta times
+longer, and so on until one is left. autofz (USENIX Security 2023) races fuzzers the same way.
+
+The rules here:
+- **AFL++'s default is in every rung** and never eliminated, so the last rung compares the
+  winner and the default at the same trial length, side by side.
+- **Trials are paired**: in a rung, repeat i of every contestant runs with the same afl-fuzz
+  seed (``-s``), so the contestants differ by configuration, not by luck of the RNG.
+- **Ranking** by median yardstick coverage (one yardstick for every contestant), then median
+  execs/s, then name (deterministic).
+- **Stop early** when, after a rung other than the first, every candidate of that rung covered
+  significantly less than the default (exact one-sided Mann-Whitney p <= alpha). Not after the
+  first: its trials are the shortest, where a richer metric's slower start (a larger queue to
+  calibrate) weighs most.
+- **Decision**: the winner is recommended only if its median coverage in the last rung is above
+  the default's and the exact one-sided Mann-Whitney test says so at ``alpha`` (default 0.05;
+  with 3 trials each that means all 3 of its trials beat all 3 of the default's, p = 1/20).
+  Otherwise the default is recommended, and the result says why: a tuned configuration that
+  cannot show it beats the default is not worth a user's rebuild.
+
+The trials themselves are run by a callable (``run_trials``: a batch of ``TrialSpec`` in, one
+``TrialFigures`` each out), so the logic is tested on recorded figures and run for real through
+the afl-fuzz trial backend.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from autotune.errors import AutotuneError
+from autotune.race.exact import mann_whitney_greater_p, vargha_delaney_a12
+
+SCHEMA_VERSION = 1
+DEFAULT_ALPHA = 0.05
+DEFAULT_ETA = 2
+DEFAULT_REPEATS = 3
+# A trial shorter than this says little: afl-fuzz spends its first seconds calibrating the seeds.
+DEFAULT_MIN_TRIAL_S = 20
+# Per-trial cost besides the fuzzing itself: afl-fuzz start-up and calibration, the yardstick
+# replay of what it kept. Counted in the plan so the race fits the budget in wall time.
+DEFAULT_OVERHEAD_S = 5.0
+
+
+@dataclass(frozen=True)
+class Contestant:
+    """One configuration in the race; ``settings`` are the variables its trials run under."""
+
+    name: str
+    is_default: bool = False
+    settings: tuple[tuple[str, str], ...] = ()
+    description: str = ""
+
+    @property
+    def env(self) -> dict[str, str]:
+        return dict(self.settings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "is_default": self.is_default, "settings": dict(self.settings),
+                "description": self.description}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Contestant":
+        return cls(name=str(d["name"]), is_default=bool(d["is_default"]),
+                   settings=tuple(sorted((str(k), str(v)) for k, v in dict(d["settings"]).items())),
+                   description=str(d.get("description", "")))
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    contestant: str
+    rung: int
+    repeat: int
+    seconds: int
+    fuzz_seed: int  # afl-fuzz -s: the same for every contestant's repeat i of a rung
+
+
+@dataclass(frozen=True)
+class TrialFigures:
+    """What one trial gave: yardstick coverage of everything afl-fuzz kept, and its own figures."""
+
+    contestant: str
+    rung: int
+    repeat: int
+    seconds: int
+    coverage: int
+    execs_per_s: float
+    queue: int
+    stability: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TrialFigures":
+        return cls(contestant=str(d["contestant"]), rung=int(d["rung"]), repeat=int(d["repeat"]),
+                   seconds=int(d["seconds"]), coverage=int(d["coverage"]), execs_per_s=float(d["execs_per_s"]),
+                   queue=int(d["queue"]), stability=None if d.get("stability") is None else str(d["stability"]))
+
+
+RunTrials = Callable[[Sequence[TrialSpec]], Sequence[TrialFigures]]
+
+
+@dataclass(frozen=True)
+class RungPlan:
+    seconds: int  # trial length
+    candidates: int  # non-default contestants entering the rung
+
+
+@dataclass(frozen=True)
+class Rung:
+    index: int
+    seconds: int
+    entered: tuple[str, ...]  # non-default contestants, best first by the previous rung
+    trials: tuple[TrialFigures, ...]
+    ranking: tuple[str, ...]  # non-default contestants, best first by this rung
+    kept: tuple[str, ...]  # those entering the next rung
+
+    def coverage(self, name: str) -> list[int]:
+        return [t.coverage for t in self.trials if t.contestant == name]
+
+    def execs_per_s(self, name: str) -> list[float]:
+        return [t.execs_per_s for t in self.trials if t.contestant == name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "seconds": self.seconds, "entered": list(self.entered),
+                "trials": [t.to_dict() for t in self.trials], "ranking": list(self.ranking), "kept": list(self.kept)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Rung":
+        return cls(index=int(d["index"]), seconds=int(d["seconds"]), entered=tuple(d["entered"]),
+                   trials=tuple(TrialFigures.from_dict(t) for t in d["trials"]), ranking=tuple(d["ranking"]),
+                   kept=tuple(d["kept"]))
+
+
+@dataclass(frozen=True)
+class Decision:
+    recommended: str
+    is_default: bool
+    winner: str | None  # the best non-default contestant of the last rung run
+    reason: str
+    trial_s: int | None  # the trial length the decision compares at
+    winner_median: float | None
+    default_median: float | None
+    p_value: float | None  # exact one-sided Mann-Whitney, winner > default
+    a12: float | None  # Vargha-Delaney, winner vs default
+    alpha: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Decision":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    contestants: tuple[Contestant, ...]
+    plan: tuple[RungPlan, ...]
+    rungs: tuple[Rung, ...]
+    decision: Decision
+    budget_s: float
+    jobs: int
+    repeats: int
+    eta: int
+    seed: int
+    stopped_early: bool
+    elapsed_s: float
+    schema_version: int = field(default=SCHEMA_VERSION)
+
+    def contestant(self, name: str) -> Contestant:
+        return next(c for c in self.contestants if c.name == name)
+
+    @property
+    def default(self) -> Contestant:
+        return next(c for c in self.contestants if c.is_default)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, "contestants": [c.to_dict() for c in self.contestants],
+                "plan": [{"seconds": p.seconds, "candidates": p.candidates} for p in self.plan],
+                "rungs": [r.to_dict() for r in self.rungs], "decision": self.decision.to_dict(),
+                "budget_s": self.budget_s, "jobs": self.jobs, "repeats": self.repeats, "eta": self.eta,
+                "seed": self.seed, "stopped_early": self.stopped_early, "elapsed_s": self.elapsed_s}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RaceResult":
+        if d.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"race result schema_version {d.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+        return cls(contestants=tuple(Contestant.from_dict(c) for c in d["contestants"]),
+                   plan=tuple(RungPlan(seconds=int(p["seconds"]), candidates=int(p["candidates"])) for p in d["plan"]),
+                   rungs=tuple(Rung.from_dict(r) for r in d["rungs"]), decision=Decision.from_dict(d["decision"]),
+                   budget_s=float(d["budget_s"]), jobs=int(d["jobs"]), repeats=int(d["repeats"]), eta=int(d["eta"]),
+                   seed=int(d["seed"]), stopped_early=bool(d["stopped_early"]), elapsed_s=float(d["elapsed_s"]))
+
+
+def _entering(candidates: int, eta: int) -> list[int]:
+    """Non-default contestants entering each rung: n, ceil(n/eta), ... down to 1."""
+    out = [candidates]
+    while out[-1] > 1:
+        out.append(math.ceil(out[-1] / eta))
+    return out
+
+
+def _waves(trials: int, jobs: int) -> int:
+    return math.ceil(trials / jobs)
+
+
+def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEFAULT_REPEATS,
+              eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+              overhead_s: float = DEFAULT_OVERHEAD_S) -> tuple[RungPlan, ...]:
+    """Trial lengths for each rung so the race fits ``budget_s`` of wall time on ``jobs`` cores.
+
+    Rung r runs (entering_r + 1 default) x repeats trials of t0 * eta^r seconds, ``jobs`` at a
+    time; t0 is the largest whole number of seconds that fits. Too small a budget for trials of
+    ``min_trial_s`` is an error that names the budget needed.
+    """
+    if candidates < 1:
+        raise AutotuneError("the race has no candidate besides the default", fix="give at least one candidate")
+    if jobs < 1 or repeats < 1 or eta < 2:
+        raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
+                            fix="use jobs >= 1, repeats >= 1 and eta >= 2")
+    entering = _entering(candidates, eta)
+    waves = [_waves((m + 1) * repeats, jobs) for m in entering]
+    fixed = sum(w * overhead_s for w in waves)
+    per_t0 = sum(w * eta ** r for r, w in enumerate(waves))
+    t0 = math.floor((budget_s - fixed) / per_t0)
+    if t0 < min_trial_s:
+        need = fixed + per_t0 * min_trial_s
+        raise AutotuneError(
+            f"a budget of {budget_s:.0f} s cannot race {candidates} candidates and the default "
+            f"({repeats} trials each, {jobs} at a time) with trials of at least {min_trial_s} s",
+            fix=f"raise --budget to at least {math.ceil(need)} s, or race fewer candidates or repeats")
+    return tuple(RungPlan(seconds=t0 * eta ** r, candidates=m) for r, m in enumerate(entering))
+
+
+def _rank(rung_trials: Sequence[TrialFigures], names: Sequence[str]) -> list[str]:
+    def score(name: str) -> tuple:
+        cov = [t.coverage for t in rung_trials if t.contestant == name]
+        eps = [t.execs_per_s for t in rung_trials if t.contestant == name]
+        return (-statistics.median(cov), -statistics.median(eps), name)
+
+    return sorted(names, key=score)
+
+
+def _fuzz_seed(seed: int, rung: int, repeat: int) -> int:
+    """afl-fuzz -s for repeat ``repeat`` of rung ``rung``: distinct per (rung, repeat), shared by the rung's contestants."""
+    return (seed * 1_000_003 + rung * 1009 + repeat) % (1 << 31)
+
+
+def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, budget_s: float, jobs: int,
+             repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+             overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = DEFAULT_ALPHA, seed: int = 0,
+             on_rung: Callable[[Rung], None] | None = None) -> RaceResult:
+    """Race ``contestants`` (exactly one of them the default) and decide what to recommend."""
+    defaults = [c for c in contestants if c.is_default]
+    if len(defaults) != 1:
+        raise AutotuneError(f"the race needs exactly one default contestant, got {len(defaults)}",
+                            fix="mark AFL++'s default configuration (and only it) as the default")
+    names = [c.name for c in contestants]
+    if len(set(names)) != len(names):
+        raise AutotuneError("two contestants share a name", fix="give every configuration its own name")
+    default = defaults[0].name
+    field_ = [c.name for c in contestants if not c.is_default]
+    plan = plan_race(candidates=len(field_), budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                     min_trial_s=min_trial_s, overhead_s=overhead_s)
+    t_start = time.monotonic()
+    rungs: list[Rung] = []
+    stopped_early = False
+    for index, step in enumerate(plan):
+        entered = tuple(field_[:step.candidates])
+        specs = [TrialSpec(contestant=name, rung=index, repeat=rep, seconds=step.seconds,
+                           fuzz_seed=_fuzz_seed(seed, index, rep))
+                 for rep in range(repeats)
+                 for name in _rotate((*entered, default), rep)]  # interleaved: host drift hits all alike
+        figures = tuple(run_trials(specs))
+        _check_figures(specs, figures)
+        ranking = tuple(_rank(figures, entered))
+        kept = ranking[:plan[index + 1].candidates] if index + 1 < len(plan) else ranking[:1]
+        rung = Rung(index=index, seconds=step.seconds, entered=entered, trials=figures, ranking=ranking, kept=kept)
+        rungs.append(rung)
+        if on_rung is not None:
+            on_rung(rung)
+        field_ = list(kept)
+        if 0 < index < len(plan) - 1 and all(
+                mann_whitney_greater_p(rung.coverage(default), rung.coverage(name)) <= alpha for name in ranking):
+            stopped_early = True
+            break
+    decision = _decide(rungs[-1], default=default, alpha=alpha, stopped_early=stopped_early)
+    return RaceResult(contestants=tuple(contestants), plan=plan, rungs=tuple(rungs), decision=decision,
+                      budget_s=float(budget_s), jobs=jobs, repeats=repeats, eta=eta, seed=seed,
+                      stopped_early=stopped_early, elapsed_s=round(time.monotonic() - t_start, 3))
+
+
+def _rotate(names: Sequence[str], k: int) -> list[str]:
+    k %= len(names)
+    return list(names[k:]) + list(names[:k])
+
+
+def _check_figures(specs: Sequence[TrialSpec], figures: Sequence[TrialFigures]) -> None:
+    want = sorted((s.contestant, s.repeat) for s in specs)
+    got = sorted((f.contestant, f.repeat) for f in figures)
+    if want != got:
+        raise AutotuneError(f"the trial backend returned {len(figures)} results for {len(specs)} trials",
+                            fix="report this as a bug in autotune: every trial must give one result")
+
+
+def _decide(last: Rung, *, default: str, alpha: float, stopped_early: bool) -> Decision:
+    winner = last.ranking[0]
+    win, base = last.coverage(winner), last.coverage(default)
+    w_med, d_med = statistics.median(win), statistics.median(base)
+    p = mann_whitney_greater_p(win, base)
+    a12 = vargha_delaney_a12(win, base)
+    common = dict(winner=winner, trial_s=last.seconds, winner_median=w_med, default_median=d_med,
+                  p_value=round(p, 6), a12=round(a12, 4), alpha=alpha)
+    if stopped_early:
+        return Decision(recommended=default, is_default=True, **common,
+                        reason=f"after {last.seconds} s trials every candidate covered significantly less than "
+                               f"the default (exact one-sided Mann-Whitney p <= {alpha}): the race stopped early")
+    if w_med > d_med and p <= alpha:
+        return Decision(recommended=winner, is_default=False, **common,
+                        reason=f"{winner} covered more than the default in {last.seconds} s trials: median "
+                               f"{w_med:g} vs {d_med:g} edges, Mann-Whitney p = {p:.3g} <= {alpha}, A12 = {a12:.2f}")
+    why = ("covered no more than" if w_med <= d_med else
+           f"was ahead but not significantly (p = {p:.3g} > {alpha}) of")
+    return Decision(recommended=default, is_default=True, **common,
+                    reason=f"the best candidate, {winner}, {why} the default in {last.seconds} s trials "
+                           f"(median {w_med:g} vs {d_med:g} edges, A12 = {a12:.2f}): the default is recommended")

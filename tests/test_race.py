@@ -1,0 +1,163 @@
+"""The racing logic on recorded trial figures (no afl-fuzz here: the trial backend is a table)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from autotune.errors import AutotuneError
+from autotune.race import (Contestant, RaceResult, TrialFigures, mann_whitney_greater_p, plan_race, run_race,
+                           vargha_delaney_a12)
+
+DEFAULT = Contestant(name="aflpp-default", is_default=True, description="afl-clang-fast PCGUARD")
+
+
+def cands(*names):
+    return [Contestant(name=n, settings=(("AUTOTUNE_METRIC", n),)) for n in names] + [DEFAULT]
+
+
+class Table:
+    """A recorded trial backend: coverage[name] is a list per repeat (the same at every rung
+    unless a per-rung table is given); it records every batch it was asked for."""
+
+    def __init__(self, coverage, per_rung=None):
+        self.coverage, self.per_rung, self.batches = coverage, per_rung or {}, []
+
+    def __call__(self, specs):
+        self.batches.append(list(specs))
+        out = []
+        for s in specs:
+            cov = self.per_rung.get((s.contestant, s.rung), self.coverage[s.contestant])[s.repeat]
+            out.append(TrialFigures(contestant=s.contestant, rung=s.rung, repeat=s.repeat, seconds=s.seconds,
+                                    coverage=cov, execs_per_s=1000.0, queue=10))
+        return out
+
+
+# --- exact statistics, by hand ---------------------------------------------------------------
+
+def test_mann_whitney_exact_by_hand():
+    # x = 3,4,5 all above y = 0,1,2: U = 9, the largest; 1 of the C(6,3) = 20 splits reaches it
+    assert mann_whitney_greater_p([3, 4, 5], [0, 1, 2]) == pytest.approx(1 / 20)
+    # reversed: every split has U >= 0
+    assert mann_whitney_greater_p([0, 1, 2], [3, 4, 5]) == 1.0
+    # x = 2,4 vs y = 1,3: U = (2>1) + (4>1) + (4>3) = 3; splits of {1,2,3,4} into two: U of
+    # {3,4}=4, {2,4}=3, {1,4}=2, {2,3}=2, {1,3}=1, {1,2}=0 -> U >= 3 in 2 of 6
+    assert mann_whitney_greater_p([2, 4], [1, 3]) == pytest.approx(2 / 6)
+    # all equal: every split has U = n_x n_y / 2 = the observed: p = 1
+    assert mann_whitney_greater_p([5, 5, 5], [5, 5, 5]) == 1.0
+    # ties: x = 2,2 vs y = 1,2: U = 1 + 0.5 + 1 + 0.5 = 3; pooled {1,2,2,2}: splits with the 1 in
+    # x give U = 0.5+0.5... (1 vs the two 2s of y -> 0, 2 vs two 2s -> 1) = 1; without it: 3 (3 of 6)
+    assert mann_whitney_greater_p([2, 2], [1, 2]) == pytest.approx(3 / 6)
+
+
+def test_a12_by_hand():
+    assert vargha_delaney_a12([3, 4, 5], [0, 1, 2]) == 1.0
+    assert vargha_delaney_a12([0, 1, 2], [3, 4, 5]) == 0.0
+    assert vargha_delaney_a12([5, 5], [5, 5]) == 0.5
+    assert vargha_delaney_a12([2, 4], [1, 3]) == pytest.approx(3 / 4)  # U = 3 of 4 pairs
+    with pytest.raises(ValueError):
+        vargha_delaney_a12([], [1])
+
+
+# --- the plan -----------------------------------------------------------------------------
+
+def test_plan_fits_the_budget():
+    # 4 candidates, eta 2: rungs enter 4, 2, 1; with the default 5, 3, 2 contestants x 3 repeats
+    # = 15, 9, 6 trials, 2 at a time: 8, 5, 3 waves; t0 (8 + 5*2 + 3*4) = 30 t0; overhead
+    # (8+5+3) x 5 s = 80 s; budget 1,000 s -> t0 = floor(920 / 30) = 30
+    plan = plan_race(candidates=4, budget_s=1000, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5)
+    assert [(p.seconds, p.candidates) for p in plan] == [(30, 4), (60, 2), (120, 1)]
+
+
+def test_too_small_a_budget_names_the_budget_needed():
+    with pytest.raises(AutotuneError) as ei:
+        plan_race(candidates=4, budget_s=300, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5)
+    assert "raise --budget to at least 680 s" in ei.value.fix  # 80 + 30 x 20
+
+
+# --- the race -----------------------------------------------------------------------------
+
+def test_keeps_the_best_and_recommends_it_when_it_beats_the_default():
+    table = Table({"edge": [90, 92, 91], "ngram-4": [120, 125, 122], "ngram-8": [80, 70, 75],
+                   "guard": [110, 111, 112], "aflpp-default": [100, 101, 102]})
+    r = run_race(contestants=cands("edge", "ngram-4", "ngram-8", "guard"), run_trials=table, budget_s=1000,
+                 jobs=2, overhead_s=5, seed=3)
+    assert [rung.entered for rung in r.rungs] == [("edge", "ngram-4", "ngram-8", "guard"), ("ngram-4", "guard"),
+                                                  ("ngram-4",)]
+    assert r.rungs[0].ranking == ("ngram-4", "guard", "edge", "ngram-8")
+    assert r.decision.recommended == "ngram-4" and not r.decision.is_default
+    assert r.decision.p_value == pytest.approx(0.05) and r.decision.a12 == 1.0
+    assert r.decision.trial_s == r.plan[-1].seconds == 120 and not r.stopped_early
+    # the default ran in every rung, every contestant 3 times per rung
+    for rung in r.rungs:
+        assert len(rung.coverage("aflpp-default")) == 3
+        assert all(len(rung.coverage(n)) == 3 for n in rung.entered)
+
+
+def test_trials_are_paired_and_interleaved():
+    table = Table({"a": [1, 2, 3], "b": [1, 2, 3], "aflpp-default": [1, 2, 3]})
+    run_race(contestants=cands("a", "b"), run_trials=table, budget_s=1000, jobs=2, seed=7)
+    for batch in table.batches:
+        for rep in {s.repeat for s in batch}:
+            seeds = {s.fuzz_seed for s in batch if s.repeat == rep}
+            assert len(seeds) == 1  # repeat i: one afl-fuzz -s for every contestant
+        assert len({s.fuzz_seed for s in batch}) == 3  # and another for each repeat
+        firsts = [batch[i].contestant for i in range(0, len(batch), len(batch) // 3)]
+        assert len(set(firsts)) > 1  # the order rotates from repeat to repeat
+    again = Table({"a": [1, 2, 3], "b": [1, 2, 3], "aflpp-default": [1, 2, 3]})
+    run_race(contestants=cands("a", "b"), run_trials=again, budget_s=1000, jobs=2, seed=7)
+    assert again.batches == table.batches  # the same seed, the same trials
+
+
+def test_falls_back_to_the_default_when_the_lead_is_not_significant():
+    table = Table({"edge": [99, 104, 103], "ngram-2": [50, 52, 51], "aflpp-default": [100, 101, 102]})
+    r = run_race(contestants=cands("edge", "ngram-2"), run_trials=table, budget_s=1000, jobs=2)
+    d = r.decision
+    assert d.winner == "edge" and d.recommended == "aflpp-default" and d.is_default
+    assert d.winner_median == 103 and d.default_median == 101 and d.p_value > 0.05
+    assert "not significantly" in d.reason
+
+
+def test_falls_back_when_nothing_covers_more():
+    table = Table({"edge": [100, 101, 102], "aflpp-default": [100, 101, 102]})
+    r = run_race(contestants=cands("edge"), run_trials=table, budget_s=600, jobs=2)
+    assert r.decision.recommended == "aflpp-default" and "covered no more than" in r.decision.reason
+
+
+def test_stops_early_when_every_candidate_is_significantly_behind():
+    table = Table({"ctx": [10, 11, 12], "ngram-8": [20, 21, 22], "caller": [5, 6, 7], "edge": [30, 31, 32],
+                   "aflpp-default": [100, 101, 102]})
+    r = run_race(contestants=cands("ctx", "ngram-8", "caller", "edge"), run_trials=table, budget_s=1000, jobs=2)
+    # not after the first rung (the shortest trials); after the second, with three rungs planned
+    assert r.stopped_early and len(r.rungs) == 2 and len(table.batches) == 2 and len(r.plan) == 3
+    assert r.decision.recommended == "aflpp-default" and "stopped early" in r.decision.reason
+
+
+def test_a_candidate_that_only_shines_late_is_judged_on_the_late_rung():
+    # rung 0: b leads, a second; rung 1 (a, b): a leads; rung 2: a alone vs the default
+    per_rung = {("a", 0): [60, 61, 62], ("b", 0): [70, 71, 72], ("a", 1): [99, 103, 101], ("b", 1): [80, 81, 82],
+                ("a", 2): [130, 131, 132]}
+    table = Table({"a": [0, 0, 0], "b": [0, 0, 0], "c": [1, 1, 1], "aflpp-default": [100, 101, 102]}, per_rung)
+    r = run_race(contestants=cands("a", "b", "c"), run_trials=table, budget_s=1200, jobs=2, min_trial_s=10)
+    assert [rung.ranking[0] for rung in r.rungs] == ["b", "a", "a"]
+    assert r.decision.recommended == "a"
+
+
+def test_bad_races_are_refused():
+    table = Table({})
+    with pytest.raises(AutotuneError, match="exactly one default"):
+        run_race(contestants=cands("a")[:1], run_trials=table, budget_s=600, jobs=2)
+    with pytest.raises(AutotuneError, match="share a name"):
+        run_race(contestants=cands("a", "a"), run_trials=table, budget_s=600, jobs=2)
+    with pytest.raises(AutotuneError, match="returned"):
+        run_race(contestants=cands("a"), run_trials=lambda specs: [], budget_s=600, jobs=2)
+
+
+def test_the_result_round_trips_as_json():
+    table = Table({"edge": [90, 92, 91], "guard": [110, 111, 112], "aflpp-default": [100, 101, 102]})
+    r = run_race(contestants=cands("edge", "guard"), run_trials=table, budget_s=800, jobs=2)
+    doc = json.loads(json.dumps(r.to_dict()))
+    assert RaceResult.from_dict(doc) == r
+    with pytest.raises(ValueError, match="schema_version"):
+        RaceResult.from_dict({**doc, "schema_version": 99})
