@@ -507,7 +507,8 @@ static int find_aflpp_version(const unsigned char *buf, size_t n, unsigned *majo
 }
 
 /* The AFL++ version of the afl tool that started us (our parent, named afl-*), read from its
- * executable (/proc/<ppid>/exe; about 1 ms for afl-fuzz's 1-2 MB, once per fork server). */
+ * executable (/proc/<ppid>/exe), once per fork server: 0.04-0.3 ms here for afl-fuzz/afl-showmap
+ * 4.04c and 4.22a (the string sits early in the file). */
 static int parent_aflpp_version(unsigned *major, unsigned *minor) {
   pid_t ppid = getppid();
   if (!parent_is_afl(ppid)) return -1;
