@@ -1,14 +1,20 @@
 /* aflfs.c - the AFL++ fork server of the autotune runtime (issue 7). See aflfs.h and
  * docs/DESIGN.md "Running under afl-fuzz".
  *
- * Protocol (learnt from AFL++'s instrumentation/afl-compiler-rt.o.c and src/afl-forkserver.c,
- * 4.04c; our own implementation):
- *   hello    target -> fd 199: u32 FS_OPT_ENABLED | FS_OPT_MAPSIZE | ((D - 1) << 1)
- *            [| FS_OPT_SHDMEM_FUZZ when we take test cases from __AFL_SHM_FUZZ_ID]
- *   reply    fd 198 -> target: u32, only when FS_OPT_SHDMEM_FUZZ was offered
- *   per run  fd 198 -> u32 was_killed (the previous child timed out and was SIGKILLed);
- *            fd 199 <- u32 child pid; fd 199 <- u32 wait status (WIFSTOPPED = persistent
- *            child waiting for the next input).
+ * Protocol (learnt from AFL++'s instrumentation/afl-compiler-rt.o.c, src/afl-forkserver.c and
+ * include/types.h, 4.04c and 4.22a; our own implementation). All words are u32, host order.
+ * Handshake, one of two:
+ *   old (4.04c)   target -> fd 199: FS_OPT_ENABLED | FS_OPT_MAPSIZE | ((D - 1) << 1)
+ *                 [| FS_OPT_SHDMEM_FUZZ when we take test cases from __AFL_SHM_FUZZ_ID];
+ *                 fd 198 -> target: one word, only when FS_OPT_SHDMEM_FUZZ was offered.
+ *   versioned     target -> 0x41464C01 (version 1); fd 198 -> its complement 0xBEB9B3FE;
+ *   (4.20c+)      target -> options: NEW_OPT_MAPSIZE [| NEW_OPT_SHDMEM_FUZZ]; target -> D
+ *                 (the map-size parameter; shm fuzzing has none); target -> 0x41464C01.
+ *   The target speaks first and afl-fuzz sends nothing that names its version, so the server
+ *   picks the handshake from its parent's executable (the afl tool; see choose_handshake).
+ * Per run (both): fd 198 -> u32 was_killed (the previous child timed out and was SIGKILLed);
+ *   fd 199 <- u32 child pid; fd 199 <- u32 wait status (WIFSTOPPED = persistent child waiting
+ *   for the next input). 4.22a still syncs persistent mode this way (SIGSTOP / WUNTRACED).
  * Test cases: the @@ file (first non-option argument) when given; else shared memory
  * [u32 length][data] when afl offers it; else stdin (afl rewinds its .cur_input, our fd 0).
  */
@@ -50,6 +56,7 @@ typedef struct aflfs_config {
   uint64_t seed;
   uint32_t iters;         /* persistent iterations per child (1: a fork per input) */
   int shm_input;          /* take shared-memory test cases when afl offers them */
+  aflfs_handshake handshake; /* AUTOTUNE_AFL_HANDSHAKE (auto: decided at the hello) */
   const char *index_file; /* AUTOTUNE_INDEX_FILE or NULL */
 } aflfs_config;
 
@@ -167,6 +174,13 @@ static void read_config(aflfs_config *c) {
   else if (strcmp(si, "0") == 0) c->shm_input = 0;
   else fatal("set AUTOTUNE_AFL_SHM_INPUT to 0 or 1", "bad AUTOTUNE_AFL_SHM_INPUT=%s", si);
 
+  const char *hs = getenv("AUTOTUNE_AFL_HANDSHAKE");
+  if (!hs || !*hs || strcmp(hs, "auto") == 0) c->handshake = AFLFS_HS_AUTO;
+  else if (strcmp(hs, "old") == 0) c->handshake = AFLFS_HS_OLD;
+  else if (strcmp(hs, "versioned") == 0) c->handshake = AFLFS_HS_VERSIONED;
+  else
+    fatal("set AUTOTUNE_AFL_HANDSHAKE to auto, old (AFL++ before 4.20c) or versioned (4.20c and later)",
+          "bad AUTOTUNE_AFL_HANDSHAKE=%s", hs);
 }
 
 /* ---- the map: afl's shm as the counters, the index shared by every child --------------------- */
@@ -458,26 +472,119 @@ __attribute__((noreturn)) static void run_direct(aflfs_state *s, cov_test_one_fn
   exit(0);
 }
 
+/* ---- the handshake ------------------------------------------------------------------------- */
+
+/* The first "++<major>.<minor><letter>" in buf[0..n): AFL++'s VERSION string ("++4.04c",
+ * "++4.22a"), which every afl tool prints in its banner and so carries in its executable.
+ * Returns 0 when found. */
+static int find_aflpp_version(const unsigned char *buf, size_t n, unsigned *major, unsigned *minor) {
+  const unsigned char *end = buf + n;
+  for (const unsigned char *p = buf; p + 2 < end; p++) {
+    p = memchr(p, '+', (size_t)(end - p));
+    if (!p || p + 2 >= end) break;
+    if (p[1] != '+') continue;
+    const unsigned char *q = p + 2;
+    unsigned v[2] = {0, 0};
+    int ok = 1;
+    for (int k = 0; k < 2 && ok; k++) {
+      int digits = 0;
+      while (q < end && *q >= '0' && *q <= '9' && digits < 4) {
+        v[k] = v[k] * 10u + (unsigned)(*q - '0');
+        q++;
+        digits++;
+      }
+      if (!digits) ok = 0;
+      else if (k == 0 && q < end && *q == '.') q++;
+      else if (k == 0) ok = 0;
+    }
+    if (ok && q < end && *q >= 'a' && *q <= 'z') {
+      *major = v[0];
+      *minor = v[1];
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* The AFL++ version of the afl tool that started us (our parent, named afl-*), read from its
+ * executable (/proc/<ppid>/exe), once per fork server: 0.04-0.3 ms here for afl-fuzz/afl-showmap
+ * 4.04c and 4.22a (the string sits early in the file). */
+static int parent_aflpp_version(unsigned *major, unsigned *minor) {
+  pid_t ppid = getppid();
+  if (!parent_is_afl(ppid)) return -1;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/exe", (int)ppid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  void *m = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && st.st_size > 0)
+    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return -1;
+  int rc = find_aflpp_version(m, (size_t)st.st_size, major, minor);
+  munmap(m, (size_t)st.st_size);
+  return rc;
+}
+
+/* The target speaks first, and neither afl-fuzz 4.04c nor 4.22a tells the target its version
+ * (AFL++'s own runtime always sends the versioned hello unless AFL_OLD_FORKSERVER is set, so its
+ * targets need an afl-fuzz of their own age). We choose: AUTOTUNE_AFL_HANDSHAKE when not auto;
+ * else old when AFL_OLD_FORKSERVER is set (AFL++'s runtime variable); else versioned when the
+ * parent afl tool is AFL++ 4.20c or later; else old, which every AFL++ 4.x accepts (4.20c+ with
+ * the warning "Old fork server model is used by the target"). */
+static aflfs_handshake choose_handshake(const aflfs_config *c) {
+  if (c->handshake != AFLFS_HS_AUTO) return c->handshake;
+  if (getenv("AFL_OLD_FORKSERVER")) return AFLFS_HS_OLD;
+  unsigned major, minor;
+  if (parent_aflpp_version(&major, &minor) == 0 &&
+      (major > AFLFS_NEW_SINCE_MAJOR || (major == AFLFS_NEW_SINCE_MAJOR && minor >= AFLFS_NEW_SINCE_MINOR)))
+    return AFLFS_HS_VERSIONED;
+  return AFLFS_HS_OLD;
+}
+
+static void send4(uint32_t v) {
+  if (write4(AFLFS_ST_FD, v) != 0) fatal(NULL, "cannot write to afl-fuzz (fd %d)", AFLFS_ST_FD);
+}
+
+static void hello_old(const aflfs_state *s) {
+  uint32_t hello = AFLFS_OPT_ENABLED | AFLFS_OPT_MAPSIZE | AFLFS_OPT_SET_MAPSIZE(s->cfg.map_bytes);
+  if (s->shm_in) hello |= AFLFS_OPT_SHDMEM_FUZZ;
+  send4(hello);
+  if (s->shm_in) { /* afl confirms shared-memory test cases with one word */
+    uint32_t reply;
+    if (read4(AFLFS_CTL_FD, &reply) != 0) _exit(0); /* afl-fuzz went away */
+  }
+}
+
+static void hello_versioned(const aflfs_state *s) {
+  send4(AFLFS_NEW_VERSION);
+  uint32_t reply;
+  if (read4(AFLFS_CTL_FD, &reply) != 0) _exit(0); /* afl-fuzz went away */
+  if (reply != ~AFLFS_NEW_VERSION)
+    fatal("set AUTOTUNE_AFL_HANDSHAKE=old for an afl-fuzz older than AFL++ 4.20c",
+          "afl answered 0x%08x to the versioned fork-server hello 0x%08x (expected 0x%08x): it does "
+          "not speak AFL++ 4.20c's handshake", reply, AFLFS_NEW_VERSION, ~AFLFS_NEW_VERSION);
+  send4(AFLFS_NEW_OPT_MAPSIZE | (s->shm_in ? AFLFS_NEW_OPT_SHDMEM_FUZZ : 0u));
+  send4((uint32_t)s->cfg.map_bytes); /* NEW_OPT_MAPSIZE's parameter; SHDMEM_FUZZ has none */
+  send4(AFLFS_NEW_VERSION);         /* the closing word */
+}
+
 int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv) {
   static aflfs_state s; /* static: shared by the server and (copied into) its children */
   read_config(&s.cfg);
   map_setup(&s);
   int fl = fcntl(AFLFS_ST_FD, F_GETFL);
   if (fl == -1 || (fl & O_ACCMODE) == O_RDONLY) run_direct(&s, test_one, argc, argv);
-  uint32_t hello = AFLFS_OPT_ENABLED | AFLFS_OPT_MAPSIZE | AFLFS_OPT_SET_MAPSIZE(s.cfg.map_bytes);
   /* A file argument (afl's @@) is read as given, like libFuzzer/libAFLDriver do; without one
    * the test cases come from shared memory when afl offers it, else from stdin. */
   const char *fuzz_id = getenv("__AFL_SHM_FUZZ_ID");
   s.file = file_argument(argc, argv);
   if (!s.file && s.cfg.shm_input && fuzz_id && *fuzz_id) {
     s.shm_in = shm_attach("__AFL_SHM_FUZZ_ID", 1);
-    hello |= AFLFS_OPT_SHDMEM_FUZZ;
   }
-  if (write4(AFLFS_ST_FD, hello) != 0) fatal(NULL, "cannot write to afl-fuzz (fd %d)", AFLFS_ST_FD);
-  if (s.shm_in) {
-    uint32_t reply;
-    if (read4(AFLFS_CTL_FD, &reply) != 0) _exit(0); /* afl-fuzz went away */
-  }
+  if (choose_handshake(&s.cfg) == AFLFS_HS_VERSIONED) hello_versioned(&s);
+  else hello_old(&s);
   const int persistent = s.cfg.iters > 1;
   pid_t server = getpid(), child = -1;
   int stopped = 0;

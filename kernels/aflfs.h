@@ -1,8 +1,8 @@
 /* aflfs.h - the AFL++ fork server of the autotune runtime (issue 7).
  *
  * Taken by the driver (kernels/driver.c) when __AFL_SHM_ID is set and fd 199 is writable:
- * speaks afl-fuzz's fork-server protocol (4.04c "old" handshake, which 4.20c+ still accepts),
- * runs the harness in persistent mode, and points the coverage sink (kernels/cov.c) at a map
+ * speaks afl-fuzz's fork-server protocol (AFL++ 4.20c+'s versioned handshake when the parent afl
+ * tool is 4.20c or later, else 4.04c's "old" hello, which every AFL++ 4.x accepts), runs the harness in persistent mode, and points the coverage sink (kernels/cov.c) at a map
  * whose dense counters are afl-fuzz's shared memory and whose key->slot index is shared by every
  * child (anonymous MAP_SHARED memory, or the file $AUTOTUNE_INDEX_FILE). docs/DESIGN.md
  * "Running under afl-fuzz" is the contract.
@@ -28,6 +28,21 @@ extern "C" {
 #define AFLFS_MAX_MAPSIZE (1u << 23)
 #define AFLFS_OPT_SET_MAPSIZE(x) ((((uint32_t)(x)) - 1u) << 1)
 #define AFLFS_MAX_INPUT (1u << 20) /* afl-fuzz's MAX_FILE */
+
+/* The versioned handshake of AFL++ 4.20c+ (include/types.h FS_NEW_*, 4.22a): the target sends
+ * AFLFS_NEW_VERSION (0x41464C00, "AFL" in its upper bytes, + protocol version 1), afl answers its complement, the
+ * target sends an options word, each option's parameter in bit order, then the version again. */
+#define AFLFS_NEW_MAGIC 0x41464C00u
+#define AFLFS_NEW_VERSION (AFLFS_NEW_MAGIC + 1u)
+#define AFLFS_NEW_OPT_MAPSIZE 0x00000001u     /* parameter: u32 map bytes */
+#define AFLFS_NEW_OPT_SHDMEM_FUZZ 0x00000002u /* no parameter */
+#define AFLFS_NEW_OPT_AUTODICT 0x00000800u    /* u32 length + entries (we send none) */
+/* The first AFL++ release whose afl tools read the versioned handshake. */
+#define AFLFS_NEW_SINCE_MAJOR 4u
+#define AFLFS_NEW_SINCE_MINOR 20u
+
+/* Which handshake the server speaks (AUTOTUNE_AFL_HANDSHAKE). */
+typedef enum { AFLFS_HS_AUTO = 0, AFLFS_HS_OLD = 1, AFLFS_HS_VERSIONED = 2 } aflfs_handshake;
 
 /* The index file ($AUTOTUNE_INDEX_FILE): a 64-byte header, then the bigmap shared control
  * region (bm_ctl with the live used_key / overflow_keys, then the index table). */

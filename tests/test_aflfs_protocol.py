@@ -1,102 +1,33 @@
 """The fork-server protocol of kernels/aflfs.c, driven step by step from Python.
 
-A fake afl-fuzz at the process boundary: this test creates the SysV shared memory and the
-fd 198/199 pipes itself and speaks the 4.04c protocol, so it can do what afl-fuzz does only
-by accident (kill a stopped persistent child, then say so or not) and check each reply. The
-real afl-fuzz runs the same binaries in test_aflfs.py.
+A fake afl-fuzz at the process boundary (tests/fake_afl.py): it creates the SysV shared memory
+and the fd 198/199 pipes itself and speaks 4.04c's hello or 4.20c's versioned handshake (as
+written from AFL++ 4.22a's src/afl-forkserver.c), so it can check each word and do what afl-fuzz
+does only by accident (kill a stopped persistent child, then say so or not). The real afl-fuzz
+4.04c runs the same binaries in test_aflfs.py; 4.22a was run by hand (docs/DESIGN.md).
 """
 
 from __future__ import annotations
 
-import ctypes
+import json
 import os
+import shutil
 import signal
 import struct
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from autotune.cc import build_harness
+from fake_afl import (FS_NEW_OPT_MAPSIZE, FS_NEW_OPT_SHDMEM_FUZZ, FS_NEW_VERSION, FS_OPT_ENABLED, FS_OPT_MAPSIZE,
+                      FS_OPT_SHDMEM_FUZZ, FakeAfl, Shm)
 
 PROGRAMS = Path(__file__).parent / "programs_afl"
-FS_OPT_ENABLED, FS_OPT_MAPSIZE, FS_OPT_SHDMEM_FUZZ = 0x80000001, 0x40000000, 0x01000000
-IPC_CREAT, IPC_RMID = 0o1000, 0
-
-libc = ctypes.CDLL(None, use_errno=True)
-libc.shmget.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int]
-libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
-libc.shmat.restype = ctypes.c_void_p
-libc.shmdt.argtypes = [ctypes.c_void_p]
-libc.shmctl.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
 
 pytestmark = pytest.mark.slow
-
-
-class Shm:
-    """A private SysV segment, marked for removal at once (Linux still lets the target attach)."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self.id = libc.shmget(0, size, IPC_CREAT | 0o600)
-        assert self.id >= 0, os.strerror(ctypes.get_errno())
-        self.addr = libc.shmat(self.id, None, 0)
-        libc.shmctl(self.id, IPC_RMID, None)
-
-    def read(self) -> bytes:
-        return ctypes.string_at(self.addr, self.size)
-
-    def write(self, data: bytes, offset: int = 0) -> None:
-        ctypes.memmove(self.addr + offset, data, len(data))
-
-    def clear(self) -> None:
-        ctypes.memset(self.addr, 0, self.size)
-
-    def close(self) -> None:
-        libc.shmdt(self.addr)
-
-
-class FakeAfl:
-    """Starts the target as afl-fuzz does (fds 198/199, __AFL_SHM_ID) and runs inputs."""
-
-    def __init__(self, binary: Path, args: list[str], env: dict[str, str], map_size: int = 65536):
-        self.map = Shm(map_size)
-        ctl_r, self.ctl_w = os.pipe()
-        self.st_r, st_w = os.pipe()
-        env = {**env, "__AFL_SHM_ID": str(self.map.id)}
-        os.dup2(ctl_r, 198)
-        os.dup2(st_w, 199)
-        try:
-            self.proc = subprocess.Popen([str(binary), *args], env=env, pass_fds=(198, 199),
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        finally:
-            for fd in (198, 199, ctl_r, st_w):
-                os.close(fd)
-
-    def read4(self) -> int:
-        data = b""
-        while len(data) < 4:
-            chunk = os.read(self.st_r, 4 - len(data))
-            assert chunk, "the fork server closed its status pipe"
-            data += chunk
-        return struct.unpack("<I", data)[0]
-
-    def write4(self, v: int) -> None:
-        os.write(self.ctl_w, struct.pack("<I", v))
-
-    def run(self, was_killed: int = 0) -> tuple[int, int, bytes]:
-        self.map.clear()  # afl-fuzz clears its map before every run
-        self.write4(was_killed)
-        pid = self.read4()
-        status = self.read4()
-        return pid, status, self.map.read()
-
-    def close(self) -> None:
-        os.close(self.ctl_w)
-        self.proc.wait(timeout=30)
-        os.close(self.st_r)
-        self.map.close()
 
 
 @pytest.fixture(scope="module")
@@ -197,3 +128,126 @@ def test_bad_value_before_the_hello(branchy, tmp_path):
         os.close(afl.ctl_w)
         os.close(afl.st_r)
         afl.map.close()
+
+
+# ---- AFL++ 4.20c's versioned handshake (AUTOTUNE_AFL_HANDSHAKE=versioned; auto-detection below) ----
+
+def test_versioned_handshake_persistent_with_shared_memory_input(branchy):
+    fuzz = Shm(1 << 20)
+    try:
+        afl = FakeAfl(branchy, [], clean_env(AUTOTUNE_AFL_HANDSHAKE="versioned", AUTOTUNE_MAP_SIZE="4096",
+                                             AUTOTUNE_AFL_PERSISTENT="3", __AFL_SHM_FUZZ_ID=str(fuzz.id)),
+                      map_size=4096)
+        try:
+            first = afl.read4()
+            assert first == 0x41464C01 == FS_NEW_VERSION
+            hs = afl.versioned_handshake(first)  # writes the complement 0xBEB9B3FE
+            # map size always; shared-memory test cases (no parameter); no autodictionary
+            assert hs == {"options": FS_NEW_OPT_MAPSIZE | FS_NEW_OPT_SHDMEM_FUZZ, "map_size": 4096,
+                          "closing": 0x41464C01}
+            runs = []
+            for data in (b"FUZZ", b"\x01\x01\x01\x01\x01", b"FUZZ", b"FUZZ"):
+                fuzz.write(struct.pack("<I", len(data)) + data)
+                runs.append(afl.run())
+            (p0, s0, m0), (p1, s1, m1), (p2, s2, m2), (p3, s3, m3) = runs
+            # 3 inputs per child: stop, stop, exit 0; then a new child
+            assert os.WIFSTOPPED(s0) and os.WSTOPSIG(s0) == signal.SIGSTOP and os.WIFSTOPPED(s1)
+            assert os.WIFEXITED(s2) and os.WEXITSTATUS(s2) == 0 and os.WIFSTOPPED(s3)
+            assert p0 == p1 == p2 != p3
+            assert any(m0) and m0 == m2 == m3 != m1  # the inputs came from shared memory
+            assert not any(m0[4096:])
+        finally:
+            afl.close()
+    finally:
+        fuzz.close()
+    assert afl.proc.returncode == 0
+
+
+def test_versioned_handshake_fork_mode_with_file_input(branchy, tmp_path):
+    cur = tmp_path / "cur_input"
+    afl = FakeAfl(branchy, [str(cur)], clean_env(AUTOTUNE_AFL_HANDSHAKE="versioned", AUTOTUNE_AFL_PERSISTENT="1"))
+    try:
+        assert afl.read4() == FS_NEW_VERSION
+        # @@ given: no shared-memory test cases, only the map size (D = 65536, the default)
+        assert afl.versioned_handshake(FS_NEW_VERSION) == {"options": FS_NEW_OPT_MAPSIZE, "map_size": 65536,
+                                                           "closing": FS_NEW_VERSION}
+        pids, maps = [], []
+        for data in (b"FUZZ\x90", b"\x01\x01", b"FUZZ\x90"):
+            cur.write_bytes(data)
+            pid, st, m = afl.run()
+            assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0  # a fork per input: every child exits
+            pids.append(pid)
+            maps.append(m)
+        assert len(set(pids)) == 3
+        assert any(maps[0]) and maps[0] == maps[2] != maps[1]
+    finally:
+        afl.close()
+    assert afl.proc.returncode == 0
+
+
+def test_versioned_handshake_refused_by_an_old_afl(branchy):
+    """afl-fuzz 4.04c takes the version word for an option-less hello and then sends
+    was_killed = 0 where the complement belongs: the target stops with a message that names the fix."""
+    afl = FakeAfl(branchy, [], clean_env(AUTOTUNE_AFL_HANDSHAKE="versioned"))
+    try:
+        assert afl.read4() == FS_NEW_VERSION
+        afl.write4(0)
+        assert os.read(afl.st_r, 4) == b""
+        afl.proc.wait(timeout=30)
+        err = afl.proc.stderr.read().decode()
+        assert afl.proc.returncode == 1
+        assert "0x00000000" in err and "0xbeb9b3fe" in err and "AUTOTUNE_AFL_HANDSHAKE=old" in err
+    finally:
+        afl.close()
+
+
+def test_bad_handshake_value(branchy):
+    afl = FakeAfl(branchy, [], clean_env(AUTOTUNE_AFL_HANDSHAKE="new"))
+    try:
+        assert os.read(afl.st_r, 4) == b""
+        afl.proc.wait(timeout=30)
+        err = afl.proc.stderr.read().decode()
+        assert afl.proc.returncode == 1 and "AUTOTUNE_AFL_HANDSHAKE=new" in err and "fix:" in err
+    finally:
+        afl.close()
+
+
+@pytest.fixture(scope="module")
+def fake_afl_tools(tmp_path_factory) -> dict[str, Path]:
+    """Copies of this Python interpreter named afl-fuzz whose executables carry an AFL++ version
+    string (appended bytes: the ELF loader ignores them), so a target started by fake_afl.py under
+    one has a parent that looks like that afl-fuzz."""
+    out = {}
+    for version in ("4.04c", "4.22a"):
+        d = tmp_path_factory.mktemp(f"afl{version}")
+        exe = d / "afl-fuzz"
+        shutil.copy2(os.path.realpath(sys.executable), exe)
+        with open(exe, "ab") as fh:
+            fh.write(b"\0afl-fuzz++" + version.encode() + b" based on afl\0")
+        out[version] = exe
+    return out
+
+
+def _fake_afl_run(tool: Path, branchy: Path, tmp_path: Path, **env: str) -> dict:
+    cur = tmp_path / "cur_input"
+    cur.write_bytes(b"FUZZ\x90")
+    proc = subprocess.run([str(tool), str(Path(__file__).parent / "fake_afl.py"), str(branchy), str(cur)],
+                          env=clean_env(**env), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("version,extra,expect", [
+    ("4.22a", {}, "versioned"),
+    ("4.04c", {}, "old"),
+    ("4.22a", {"AFL_OLD_FORKSERVER": "1"}, "old"),  # AFL++'s runtime variable for old tools
+    ("4.04c", {"AUTOTUNE_AFL_HANDSHAKE": "versioned"}, "versioned"),  # explicit beats detection
+])
+def test_auto_handshake_follows_the_parent_afl_version(fake_afl_tools, branchy, tmp_path, version, extra, expect):
+    out = _fake_afl_run(fake_afl_tools[version], branchy, tmp_path, **extra)
+    if expect == "versioned":
+        assert out["first"] == FS_NEW_VERSION and out["options"] == FS_NEW_OPT_MAPSIZE
+        assert out["map_size"] == 65536 and out["closing"] == FS_NEW_VERSION
+    else:
+        assert out["first"] == FS_OPT_ENABLED | FS_OPT_MAPSIZE | ((65536 - 1) << 1)
+    assert out["stopped"] and out["map_nonzero"] > 0 and out["returncode"] == 0

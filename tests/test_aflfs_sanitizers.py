@@ -9,7 +9,9 @@ catch it.
 
 from __future__ import annotations
 
+import os
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from autotune.paths import kernels_dir
 from autotune.runtime.afl_index import read_index_stats
 from autotune.runtime.artifacts import DRIVER_SOURCE, runtime_sources
 
+from fake_afl import FS_NEW_OPT_MAPSIZE, FS_NEW_OPT_SHDMEM_FUZZ, FS_NEW_VERSION, FakeAfl, Shm
 from test_aflfs import AFL_FUZZ, AFL_SHOWMAP, PROGRAMS, afl_fuzz, base_env, fuzzer_stats, output, seeds, showmap
 
 SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
@@ -74,3 +77,30 @@ def test_afl_fuzz_persistent_under_sanitizers(san_bins, tmp_path):
     stats = fuzzer_stats(inst)
     assert int(stats["saved_crashes"]) == 0 and int(stats["corpus_count"]) > 1
     assert stats["stability"] == "100.00%"
+
+
+def test_versioned_handshake_under_sanitizers(san_bins):
+    """AFL++ 4.20c's handshake, played by the fake afl-fuzz (fake_afl.py), persistent mode with
+    shared-memory test cases, twolevel map: the sanitized server and children run clean."""
+    fuzz = Shm(1 << 20)
+    env = base_env(AUTOTUNE_AFL_HANDSHAKE="versioned", AUTOTUNE_AFL_PERSISTENT="2", AUTOTUNE_MAP_SIZE="8192",
+                   AUTOTUNE_LAYOUT="twolevel", __AFL_SHM_FUZZ_ID=str(fuzz.id))
+    try:
+        afl = FakeAfl(san_bins["branchy"], [], env, map_size=8192)
+        try:
+            hs = afl.versioned_handshake(afl.read4())
+            assert hs == {"options": FS_NEW_OPT_MAPSIZE | FS_NEW_OPT_SHDMEM_FUZZ, "map_size": 8192,
+                          "closing": FS_NEW_VERSION}
+            statuses = []
+            for data in (b"FUZZ", b"\x01\x02", b"FUZZ"):
+                fuzz.write(struct.pack("<I", len(data)) + data)
+                _, st, m = afl.run()
+                statuses.append(st)
+                assert any(m)
+            assert os.WIFSTOPPED(statuses[0]) and os.WIFEXITED(statuses[1]) and os.WEXITSTATUS(statuses[1]) == 0
+            assert os.WIFSTOPPED(statuses[2])
+        finally:
+            afl.close()
+        assert afl.proc.returncode == 0, afl.proc.stderr.read().decode()
+    finally:
+        fuzz.close()

@@ -125,3 +125,73 @@ def test_smallest_fit_meets_the_limit_and_is_minimal():
         h, dense = checks._smallest_fit(keys=5000, limit=0.02, layout=layout)
         assert checks._lost(keys=5000, hash_slots=h, dense=dense) <= 0.02
         assert checks._lost(keys=5000, hash_slots=h // 2, dense=min(dense or h, h // 2) if dense else None) > 0.02
+
+
+# ---- the AFL++ version and the fork-server handshake (check_afl_version) ----------------------
+
+# Recorded: the first line of `afl-fuzz -h` (Debian's 4.04c; 4.22a built from AFL++'s repository),
+# the fuzzer_stats line, and afl-showmap's banner, colour codes included.
+@pytest.mark.parametrize("text,version,handshake", [
+    ("\x1b[0;36mafl-fuzz++4.04c\x1b[0m based on afl by Michal Zalewski and a large online community", "4.04c", "old"),
+    ("\x1b[0;36mafl-fuzz++4.22a\x1b[0m based on afl by Michal Zalewski and a large online community", "4.22a", "versioned"),
+    ("afl_version       : ++4.20c\n", "4.20c", "versioned"),
+    ("\x1b[0;36mafl-showmap++4.10c\x1b[0m by Michal Zalewski", "4.10c", "old"),
+    (b"\x00GCC: (Debian 12.2.0-14) 12.2.0\x00c++17\x00afl-fuzz++4.21c based on afl\x00", "4.21c", "versioned"),
+    ("afl-fuzz++5.01a", "5.01a", "versioned"),
+])
+def test_parse_aflpp_version(text, version, handshake):
+    from autotune.preflight.afl import parse_aflpp_version
+
+    v = parse_aflpp_version(text)
+    assert str(v) == version and v.handshake == handshake
+
+
+@pytest.mark.parametrize("text", ["afl-fuzz 2.57b by <lcamtuf@google.com>", "g++ 12.2.0", "c++17", "", "++4.22"])
+def test_parse_aflpp_version_none(text):
+    from autotune.preflight.afl import parse_aflpp_version
+
+    assert parse_aflpp_version(text) is None
+
+
+def test_aflpp_versions_order():
+    from autotune.preflight.afl import parse_aflpp_version as p
+
+    assert p("++4.04c") < p("++4.10c") < p("++4.20c") < p("++4.22a") < p("++5.00c")
+
+
+def _version_ctx(tmp_path: Path, banner: bytes, *, run_env="AUTOTUNE_METRIC=edge\n", new_runtime=True):
+    tool = tmp_path / "afl-fuzz"
+    tool.write_bytes(b"\x7fELF..." + banner + b"\x00")
+    harness = tmp_path / "harness"
+    harness.write_bytes(b"AUTOTUNE_MAP_SIZE\x00" + (b"AUTOTUNE_AFL_HANDSHAKE\x00" if new_runtime else b""))
+    return checks.Context(tuned=load_tuned(_tuned(tmp_path, run_env=run_env)), probe=None, harness=harness,
+                          env={}, tools={"afl-fuzz": str(tool)})
+
+
+@pytest.mark.parametrize("banner,kw,severity,words", [
+    (b"afl-fuzz++4.04c", {}, "ok", ["AFL++ 4.04c", "4.04c's fork-server hello"]),
+    (b"afl-fuzz++4.22a", {}, "ok", ["AFL++ 4.22a", "versioned fork-server handshake"]),
+    (b"afl-fuzz++4.22a", {"new_runtime": False}, "warning", ["Old fork server model", "predates"]),
+    (b"afl-fuzz++4.22a", {"run_env": "AUTOTUNE_AFL_HANDSHAKE=old\n"}, "warning", ["AUTOTUNE_AFL_HANDSHAKE=old"]),
+    (b"afl-fuzz++4.04c", {"run_env": "AUTOTUNE_AFL_HANDSHAKE=versioned\n"}, "error", ["would fail to start"]),
+    (b"afl-fuzz++4.31c", {}, "warning", ["newer than 4.22a"]),
+    (b"afl-fuzz++3.14c", {}, "warning", ["older than 4.04c"]),
+    (b"no version here", {}, "warning", ["cannot tell which AFL++"]),
+])
+def test_check_afl_version(tmp_path, banner, kw, severity, words):
+    (f,) = checks.check_afl_version(_version_ctx(tmp_path, banner, **kw))
+    assert f.check == "afl_version" and f.severity == severity, f
+    assert all(w in f.message for w in words), f.message
+
+
+def test_check_afl_version_of_the_installed_afl_fuzz(tmp_path):
+    """The real afl-fuzz (Debian's 4.04c here): its version is found in the binary."""
+    import shutil
+
+    from autotune.preflight.afl import aflpp_version
+
+    tool = shutil.which("afl-fuzz")
+    if tool is None:
+        pytest.skip("no afl-fuzz")
+    v = aflpp_version(tool)
+    assert v is not None and (v.major, v.minor) >= (4, 0)

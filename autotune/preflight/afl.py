@@ -23,6 +23,52 @@ from autotune.errors import AutotuneError, ToolMissingError
 HOST_ENV = {"AFL_SKIP_CPUFREQ": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1",
             "AFL_NO_AFFINITY": "1"}
 _COVERAGE = re.compile(rb"A coverage of (\d+) edges were achieved out of (\d+) existing")
+# AFL++'s VERSION ("++4.04c", "++4.22a"): every afl tool prints it in its banner ("afl-fuzz++4.22a
+# based on afl by ...") and so carries it in its executable. The runtime (kernels/aflfs.c) reads
+# the same string from its parent afl tool to choose the fork-server handshake.
+_AFLPP_VERSION = re.compile(rb"\+\+(\d{1,4})\.(\d{1,4})([a-z])")
+VERSIONED_HANDSHAKE_SINCE = (4, 20)  # the first AFL++ whose tools read the versioned handshake
+CHECKED_UP_TO = (4, 22)  # the newest AFL++ the runtime's fork server was run against (4.22a)
+
+
+@dataclass(frozen=True, order=True)
+class AflppVersion:
+    major: int
+    minor: int
+    suffix: str  # c = release, a = development
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor:02d}{self.suffix}"
+
+    @property
+    def handshake(self) -> str:
+        """The fork-server handshake the runtime speaks to this AFL++ (AUTOTUNE_AFL_HANDSHAKE=auto)."""
+        return "versioned" if (self.major, self.minor) >= VERSIONED_HANDSHAKE_SINCE else "old"
+
+
+def parse_aflpp_version(text: bytes | str) -> AflppVersion | None:
+    """The first AFL++ version string in ``text`` (a binary's bytes or a tool's output)."""
+    data = text.encode("utf-8", "replace") if isinstance(text, str) else text
+    m = _AFLPP_VERSION.search(data)
+    return None if m is None else AflppVersion(int(m.group(1)), int(m.group(2)), m.group(3).decode())
+
+
+def aflpp_version(tool: str, *, env: Mapping[str, str] | None = None) -> AflppVersion | None:
+    """The AFL++ version of an afl tool: from its executable's bytes (what the runtime reads), else
+    from the banner of ``tool -h`` (a wrapper script carries no version string itself)."""
+    try:
+        with open(tool, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            v = parse_aflpp_version(mm)  # type: ignore[arg-type]
+    except (OSError, ValueError):
+        v = None
+    if v is not None:
+        return v
+    try:
+        proc = subprocess.run([tool, "-h"], env=dict(env) if env is not None else None, capture_output=True,
+                              timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return parse_aflpp_version(proc.stdout + proc.stderr)
 
 
 def base_env(env: Mapping[str, str] | None = None) -> dict[str, str]:

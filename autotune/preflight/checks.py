@@ -191,6 +191,51 @@ def check_afl_present(ctx: Context) -> list[F]:
     return [F("afl_present", "ok", "AFL++ found: " + ", ".join(ctx.tools.values()))]
 
 
+def check_afl_version(ctx: Context) -> list[F]:
+    """Which AFL++ afl-fuzz is, and whether the harness's runtime speaks its fork-server protocol:
+    4.04c's hello before 4.20c, the versioned handshake from 4.20c (kernels/aflfs.c)."""
+    tool = ctx.tools["afl-fuzz"]
+    v = afl.aflpp_version(tool, env=ctx.env)
+    run_env = ctx.tuned.autotune_env
+    forced = (run_env.values.get("AUTOTUNE_AFL_HANDSHAKE", "") if run_env else "") or "auto"
+    env_file = str(run_env.path) if run_env else None
+    env_line = run_env.lines.get("AUTOTUNE_AFL_HANDSHAKE") if run_env else None
+    if v is None:
+        return [F("afl_version", "warning", f"cannot tell which AFL++ {tool} is (no ++X.YYz version string in it "
+                                            "or in its -h banner): the runtime will send 4.04c's hello, which "
+                                            "afl-fuzz 4.x reads (4.20c and later with a warning)",
+                  "use an afl-fuzz of AFL++ 4.04c or later, or set AUTOTUNE_AFL_HANDSHAKE=versioned in "
+                  "autotune-run.env if it is 4.20c or later")]
+    runtime_knows = "AUTOTUNE_AFL_HANDSHAKE" in _strings(ctx.harness, rb"AUTOTUNE_AFL_HANDSHAKE")
+    what = {"old": "4.04c's fork-server hello", "versioned": "the versioned fork-server handshake (v1) of 4.20c+"}
+    if v < afl.AflppVersion(4, 0, "a"):
+        return [F("afl_version", "warning", f"{tool} is AFL++ {v}, older than 4.04c, the oldest AFL++ the runtime's "
+                                            "fork server was run against",
+                  "install AFL++ 4.04c or later (Debian 12 ships 4.04c)")]
+    if forced == "versioned" and v.handshake == "old":
+        return [F("afl_version", "error", f"{tool} is AFL++ {v}, which reads only 4.04c's fork-server hello, but "
+                                          "autotune-run.env sets AUTOTUNE_AFL_HANDSHAKE=versioned (4.20c and later): "
+                                          "the fork server would fail to start",
+                  "remove AUTOTUNE_AFL_HANDSHAKE from autotune-run.env (auto picks the handshake)",
+                  file=env_file, line=env_line)]
+    speaks = "old" if forced == "old" or not runtime_knows else v.handshake
+    msg = f"{tool} is AFL++ {v}; the harness's runtime speaks its protocol: {what[speaks]}"
+    if v.handshake == "versioned" and speaks == "old":
+        why = ("autotune-run.env sets AUTOTUNE_AFL_HANDSHAKE=old" if runtime_knows else
+               f"the runtime in {ctx.harness} predates the versioned handshake")
+        return [F("afl_version", "warning", f"{msg}, which afl-fuzz {v} still reads with the warning \"Old fork "
+                                            f"server model is used by the target\" ({why})",
+                  "rebuild the harness with this autotune's `autotune cc` and leave AUTOTUNE_AFL_HANDSHAKE unset",
+                  file=env_file if forced == "old" else None, line=env_line if forced == "old" else None)]
+    if (v.major, v.minor) > afl.CHECKED_UP_TO:
+        return [F("afl_version", "warning", f"{msg}; AFL++ {v} is newer than 4.22a, the newest the runtime's fork "
+                                            "server was run against (later releases may change persistent-mode "
+                                            "synchronisation)",
+                  "run `autotune validate` with this afl-fuzz: it must start and report 100 % stability; if it "
+                  "does not, use AFL++ 4.04c-4.22a")]
+    return [F("afl_version", "ok", msg)]
+
+
 def check_afl_variables(ctx: Context) -> list[F]:
     t = ctx.tuned
     cc_tools = [ctx.tools["afl-cc"], *map(str, sorted(AFL_DIR.glob("*.so")))]
@@ -336,5 +381,5 @@ def check_host(ctx: Context) -> list[F]:
     return out
 
 
-CHECKS = (check_afl_present, check_afl_variables, check_build, check_collisions, check_counter_overflow,
+CHECKS = (check_afl_present, check_afl_version, check_afl_variables, check_build, check_collisions, check_counter_overflow,
           check_host_profile, check_host)
