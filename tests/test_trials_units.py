@@ -84,3 +84,20 @@ def test_config_specs(tmp_path):
         parse_config(str(tmp_path / "missing.env"))
     with pytest.raises(AutotuneError, match="named 'default'"):
         parse_configs(["default", "default"])
+
+
+def test_a_trial_whose_afl_fuzz_fails_stops_the_runner_with_its_output(tmp_path):
+    """A fake afl-fuzz on PATH (the process boundary) that aborts as afl-fuzz does."""
+    from autotune.trials import TrialSpec, run_trials
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "afl-fuzz"
+    fake.write_text("#!/bin/sh\necho '[-] PROGRAM ABORT : no seeds here' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    specs = [TrialSpec(config=c, index=0, binary="/bin/true", env={}, seeds=str(tmp_path), seconds=1, rng_seed=0,
+                       out_dir=str(tmp_path / c)) for c in ("a", "b", "c")]
+    with pytest.raises(AutotuneError, match="PROGRAM ABORT : no seeds here") as exc:
+        run_trials(specs=specs, yardstick=None, jobs=2, cores=[0, 1], caller_env={"PATH": str(bin_dir)})
+    assert "did not run" in exc.value.message and "afl-fuzz -i" not in exc.value.message
+    assert not (tmp_path / "c").exists()  # no new trial after the first failure
