@@ -229,6 +229,8 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
         raise AutotuneError("trials and seconds must be at least 1", fix="pass --trials >= 1 and --minutes/--seconds > 0")
     benv = afl.base_env(env)
     check_tools(configs=configs, env=benv)
+    if not corpus.is_dir():
+        raise AutotuneError(f"the corpus {corpus} is not a directory", fix="pass --corpus DIR with the seed inputs")
     t0 = time.monotonic()
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)

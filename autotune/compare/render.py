@@ -10,9 +10,20 @@ def _ci(s: Summary, fmt: str) -> str:
     return f"{format(s.median, fmt)} [{format(s.low, fmt)}, {format(s.high, fmt)}]"
 
 
+def target_name(target: dict) -> str:
+    """demo, the harness sources' names, or the build script's name."""
+    from pathlib import Path
+
+    if target.get("kind") == "script" and target.get("script"):
+        return f"build script {Path(target['script']).name}"
+    if target.get("kind") == "sources":
+        return ", ".join(Path(s).name for s in target.get("sources") or ())
+    return str(target.get("kind", "target")) + " target"
+
+
 def markdown(r: CompareResult) -> str:
     conf = r.configs[0].coverage.confidence if r.configs else 0.0
-    lines = [f"# autotune compare: {r.target.get('kind')} target",
+    lines = [f"# autotune compare: {target_name(r.target)}",
              "",
              f"{r.trials} trials x {r.seconds} s of afl-fuzz per configuration, {r.jobs} at once (one per core, "
              f"interleaved across configurations), afl-fuzz RNG seeds -s {r.rng_seed}..{r.rng_seed + r.trials - 1} "
