@@ -94,3 +94,31 @@ def test_compare_without_afl_fuzz_is_a_one_line_error(tmp_path):
     assert r.exit_code == 1
     assert "'afl-fuzz' was not found on PATH" in r.stderr and "apt-get install -y afl++" in r.stderr
     assert "Traceback" not in r.output and not (tmp_path / "out" / "compare.json").exists()
+
+
+def test_yardstick_per_input_maps_equal_single_runs(tmp_path):
+    """The yardstick's one afl-showmap over a directory (a map per input) counts what afl-showmap run
+    on each file alone counts: the union of their slots (the demo's seeds, AFL++'s PCGUARD build)."""
+    import subprocess
+
+    from autotune import demo
+    from autotune.preflight import afl
+    from autotune.preflight.target import demo_spec
+    from autotune.trials import KIND_PCGUARD, KeptInput, choose_yardstick, measure
+
+    env = afl.base_env()
+    y = choose_yardstick(spec=demo_spec(), env=env)
+    assert y.kind == KIND_PCGUARD
+    seeds = sorted(demo.seed_dir().iterdir())
+    work = tmp_path / "w"
+    work.mkdir()
+    cov = measure(yardstick=y, inputs=[KeptInput(kind="queue", path=p, time_ms=0) for p in seeds], seconds=1,
+                  work=work)
+    union: set[int] = set()
+    for i, p in enumerate(seeds):
+        out = tmp_path / f"single-{i}"
+        subprocess.run(["afl-showmap", "-q", "-o", str(out), "-t", "1000", "--", y.binary, str(p)],
+                       env={**env, **afl.HOST_ENV}, capture_output=True, timeout=60, check=False)
+        union |= {int(line.split(":")[0]) for line in out.read_text().split()}
+    assert cov.edges == len(union) > 0 and cov.inputs == len(seeds) and cov.unreplayed == 0
+    assert cov.curve[0][1] == cov.curve[-1][1] == cov.edges  # every seed is at time 0
