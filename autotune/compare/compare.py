@@ -1,0 +1,302 @@
+"""`autotune compare`: K afl-fuzz trials of T seconds for each of several configurations, every
+trial measured by the same yardstick (autotune.trials), summarised the way Klees et al. (CCS 2018)
+ask: medians with intervals, Mann-Whitney U and Vargha-Delaney A12 per pair, coverage over time.
+
+Output directory: ``compare.json`` (:class:`CompareResult`, schema_version 1), ``compare.md``,
+``coverage.png``, ``seeds/`` (the corpus as afl-fuzz got it), ``trials/<config>/trial-<k>/``
+(afl-out/, afl-fuzz.log, trial.json, the index file of a runtime configuration that sets one).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from autotune.compare.config import CC_AFL, ConfigSpec
+from autotune.compare.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
+from autotune.errors import AutotuneError
+from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic
+from autotune.preflight import afl
+from autotune.preflight.target import TargetSpec, build
+from autotune.trials import TrialResult, TrialSpec, Yardstick, choose_yardstick, host_cores, interleaved, run_trials
+
+SCHEMA_VERSION = 1
+JSON_NAME = "compare.json"
+MD_NAME = "compare.md"
+PLOT_NAME = "coverage.png"
+MAX_SEED_BYTES = 1 << 20  # afl-fuzz refuses seeds over 1 MiB (MAX_FILE)
+MEASURES = ("yardstick_edges", "execs_per_s")
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    t_s: float
+    median: float
+    low: float  # min over trials
+    high: float  # max
+    q1: float
+    q3: float
+
+    def to_dict(self) -> dict:
+        return {"t_s": self.t_s, "median": self.median, "min": self.low, "max": self.high, "q1": self.q1,
+                "q3": self.q3}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "CurvePoint":
+        return cls(t_s=float(d["t_s"]), median=float(d["median"]), low=float(d["min"]), high=float(d["max"]),
+                   q1=float(d["q1"]), q3=float(d["q3"]))
+
+
+@dataclass(frozen=True)
+class ConfigOutcome:
+    config: ConfigSpec
+    binary: str
+    trials: tuple[TrialResult, ...]
+    coverage: Summary  # the yardstick's final edges per trial
+    execs_per_s: Summary
+    corpus_count: Summary
+    curve: tuple[CurvePoint, ...]
+
+    def to_dict(self) -> dict:
+        return {"config": self.config.to_dict(), "binary": self.binary, "coverage": self.coverage.to_dict(),
+                "execs_per_s": self.execs_per_s.to_dict(), "corpus_count": self.corpus_count.to_dict(),
+                "curve": [p.to_dict() for p in self.curve], "trials": [t.to_dict() for t in self.trials]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "ConfigOutcome":
+        return cls(config=ConfigSpec.from_dict(d["config"]), binary=str(d["binary"]),
+                   trials=tuple(TrialResult.from_dict(t) for t in d["trials"]),
+                   coverage=Summary.from_dict(d["coverage"]), execs_per_s=Summary.from_dict(d["execs_per_s"]),
+                   corpus_count=Summary.from_dict(d["corpus_count"]),
+                   curve=tuple(CurvePoint.from_dict(p) for p in d["curve"]))
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    a: str
+    b: str
+    measure: str  # yardstick_edges or execs_per_s
+    median_a: float
+    median_b: float
+    test: MannWhitney
+    a12: float  # P(a's trial beats b's), ties half
+    magnitude: str
+
+    def to_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "measure": self.measure, "median_a": self.median_a,
+                "median_b": self.median_b, "mann_whitney": self.test.to_dict(), "a12": self.a12,
+                "magnitude": self.magnitude}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "PairOutcome":
+        return cls(a=str(d["a"]), b=str(d["b"]), measure=str(d["measure"]), median_a=float(d["median_a"]),
+                   median_b=float(d["median_b"]), test=MannWhitney.from_dict(d["mann_whitney"]), a12=float(d["a12"]),
+                   magnitude=str(d["magnitude"]))
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    target: dict
+    corpus: str
+    seeds: int
+    seconds: int
+    trials: int
+    jobs: int
+    rng_seed: int
+    yardstick: Yardstick
+    configs: tuple[ConfigOutcome, ...]
+    pairs: tuple[PairOutcome, ...]
+    out_dir: str
+    wall_s: float
+    host: dict | None = None
+    notes: tuple[str, ...] = ()
+    schema_version: int = SCHEMA_VERSION
+
+    def config(self, name: str) -> ConfigOutcome:
+        return next(c for c in self.configs if c.config.name == name)
+
+    def to_dict(self) -> dict:
+        return {"schema_version": self.schema_version, "target": dict(self.target), "corpus": self.corpus,
+                "seeds": self.seeds, "seconds": self.seconds, "trials": self.trials, "jobs": self.jobs,
+                "rng_seed": self.rng_seed, "yardstick": self.yardstick.to_dict(),
+                "configs": [c.to_dict() for c in self.configs], "pairs": [p.to_dict() for p in self.pairs],
+                "out_dir": self.out_dir, "wall_s": self.wall_s, "host": self.host, "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "CompareResult":
+        if int(d.get("schema_version", 0)) != SCHEMA_VERSION:
+            raise ValueError(f"compare schema_version {d.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+        return cls(target=dict(d["target"]), corpus=str(d["corpus"]), seeds=int(d["seeds"]), seconds=int(d["seconds"]),
+                   trials=int(d["trials"]), jobs=int(d["jobs"]), rng_seed=int(d["rng_seed"]),
+                   yardstick=Yardstick.from_dict(d["yardstick"]),
+                   configs=tuple(ConfigOutcome.from_dict(c) for c in d["configs"]),
+                   pairs=tuple(PairOutcome.from_dict(p) for p in d["pairs"]), out_dir=str(d["out_dir"]),
+                   wall_s=float(d["wall_s"]), host=d.get("host"), notes=tuple(d.get("notes") or ()))
+
+
+def stage_seeds(*, corpus: Path, dest: Path) -> int:
+    """Copy the corpus's files (non-empty, at most 1 MiB) into ``dest``; how many."""
+    if not corpus.is_dir():
+        raise AutotuneError(f"the corpus {corpus} is not a directory", fix="pass --corpus DIR with the seed inputs")
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    n = 0
+    for p in sorted(corpus.iterdir()):
+        if p.is_file() and 0 < p.stat().st_size <= MAX_SEED_BYTES:
+            shutil.copyfile(p, dest / p.name)
+            n += 1
+    if n == 0:
+        raise AutotuneError(f"the corpus {corpus} has no file of 1 byte to 1 MiB",
+                            fix="put at least one seed input in it")
+    return n
+
+
+def _quantile(xs: Sequence[float], q: float) -> float:
+    s = sorted(xs)
+    pos = (len(s) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def aggregate_curve(trials: Sequence[TrialResult]) -> tuple[CurvePoint, ...]:
+    """Per time point, the median, min, max and quartiles over the trials' yardstick curves."""
+    curves = [t.yardstick.curve for t in trials if t.yardstick is not None]
+    if not curves:
+        return ()
+    out = []
+    for i, (t, _) in enumerate(curves[0]):
+        vals = [float(c[i][1]) for c in curves if i < len(c)]
+        out.append(CurvePoint(t_s=t, median=_quantile(vals, 0.5), low=min(vals), high=max(vals),
+                              q1=_quantile(vals, 0.25), q3=_quantile(vals, 0.75)))
+    return tuple(out)
+
+
+def _measure_values(o: ConfigOutcome, measure: str) -> list[float]:
+    if measure == "yardstick_edges":
+        return [float(t.yardstick.edges) for t in o.trials if t.yardstick is not None]
+    return [t.execs_per_s for t in o.trials]
+
+
+def compare_pairs(outcomes: Sequence[ConfigOutcome]) -> tuple[PairOutcome, ...]:
+    """Every pair (a before b in the order given), for each measure."""
+    pairs = []
+    for i, a in enumerate(outcomes):
+        for b in outcomes[i + 1:]:
+            for m in MEASURES:
+                xa, xb = _measure_values(a, m), _measure_values(b, m)
+                if not xa or not xb:
+                    continue
+                eff = a12(xa, xb)
+                pairs.append(PairOutcome(a=a.config.name, b=b.config.name, measure=m,
+                                         median_a=median_interval(xa).median, median_b=median_interval(xb).median,
+                                         test=mann_whitney(xa, xb), a12=eff, magnitude=a12_magnitude(eff)))
+    return tuple(pairs)
+
+
+def outcome_of(*, config: ConfigSpec, binary: str, trials: Sequence[TrialResult]) -> ConfigOutcome:
+    cov = [float(t.yardstick.edges) for t in trials if t.yardstick is not None]
+    return ConfigOutcome(config=config, binary=binary, trials=tuple(trials),
+                         coverage=median_interval(cov or [0.0]),
+                         execs_per_s=median_interval([t.execs_per_s for t in trials]),
+                         corpus_count=median_interval([float(t.stats.get("corpus_count") or 0) for t in trials]),
+                         curve=aggregate_curve(trials))
+
+
+def _dir_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+
+
+def check_tools(*, configs: Sequence[ConfigSpec], env: Mapping[str, str]) -> None:
+    """afl-fuzz and afl-showmap always; afl-clang-fast when a configuration is built with it."""
+    for tool in ("afl-fuzz", "afl-showmap"):
+        afl.find_tool(tool, env=env)
+    if any(c.cc_kind == CC_AFL for c in configs):
+        afl.find_tool("afl-clang-fast", env=env)
+
+
+def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec], trials: int, seconds: int,
+                out_dir: Path, jobs: int | None = None, rng_seed: int = 0, plot: bool = True,
+                env: Mapping[str, str] | None = None, host: bool = True,
+                progress: Callable[[str], None] | None = None) -> CompareResult:
+    """Build every configuration, run ``trials`` x ``configs`` afl-fuzz trials of ``seconds`` (interleaved,
+    ``jobs`` at once), measure each by the yardstick, write the outputs; the result."""
+    say = progress or (lambda _m: None)
+    if trials < 1 or seconds < 1:
+        raise AutotuneError("trials and seconds must be at least 1", fix="pass --trials >= 1 and --minutes/--seconds > 0")
+    benv = afl.base_env(env)
+    check_tools(configs=configs, env=benv)
+    if not corpus.is_dir():
+        raise AutotuneError(f"the corpus {corpus} is not a directory", fix="pass --corpus DIR with the seed inputs")
+    t0 = time.monotonic()
+    out_dir = out_dir.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n_seeds = stage_seeds(corpus=corpus, dest=out_dir / "seeds")
+    yard = choose_yardstick(spec=spec, env=benv)
+    say(f"yardstick: {yard.kind} ({yard.binary})")
+    binaries: dict[str, str] = {}
+    for c in configs:
+        say(f"{c.name}: building with {'afl-clang-fast' if c.cc_kind == CC_AFL else 'autotune cc'}")
+        binaries[c.name] = str(build(spec=spec, cc_kind=c.cc_kind, build_vars=c.build_vars, env=benv))
+    by_name = {c.name: c for c in configs}
+    specs = [TrialSpec(config=name, index=k, binary=binaries[name], env=dict(by_name[name].run_vars),
+                       seeds=str(out_dir / "seeds"), seconds=int(seconds), rng_seed=rng_seed + k,
+                       out_dir=str(out_dir / "trials" / _dir_name(name) / f"trial-{k}"))
+            for k, name in interleaved([c.name for c in configs], trials)]
+    say(f"{len(specs)} trials of {seconds} s, {jobs or 'one per core'} at once")
+
+    def done(r: TrialResult) -> None:
+        write_json_atomic(Path(r.spec.out_dir) / "trial.json", r.to_dict())
+        y = r.yardstick
+        say(f"{r.spec.config} trial {r.spec.index}: {r.execs_per_s:,.0f} execs/s, "
+            f"{y.edges if y else '?'} yardstick edges, {r.stats.get('corpus_count')} queued")
+
+    results = run_trials(specs=specs, yardstick=yard, jobs=jobs, caller_env=env, on_done=done,
+                         on_start=lambda s, core: say(f"{s.config} trial {s.index}: afl-fuzz on core {core}"))
+    outcomes = tuple(outcome_of(config=c, binary=binaries[c.name], trials=[r for r in results if r.spec.config == c.name])
+                     for c in configs)
+    notes = _notes(outcomes, yard)
+    host_doc = None
+    if host:
+        from autotune.measure.host import current_host
+
+        host_doc = current_host()
+    used_jobs = max(1, min(jobs or len(host_cores()), len(specs)))
+    res = CompareResult(target=spec.to_dict(), corpus=str(corpus.resolve()), seeds=n_seeds, seconds=int(seconds),
+                        trials=trials, jobs=used_jobs, rng_seed=rng_seed, yardstick=yard, configs=outcomes,
+                        pairs=compare_pairs(outcomes), out_dir=str(out_dir), wall_s=round(time.monotonic() - t0, 1),
+                        host=host_doc, notes=tuple(notes))
+    write_outputs(result=res, out_dir=out_dir, plot=plot)
+    return res
+
+
+def _notes(outcomes: Sequence[ConfigOutcome], yard: Yardstick) -> list[str]:
+    notes = [f"yardstick: {yard.kind}: {yard.description}"]
+    for o in outcomes:
+        for t in o.trials:
+            y = t.yardstick
+            if y and y.overflow_keys:
+                notes.append(f"{o.config.name} trial {t.spec.index}: the census replay's dense map overflowed "
+                             f"({y.overflow_keys} keys share its last slot): edges are a lower bound")
+            if y and y.unreplayed:
+                notes.append(f"{o.config.name} trial {t.spec.index}: afl-showmap wrote no map for {y.unreplayed} inputs")
+    n = outcomes[0].coverage.n if outcomes else 0
+    if 0 < n < 6:
+        notes.append(f"with {n} trials no order-statistic interval of the median reaches 95 %: the interval "
+                     f"shown is [min, max], of coverage {100 * outcomes[0].coverage.confidence:.1f} %")
+    return notes
+
+
+def write_outputs(*, result: CompareResult, out_dir: Path, plot: bool = True) -> list[Path]:
+    from autotune.compare.render import markdown
+
+    written = [write_json_atomic(out_dir / JSON_NAME, result.to_dict()),
+               write_text_atomic(out_dir / MD_NAME, markdown(result))]
+    if plot:
+        from autotune.compare.plot import render_coverage_plot
+
+        written.append(write_bytes_atomic(out_dir / PLOT_NAME, render_coverage_plot(result)))
+    return written

@@ -1,0 +1,112 @@
+"""The configurations a comparison runs, from ``--config`` arguments: ``[NAME=]SPEC``.
+
+SPEC is one of
+- ``default``: AFL++'s default build (afl-clang-fast, no AFL_LLVM_* variable: PCGUARD), no run
+  variables: the baseline the project is judged against;
+- ``runtime``: the `autotune cc` build with our runtime's defaults (no AUTOTUNE_* variable);
+- an env file (autotune tune's, or the user's own), read by ``preflight.envfile``:
+  * a file with an ``AUTOTUNE_*`` variable (``autotune-run.env``): the `autotune cc` build, the
+    file's variables at run time;
+  * ``afl-build.env``: afl-clang-fast under the file's ``AFL_*`` variables, and at run time the
+    variables of the ``afl-run.env`` beside it, when there is one;
+  * ``BUILD.env+RUN.env``: afl-clang-fast under BUILD's ``AFL_*`` variables, RUN's at run time;
+  * any other file: if it sets an ``AFL_LLVM_*`` variable, a build file as afl-build.env (alone);
+    else a run file on AFL++'s default build (``afl-run.env``).
+NAME labels the configuration (default: ``default``, ``runtime``, or ``<parent>/<stem>`` of the file).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from autotune.errors import AutotuneError
+from autotune.preflight.envfile import read_env_file
+from autotune.preflight.target import build_vars_of
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+CC_AFL = "afl"
+CC_AUTOTUNE = "autotune"
+
+
+@dataclass(frozen=True)
+class ConfigSpec:
+    name: str
+    cc_kind: str  # afl (afl-clang-fast) or autotune (autotune cc)
+    build_vars: dict[str, str] = field(default_factory=dict)
+    run_vars: dict[str, str] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+    description: str = ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "cc_kind": self.cc_kind, "build_vars": dict(self.build_vars),
+                "run_vars": dict(self.run_vars), "files": list(self.files), "description": self.description}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "ConfigSpec":
+        return cls(name=str(d["name"]), cc_kind=str(d["cc_kind"]), build_vars=dict(d.get("build_vars") or {}),
+                   run_vars=dict(d.get("run_vars") or {}), files=tuple(d.get("files") or ()),
+                   description=str(d.get("description", "")))
+
+
+def _label(path: Path) -> str:
+    parent = path.resolve().parent.name
+    return f"{parent}/{path.stem}" if parent else path.stem
+
+
+def _existing(path: Path, arg: str) -> Path:
+    if not path.is_file():
+        raise AutotuneError(f"--config {arg}: {path} is not a file",
+                            fix="give default, runtime, an env file, or BUILD.env+RUN.env")
+    return path
+
+
+def parse_config(arg: str) -> ConfigSpec:
+    name, eq, spec = arg.partition("=")
+    if not eq or "/" in name or not _NAME.match(name):
+        name, spec = "", arg
+    spec = spec.strip()
+    if not spec:
+        raise AutotuneError(f"--config {arg!r} is empty", fix="give default, runtime, or an env file")
+    if spec == "default":
+        return ConfigSpec(name=name or "default", cc_kind=CC_AFL,
+                          description="AFL++ default: afl-clang-fast (PCGUARD), no variables")
+    if spec == "runtime":
+        return ConfigSpec(name=name or "runtime", cc_kind=CC_AUTOTUNE,
+                          description="autotune cc build, our runtime's defaults")
+    if "+" in spec and not Path(spec).is_file():
+        b, _, r = spec.partition("+")
+        bpath, rpath = _existing(Path(b), arg), _existing(Path(r), arg)
+        bvars = build_vars_of(read_env_file(bpath).values)
+        return ConfigSpec(name=name or _label(bpath), cc_kind=CC_AFL, build_vars=bvars,
+                          run_vars=dict(read_env_file(rpath).values), files=(str(bpath), str(rpath)),
+                          description=f"afl-clang-fast under {bpath.name}, afl-fuzz under {rpath.name}")
+    path = _existing(Path(spec), arg)
+    values = dict(read_env_file(path).values)
+    if any(k.startswith("AUTOTUNE_") for k in values):
+        return ConfigSpec(name=name or _label(path), cc_kind=CC_AUTOTUNE, run_vars=values, files=(str(path),),
+                          description=f"autotune cc build, stock afl-fuzz under {path.name}")
+    if path.name == "afl-build.env" or any(k.startswith("AFL_LLVM_") for k in values):
+        run_path = path.with_name("afl-run.env") if path.name == "afl-build.env" else None
+        run_vars = dict(read_env_file(run_path).values) if run_path and run_path.is_file() else {}
+        files = (str(path),) + ((str(run_path),) if run_vars or (run_path and run_path.is_file()) else ())
+        return ConfigSpec(name=name or _label(path), cc_kind=CC_AFL, build_vars=build_vars_of(values),
+                          run_vars=run_vars, files=files,
+                          description=f"afl-clang-fast under {path.name}"
+                                      + (f", afl-fuzz under {run_path.name}" if len(files) > 1 else ""))
+    return ConfigSpec(name=name or _label(path), cc_kind=CC_AFL, run_vars=values, files=(str(path),),
+                      description=f"AFL++ default build, afl-fuzz under {path.name}")
+
+
+def parse_configs(args: list[str]) -> list[ConfigSpec]:
+    if not args:
+        raise AutotuneError("no configuration to compare", fix="give --config default --config FILE.env ...")
+    configs = [parse_config(a) for a in args]
+    names = [c.name for c in configs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise AutotuneError(f"two configurations are named {dup[0]!r}",
+                            fix=f"label them: --config NAME={dup[0]} ...")
+    return configs

@@ -1,0 +1,83 @@
+"""Several trials side by side: one afl-fuzz per core, each trial then replayed through the
+yardstick on the same core. Trials are taken in the order given: interleave the configurations
+(:func:`interleaved`) so that drift of the host's speed hits all of them alike.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from autotune.errors import AutotuneError
+from autotune.trials.afl_output import kept_inputs
+from autotune.trials.trial import TrialResult, TrialSpec, run_trial
+from autotune.trials.yardstick import CURVE_POINTS, Yardstick, measure
+
+
+def host_cores() -> list[int]:
+    """The CPUs this process may run on (its affinity mask), in order."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def interleaved(configs: Sequence[str], trials: int) -> list[tuple[int, str]]:
+    """(trial index, configuration) in the order round 0 of every configuration, round 1, ..."""
+    return [(k, c) for k in range(trials) for c in configs]
+
+
+def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs: int | None = None,
+               cores: Sequence[int] | None = None, caller_env: Mapping[str, str] | None = None,
+               points: int = CURVE_POINTS,
+               on_done: Callable[[TrialResult], None] | None = None,
+               on_start: Callable[[TrialSpec, int | None], None] | None = None) -> list[TrialResult]:
+    """Run every spec (``jobs`` at once, worker w pinned to ``cores[w % len(cores)]``); each result
+    carries its yardstick coverage when a yardstick is given. Results are in the order of ``specs``.
+    The first failure stops the workers from taking new trials and is raised once the running ones end."""
+    cores = list(cores) if cores is not None else host_cores()
+    jobs = max(1, min(jobs or len(cores), len(specs) or 1))
+    results: list[TrialResult | None] = [None] * len(specs)
+    lock = threading.Lock()
+    next_i = [0]
+    errors: list[BaseException] = []
+
+    def worker(w: int) -> None:
+        core = cores[w % len(cores)] if cores else None
+        while True:
+            with lock:
+                if errors or next_i[0] >= len(specs):
+                    return
+                i = next_i[0]
+                next_i[0] += 1
+            spec = specs[i]
+            try:
+                if on_start:
+                    on_start(spec, core)
+                res = run_trial(spec=spec, core=core, caller_env=caller_env)
+                if yardstick is not None:
+                    cov = measure(yardstick=yardstick, inputs=kept_inputs(Path(spec.out_dir) / "afl-out"),
+                                  seconds=spec.seconds, work=Path(spec.out_dir) / "yardstick", env=caller_env,
+                                  core=core, points=points)
+                    res = res.with_yardstick(cov)
+                results[i] = res
+                if on_done:
+                    on_done(res)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+                with lock:
+                    errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in range(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    missing = [s for s, r in zip(specs, results) if r is None]
+    if missing:
+        raise AutotuneError(f"{len(missing)} trials did not run", fix="run again with --debug")
+    return [r for r in results if r is not None]

@@ -1,0 +1,149 @@
+"""One afl-fuzz trial: a binary, a configuration's variables, seeds, a time-box (``-V``), an RNG
+seed (``-s``), its own output directory, pinned to one core.
+
+Environment: the caller's environment without AFL_*/AUTOTUNE_* (``afl.base_env``) plus
+``afl.HOST_ENV`` (afl-fuzz starts without root and without touching the host; AFL_NO_UI), then the
+configuration's variables; an ``AUTOTUNE_INDEX_FILE`` the configuration sets is moved into the
+trial's directory, so trials never share slot assignments. Pinning: ``taskset -c N`` with
+``AFL_NO_AFFINITY=1``. afl-fuzz 4.04c's own ``-b N`` is not used: with AFL_NO_AFFINITY it aborts
+("-b and AFL_NO_AFFINITY are mututally exclusive"), and without it afl-fuzz binds only to a core
+no other afl-fuzz of the host (another user's) is bound to.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from autotune.errors import AutotuneError
+from autotune.preflight import afl
+from autotune.trials.afl_output import KINDS, PlotData, instance_dir, kept_inputs, read_fuzzer_stats, read_plot_data
+from autotune.trials.yardstick import YardstickCoverage, pin_prefix
+
+SCHEMA_VERSION = 1
+INDEX_FILE_NAME = "index.bin"
+START_SLACK_S = 600  # afl-fuzz's calibration and dry run come before its -V clock
+STAT_FIELDS = {"execs_per_sec": float, "execs_done": int, "corpus_count": int, "edges_found": int,
+               "total_edges": int, "saved_crashes": int, "saved_hangs": int, "run_time": int}
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """What one trial runs (the configuration's ``env`` holds its variables only)."""
+
+    config: str
+    index: int
+    binary: str
+    env: dict[str, str]
+    seeds: str
+    seconds: int
+    rng_seed: int
+    out_dir: str
+
+    def to_dict(self) -> dict:
+        return {"config": self.config, "index": self.index, "binary": self.binary, "env": dict(self.env),
+                "seeds": self.seeds, "seconds": self.seconds, "rng_seed": self.rng_seed, "out_dir": self.out_dir}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "TrialSpec":
+        return cls(config=str(d["config"]), index=int(d["index"]), binary=str(d["binary"]), env=dict(d["env"]),
+                   seeds=str(d["seeds"]), seconds=int(d["seconds"]), rng_seed=int(d["rng_seed"]),
+                   out_dir=str(d["out_dir"]))
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    spec: TrialSpec
+    core: int | None
+    command: tuple[str, ...]
+    applied_env: dict[str, str]  # the configuration's variables as run (index file moved)
+    stats: dict  # fuzzer_stats figures (STAT_FIELDS, plus stability and bitmap_cvg as text)
+    plot: PlotData
+    kept: dict[str, int]  # queue, crashes, hangs
+    wall_s: float
+    yardstick: YardstickCoverage | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def execs_per_s(self) -> float:
+        return float(self.stats["execs_per_sec"])
+
+    def with_yardstick(self, cov: YardstickCoverage) -> "TrialResult":
+        from dataclasses import replace
+
+        return replace(self, yardstick=cov)
+
+    def to_dict(self) -> dict:
+        return {"schema_version": self.schema_version, "spec": self.spec.to_dict(), "core": self.core,
+                "command": list(self.command), "applied_env": dict(self.applied_env), "stats": dict(self.stats),
+                "plot_data": self.plot.to_dict(), "kept": dict(self.kept), "wall_s": self.wall_s,
+                "yardstick": self.yardstick.to_dict() if self.yardstick else None}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "TrialResult":
+        if int(d.get("schema_version", 0)) != SCHEMA_VERSION:
+            raise ValueError(f"trial schema_version {d.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+        return cls(spec=TrialSpec.from_dict(d["spec"]), core=d.get("core"), command=tuple(d["command"]),
+                   applied_env=dict(d["applied_env"]), stats=dict(d["stats"]), plot=PlotData.from_dict(d["plot_data"]),
+                   kept=dict(d["kept"]), wall_s=float(d["wall_s"]),
+                   yardstick=YardstickCoverage.from_dict(d["yardstick"]) if d.get("yardstick") else None)
+
+
+def trial_env(*, config_env: Mapping[str, str], trial_dir: Path,
+              caller_env: Mapping[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """(the whole environment of the run, the configuration's variables as applied)."""
+    applied = dict(config_env)
+    if "AUTOTUNE_INDEX_FILE" in applied:
+        applied["AUTOTUNE_INDEX_FILE"] = str(trial_dir / INDEX_FILE_NAME)
+    env = {**afl.base_env(caller_env), **afl.HOST_ENV, **applied, "AFL_NO_UI": "1", "AFL_NO_AFFINITY": "1"}
+    return env, applied
+
+
+def run_trial(*, spec: TrialSpec, core: int | None = None, caller_env: Mapping[str, str] | None = None) -> TrialResult:
+    """Run afl-fuzz for ``spec.seconds`` in ``spec.out_dir`` (emptied first); its figures."""
+    tdir = Path(spec.out_dir)
+    shutil.rmtree(tdir, ignore_errors=True)
+    tdir.mkdir(parents=True)
+    env, applied = trial_env(config_env=spec.env, trial_dir=tdir, caller_env=caller_env)
+    tool = afl.find_tool("afl-fuzz", env=env)
+    afl_out = tdir / "afl-out"
+    cmd = [*pin_prefix(core, env=env), tool, "-i", spec.seeds, "-o", str(afl_out), "-V", str(int(spec.seconds)),
+           "-s", str(int(spec.rng_seed)), "--", spec.binary]
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, stdin=subprocess.DEVNULL, cwd=tdir,
+                              timeout=spec.seconds + START_SLACK_S)
+    except subprocess.TimeoutExpired as exc:
+        raise AutotuneError(f"afl-fuzz ran over its -V {spec.seconds} s by {START_SLACK_S} s ({spec.config} "
+                            f"trial {spec.index})", fix="run the command by hand: " + " ".join(cmd)) from exc
+    wall = time.monotonic() - t0
+    (tdir / "afl-fuzz.log").write_bytes(_ANSI.sub("", (proc.stdout + proc.stderr).decode(errors="replace"))[-20000:]
+                                        .encode())
+    inst = instance_dir(afl_out)
+    stats_path = inst / "fuzzer_stats"
+    if not stats_path.is_file():
+        tail = _ANSI.sub("", (proc.stdout + proc.stderr).decode(errors="replace"))[-2000:]
+        raise AutotuneError(f"afl-fuzz did not run {spec.config} trial {spec.index} on {spec.binary} "
+                            f"(exit {proc.returncode}):\n{tail}", fix="run the command by hand: " + " ".join(cmd))
+    raw = read_fuzzer_stats(stats_path)
+    stats: dict = {}
+    for k, conv in STAT_FIELDS.items():
+        try:
+            stats[k] = conv(raw[k])
+        except (KeyError, ValueError):
+            stats[k] = None
+    stats["stability"] = raw.get("stability")
+    stats["bitmap_cvg"] = raw.get("bitmap_cvg")
+    stats["afl_version"] = raw.get("afl_version")
+    plot = read_plot_data(inst / "plot_data")
+    kept = {k: 0 for k in KINDS}
+    for ki in kept_inputs(afl_out):
+        kept[ki.kind] += 1
+    return TrialResult(spec=spec, core=core if pin_prefix(core, env=env) else None, command=tuple(cmd),
+                       applied_env=applied, stats=stats, plot=plot, kept=kept, wall_s=round(wall, 2))

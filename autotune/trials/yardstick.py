@@ -1,0 +1,226 @@
+"""The yardstick: one coverage measure for every configuration of a comparison (Klees et al.,
+CCS 2018): everything a trial kept is replayed through ONE reference binary and its edges counted.
+
+Two kinds, chosen by :func:`choose_yardstick`:
+
+- ``aflpp-pcguard`` (when AFL++'s compiler is installed): the harness built by afl-clang-fast with
+  no AFL_LLVM_* variable (PCGUARD: one guard per edge, numbered sequentially, so no collisions);
+  an edge is a map entry afl-showmap reports non-zero for an input.
+- ``autotune-census-edge`` (afl-clang-fast missing): the harness built by `autotune cc`, replayed
+  with our runtime keyed by the exact edge key (``AUTOTUNE_METRIC=edge``, two-level, index of
+  2^24 entries, exact key hash, dense map of 2^20 slots, a fresh index file per replay): an edge is
+  a dense slot, i.e. a distinct exact edge key up to index collisions (Equation 1 at 2^24: under
+  0.01 % for 3,000 keys). The index file's own key count is kept beside it as a cross-check.
+
+How edges are counted, and why this way: ONE afl-showmap run per trial, ``-i <inputs> -o <dir>``
+without ``-C``, which writes one map file per input (``slot:bucket`` lines). The union of the
+slots of the inputs kept up to time t is the coverage at t, for every t at once, from one
+execution of each input (cumulative replays of prefixes would execute the early inputs once per
+time point). ``-C`` is not used: afl-showmap 4.04c's collect mode counted 201 edges for ONE demo
+seed whose own run (file argument, or the per-input map) has 29, and 235 edges over a queue
+for which afl-fuzz itself reported edges_found 189 and the per-input union gives 187 (it
+accumulates counts across the persistent loop's executions; AFL++ issue #1245 reports the same
+kind of disagreement).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from autotune.errors import AutotuneError, ToolMissingError
+from autotune.preflight import afl
+from autotune.trials.afl_output import KeptInput
+
+SCHEMA_VERSION = 1
+KIND_PCGUARD = "aflpp-pcguard"
+KIND_CENSUS = "autotune-census-edge"
+DESCRIPTIONS = {
+    KIND_PCGUARD: "edges of AFL++'s default build (afl-clang-fast, PCGUARD) under afl-showmap, one map per input",
+    KIND_CENSUS: "exact edge keys of the autotune cc build (AUTOTUNE_METRIC=edge, two-level, 2^24 index) under "
+                 "afl-showmap, one map per input (afl-clang-fast was not found)",
+}
+CENSUS_ENV = {"AUTOTUNE_METRIC": "edge", "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(1 << 24),
+              "AUTOTUNE_MAP_SIZE": str(1 << 20), "AUTOTUNE_KEY_HASH": "exact", "AUTOTUNE_COUNTER_BITS": "8",
+              "AUTOTUNE_SEED": "0"}
+REPLAY_TIMEOUT_MS = 1000  # per input; a hang costs this much, its map still counts what it ran
+CURVE_POINTS = 10  # coverage over time: at 0, T/10, ..., T
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass(frozen=True)
+class Yardstick:
+    kind: str
+    binary: str
+    sha256: str
+    env: dict[str, str] = field(default_factory=dict)  # the runtime settings of the replay (census)
+    timeout_ms: int = REPLAY_TIMEOUT_MS
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTIONS[self.kind]
+
+    def to_dict(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "kind": self.kind, "description": self.description,
+                "binary": self.binary, "sha256": self.sha256, "env": dict(self.env), "timeout_ms": self.timeout_ms}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Yardstick":
+        if d.get("kind") not in DESCRIPTIONS:
+            raise ValueError(f"unknown yardstick kind {d.get('kind')!r}")
+        return cls(kind=str(d["kind"]), binary=str(d["binary"]), sha256=str(d["sha256"]), env=dict(d.get("env") or {}),
+                   timeout_ms=int(d.get("timeout_ms", REPLAY_TIMEOUT_MS)))
+
+
+def yardstick_for_binary(*, kind: str, binary: Path) -> Yardstick:
+    """A yardstick of a binary built elsewhere (``kind``: aflpp-pcguard or autotune-census-edge)."""
+    from autotune.preflight.target import sha256_file
+
+    if kind not in DESCRIPTIONS:
+        raise AutotuneError(f"unknown yardstick kind {kind!r}", fix=f"use one of {', '.join(DESCRIPTIONS)}")
+    return Yardstick(kind=kind, binary=str(binary), sha256=sha256_file(binary),
+                     env=dict(CENSUS_ENV) if kind == KIND_CENSUS else {})
+
+
+def choose_yardstick(*, spec, env: Mapping[str, str]) -> Yardstick:
+    """AFL++'s default PCGUARD build of ``spec`` when afl-clang-fast exists, else our census build."""
+    from autotune.preflight.target import build
+
+    try:
+        afl.find_tool("afl-clang-fast", env=env)
+    except ToolMissingError:
+        binary = build(spec=spec, cc_kind="autotune", build_vars={}, env=env)
+        return yardstick_for_binary(kind=KIND_CENSUS, binary=binary)
+    binary = build(spec=spec, cc_kind="afl", build_vars={}, env=env)
+    return yardstick_for_binary(kind=KIND_PCGUARD, binary=binary)
+
+
+@dataclass(frozen=True)
+class YardstickCoverage:
+    kind: str
+    edges: int  # distinct edges over every kept input
+    inputs: int  # inputs replayed
+    unreplayed: int  # inputs afl-showmap wrote no map for (none so far)
+    curve: tuple[tuple[float, int], ...]  # (seconds since start, edges of the inputs kept by then)
+    late_inputs: int  # inputs stamped after the time-box (or without time:), counted at its end
+    index_keys: int | None = None  # census: keys in the replay's index file (cross-check)
+    overflow_keys: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "edges": self.edges, "inputs": self.inputs, "unreplayed": self.unreplayed,
+                "curve": [[t, e] for t, e in self.curve], "late_inputs": self.late_inputs,
+                "index_keys": self.index_keys, "overflow_keys": self.overflow_keys}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "YardstickCoverage":
+        return cls(kind=str(d["kind"]), edges=int(d["edges"]), inputs=int(d["inputs"]),
+                   unreplayed=int(d["unreplayed"]), curve=tuple((float(t), int(e)) for t, e in d["curve"]),
+                   late_inputs=int(d["late_inputs"]), index_keys=d.get("index_keys"),
+                   overflow_keys=d.get("overflow_keys"))
+
+
+def curve_times(seconds: float, points: int = CURVE_POINTS) -> list[float]:
+    return [round(seconds * i / points, 3) for i in range(points + 1)]
+
+
+def coverage_curve(*, slots_by_time: Sequence[tuple[int | None, frozenset[int]]], seconds: float,
+                   points: int = CURVE_POINTS) -> tuple[tuple[tuple[float, int], ...], int, int]:
+    """(curve, final edges, late inputs) from each input's (time ms, slots): the union up to each
+    point; the last point takes every input, so the curve ends at the final figure."""
+    limit_ms = seconds * 1000
+    late = sum(1 for t, _ in slots_by_time if t is None or t > limit_ms)
+    ordered = sorted(slots_by_time, key=lambda ts: limit_ms if ts[0] is None else min(ts[0], limit_ms))
+    times = curve_times(seconds, points)
+    seen: set[int] = set()
+    curve: list[tuple[float, int]] = []
+    i = 0
+    for j, t in enumerate(times):
+        last = j == len(times) - 1
+        while i < len(ordered) and (last or (ordered[i][0] is not None and ordered[i][0] <= t * 1000)):
+            seen |= ordered[i][1]
+            i += 1
+        curve.append((t, len(seen)))
+    return tuple(curve), len(seen), late
+
+
+def _stage(inputs: Sequence[KeptInput], dest: Path) -> dict[str, KeptInput]:
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    names: dict[str, KeptInput] = {}
+    for k in inputs:
+        name = f"{k.kind}-{k.path.name}"
+        try:
+            os.link(k.path, dest / name)
+        except OSError:
+            shutil.copyfile(k.path, dest / name)
+        names[name] = k
+    return names
+
+
+def _read_slots(path: Path) -> frozenset[int]:
+    out = set()
+    for line in path.read_text().splitlines():
+        head, sep, _ = line.partition(":")
+        if sep and head.strip():
+            out.add(int(head))
+    return frozenset(out)
+
+
+def measure(*, yardstick: Yardstick, inputs: Sequence[KeptInput], seconds: float, work: Path,
+            env: Mapping[str, str] | None = None, core: int | None = None,
+            points: int = CURVE_POINTS) -> YardstickCoverage:
+    """Replay ``inputs`` through the yardstick (one afl-showmap, one map per input); final edges
+    and coverage over time. ``work`` is scratch space (emptied, left with the index file only)."""
+    benv = {**afl.base_env(env), **afl.HOST_ENV, **yardstick.env}
+    tool = afl.find_tool("afl-showmap", env=benv)
+    idx = None
+    if yardstick.kind == KIND_CENSUS:
+        idx = work / "census.idx"
+        idx.unlink(missing_ok=True)
+        benv["AUTOTUNE_INDEX_FILE"] = str(idx)
+    staged = work / "inputs"
+    maps = work / "maps"
+    names = _stage(inputs, staged)
+    shutil.rmtree(maps, ignore_errors=True)
+    cmd = [*pin_prefix(core, env=benv), tool, "-i", str(staged), "-o", str(maps), "-t", str(yardstick.timeout_ms),
+           "--", yardstick.binary]
+    proc = subprocess.run(cmd, env=benv, capture_output=True, stdin=subprocess.DEVNULL, cwd=work,
+                          timeout=600 + len(names) * yardstick.timeout_ms / 1000)
+    if names and not maps.is_dir():
+        tail = _ANSI.sub("", (proc.stdout + proc.stderr).decode(errors="replace"))[-1500:]
+        raise AutotuneError(f"afl-showmap failed replaying {len(names)} inputs through the yardstick "
+                            f"{yardstick.binary} (exit {proc.returncode}):\n{tail}",
+                            fix="run the command by hand: " + " ".join(cmd))
+    per_input: list[tuple[int | None, frozenset[int]]] = []
+    unreplayed = 0
+    for name, k in names.items():
+        m = maps / name
+        if m.is_file():
+            per_input.append((k.time_ms, _read_slots(m)))
+        else:
+            unreplayed += 1
+            per_input.append((k.time_ms, frozenset()))
+    curve, edges, late = coverage_curve(slots_by_time=per_input, seconds=seconds, points=points)
+    index_keys = overflow = None
+    if idx is not None and idx.is_file():
+        from autotune.runtime.afl_index import read_index_stats
+
+        st = read_index_stats(path=idx)
+        index_keys, overflow = st.keys, st.overflow_keys
+    shutil.rmtree(staged, ignore_errors=True)
+    shutil.rmtree(maps, ignore_errors=True)
+    return YardstickCoverage(kind=yardstick.kind, edges=edges, inputs=len(names), unreplayed=unreplayed, curve=curve,
+                             late_inputs=late, index_keys=index_keys, overflow_keys=overflow)
+
+
+def pin_prefix(core: int | None, *, env: Mapping[str, str]) -> list[str]:
+    """``taskset -c N`` when a core is asked for and taskset exists (util-linux), else nothing."""
+    if core is None:
+        return []
+    ts = shutil.which("taskset", path=env.get("PATH", os.defpath))
+    return [ts, "-c", str(core)] if ts else []

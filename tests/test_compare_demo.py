@@ -1,0 +1,124 @@
+"""`autotune compare` end to end on the demo with the real afl-fuzz / afl-showmap / afl-clang-fast:
+2 configurations x 1 trial x 5 s side by side; the census yardstick when afl-clang-fast is not on
+PATH; the error when afl-fuzz is not."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autotune.cli.main import app
+from autotune.compare import CompareResult
+from autotune.trials import host_cores
+
+pytestmark = pytest.mark.slow
+
+
+def _cli(*args: str, env: dict | None = None):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "160", **(env or {})})
+
+
+def _path_without(tmp_path: Path, drop: tuple[str, ...]) -> str:
+    """A PATH holding every program of /usr/bin but those named (the process boundary: what is installed)."""
+    d = tmp_path / "bin"
+    d.mkdir()
+    for p in Path("/usr/bin").iterdir():
+        if p.name not in drop:
+            os.symlink(p, d / p.name)
+    return str(d)
+
+
+def _check_curves(doc: dict) -> None:
+    for c in doc["configs"]:
+        for t in c["trials"]:
+            y = t["yardstick"]
+            edges = [e for _, e in y["curve"]]
+            assert edges == sorted(edges) and edges[-1] == y["edges"] > 0
+            assert y["kind"] == doc["yardstick"]["kind"]
+
+
+def test_compare_demo_default_vs_runtime_edge(tmp_path):
+    env_file = tmp_path / "edge.env"
+    env_file.write_text("AUTOTUNE_METRIC=edge\nAUTOTUNE_LAYOUT=twolevel\nAUTOTUNE_INDEX_FILE=/nowhere/index.bin\n")
+    out = tmp_path / "out"
+    r = _cli("compare", "--demo", "--config", "default", "--config", f"edge={env_file}", "--trials", "1",
+             "--seconds", "5", "--jobs", "2", "--out", str(out), "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc == json.loads((out / "compare.json").read_text())  # --json prints compare.json's content
+    res = CompareResult.from_dict(doc)
+    assert res.to_dict() == doc
+    for f in ("compare.md", "coverage.png"):
+        assert (out / f).stat().st_size > 0
+    assert doc["yardstick"]["kind"] == "aflpp-pcguard"
+    # one yardstick binary for both: the default configuration's own PCGUARD build
+    assert doc["yardstick"]["binary"] == res.config("default").binary != res.config("edge").binary
+    _check_curves(doc)
+    edge = res.config("edge").trials[0]
+    assert edge.applied_env["AUTOTUNE_INDEX_FILE"] == str(Path(edge.spec.out_dir) / "index.bin")
+    assert Path(edge.applied_env["AUTOTUNE_INDEX_FILE"]).is_file()
+    cores = {t.core for c in res.configs for t in c.trials}
+    assert len(cores) == min(2, len(host_cores()))  # side by side, one core each
+    assert all("relative_time" in t.plot.columns for c in res.configs for t in c.trials)
+    assert {(p.a, p.b) for p in res.pairs} == {("default", "edge")}
+    md = (out / "compare.md").read_text()
+    assert "aflpp-pcguard" in md and "A12" in md and "Mann-Whitney" in md
+
+
+def test_compare_without_afl_clang_fast_uses_the_census_yardstick(tmp_path):
+    path = _path_without(tmp_path, ("afl-clang-fast", "afl-clang-fast++", "afl-cc", "afl-c++"))
+    r = _cli("compare", "--demo", "--config", "runtime", "--trials", "1", "--seconds", "2", "--jobs", "1",
+             "--out", str(tmp_path / "out"), "--no-plot", env={"PATH": path})
+    assert r.exit_code == 0, r.output
+    assert "autotune-census-edge" in r.stdout and "afl-clang-fast was not found" in r.stdout
+    doc = json.loads((tmp_path / "out" / "compare.json").read_text())
+    assert doc["yardstick"]["kind"] == "autotune-census-edge" and doc["yardstick"]["env"]["AUTOTUNE_METRIC"] == "edge"
+    _check_curves(doc)
+    y = doc["configs"][0]["trials"][0]["yardstick"]
+    assert y["index_keys"] >= y["edges"] and y["overflow_keys"] == 0
+    # AFL++'s default build needs afl-clang-fast: named, with the package
+    r = _cli("compare", "--demo", "--config", "default", "--trials", "1", "--seconds", "1",
+             "--out", str(tmp_path / "out2"), env={"PATH": path})
+    assert r.exit_code == 1 and "'afl-clang-fast' was not found" in r.stderr and "afl++" in r.stderr
+
+
+def test_compare_without_afl_fuzz_is_a_one_line_error(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = _cli("compare", "--demo", "--trials", "1", "--seconds", "1", "--out", str(tmp_path / "out"),
+             env={"PATH": str(empty)})
+    assert r.exit_code == 1
+    assert "'afl-fuzz' was not found on PATH" in r.stderr and "apt-get install -y afl++" in r.stderr
+    assert "Traceback" not in r.output and not (tmp_path / "out" / "compare.json").exists()
+
+
+def test_yardstick_per_input_maps_equal_single_runs(tmp_path):
+    """The yardstick's one afl-showmap over a directory (a map per input) counts what afl-showmap run
+    on each file alone counts: the union of their slots (the demo's seeds, AFL++'s PCGUARD build)."""
+    import subprocess
+
+    from autotune import demo
+    from autotune.preflight import afl
+    from autotune.preflight.target import demo_spec
+    from autotune.trials import KIND_PCGUARD, KeptInput, choose_yardstick, measure
+
+    env = afl.base_env()
+    y = choose_yardstick(spec=demo_spec(), env=env)
+    assert y.kind == KIND_PCGUARD
+    seeds = sorted(demo.seed_dir().iterdir())
+    work = tmp_path / "w"
+    work.mkdir()
+    cov = measure(yardstick=y, inputs=[KeptInput(kind="queue", path=p, time_ms=0) for p in seeds], seconds=1,
+                  work=work)
+    union: set[int] = set()
+    for i, p in enumerate(seeds):
+        out = tmp_path / f"single-{i}"
+        subprocess.run(["afl-showmap", "-q", "-o", str(out), "-t", "1000", "--", y.binary, str(p)],
+                       env={**env, **afl.HOST_ENV}, capture_output=True, timeout=60, check=False)
+        union |= {int(line.split(":")[0]) for line in out.read_text().split()}
+    assert cov.edges == len(union) > 0 and cov.inputs == len(seeds) and cov.unreplayed == 0
+    assert cov.curve[0][1] == cov.curve[-1][1] == cov.edges  # every seed is at time 0
