@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from autotune.compare import stats
+from autotune import stats
 
 
 def test_a12_by_hand():

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from autotune.compare.config import CC_AFL, ConfigSpec
-from autotune.compare.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
+from autotune.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
 from autotune.errors import AutotuneError
 from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic
 from autotune.preflight import afl

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autotune.compare.compare import CompareResult
-from autotune.compare.stats import Summary
+from autotune.stats import Summary
 
 
 def _ci(s: Summary, fmt: str) -> str:

@@ -15,7 +15,5 @@ from autotune.race.core import (
     plan_race,
     run_race,
 )
-from autotune.race.exact import mann_whitney_greater_p, vargha_delaney_a12
 
-__all__ = ["Contestant", "Decision", "RaceResult", "Rung", "TrialFigures", "TrialSpec", "plan_race", "run_race",
-           "mann_whitney_greater_p", "vargha_delaney_a12"]
+__all__ = ["Contestant", "Decision", "RaceResult", "Rung", "TrialFigures", "TrialSpec", "plan_race", "run_race"]

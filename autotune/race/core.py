@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune.errors import AutotuneError
-from autotune.race.exact import mann_whitney_greater_p, vargha_delaney_a12
+from autotune.stats import a12, mann_whitney
 
 SCHEMA_VERSION = 1
 DEFAULT_ALPHA = 0.05
@@ -292,7 +292,7 @@ def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, budget
             on_rung(rung)
         field_ = list(kept)
         if 0 < index < len(plan) - 1 and all(
-                mann_whitney_greater_p(rung.coverage(default), rung.coverage(name)) <= alpha for name in ranking):
+                mann_whitney(rung.coverage(default), rung.coverage(name), alternative="greater").p <= alpha for name in ranking):
             stopped_early = True
             break
     decision = _decide(rungs[-1], default=default, alpha=alpha, stopped_early=stopped_early)
@@ -318,10 +318,10 @@ def _decide(last: Rung, *, default: str, alpha: float, stopped_early: bool) -> D
     winner = last.ranking[0]
     win, base = last.coverage(winner), last.coverage(default)
     w_med, d_med = statistics.median(win), statistics.median(base)
-    p = mann_whitney_greater_p(win, base)
-    a12 = vargha_delaney_a12(win, base)
+    p = mann_whitney(win, base, alternative="greater").p
+    effect = a12(win, base)
     common = dict(winner=winner, trial_s=last.seconds, winner_median=w_med, default_median=d_med,
-                  p_value=round(p, 6), a12=round(a12, 4), alpha=alpha)
+                  p_value=round(p, 6), a12=round(effect, 4), alpha=alpha)
     if stopped_early:
         return Decision(recommended=default, is_default=True, **common,
                         reason=f"after {last.seconds} s trials every candidate covered significantly less than "
@@ -329,9 +329,9 @@ def _decide(last: Rung, *, default: str, alpha: float, stopped_early: bool) -> D
     if w_med > d_med and p <= alpha:
         return Decision(recommended=winner, is_default=False, **common,
                         reason=f"{winner} covered more than the default in {last.seconds} s trials: median "
-                               f"{w_med:g} vs {d_med:g} edges, Mann-Whitney p = {p:.3g} <= {alpha}, A12 = {a12:.2f}")
+                               f"{w_med:g} vs {d_med:g} edges, Mann-Whitney p = {p:.3g} <= {alpha}, A12 = {effect:.2f}")
     why = ("covered no more than" if w_med <= d_med else
            f"was ahead but not significantly (p = {p:.3g} > {alpha}) of")
     return Decision(recommended=default, is_default=True, **common,
                     reason=f"the best candidate, {winner}, {why} the default in {last.seconds} s trials "
-                           f"(median {w_med:g} vs {d_med:g} edges, A12 = {a12:.2f}): the default is recommended")
+                           f"(median {w_med:g} vs {d_med:g} edges, A12 = {effect:.2f}): the default is recommended")

@@ -6,7 +6,8 @@ effect size).
   effect size statistics of McGraw and Wong", J. Educ. Behav. Stat. 25(2): A12 = P(X > Y) +
   0.5 P(X = Y) over all pairs, computed by counting pairs. 0.5 = no difference; their guide:
   0.56 small, 0.64 medium, 0.71 large (:data:`A12_THRESHOLDS`, symmetric below 0.5).
-- :func:`mann_whitney` — two-sided Mann-Whitney U test. Small samples (at most
+- :func:`mann_whitney` — Mann-Whitney U test, two-sided (compare) or one-sided "x greater" (the
+  race's decision whether a candidate beats AFL++'s default). Small samples (at most
   :data:`EXACT_MAX_SPLITS` ways to split the pooled sample) get the exact permutation p-value,
   enumerated over every split of the pooled values with ties at their mid-ranks (so ties are
   handled exactly, which scipy's ``method="exact"`` does not do); larger ones the normal
@@ -56,7 +57,7 @@ def a12_magnitude(a: float) -> str:
 @dataclass(frozen=True)
 class MannWhitney:
     u: float  # U of the first sample: pairs it wins plus half the ties
-    p: float  # two-sided
+    p: float  # two-sided, or one-sided (H1: x greater) when alternative == "greater"
     method: str  # "exact" (permutation over every split, mid-ranks) or "asymptotic"
     n_x: int
     n_y: int
@@ -84,8 +85,11 @@ def _midranks2(values: Sequence[float]) -> list[int]:
     return ranks2
 
 
-def mann_whitney(xs: Sequence[float], ys: Sequence[float]) -> MannWhitney:
-    """Two-sided Mann-Whitney U test of xs against ys (see the module's docstring for the method)."""
+def mann_whitney(xs: Sequence[float], ys: Sequence[float], *, alternative: str = "two-sided") -> MannWhitney:
+    """Mann-Whitney U test of xs against ys (see the module's docstring for the method);
+    ``alternative`` "two-sided", or "greater" (H1: xs tend to be larger than ys)."""
+    if alternative not in ("two-sided", "greater"):
+        raise ValueError(f"alternative must be 'two-sided' or 'greater', not {alternative!r}")
     m, n = len(xs), len(ys)
     if m == 0 or n == 0:
         raise ValueError("the Mann-Whitney test needs two non-empty samples")
@@ -93,17 +97,18 @@ def mann_whitney(xs: Sequence[float], ys: Sequence[float]) -> MannWhitney:
     if math.comb(m + n, m) <= EXACT_MAX_SPLITS:
         ranks2 = _midranks2([*xs, *ys])
         total2 = sum(ranks2)
-        # |R_x - E R_x| with E R_x = m (m+n+1) / 2; in units of 1/2 rank, times (m+n) to stay integral
-        obs = abs((m + n) * sum(ranks2[:m]) - m * total2)
+        # R_x - E R_x with E R_x = m (m+n+1) / 2; in units of 1/2 rank, times (m+n) to stay integral
+        dev = (lambda r: abs(r)) if alternative == "two-sided" else (lambda r: r)
+        obs = dev((m + n) * sum(ranks2[:m]) - m * total2)
         hits = splits = 0
         for combo in itertools.combinations(ranks2, m):
             splits += 1
-            if abs((m + n) * sum(combo) - m * total2) >= obs:
+            if dev((m + n) * sum(combo) - m * total2) >= obs:
                 hits += 1
         return MannWhitney(u=u, p=hits / splits, method="exact", n_x=m, n_y=n)
     from scipy.stats import mannwhitneyu
 
-    res = mannwhitneyu(list(xs), list(ys), alternative="two-sided", method="asymptotic", use_continuity=True)
+    res = mannwhitneyu(list(xs), list(ys), alternative=alternative, method="asymptotic", use_continuity=True)
     return MannWhitney(u=u, p=float(res.pvalue), method="asymptotic", n_x=m, n_y=n)
 
 
