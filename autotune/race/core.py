@@ -53,26 +53,37 @@ DEFAULT_OVERHEAD_S = 5.0
 
 @dataclass(frozen=True)
 class Contestant:
-    """One configuration in the race; ``settings`` are the variables its trials run under."""
+    """One configuration in the race: the harness built by ``cc_kind`` (``afl``: afl-clang-fast;
+    ``autotune``: autotune cc) under the compile-time variables ``build``, fuzzed under the run-time
+    variables ``settings``."""
 
     name: str
     is_default: bool = False
     settings: tuple[tuple[str, str], ...] = ()
     description: str = ""
+    cc_kind: str = "autotune"
+    build: tuple[tuple[str, str], ...] = ()
 
     @property
     def env(self) -> dict[str, str]:
         return dict(self.settings)
 
+    @property
+    def build_vars(self) -> dict[str, str]:
+        return dict(self.build)
+
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "is_default": self.is_default, "settings": dict(self.settings),
-                "description": self.description}
+                "description": self.description, "cc_kind": self.cc_kind, "build": dict(self.build)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Contestant":
-        return cls(name=str(d["name"]), is_default=bool(d["is_default"]),
-                   settings=tuple(sorted((str(k), str(v)) for k, v in dict(d["settings"]).items())),
-                   description=str(d.get("description", "")))
+        def pairs(m: Any) -> tuple[tuple[str, str], ...]:
+            return tuple(sorted((str(k), str(v)) for k, v in dict(m or {}).items()))
+
+        return cls(name=str(d["name"]), is_default=bool(d["is_default"]), settings=pairs(d["settings"]),
+                   description=str(d.get("description", "")), cc_kind=str(d.get("cc_kind", "autotune")),
+                   build=pairs(d.get("build")))
 
 
 @dataclass(frozen=True)

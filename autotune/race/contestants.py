@@ -1,0 +1,96 @@
+"""The race's contestants: AFL++'s default, and our runtime's metrics sized from the probe's census.
+
+- The default is AFL++'s untuned build (afl-clang-fast, PCGUARD) when afl-clang-fast is installed;
+  otherwise our runtime's ``guard`` metric on its inline-counter build, which is the same
+  coverage (one counter per guard) through our runtime.
+- Each candidate metric runs on the cheapest build kind that serves it (``autotune cc``'s
+  ``AUTOTUNE_CC_INSTRUMENT``: ``guard`` = inline counters, ``blocks`` = guards only, ``full`` =
+  guards and function hooks for call-context metrics).
+- Hashed metrics use the two-level layout (BigMap): the index H is the smallest power of two
+  whose Equation 1 collision rate (BigMap, DSN 2021) at twice the census's estimated keys is
+  within ``max_collision_rate``, and the dense map has room for twice the estimated keys
+  (``tune.space.dense_slots``), so the map afl-fuzz scans is only as large as the keys need.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from autotune.errors import AutotuneError
+from autotune.race.core import Contestant
+
+DEFAULT_NAME = "aflpp-default"
+# Candidates in priority order: when the budget cannot race them all, the last ones are dropped.
+# guard first (AFL++'s coverage through our runtime, at inline-counter cost), then the cheapest
+# hashed metric, then richer ones whose extra keys may or may not pay for their larger queue.
+DEFAULT_METRICS: tuple[str, ...] = ("guard", "edge", "ngram-4", "caller")
+KEY_HEADROOM = 2.0  # size for twice the keys the probe estimated (a campaign finds more)
+MIN_INDEX_POW2, MAX_INDEX_POW2 = 16, 24
+DEFAULT_MAX_COLLISION_RATE = 0.02
+
+
+def build_kind_for(metric: str) -> str:
+    """The cheapest ``AUTOTUNE_CC_INSTRUMENT`` build kind whose runtime serves ``metric``."""
+    from autotune.metrics import CONTEXT_METRICS, GUARD, METRICS
+
+    if metric not in METRICS:
+        raise AutotuneError(f"unknown metric {metric!r}", fix=f"use one of: {', '.join(METRICS)}")
+    if metric == GUARD:
+        return "guard"
+    return "full" if metric in CONTEXT_METRICS else "blocks"
+
+
+def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
+    """Smallest index H = 2^k (2^16..2^24) with Equation 1's collision rate at KEY_HEADROOM x keys within the limit."""
+    from autotune.probe.equation1 import collision_rate
+
+    n = max(1, int(KEY_HEADROOM * keys + 0.999))
+    for k in range(MIN_INDEX_POW2, MAX_INDEX_POW2 + 1):
+        if collision_rate(H=1 << k, n=n) <= max_collision_rate:
+            return 1 << k
+    return 1 << MAX_INDEX_POW2
+
+
+def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision_rate: float,
+                     index_file: str = "index.bin") -> dict[str, str]:
+    """AUTOTUNE_* run-time variables of a candidate (docs/DESIGN.md "Runtime configuration")."""
+    from autotune.tune.space import dense_slots
+
+    env = {"AUTOTUNE_METRIC": metric, "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero"}
+    if metric == "guard":
+        return env  # one slot per guard: no index, no map size to choose
+    keys = max(1.0, float(estimated_keys or 0.0)) if estimated_keys else 1 << 14
+    h = index_slots_for(keys=keys, max_collision_rate=max_collision_rate)
+    env.update({"AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(h),
+                "AUTOTUNE_MAP_SIZE": str(dense_slots(map_slots=h, estimated_keys=KEY_HEADROOM * keys / 2)),
+                "AUTOTUNE_KEY_HASH": "exact", "AUTOTUNE_INDEX_FILE": index_file})
+    return env
+
+
+def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys: Mapping[str, float] | None = None,
+                     afl_cc: bool, max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE) -> list[Contestant]:
+    """The default, then one candidate per metric (in the order given)."""
+    from autotune.cc import KIND_VAR
+
+    if len(set(metrics)) != len(metrics):
+        raise AutotuneError(f"a metric is named twice in {', '.join(metrics)}", fix="name each metric once")
+    keys = dict(estimated_keys or {})
+    out = []
+    if afl_cc:
+        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind="afl",
+                              description="AFL++'s default: afl-clang-fast, PCGUARD (no variables)"))
+    else:
+        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind="autotune",
+                              build=((KIND_VAR, "guard"),), settings=(("AUTOTUNE_METRIC", "guard"),),
+                              description="AFL++'s default coverage (one counter per guard) through our runtime: "
+                                          "afl-clang-fast is not installed"))
+    for m in metrics:
+        if m == "guard" and not afl_cc:
+            continue  # it is the default already
+        settings = runtime_settings(metric=m, estimated_keys=keys.get(m), max_collision_rate=max_collision_rate)
+        kind = build_kind_for(m)
+        desc = f"our runtime, {m}" + (f" ({settings['AUTOTUNE_LAYOUT']}, index {settings['AUTOTUNE_INDEX_SIZE']}, "
+                                      f"{settings['AUTOTUNE_MAP_SIZE']} slots)" if m != "guard" else " (a counter per guard)")
+        out.append(Contestant(name=m, settings=tuple(sorted(settings.items())), cc_kind="autotune",
+                              build=((KIND_VAR, kind),), description=f"{desc}, {kind} build"))
+    return out

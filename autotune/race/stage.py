@@ -1,0 +1,177 @@
+"""The race as a stage: build each contestant, race them in the real afl-fuzz (autotune.trials),
+write ``race.json`` / ``race.md`` and the env files of the recommendation.
+
+Every trial is one afl-fuzz of ``afl-fuzz -V`` seconds pinned to a core, measured by one
+yardstick for every contestant (autotune.trials.yardstick: AFL++'s PCGUARD build replayed over
+everything the trial kept, or our exact edge census without afl-clang-fast).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from autotune.errors import AutotuneError, ToolMissingError
+from autotune.io import write_json_atomic, write_text_atomic
+from autotune.race.contestants import DEFAULT_METRICS, DEFAULT_MAX_COLLISION_RATE, make_contestants
+from autotune.race.core import (DEFAULT_ETA, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
+                                RaceResult, Rung, TrialFigures, TrialSpec, plan_race, run_race)
+
+RACE_JSON = "race.json"
+RACE_MD = "race.md"
+
+
+@dataclass(frozen=True)
+class RaceOutcome:
+    """The race, the yardstick it used, the binaries raced and the files written."""
+
+    race: RaceResult
+    yardstick: dict
+    binaries: dict[str, str]
+    target: dict
+    dropped: tuple[str, ...]  # candidates left out to fit the budget
+    written: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": 1, "race": self.race.to_dict(), "yardstick": self.yardstick,
+                "binaries": dict(self.binaries), "target": self.target, "dropped": list(self.dropped),
+                "written": list(self.written)}
+
+
+def _afl_cc_installed(env: Mapping[str, str]) -> bool:
+    from autotune.preflight.afl import find_tool
+
+    try:
+        find_tool("afl-clang-fast", env=env)
+    except ToolMissingError:
+        return False
+    return True
+
+
+def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, repeats: int, eta: int,
+                  min_trial_s: int, overhead_s: float) -> tuple[list[Contestant], tuple[str, ...]]:
+    """Drop candidates from the end of the priority list until the race fits the budget."""
+    keep = list(contestants)
+    dropped: list[str] = []
+    while True:
+        n = sum(1 for c in keep if not c.is_default)
+        try:
+            plan_race(candidates=n, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                      min_trial_s=min_trial_s, overhead_s=overhead_s)
+            return keep, tuple(dropped)
+        except AutotuneError:
+            if n <= 1:
+                raise
+            last = max(i for i, c in enumerate(keep) if not c.is_default)
+            dropped.insert(0, keep.pop(last).name)
+
+
+def afl_backend(*, contestants: Sequence[Contestant], binaries: Mapping[str, Path], seeds: Path, work: Path,
+                yardstick, jobs: int, caller_env: Mapping[str, str] | None = None,
+                on_trial: Callable[[Any], None] | None = None) -> Callable[[Sequence[TrialSpec]], list[TrialFigures]]:
+    """A ``run_trials`` for run_race: each spec becomes one afl-fuzz trial (autotune.trials)."""
+    from autotune.trials import TrialSpec as AflTrial
+    from autotune.trials import run_trials
+
+    by_name = {c.name: c for c in contestants}
+
+    def run(specs: Sequence[TrialSpec]) -> list[TrialFigures]:
+        afl_specs = [AflTrial(config=s.contestant, index=s.repeat, binary=str(binaries[s.contestant]),
+                              env=by_name[s.contestant].env, seeds=str(seeds), seconds=s.seconds,
+                              rng_seed=s.fuzz_seed,
+                              out_dir=str(work / f"rung-{s.rung}" / s.contestant / f"trial-{s.repeat}"))
+                     for s in specs]
+        results = run_trials(specs=afl_specs, yardstick=yardstick, jobs=jobs, caller_env=caller_env, on_done=on_trial)
+        rung = {(s.contestant, s.repeat): s for s in specs}
+        out = []
+        for r in results:
+            s = rung[(r.spec.config, r.spec.index)]
+            out.append(TrialFigures(contestant=s.contestant, rung=s.rung, repeat=s.repeat, seconds=s.seconds,
+                                    coverage=int(r.yardstick.edges), execs_per_s=float(r.execs_per_s),
+                                    queue=int(r.kept.get("queue", 0)), stability=r.stats.get("stability")))
+        return out
+
+    return run
+
+
+def build_contestants(*, contestants: Sequence[Contestant], spec, binary: Path | None,
+                      env: Mapping[str, str]) -> dict[str, Path]:
+    """The binary of each contestant: the recipe built by its compiler and build kind (cached), or,
+    without a recipe, the one binary given for every contestant of our runtime."""
+    from autotune.preflight.target import build
+
+    out: dict[str, Path] = {}
+    for c in contestants:
+        if spec is None:
+            if c.cc_kind != "autotune" or binary is None:
+                raise AutotuneError(f"contestant {c.name} needs a build recipe",
+                                    fix="give the harness's sources (--source) or a --build-script")
+            out[c.name] = binary
+        else:
+            out[c.name] = build(spec=spec, cc_kind=c.cc_kind, build_vars=c.build_vars, env=env)
+    return out
+
+
+def race_target(*, out_dir: Path, corpus: Path, spec=None, binary: Path | None = None,
+                estimated_keys: Mapping[str, float] | None = None, metrics: Sequence[str] = DEFAULT_METRICS,
+                budget_s: float = 900.0, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
+                eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+                overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = 0.05, seed: int = 0,
+                max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
+                on_rung: Callable[[Rung], None] | None = None, on_trial: Callable[[Any], None] | None = None,
+                notice: Callable[[str], None] | None = None) -> RaceOutcome:
+    """Race AFL++'s default and our runtime's ``metrics`` on the target; write the outcome to ``out_dir``."""
+    from autotune.compare.compare import stage_seeds
+    from autotune.preflight.afl import base_env, find_tool
+    from autotune.preflight.target import TargetSpec
+    from autotune.trials import choose_yardstick, host_cores, yardstick_for_binary
+    from autotune.trials.yardstick import KIND_CENSUS
+
+    env = base_env()
+    find_tool("afl-fuzz", env=env)  # ToolMissingError names the package
+    if spec is None and binary is None:
+        raise AutotuneError("the race needs a target", fix="give a harness binary, --source files or --demo")
+    jobs = jobs or len(host_cores())
+    afl_cc = spec is not None and _afl_cc_installed(env)
+    contestants = make_contestants(metrics=metrics, estimated_keys=estimated_keys, afl_cc=afl_cc,
+                                   max_collision_rate=max_collision_rate)
+    if spec is None:  # one binary: every contestant runs it (its build kind serves every metric)
+        contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
+                                  description=c.description.rsplit(",", 1)[0] + ", the given binary",
+                                  cc_kind="autotune") for c in contestants]
+    contestants, dropped = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                                         min_trial_s=min_trial_s, overhead_s=overhead_s)
+    if dropped and notice:
+        notice(f"the budget of {budget_s:.0f} s races {len(contestants) - 1} candidates: left out "
+               f"{', '.join(dropped)} (raise --budget to race them)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    seeds = out_dir / "seeds"
+    stage_seeds(corpus=corpus, dest=seeds)
+    binaries = build_contestants(contestants=contestants, spec=spec, binary=binary, env=env)
+    if spec is not None:
+        yard = choose_yardstick(spec=spec, env=env)
+    else:
+        yard = yardstick_for_binary(kind=KIND_CENSUS, binary=binary)
+    backend = afl_backend(contestants=contestants, binaries=binaries, seeds=seeds, work=out_dir / "trials",
+                          yardstick=yard, jobs=jobs, on_trial=on_trial)
+    race = run_race(contestants=contestants, run_trials=backend, budget_s=budget_s, jobs=jobs, repeats=repeats,
+                    eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed, on_rung=on_rung)
+    target = spec.to_dict() if isinstance(spec, TargetSpec) else {"kind": "binary", "binary": str(binary)}
+    outcome = RaceOutcome(race=race, yardstick=yard.to_dict(), binaries={k: str(v) for k, v in binaries.items()},
+                          target=target, dropped=dropped, written=())
+    written = write_outputs(outcome=outcome, out_dir=out_dir)
+    return RaceOutcome(**{**outcome.__dict__, "written": tuple(str(p) for p in written)})
+
+
+def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
+    from autotune.race.report import env_files, markdown
+
+    written = []
+    for name, text in env_files(outcome, out_dir=out_dir).items():
+        written.append(write_text_atomic(out_dir / name, text))
+    written.append(write_text_atomic(out_dir / RACE_MD, markdown(outcome)))
+    doc = outcome.to_dict()
+    doc["written"] = [str(p) for p in written] + [str(out_dir / RACE_JSON)]
+    written.append(write_json_atomic(out_dir / RACE_JSON, doc))
+    return written
