@@ -177,8 +177,9 @@ uint64_t cov_function_id(const void *fn) { return fid_slow(fn); }
 /* -fsanitize-coverage=inline-8bit-counters: clang increments one byte per block inline (no call,
  * 8-bit, wrapping) in the module's __sancov_cntrs section and registers the section here. The
  * guard metric's slot of counter i (over all modules, in registration order) is i, as a
- * trace-pc-guard build's guard g has slot g - 1. The map sink copies them into its counters and
- * zeroes them after every execution (cov_exec_end), on a crash signal and at exit(). */
+ * trace-pc-guard build's guard g has slot g - 1. The map sink adds them into its counters (a
+ * copy under afl-fuzz, which zeroes its map before each run) and zeroes them after every
+ * execution (cov_exec_end), on a crash signal and at exit() during an execution. */
 #define COV_CNT_REGIONS 256
 static struct { uint8_t *start; size_t n; } cov_cnt[COV_CNT_REGIONS];
 static uint32_t cov_ncnt_regions;
@@ -291,12 +292,20 @@ int cov_census_check(uint32_t metric_mask, char *err, size_t errlen) {
 static uint8_t *cov_cnt_dst;
 static volatile sig_atomic_t cov_in_exec; /* between cov_exec_begin and cov_exec_end */
 
+/* Add the counters into the map (8-bit, wrapping: what the increments themselves would have done
+ * there; afl-fuzz zeroes its map before each run, so this is a copy under afl) and zero them. */
+static void cnt_add_clear(uint8_t *restrict d, uint8_t *restrict c, size_t n) {
+  for (size_t j = 0; j < n; j++) { /* vectorised */
+    d[j] = (uint8_t)(d[j] + c[j]);
+    c[j] = 0;
+  }
+}
+
 static void cnt_flush(void) {
   uint8_t *d = cov_cnt_dst;
   if (!d) return;
   for (uint32_t i = 0; i < cov_ncnt_regions; i++) {
-    memcpy(d, cov_cnt[i].start, cov_cnt[i].n);
-    memset(cov_cnt[i].start, 0, cov_cnt[i].n);
+    cnt_add_clear(d, cov_cnt[i].start, cov_cnt[i].n);
     d += cov_cnt[i].n;
   }
 }
