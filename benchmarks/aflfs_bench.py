@@ -157,6 +157,11 @@ PAIRS = [("guard/guard-build", "aflpp-pcguard"), ("guard/blocks-build", "aflpp-p
 
 def kind_binary(target: str, builder: str, kind: str | None) -> Path:
     """The target's harness built by our wrapper with build kind ``kind`` or by afl-clang-fast."""
+    if target == "libyaml":
+        from tests.targets import libyaml
+        if builder == "ours":
+            return libyaml.build_libyaml_harness(cc_kind="autotune", instrument=kind or "full")
+        return libyaml.build_libyaml_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {})
     if target == "lz4":
         from tests.targets import lz4
         if builder == "ours":
@@ -597,10 +602,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def libyaml_target() -> dict | None:
+    """libyaml (tests/targets/libyaml.py): many small functions, built by its own CMake build."""
+    try:
+        from tests.targets import libyaml
+        return {"name": "libyaml", "seeds": small_seeds(libyaml.libyaml_sample_inputs())}
+    except Exception as exc:  # noqa: BLE001 - the target is optional: report why it is skipped
+        print(f"libyaml skipped: {exc}", file=sys.stderr)
+        return None
+
+
 def build_kinds_main(a: argparse.Namespace) -> int:
     results = []
     for name in a.targets.split(","):
-        target = demo_target() if name == "demo" else lz4_target() if name == "lz4" else None
+        target = {"demo": demo_target, "lz4": lz4_target, "libyaml": libyaml_target}.get(name, lambda: None)()
         if target is None:
             print(f"target {name} unavailable, skipped", file=sys.stderr)
             continue
