@@ -326,3 +326,30 @@ def test_inline_runtime_under_asan_and_ubsan(tmp_path):
     (tmp_path / "S").write_bytes(b"S")
     m, rc = direct_map(exe, [tmp_path / "S"], {**env, "AUTOTUNE_METRIC": "guard"})
     assert rc == -11 and any(m)  # the handler copied, then the fault took its course (no ASan report)
+
+
+# ---- the Python side: metric list, index key, tune's space and precision -------------------------
+
+def test_guard_index_key_afl_mode_and_metric_lists():
+    from autotune.metrics import METRICS, afl_mode, has_map_size
+    from autotune.probe import protocol
+
+    assert METRICS[-1] == "guard" and protocol.N_METRICS == 14 and protocol.REPLY_SIZE == 16 + 8 * 14
+    assert [int(x) for x in index_key(np.array([1, 2, 70000], dtype=np.uint64), metric="guard")] == [0, 1, 69999]
+    assert afl_mode("guard").instrument == "PCGUARD" and not has_map_size("guard") and has_map_size("edge")
+
+
+def test_tune_space_holds_one_guard_configuration_per_width():
+    from autotune.tune.precision import precision
+    from autotune.tune.space import Config, SearchSpace
+
+    sp = SearchSpace(map_pow2=(13, 20))
+    grid = sp.grid()
+    guards = [c for c in grid if c.metric == "guard"]
+    assert sorted(c.width_bits for c in guards) == [8, 16, 32, 64]
+    assert all(c.layout == "flat" and c.map_slots == 1 << 16 for c in guards)
+    assert sp.n_points == len(grid) == len(set(grid))
+    assert sp.to_config([20, 4, sp.metrics.index("guard"), "twolevel"]) == Config("guard", "flat", 1 << 16, 16)
+    assert SearchSpace(map_pow2=(18, 20)).guard_slots == 1 << 18
+    p = precision(config=Config("guard", "flat", 1 << 16, 8), n_keys=1e6, overflow_by_width={8: 0.25})
+    assert p.lost_keys == 0 and p.counter_overflow == 0.25 and p.dense_slots is None

@@ -43,7 +43,10 @@ def _pct(x: float) -> str:
 def _afl_build_vars(*, metric: str, overflow8: float) -> list[EnvVar]:
     mode = afl_mode(metric)
     out = [EnvVar("AFL_LLVM_INSTRUMENT", mode.instrument,
-                  f"coverage metric {metric}: afl-cc's {mode.instrument} instrumentation hashes the same keys")]
+                  f"coverage metric {metric}: afl-cc's {mode.instrument} instrumentation hashes the same keys"
+                  if has_map_size(metric) else
+                  f"coverage metric {metric}: afl-cc's default {mode.instrument} instrumentation, one counter per "
+                  "guard,\nits map the guard count")]
     for k, v in mode.extra.items():
         out.append(EnvVar(k, str(v), f"part of the {metric} metric"))
     if overflow8 > 0:
@@ -66,8 +69,11 @@ def afl_build_env(result: TuneResult) -> str:
     title = [
         "afl-build.env: for afl-cc / afl-clang-fast (AFL++ as installed, its map of 2^16 bytes), written by autotune tune",
         "load: set -a; . ./afl-build.env; set +a; then build the target with afl-clang-fast",
-        f"target {result.target}: {metric} in a flat 64 KiB map of 8-bit counters, {nr['execs_per_s']:.0f} execs/s "
-        f"measured, {_collisions(result, metric, AFL_DEFAULT_MAP_SLOTS, nr['precision']['collision_rate'])}",
+        (f"target {result.target}: {metric} in a flat 64 KiB map of 8-bit counters, {nr['execs_per_s']:.0f} execs/s "
+         f"measured, {_collisions(result, metric, AFL_DEFAULT_MAP_SLOTS, nr['precision']['collision_rate'])}")
+        if has_map_size(metric) else
+        (f"target {result.target}: {metric}, one 8-bit counter per guard (no collisions), "
+         f"{nr['execs_per_s']:.0f} execs/s measured"),
     ]
     if result.needs_afl_rebuild:
         b = result.best_config
