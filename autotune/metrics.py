@@ -16,8 +16,9 @@ METRIC_ID = {name: i for i, name in enumerate(METRICS)}
 CONTEXT_METRICS: tuple[str, ...] = ("ctx", "caller", "ctx-2", "ctx-4", "ctx-8")
 """Metrics keyed by the call stack: they need the function hooks of a ``full`` build."""
 GUARD = "guard"
-"""AFL++'s PCGUARD: one counter per SanitizerCoverage guard (slot = guard index - 1), exact and
-collision-free; the map is the guard count, so map size, layout and key hash do not apply."""
+"""AFL++'s PCGUARD: one counter per SanitizerCoverage guard (slot = guard index g, slot 0 unused),
+exact and collision-free; the map is the guard count + 1, so map size, layout and key hash do not
+apply."""
 
 
 def has_map_size(metric: str) -> bool:
@@ -40,14 +41,13 @@ def index_key(exact: np.ndarray, *, metric: str) -> np.ndarray:
 
     The slot at a map of H slots (H a power of two) is ``index_key(exact) & (H - 1)``, a uniform
     function of the exact key, so slot collisions follow Equation 1 (docs/DESIGN.md).
-    ``guard``: ``exact - 1`` (its exact key is the guard index g; the slot is g - 1, no hash).
+    ``guard``: ``exact`` itself (the guard index g is its slot, no hash; slot 0 stays unused as in
+    AFL++'s PCGUARD, whose afl-showmap reads map[0] == 1 as a "target ran" mark and clears it).
     """
     if metric not in METRIC_ID:
         raise ValueError(f"unknown metric {metric!r}")
     x = np.array(exact, dtype=np.uint64, copy=True, ndmin=1)
     if metric == GUARD:
-        with np.errstate(over="ignore"):
-            x -= np.uint64(1)
         return x.reshape(np.shape(exact))
     if metric.startswith("ngram-"):
         x ^= x >> np.uint64(32)

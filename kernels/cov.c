@@ -176,8 +176,8 @@ uint64_t cov_function_id(const void *fn) { return fid_slow(fn); }
 /* ---- inline 8-bit counters (AUTOTUNE_CC_INSTRUMENT=guard) ---------------------------------- */
 /* -fsanitize-coverage=inline-8bit-counters: clang increments one byte per block inline (no call,
  * 8-bit, wrapping) in the module's __sancov_cntrs section and registers the section here. The
- * guard metric's slot of counter i (over all modules, in registration order) is i, as a
- * trace-pc-guard build's guard g has slot g - 1. The map sink adds them into its counters (a
+ * guard metric's slot of counter i (over all modules, in registration order) is i + 1, as a
+ * trace-pc-guard build's guard g has slot g. The map sink adds them into its counters (a
  * copy under afl-fuzz, which zeroes its map before each run) and zeroes them after every
  * execution (cov_exec_end), on a crash signal and at exit() during an execution. */
 #define COV_CNT_REGIONS 256
@@ -231,8 +231,8 @@ uint32_t cov_guard_slots(void) {
 }
 
 uint64_t cov_guard_map_bytes(void) {
-  uint64_t n = cov_guard_slots();
-  return n ? (n + 63) & ~(uint64_t)63 : 64;
+  uint64_t n = (uint64_t)cov_guard_slots() + 1; /* slots 1..guards; slot 0 unused */
+  return (n + 63) & ~(uint64_t)63;
 }
 
 /* "<what> needs <need>, but this program was built with AUTOTUNE_CC_INSTRUMENT=<kind>; fix: <fix>" */
@@ -302,7 +302,7 @@ static void cnt_add_clear(uint8_t *restrict d, uint8_t *restrict c, size_t n) {
 }
 
 static void cnt_flush(void) {
-  uint8_t *d = cov_cnt_dst;
+  uint8_t *d = cov_cnt_dst; /* slot 1: counter 0 is guard 1's */
   if (!d) return;
   for (uint32_t i = 0; i < cov_ncnt_regions; i++) {
     cnt_add_clear(d, cov_cnt[i].start, cov_cnt[i].n);
@@ -372,7 +372,7 @@ void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_ME
     hk32[COV_M_CTX + j] = edge_hk ^ (uint32_t)cx[j];
     exact[COV_M_CTX + j] = mix64(e ^ cx[j]);
   }
-  hk32[COV_M_GUARD] = w[0] - 1u; /* the slot itself */
+  hk32[COV_M_GUARD] = w[0]; /* the slot itself */
   exact[COV_M_GUARD] = w[0];
 }
 
@@ -671,11 +671,13 @@ static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, 
   t->r64[pos] = t->r64[pos + 8] = r;
   return h ^ (h >> 32); /* the ngram index key: fold (DESIGN.md "The map sink's index key") */
 }
-/* guard: the slot is the guard's own index (no hash; AUTOTUNE_KEY_HASH does not apply) */
+/* guard: the slot is the guard's own index g (no hash; AUTOTUNE_KEY_HASH does not apply); slot 0
+ * stays free, as in AFL++'s PCGUARD (afl-showmap reads map[0] == 1 as a "target ran" mark and
+ * clears it) */
 static inline __attribute__((always_inline)) uint64_t key_guard(cov_thread *t, uint32_t g,
                                                                  uint32_t pos, int fast) {
   (void)t, (void)pos, (void)fast;
-  return (uint64_t)g - 1u;
+  return g;
 }
 static inline __attribute__((always_inline)) uint64_t key_xctx(cov_thread *t, uint32_t g,
                                                                 uint32_t pos, int fast) {
@@ -742,12 +744,11 @@ static guard_hook_fn cov_guard_hook = hook_general;
 PER_LAYOUT(FAST_HOOK_DEF, afl)
 PER_LAYOUT(FAST_HOOK_DEF, xedge)
 PER_LAYOUT(FAST_HOOK_DEF, xngram)
-/* guard: the counter of the guard's own slot, nothing else (no thread state, no history) */
+/* guard: the counter of the guard's own slot g, nothing else (no thread state, no history, no
+ * test for a disabled guard: g = 0 counts in the unused slot 0) */
 #define GUARD_HOOK_DEF(K, LN, W, PN)                                                        \
   static void fast_##K##_##LN##_##W##_##PN(uint32_t *guard) {                               \
-    uint32_t g = *guard;                                                                     \
-    if (UNLIKELY(g == 0)) return;                                                            \
-    bm_##LN##_update_u##W##_##PN(&cov_map_fast, (uint64_t)g - 1u);                           \
+    bm_##LN##_update_u##W##_##PN(&cov_map_fast, *guard);                                     \
   }
 PER_WIDTH(GUARD_HOOK_DEF, guard, flat)
 /* [key function (KEY_AFL, KEY_XEDGE, KEY_XNGRAM, KEY_GUARD - 1)][the map_hit_table column] */
@@ -819,13 +820,13 @@ void cov_map_sink_set(bm_map *map, int metric) {
   }
   if (metric == COV_M_GUARD) { /* no key hash: the slot is the guard's index */
     pthread_mutex_lock(&cov_init_lock);
-    uint64_t slots = cov_guard_slots();
-    cov_guard_limit = (uint32_t)(slots < map->index_slots ? slots : map->index_slots);
+    uint64_t slots = cov_guard_slots(); /* guard g at slot g: g < H */
+    cov_guard_limit = (uint32_t)(slots < map->index_slots ? slots : map->index_slots - 1);
     pthread_mutex_unlock(&cov_init_lock);
     if (cov_build_kind() == COV_BUILD_GUARD) { /* inline counters: copied at cov_exec_end */
       cnt_clear();
-      if (map->width_bits == 8 && (uint64_t)cov_ncounters <= map->index_slots) {
-        cov_cnt_dst = map->counters;
+      if (map->width_bits == 8 && (uint64_t)cov_ncounters < map->index_slots) {
+        cov_cnt_dst = (uint8_t *)map->counters + 1;
         cnt_install_handlers();
       }
     }

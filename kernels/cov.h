@@ -30,7 +30,7 @@
  *   ngram-N     R[cur] ^ XOR_{i=1..N-1} (R[p_i] >> 1)            m_{N-1}: m_0 = mix64(cur),
  *                                                                m_i = mix64(m_{i-1} ^ p_i)
  *   ctx-like    (R[p1] >> 1) ^ R[cur] ^ (u32)cX                  mix64(mix64(edge_exact) ^ cX)
- *   guard       cur - 1 (the slot: no hash)                      cur (the guard index g)
+ *   guard       cur (the slot: no hash; slot 0 unused)           cur (the guard index g)
  * mix64 is splitmix64's finaliser (no increment); splitmix64(x) = mix64(x + 0x9e3779b97f4a7c15).
  * Every exec starts with p1..p7 = 0 and an empty stack (cX = 0).
  *
@@ -75,7 +75,7 @@ enum {
   COV_M_CTX2 = 10,
   COV_M_CTX4 = 11,
   COV_M_CTX8 = 12,
-  COV_M_GUARD = 13 /* the guard (block) itself: AFL++'s PCGUARD, one slot per guard */
+  COV_M_GUARD = 13 /* the guard (block) itself: AFL++'s PCGUARD, slot g, one per guard */
 };
 #define COV_ALL_METRICS ((1u << COV_N_METRICS) - 1u)
 
@@ -120,8 +120,8 @@ int cov_metric_check(int metric, char *err, size_t errlen);
 int cov_census_check(uint32_t metric_mask, char *err, size_t errlen);
 /* The guard metric's slots: guards registered (trace-pc-guard) or inline 8-bit counters. */
 uint32_t cov_guard_slots(void);
-/* The map the guard metric gives afl-fuzz: cov_guard_slots() rounded up to a multiple of 64
- * (afl-fuzz rounds the size a target reports so; at least 64). */
+/* The map the guard metric gives afl-fuzz: slots 0..cov_guard_slots() (guard g at slot g, slot 0
+ * unused as in AFL++'s PCGUARD), rounded up to a multiple of 64 (afl-fuzz rounds so). */
 uint64_t cov_guard_map_bytes(void);
 
 /* ---- run-time configuration (AUTOTUNE_* variables, docs/DESIGN.md) -------------------------- */

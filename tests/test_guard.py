@@ -1,4 +1,4 @@
-"""The guard metric (AFL++'s PCGUARD: one slot per guard, slot = g - 1) and the build kinds of
+"""The guard metric (AFL++'s PCGUARD: one slot per guard, slot = g, slot 0 unused) and the build kinds of
 `autotune cc` (AUTOTUNE_CC_INSTRUMENT = full, blocks, guard), end to end with real clang builds:
 
 - guard keys are the guards hit: the census (probe server) against the guards the map sink
@@ -105,7 +105,7 @@ def census_guard(binary: Path, workdir: Path, inputs: list[bytes]) -> np.ndarray
     finally:
         c.close()
     _, _, entries = read_census(workdir / "census" / "guard.bin")
-    assert all(e.hk32 == e.key - 1 for e in entries)  # hk32 is the slot itself
+    assert all(e.hk32 == e.key for e in entries)  # hk32 is the slot itself
     return np.array(sorted(e.key for e in entries), dtype=np.uint64)
 
 
@@ -120,7 +120,7 @@ def test_guard_keys_are_the_guards_hit_in_every_build_kind(demo_bins, tmp_path):
     seeds = sorted(demo.seed_dir().iterdir())
     keys = census_guard(demo_bins["full"], tmp_path / "probe", [p.read_bytes() for p in seeds])
     slots = {int(s) for s in index_key(keys, metric="guard")}
-    assert len(slots) == len(keys) > 50 and slots == {int(k) - 1 for k in keys}
+    assert len(slots) == len(keys) > 50 and slots == {int(k) for k in keys} and 0 not in slots
     for kind, binary in demo_bins.items():
         doc = replay(binary, demo.seed_dir(), AUTOTUNE_METRIC="guard")
         assert doc["metric"] == "guard" and doc["layout"] == "flat" and doc["covered_slots"] == len(keys), kind
@@ -208,7 +208,7 @@ def _guards(binary: Path) -> int:
 def test_inline_build_under_afl_showmap_reports_the_guard_map(afl_bins, tmp_path):
     binary = afl_bins["branchy-guard"]
     n = _guards(binary)
-    want = (n + 63) // 64 * 64
+    want = (n + 1 + 63) // 64 * 64  # slots 0..n
     in_dir = tmp_path / "in"
     in_dir.mkdir()
     for i, data in enumerate((b"FUZZ", b"FU\x90\x90\x90\x90", b"\x01\x02\x03")):
@@ -238,7 +238,7 @@ def test_afl_fuzz_runs_the_guard_metric_with_full_stability(afl_bins, tmp_path, 
     stats = {k.strip(): v.strip() for k, v in stats.items()}
     guards = _guards(binary) if kind == "guard" else None
     if guards is not None:
-        assert int(stats["total_edges"]) == (guards + 63) // 64 * 64
+        assert int(stats["total_edges"]) == (guards + 1 + 63) // 64 * 64
     assert int(stats["edges_found"]) > 0 and int(stats["corpus_count"]) > 1
     assert stats["stability"] == "100.00%"
 
@@ -335,7 +335,7 @@ def test_guard_index_key_afl_mode_and_metric_lists():
     from autotune.probe import protocol
 
     assert METRICS[-1] == "guard" and protocol.N_METRICS == 14 and protocol.REPLY_SIZE == 16 + 8 * 14
-    assert [int(x) for x in index_key(np.array([1, 2, 70000], dtype=np.uint64), metric="guard")] == [0, 1, 69999]
+    assert [int(x) for x in index_key(np.array([1, 2, 70000], dtype=np.uint64), metric="guard")] == [1, 2, 70000]
     assert afl_mode("guard").instrument == "PCGUARD" and not has_map_size("guard") and has_map_size("edge")
 
 

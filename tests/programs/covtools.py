@@ -269,7 +269,7 @@ def model_keys(hits: list[tuple[int, list[int]]], *, seed: int) -> list[dict[int
         e = mix64(edge_ex)
         for cx in (full, xor_first(1), xor_first(2), xor_first(4), xor_first(8)):
             keys.append((mix64(e ^ cx), edge_hk ^ (cx & 0xFFFFFFFF)))
-        keys.append((w[0], (w[0] - 1) & 0xFFFFFFFF))  # guard: the guard itself, slot g - 1
+        keys.append((w[0], w[0]))  # guard: the guard itself, at slot g
         for mid, (ex, hk) in enumerate(keys):
             rec = out[mid].setdefault(ex, [hk, 0])
             rec[1] += 1
