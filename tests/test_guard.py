@@ -326,6 +326,16 @@ def test_inline_runtime_under_asan_and_ubsan(tmp_path):
     (tmp_path / "S").write_bytes(b"S")
     m, rc = direct_map(exe, [tmp_path / "S"], {**env, "AUTOTUNE_METRIC": "guard"})
     assert rc == -11 and any(m)  # the handler copied, then the fault took its course (no ASan report)
+    # the guard fast hook of a blocks build (trace-pc-guard), under the same sanitizers
+    blocks = tmp_path / "crashy-blocks"
+    subprocess.run(["clang", "-O0", "-g", *san, *KINDS["blocks"], str(PROGRAMS / "crashy.c"), *objs, "-o",
+                    str(blocks), *LINK_LIBS, kind_marker("blocks")], check=True, capture_output=True, text=True,
+                   timeout=300)
+    for bits in ("8", "64"):
+        doc = replay(blocks, in_dir, AUTOTUNE_METRIC="guard", AUTOTUNE_COUNTER_BITS=bits, ASAN_OPTIONS=env["ASAN_OPTIONS"])
+        assert doc["hooks"] == "fast" and doc["covered_slots"] > 0
+        m, rc = direct_map(blocks, [in_dir / "s0"], {**env, "AUTOTUNE_METRIC": "guard", "AUTOTUNE_COUNTER_BITS": bits})
+        assert rc == 0 and any(m) and m[0] == 0  # slot 0 stays unused
 
 
 # ---- the Python side: metric list, index key, tune's space and precision -------------------------
