@@ -363,3 +363,15 @@ def test_tune_space_holds_one_guard_configuration_per_width():
     assert SearchSpace(map_pow2=(18, 20)).guard_slots == 1 << 18
     p = precision(config=Config("guard", "flat", 1 << 16, 8), n_keys=1e6, overflow_by_width={8: 0.25})
     assert p.lost_keys == 0 and p.counter_overflow == 0.25 and p.dense_slots is None
+
+
+@needs_afl
+def test_afl_showmap_shows_the_refusal(afl_bins, tmp_path):
+    """Under an afl tool the refusal reaches the user's terminal, above afl's handshake failure."""
+    (tmp_path / "x").write_bytes(b"x")
+    proc = subprocess.run([AFL_SHOWMAP, "-o", str(tmp_path / "o"), "--", str(afl_bins["branchy-guard"]),
+                           str(tmp_path / "x")], env=clean_env(AUTOTUNE_METRIC="ngram-4"), capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    text = output(proc)
+    assert proc.returncode != 0
+    assert "[autotune] error: AUTOTUNE_METRIC=ngram-4 needs SanitizerCoverage guards" in text, text[-2000:]
