@@ -290,6 +290,7 @@ int cov_census_check(uint32_t metric_mask, char *err, size_t errlen) {
 
 /* The guard map sink of a guard build: where the counters go after each execution. */
 static uint8_t *cov_cnt_dst;
+static size_t cov_cnt_room; /* counters the map holds: a module loaded later is cut off */
 static volatile sig_atomic_t cov_in_exec; /* between cov_exec_begin and cov_exec_end */
 
 /* Add the counters into the map (8-bit, wrapping: what the increments themselves would have done
@@ -304,9 +305,12 @@ static void cnt_add_clear(uint8_t *restrict d, uint8_t *restrict c, size_t n) {
 static void cnt_flush(void) {
   uint8_t *d = cov_cnt_dst; /* slot 1: counter 0 is guard 1's */
   if (!d) return;
-  for (uint32_t i = 0; i < cov_ncnt_regions; i++) {
-    cnt_add_clear(d, cov_cnt[i].start, cov_cnt[i].n);
-    d += cov_cnt[i].n;
+  size_t room = cov_cnt_room;
+  for (uint32_t i = 0; i < cov_ncnt_regions && room; i++) {
+    size_t n = cov_cnt[i].n < room ? cov_cnt[i].n : room;
+    cnt_add_clear(d, cov_cnt[i].start, n);
+    d += n;
+    room -= n;
   }
 }
 
@@ -827,6 +831,7 @@ void cov_map_sink_set(bm_map *map, int metric) {
       cnt_clear();
       if (map->width_bits == 8 && (uint64_t)cov_ncounters < map->index_slots) {
         cov_cnt_dst = (uint8_t *)map->counters + 1;
+        cov_cnt_room = cov_ncounters; /* within the map: slots 1..counters < H */
         cnt_install_handlers();
       }
     }
