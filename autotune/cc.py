@@ -3,10 +3,14 @@
 Use it as ``CC``/``CXX`` of a real build system. Every invocation runs the real compiler with
 the user's arguments unchanged, plus:
 
-- always: the coverage instrumentation (``INSTRUMENT_FLAGS``): SanitizerCoverage guards for the
-  block ids, function entry/exit hooks for call context, and ``-g``;
+- always: the coverage instrumentation of the build kind ``AUTOTUNE_CC_INSTRUMENT`` (``KINDS``):
+  ``full`` (default, ``INSTRUMENT_FLAGS``): SanitizerCoverage guards for the block ids, function
+  entry/exit hooks for call context, and ``-g`` (every metric, the census); ``blocks``: the guards
+  and ``-g`` (edge, ngram-N, guard: no call stack, so no hook per function call); ``guard``:
+  clang's inline 8-bit counters and ``-g`` (the guard metric only, no call per block);
 - when the invocation links a program: the runtime archive (whole, so its constructors are
-  kept) and ``LINK_LIBS``; and, unless the user asked for a sanitizer, ``NO_SANITIZER_RT``;
+  kept), ``LINK_LIBS`` and the build kind for the runtime (``kind_marker``); and, unless the user
+  asked for a sanitizer, ``NO_SANITIZER_RT``;
 - when ``-fsanitize=fuzzer`` is given: it is removed and, when linking, the driver object
   (``main()`` for an ``LLVMFuzzerTestOneInput`` harness) is linked, as libFuzzer's flag does.
   ``-fsanitize=fuzzer-no-link`` is removed too: the wrapper instruments every compile anyway.
@@ -40,6 +44,29 @@ Mode = Literal["link", "compile", "preprocess", "info"]
 INSTRUMENT_FLAGS: tuple[str, ...] = (
     "-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g",
 )
+# Build kinds (AUTOTUNE_CC_INSTRUMENT): what each instruments and which metrics its runtime serves
+# (kernels/cov.h cov_metric_check refuses the others with the fix). Compile and link with one kind.
+KIND_VAR = "AUTOTUNE_CC_INSTRUMENT"
+KINDS: dict[str, tuple[str, ...]] = {
+    "full": INSTRUMENT_FLAGS,  # every metric and the census (the probe)
+    "blocks": ("-fsanitize-coverage=trace-pc-guard", "-g"),  # edge, ngram-N, guard
+    "guard": ("-fsanitize-coverage=inline-8bit-counters", "-g"),  # guard only, counted inline
+}
+DEFAULT_KIND = "full"
+
+
+def build_kind(env: Mapping[str, str]) -> str:
+    """The build kind AUTOTUNE_CC_INSTRUMENT names (default full); AutotuneError for another value."""
+    kind = env.get(KIND_VAR, "") or DEFAULT_KIND
+    if kind not in KINDS:
+        raise AutotuneError(f"{KIND_VAR}={kind} is not a build kind",
+                            fix=f"set {KIND_VAR} to one of {', '.join(KINDS)} (or unset it: {DEFAULT_KIND})")
+    return kind
+
+
+def kind_marker(kind: str) -> str:
+    """The link flag that tells the runtime its build kind (kernels/cov.c cov_build_kind)."""
+    return f"-Wl,--defsym=autotune_instrument_kind=autotune_kind_{kind}"
 LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
 # clang links UBSan's standalone runtime (whole, with its signal handlers and its weak
 # __sanitizer_cov_* stubs) into any program linked with -fsanitize-coverage and no sanitizer.
@@ -225,12 +252,14 @@ def parse_args(args: Sequence[str]) -> Invocation:
                       sanitizers=sanitizers)
 
 
-def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driver: Path | None) -> list[str]:
+def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driver: Path | None,
+            kind: str = DEFAULT_KIND) -> list[str]:
     """The full argv of the real compiler for a parsed invocation.
 
-    ``runtime`` and ``driver`` are the artefacts to link (see :func:`link_needs`).
+    ``runtime`` and ``driver`` are the artefacts to link (see :func:`link_needs`); ``kind`` the
+    build kind (``KINDS``).
     """
-    argv = [toolchain.path, *INSTRUMENT_FLAGS]
+    argv = [toolchain.path, *KINDS[kind]]
     if inv.mode == "link" and not inv.sanitizers:
         argv.append(NO_SANITIZER_RT)
     if driver is not None:
@@ -239,7 +268,7 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
     if runtime is not None:
         if inv.has_lang:
             argv += ["-x", "none"]
-        argv += ["-Wl,--whole-archive", str(runtime), "-Wl,--no-whole-archive", *LINK_LIBS]
+        argv += ["-Wl,--whole-archive", str(runtime), "-Wl,--no-whole-archive", *LINK_LIBS, kind_marker(kind)]
     return argv
 
 
@@ -251,6 +280,7 @@ def link_needs(inv: Invocation) -> tuple[bool, bool]:
 
 def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]:
     """The real compiler's argv for a wrapper invocation; builds the runtime artefacts if needed."""
+    kind = build_kind(env)
     toolchain = find_toolchain(cxx=cxx, env=env)
     inv = parse_args(args)
     need_rt, need_driver = link_needs(inv)
@@ -260,7 +290,7 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
 
         runtime = artifacts.runtime_archive()
         driver = artifacts.driver_object() if need_driver else None
-    return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver)
+    return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind)
 
 
 def build_harness(
@@ -270,9 +300,11 @@ def build_harness(
     extra_cflags: Sequence[str] = (),
     extra_ldflags: Sequence[str] = (),
     cxx: bool = False,
+    kind: str | None = None,
 ) -> Path:
     """Compile and link an ``LLVMFuzzerTestOneInput`` harness with the runtime and the driver.
 
+    ``kind``: the build kind (``KINDS``); None: ``AUTOTUNE_CC_INSTRUMENT`` or full.
     The binary appears at ``output`` only when the build succeeded (atomic rename).
     Raises AutotuneError carrying the compiler's message when it fails.
     """
@@ -289,7 +321,8 @@ def build_harness(
     tmp = Path(tmp_name)
     args = [*extra_cflags, "-fsanitize=fuzzer", *map(str, sources), "-o", str(tmp), *extra_ldflags]
     try:
-        argv = plan(args, cxx=cxx, env=os.environ)
+        env = dict(os.environ) if kind is None else {**os.environ, KIND_VAR: kind}
+        argv = plan(args, cxx=cxx, env=env)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         except subprocess.TimeoutExpired as exc:

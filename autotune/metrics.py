@@ -10,8 +10,20 @@ METRICS: tuple[str, ...] = (
     "edge",
     "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
     "ctx", "caller", "ctx-2", "ctx-4", "ctx-8",
+    "guard",
 )
 METRIC_ID = {name: i for i, name in enumerate(METRICS)}
+CONTEXT_METRICS: tuple[str, ...] = ("ctx", "caller", "ctx-2", "ctx-4", "ctx-8")
+"""Metrics keyed by the call stack: they need the function hooks of a ``full`` build."""
+GUARD = "guard"
+"""AFL++'s PCGUARD: one counter per SanitizerCoverage guard (slot = guard index g, slot 0 unused),
+exact and collision-free; the map is the guard count + 1, so map size, layout and key hash do not
+apply."""
+
+
+def has_map_size(metric: str) -> bool:
+    """Whether ``metric``'s keys are hashed into a map whose size and layout are chosen (all but guard)."""
+    return metric != GUARD
 
 KEY_HASHES: tuple[str, ...] = ("exact", "afl")
 """Values of AUTOTUNE_KEY_HASH (the runtime map sink's index key), default first."""
@@ -29,10 +41,14 @@ def index_key(exact: np.ndarray, *, metric: str) -> np.ndarray:
 
     The slot at a map of H slots (H a power of two) is ``index_key(exact) & (H - 1)``, a uniform
     function of the exact key, so slot collisions follow Equation 1 (docs/DESIGN.md).
+    ``guard``: ``exact`` itself (the guard index g is its slot, no hash; slot 0 stays unused as in
+    AFL++'s PCGUARD, whose afl-showmap reads map[0] == 1 as a "target ran" mark and clears it).
     """
     if metric not in METRIC_ID:
         raise ValueError(f"unknown metric {metric!r}")
     x = np.array(exact, dtype=np.uint64, copy=True, ndmin=1)
+    if metric == GUARD:
+        return x.reshape(np.shape(exact))
     if metric.startswith("ngram-"):
         x ^= x >> np.uint64(32)
         return x.reshape(np.shape(exact))
@@ -54,7 +70,10 @@ class AflMode:
 
 
 def afl_mode(metric: str) -> AflMode:
-    """The afl-cc settings (AFL++ 4.x) that give ``metric`` in CLASSIC instrumentation."""
+    """The afl-cc settings (AFL++ 4.x) that give ``metric``: CLASSIC instrumentation and its
+    variants, or (guard) AFL++'s default PCGUARD."""
+    if metric == GUARD:
+        return AflMode("PCGUARD", {})
     if metric == "edge":
         return AflMode("CLASSIC", {})
     if metric.startswith("ngram-"):

@@ -35,6 +35,15 @@ Instructions: callgrind's exact count of LLVMFuzzerTestOneInput (inclusive) per 
 --callgrind-inputs of the replay inputs, per variant: the target and its instrumentation without
 the fuzzer, a figure the host's noise does not move.
 
+Build kinds (--build-kinds, issue 13): instructions per execution only (callgrind), our build
+kinds (AUTOTUNE_CC_INSTRUMENT=guard, blocks, full) against afl-clang-fast's PCGUARD (default),
+CLASSIC and NGRAM-8 on the same inputs: the queue of one afl-fuzz campaign (--seconds, -s 1) of
+the PCGUARD build from the target's seeds, up to --callgrind-inputs of it. Ours count
+LLVMFuzzerTestOneInput plus the runtime's per-execution work around it (cov_exec_begin,
+cov_exec_end: the inline build's counter copy), in replay mode (the map sink configured as
+afl-fuzz would have it); AFL++'s LLVMFuzzerTestOneInput alone (libAFLDriver running the files).
+Writes <out>/build_kinds.json and .md.
+
 Host load matters on a shared machine: the JSON records the load average before and after, and
 the host profile (autotune.profile) the figures were measured on.
 Writes <out>/aflfs_bench.json and prints Markdown tables. Run from the repository root:
@@ -124,6 +133,121 @@ def lz4_target() -> dict | None:
         print(f"lz4 skipped: {exc}", file=sys.stderr)
         return None
     return {"name": "lz4", "ours": ours, "afl": afl, "seeds": seeds}
+
+
+# ---- build kinds vs afl-clang-fast (issue 13) ------------------------------------------------------
+
+FLAT_64K = {"AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": "65536"}  # AFL++'s hashed modes: flat 2^16
+# (variant, (builder, our build kind or AFL_LLVM_INSTRUMENT; None = AFL++'s default PCGUARD), runtime env)
+KIND_VARIANTS: list[tuple[str, tuple[str, str | None], dict[str, str]]] = [
+    ("guard/guard-build", ("ours", "guard"), {"AUTOTUNE_METRIC": "guard"}),
+    ("guard/blocks-build", ("ours", "blocks"), {"AUTOTUNE_METRIC": "guard"}),
+    ("aflpp-pcguard", ("afl", None), {}),
+    ("edge/blocks-build", ("ours", "blocks"), {"AUTOTUNE_METRIC": "edge", **FLAT_64K}),
+    ("edge/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "edge", **FLAT_64K}),
+    ("aflpp-classic", ("afl", "CLASSIC"), {}),
+    ("ngram-8/blocks-build", ("ours", "blocks"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
+    ("ngram-8/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
+    ("aflpp-ngram8", ("afl", "NGRAM-8"), {}),
+]
+PAIRS = [("guard/guard-build", "aflpp-pcguard"), ("guard/blocks-build", "aflpp-pcguard"),
+         ("edge/blocks-build", "aflpp-classic"), ("edge/full-build", "aflpp-classic"),
+         ("ngram-8/blocks-build", "aflpp-ngram8"), ("ngram-8/full-build", "aflpp-ngram8")]
+
+
+def kind_binary(target: str, builder: str, kind: str | None) -> Path:
+    """The target's harness built by our wrapper with build kind ``kind`` or by afl-clang-fast."""
+    if target == "libyaml":
+        from tests.targets import libyaml
+        if builder == "ours":
+            return libyaml.build_libyaml_harness(cc_kind="autotune", instrument=kind or "full")
+        return libyaml.build_libyaml_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {})
+    if target == "lz4":
+        from tests.targets import lz4
+        if builder == "ours":
+            return lz4.build_lz4_harness(cc_kind="autotune", instrument=kind or "full")
+        return lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {})
+    from autotune import demo
+    from autotune.cc import build_harness
+
+    src = demo.harness_source()
+    d = Path(tempfile.mkdtemp(prefix=f"kinds-{target}-"))
+    if builder == "ours":
+        return build_harness(sources=[src], output=d / "demo", extra_cflags=list(demo.DEMO_CFLAGS), kind=kind)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AFL_")}
+    env.update(AFL_QUIET="1", **({"AFL_LLVM_INSTRUMENT": kind} if kind else {}))
+    subprocess.run(["afl-clang-fast", *demo.DEMO_CFLAGS, "-fsanitize=fuzzer", str(src), "-o", str(d / "demo")],
+                   env=env, check=True, capture_output=True, text=True, timeout=600)
+    return d / "demo"
+
+
+def _callgrind_functions(out_file: Path, names: tuple[str, ...]) -> dict[str, int]:
+    """Inclusive instructions of each named function in a callgrind profile (0 when absent)."""
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out_file)],
+                         capture_output=True, text=True, check=True).stdout
+    res = dict.fromkeys(names, 0)
+    for line in ann.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+\S*:(\S+) ", line)
+        if m and m.group(2) in res:
+            res[m.group(2)] += int(m.group(1).replace(",", ""))
+    return res
+
+
+def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path) -> dict:
+    import hashlib
+
+    work = out / target["name"] / "kinds"
+    work.mkdir(parents=True, exist_ok=True)
+    bins = {name: kind_binary(target["name"], *how) for name, how, _ in KIND_VARIANTS}
+    # the inputs: one afl-fuzz campaign of AFL++'s default build (fixed RNG seed)
+    camp = work / "campaign"
+    shutil.rmtree(camp, ignore_errors=True)
+    (camp / "in").mkdir(parents=True)
+    for s in target["seeds"]:
+        shutil.copy(s, camp / "in" / s.name)
+    subprocess.run(["afl-fuzz", "-V", str(seconds), "-s", "1", "-i", str(camp / "in"), "-o", str(camp / "out"),
+                    "--", str(bins["aflpp-pcguard"])], env=clean_env(), capture_output=True, timeout=seconds + 300,
+                   check=False)
+    queue = camp / "out" / "default" / "queue"
+    files = sorted(p for p in queue.iterdir() if p.is_file()) if queue.is_dir() else []
+    if not files:
+        raise SystemExit(f"the afl-fuzz campaign on {target['name']} left no queue in {queue}")
+    step = max(1, len(files) // n_inputs)
+    picked = files[::step][:n_inputs]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in picked)).hexdigest()
+    res = {}
+    for name, (builder, kind), env_extra in KIND_VARIANTS:
+        copy = work / f"{name.replace('/', '_')}.bin"
+        shutil.copyfile(bins[name], copy)
+        copy.chmod(0o755)
+        subprocess.run(["strip", "--strip-debug", str(copy)], check=True)  # valgrind 3.19 vs clang-14 debug info
+        env = {k: v for k, v in clean_env(**env_extra).items() if k not in AFL_ENV}
+        if builder == "ours":
+            env["AUTOTUNE_REPLAY_ROUNDS"] = "1"
+        out_file = work / f"callgrind.{name.replace('/', '_')}.out"
+        ir, calls = _callgrind_per_exec([str(copy), *map(str, picked)], env, work, name.replace("/", "_"))
+        around = _callgrind_functions(out_file, ("cov_exec_begin", "cov_exec_end"))
+        total = ir + sum(around.values())
+        res[name] = {"builder": builder, "build": kind or "PCGUARD", "env": env_extra, "harness_instructions": ir,
+                     "runtime_per_exec_instructions": around, "executions": calls,
+                     "per_exec": round(total / calls) if calls else None}
+    ratios = {f"{a} / {b}": round(res[a]["per_exec"] / res[b]["per_exec"], 3) for a, b in PAIRS}
+    return {"target": target["name"], "inputs": len(picked), "inputs_sha256": digest, "campaign_seconds": seconds,
+            "queue_entries": len(files), "variants": res, "ratios": ratios}
+
+
+def build_kinds_markdown(results: list[dict]) -> str:
+    lines = ["instructions per execution (callgrind, exact; ours: LLVMFuzzerTestOneInput + cov_exec_begin/end "
+             "in replay mode; AFL++: LLVMFuzzerTestOneInput under libAFLDriver), the same inputs", "",
+             "| target | inputs | " + " | ".join(n for n, _, _ in KIND_VARIANTS) + " |",
+             "|---|---|" + "---|" * len(KIND_VARIANTS)]
+    for r in results:
+        lines.append(f"| {r['target']} | {r['inputs']} | " +
+                     " | ".join(f"{r['variants'][n]['per_exec']:,}" for n, _, _ in KIND_VARIANTS) + " |")
+    lines += ["", "| target | " + " | ".join(f"{a} / {b}" for a, b in PAIRS) + " |", "|---|" + "---|" * len(PAIRS)]
+    for r in results:
+        lines.append(f"| {r['target']} | " + " | ".join(f"{r['ratios'][f'{a} / {b}']:.3f}x" for a, b in PAIRS) + " |")
+    return "\n".join(lines)
 
 
 # ---- runs ---------------------------------------------------------------------------------------
@@ -440,6 +564,8 @@ def main(argv: list[str] | None = None) -> int:
                     "the runtime's default)")
     ap.add_argument("--replay-inputs", type=int, default=20000, help="at most this many inputs in the replay")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "aflfs-bench")
+    ap.add_argument("--build-kinds", action="store_true", help="only the instruction counts of our build kinds "
+                    "vs afl-clang-fast PCGUARD/CLASSIC/NGRAM-8 (issue 13): --seconds is the campaign making the inputs")
     a = ap.parse_args(argv)
     for tool in ("afl-fuzz", "afl-showmap", "afl-clang-fast"):
         if not shutil.which(tool):
@@ -448,6 +574,8 @@ def main(argv: list[str] | None = None) -> int:
     KEY_HASH = a.key_hash
     MAX_SEED_BYTES = a.max_seed_bytes
     a.out.mkdir(parents=True, exist_ok=True)
+    if a.build_kinds:
+        return build_kinds_main(a)
     results = []
     for name in a.targets.split(","):
         target = demo_target() if name == "demo" else lz4_target() if name == "lz4" else None
@@ -471,6 +599,39 @@ def main(argv: list[str] | None = None) -> int:
     tmp.write_text(json.dumps(doc, indent=2))
     os.replace(tmp, a.out / "aflfs_bench.json")
     print(markdown(results, a.seconds, a.rounds))
+    return 0
+
+
+def libyaml_target() -> dict | None:
+    """libyaml (tests/targets/libyaml.py): many small functions, built by its own CMake build."""
+    try:
+        from tests.targets import libyaml
+        return {"name": "libyaml", "seeds": small_seeds(libyaml.libyaml_sample_inputs())}
+    except Exception as exc:  # noqa: BLE001 - the target is optional: report why it is skipped
+        print(f"libyaml skipped: {exc}", file=sys.stderr)
+        return None
+
+
+def build_kinds_main(a: argparse.Namespace) -> int:
+    results = []
+    for name in a.targets.split(","):
+        target = {"demo": demo_target, "lz4": lz4_target, "libyaml": libyaml_target}.get(name, lambda: None)()
+        if target is None:
+            print(f"target {name} unavailable, skipped", file=sys.stderr)
+            continue
+        results.append(build_kinds_target(target, a.seconds, a.callgrind_inputs, a.out))
+    doc = {"schema_version": 1, "kind": "build-kinds",
+           "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True, check=False).stdout.splitlines()[0:1],
+           "host_profile": current_host(),
+           "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                    check=False).stdout.strip() or None,
+           "campaign_seconds": a.seconds, "results": results}
+    md = build_kinds_markdown(results)
+    for fname, text in (("build_kinds.json", json.dumps(doc, indent=2)), ("build_kinds.md", md + "\n")):
+        tmp = a.out / (fname + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, a.out / fname)
+    print(md)
     return 0
 
 

@@ -319,6 +319,7 @@ AFLFS_DEF_EXPORT(64)
 
 static void export_wide(aflfs_state *s) {
   size_t n = (size_t)bm_map_used(&s->map);
+  if (n > s->cfg.map_bytes) n = (size_t)s->cfg.map_bytes; /* guard: H may exceed afl's map */
   switch (s->cfg.map.width_bits) {
     case 16: export_u16(s->afl_map, s->wide, n); break;
     case 32: export_u32(s->afl_map, s->wide, n); break;

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 
 const char *const cov_metric_names[COV_N_METRICS] = {
     "edge",    "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7",
-    "ngram-8", "ctx",     "caller",  "ctx-2",   "ctx-4",   "ctx-8"};
+    "ngram-8", "ctx",     "caller",  "ctx-2",   "ctx-4",   "ctx-8",   "guard"};
 
 int cov_metric_id(const char *name) {
   for (int i = 0; i < COV_N_METRICS; i++)
@@ -78,6 +79,9 @@ static uint32_t cov_T_cap;
 static int cov_ids_ready;
 static int cov_tables_full; /* a guard index reached the end of cov_R or cov_T */
 static int cov_hooks_v = COV_HOOKS_AUTO;
+/* The guard metric's map holds this many slots (0: no guard map): a guard registered later (a
+ * module loaded after the map was made) is disabled (0), so it never writes past the map. */
+static uint32_t cov_guard_limit;
 static void hook_select(void);
 
 static void cov_ids_init_locked(void) {
@@ -154,7 +158,7 @@ void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop) {
       cov_tables_full = 1;
       hook_select();
     }
-    *x = g;
+    *x = cov_guard_limit && g > cov_guard_limit ? 0 : g;
     __atomic_store_n(&cov_nguards, g, __ATOMIC_RELEASE);
   }
   hook_select(); /* the tables may be new */
@@ -168,6 +172,187 @@ static uint64_t fid_slow(const void *fn) {
   return cov_splitmix64(cov_seed_v ^ (uint64_t)off);
 }
 uint64_t cov_function_id(const void *fn) { return fid_slow(fn); }
+
+/* ---- inline 8-bit counters (AUTOTUNE_CC_INSTRUMENT=guard) ---------------------------------- */
+/* -fsanitize-coverage=inline-8bit-counters: clang increments one byte per block inline (no call,
+ * 8-bit, wrapping) in the module's __sancov_cntrs section and registers the section here. The
+ * guard metric's slot of counter i (over all modules, in registration order) is i + 1, as a
+ * trace-pc-guard build's guard g has slot g. The map sink adds them into its counters (a
+ * copy under afl-fuzz, which zeroes its map before each run) and zeroes them after every
+ * execution (cov_exec_end), on a crash signal and at exit() during an execution. */
+#define COV_CNT_REGIONS 256
+static struct { uint8_t *start; size_t n; } cov_cnt[COV_CNT_REGIONS];
+static uint32_t cov_ncnt_regions;
+static uint32_t cov_ncounters;
+static int cov_cnt_lost; /* a region beyond COV_CNT_REGIONS (not counted) */
+
+void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop);
+void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop) {
+  if (start >= stop) return;
+  pthread_mutex_lock(&cov_init_lock);
+  for (uint32_t i = 0; i < cov_ncnt_regions; i++)
+    if (cov_cnt[i].start == start) { /* registered already (one module, two constructors) */
+      pthread_mutex_unlock(&cov_init_lock);
+      return;
+    }
+  if (cov_ncnt_regions < COV_CNT_REGIONS) {
+    cov_cnt[cov_ncnt_regions].start = start;
+    cov_cnt[cov_ncnt_regions].n = (size_t)(stop - start);
+    cov_ncnt_regions++;
+    cov_ncounters += (uint32_t)(stop - start);
+  } else {
+    cov_cnt_lost = 1;
+  }
+  pthread_mutex_unlock(&cov_init_lock);
+}
+
+/* AUTOTUNE_CC_INSTRUMENT of the link (autotune cc passes --defsym autotune_instrument_kind=
+ * autotune_kind_<kind>); absent when the program was linked without the wrapper. */
+__attribute__((used)) const int autotune_kind_full = COV_BUILD_FULL;
+__attribute__((used)) const int autotune_kind_blocks = COV_BUILD_BLOCKS;
+__attribute__((used)) const int autotune_kind_guard = COV_BUILD_GUARD;
+extern const int autotune_instrument_kind __attribute__((weak));
+
+int cov_build_kind(void) {
+  int linked = &autotune_instrument_kind ? autotune_instrument_kind : -1;
+  int guards = cov_guard_count() > 0, counters = cov_ncounters > 0;
+  if (guards && counters) return COV_BUILD_MIXED;
+  if (counters || linked == COV_BUILD_GUARD) return guards ? COV_BUILD_MIXED : COV_BUILD_GUARD;
+  return linked == COV_BUILD_BLOCKS ? COV_BUILD_BLOCKS : COV_BUILD_FULL;
+}
+
+const char *cov_build_kind_name(int kind) {
+  static const char *const names[] = {"full", "blocks", "guard", "mixed"};
+  return kind >= 0 && kind <= COV_BUILD_MIXED ? names[kind] : "?";
+}
+
+uint32_t cov_guard_slots(void) {
+  return cov_build_kind() == COV_BUILD_GUARD ? cov_ncounters : cov_guard_count();
+}
+
+uint64_t cov_guard_map_bytes(void) {
+  uint64_t n = (uint64_t)cov_guard_slots() + 1; /* slots 1..guards; slot 0 unused */
+  return (n + 63) & ~(uint64_t)63;
+}
+
+/* "<what> needs <need>, but this program was built with AUTOTUNE_CC_INSTRUMENT=<kind>; fix: <fix>" */
+static int kind_error(char *err, size_t errlen, const char *what, const char *fix) {
+  int k = cov_build_kind();
+  if (!err || !errlen) return -1;
+  if (k == COV_BUILD_MIXED)
+    snprintf(err, errlen, "this program mixes objects built with AUTOTUNE_CC_INSTRUMENT=guard "
+             "(inline counters) and with trace-pc-guard (full or blocks); fix: rebuild every object "
+             "and the link with one AUTOTUNE_CC_INSTRUMENT");
+  else
+    snprintf(err, errlen, "%s needs %s, but this program was built with "
+             "AUTOTUNE_CC_INSTRUMENT=%s; fix: %s", what,
+             k == COV_BUILD_GUARD ? "SanitizerCoverage guards (AUTOTUNE_CC_INSTRUMENT=full or blocks)"
+                                  : "function entry/exit hooks (AUTOTUNE_CC_INSTRUMENT=full)",
+             cov_build_kind_name(k), fix);
+  return -1;
+}
+
+static int metric_needs_stack(int m) { return m >= COV_M_CTX && m <= COV_M_CTX8; }
+
+int cov_metric_check(int metric, char *err, size_t errlen) {
+  int k = cov_build_kind();
+  if (k == COV_BUILD_MIXED || (k == COV_BUILD_GUARD && metric != COV_M_GUARD) ||
+      (k == COV_BUILD_BLOCKS && metric_needs_stack(metric))) {
+    char what[64];
+    snprintf(what, sizeof what, "AUTOTUNE_METRIC=%s",
+             metric >= 0 && metric < COV_N_METRICS ? cov_metric_names[metric] : "?");
+    return kind_error(err, errlen, what,
+                      k == COV_BUILD_GUARD
+                          ? "set AUTOTUNE_METRIC=guard, or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks "
+                            "(edge, ngram-N, guard) or full (every metric)"
+                          : "set AUTOTUNE_METRIC to edge, ngram-N or guard, or rebuild with "
+                            "AUTOTUNE_CC_INSTRUMENT=full (every metric)");
+  }
+  return 0;
+}
+
+int cov_census_check(uint32_t metric_mask, char *err, size_t errlen) {
+  int k = cov_build_kind();
+  if (k == COV_BUILD_MIXED || k == COV_BUILD_GUARD)
+    return kind_error(err, errlen, "the census (probe)",
+                      "rebuild the probe's harness with AUTOTUNE_CC_INSTRUMENT=full (the default)");
+  if (k == COV_BUILD_BLOCKS)
+    for (int m = COV_M_CTX; m <= COV_M_CTX8; m++)
+      if (metric_mask & (1u << m)) {
+        char what[96];
+        snprintf(what, sizeof what, "the census of %s (AUTOTUNE_PROBE_METRICS)", cov_metric_names[m]);
+        return kind_error(err, errlen, what,
+                          "rebuild with AUTOTUNE_CC_INSTRUMENT=full (the default), or probe only "
+                          "edge, ngram-N and guard");
+      }
+  return 0;
+}
+
+/* The guard map sink of a guard build: where the counters go after each execution. */
+static uint8_t *cov_cnt_dst;
+static size_t cov_cnt_room; /* counters the map holds: a module loaded later is cut off */
+static volatile sig_atomic_t cov_in_exec; /* between cov_exec_begin and cov_exec_end */
+
+/* Add the counters into the map (8-bit, wrapping: what the increments themselves would have done
+ * there; afl-fuzz zeroes its map before each run, so this is a copy under afl) and zero them. */
+static void cnt_add_clear(uint8_t *restrict d, uint8_t *restrict c, size_t n) {
+  for (size_t j = 0; j < n; j++) { /* vectorised */
+    d[j] = (uint8_t)(d[j] + c[j]);
+    c[j] = 0;
+  }
+}
+
+static void cnt_flush(void) {
+  uint8_t *d = cov_cnt_dst; /* slot 1: counter 0 is guard 1's */
+  if (!d) return;
+  size_t room = cov_cnt_room;
+  for (uint32_t i = 0; i < cov_ncnt_regions && room; i++) {
+    size_t n = cov_cnt[i].n < room ? cov_cnt[i].n : room;
+    cnt_add_clear(d, cov_cnt[i].start, n);
+    d += n;
+    room -= n;
+  }
+}
+
+static void cnt_clear(void) {
+  for (uint32_t i = 0; i < cov_ncnt_regions; i++) memset(cov_cnt[i].start, 0, cov_cnt[i].n);
+}
+
+/* A crash during an input: its coverage reaches the map (afl-fuzz dedupes crashes by it) before
+ * the signal takes its course (the previous handler, e.g. a sanitizer's, or the default). */
+static const int cov_crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP};
+#define COV_N_CRASH_SIGNALS (sizeof cov_crash_signals / sizeof cov_crash_signals[0])
+static struct sigaction cov_old_action[COV_N_CRASH_SIGNALS];
+
+static void cnt_crash_handler(int sig) {
+  if (cov_in_exec) {
+    cnt_flush();
+    cov_in_exec = 0;
+  }
+  for (size_t i = 0; i < COV_N_CRASH_SIGNALS; i++)
+    if (cov_crash_signals[i] == sig) sigaction(sig, &cov_old_action[i], NULL);
+  raise(sig); /* blocked until we return; a fault re-executes and meets the old action */
+}
+
+static void cnt_atexit(void) { /* exit() called by the harness during an input */
+  if (cov_in_exec) {
+    cnt_flush();
+    cov_in_exec = 0;
+  }
+}
+
+static void cnt_install_handlers(void) {
+  static int installed;
+  if (installed) return;
+  installed = 1;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = cnt_crash_handler;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < COV_N_CRASH_SIGNALS; i++)
+    sigaction(cov_crash_signals[i], &sa, &cov_old_action[i]);
+  atexit(cnt_atexit);
+}
 
 /* ---- keys --------------------------------------------------------------------------------- */
 void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_METRICS],
@@ -191,6 +376,8 @@ void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_ME
     hk32[COV_M_CTX + j] = edge_hk ^ (uint32_t)cx[j];
     exact[COV_M_CTX + j] = mix64(e ^ cx[j]);
   }
+  hk32[COV_M_GUARD] = w[0]; /* the slot itself */
+  exact[COV_M_GUARD] = w[0];
 }
 
 /* ---- sinks' configuration ----------------------------------------------------------------- */
@@ -488,6 +675,14 @@ static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, 
   t->r64[pos] = t->r64[pos + 8] = r;
   return h ^ (h >> 32); /* the ngram index key: fold (DESIGN.md "The map sink's index key") */
 }
+/* guard: the slot is the guard's own index g (no hash; AUTOTUNE_KEY_HASH does not apply); slot 0
+ * stays free, as in AFL++'s PCGUARD (afl-showmap reads map[0] == 1 as a "target ran" mark and
+ * clears it) */
+static inline __attribute__((always_inline)) uint64_t key_guard(cov_thread *t, uint32_t g,
+                                                                 uint32_t pos, int fast) {
+  (void)t, (void)pos, (void)fast;
+  return g;
+}
 static inline __attribute__((always_inline)) uint64_t key_xctx(cov_thread *t, uint32_t g,
                                                                 uint32_t pos, int fast) {
   (void)fast;
@@ -511,11 +706,14 @@ PER_LAYOUT(MAP_HIT_DEF, afl)
 PER_LAYOUT(MAP_HIT_DEF, xedge)
 PER_LAYOUT(MAP_HIT_DEF, xngram)
 PER_LAYOUT(MAP_HIT_DEF, xctx)
-/* [key function][layout * 12 + width index * 3 + policy (BM_WRAP, BM_NEVERZERO, BM_SATURATE)] */
-enum { KEY_AFL, KEY_XEDGE, KEY_XNGRAM, KEY_XCTX };
-static const map_hit_fn map_hit_table[4][36] = {
+PER_WIDTH(MAP_HIT_DEF, guard, flat)
+/* [key function][layout * 12 + width index * 3 + policy (BM_WRAP, BM_NEVERZERO, BM_SATURATE)];
+ * guard's map is always flat (its columns 0..11) */
+enum { KEY_AFL, KEY_XEDGE, KEY_XNGRAM, KEY_XCTX, KEY_GUARD };
+static const map_hit_fn map_hit_table[5][36] = {
     {PER_LAYOUT(MAP_HIT_NAME, afl)}, {PER_LAYOUT(MAP_HIT_NAME, xedge)},
-    {PER_LAYOUT(MAP_HIT_NAME, xngram)}, {PER_LAYOUT(MAP_HIT_NAME, xctx)}};
+    {PER_LAYOUT(MAP_HIT_NAME, xngram)}, {PER_LAYOUT(MAP_HIT_NAME, xctx)},
+    {PER_WIDTH(MAP_HIT_NAME, guard, flat)}};
 
 static inline void map_hit(cov_thread *t, uint32_t g, uint32_t pos) { cov_map_hit(t, g, pos); }
 static int cov_map_kf = -1, cov_map_fn; /* the map sink's key function and map_hit_table column */
@@ -550,10 +748,17 @@ static guard_hook_fn cov_guard_hook = hook_general;
 PER_LAYOUT(FAST_HOOK_DEF, afl)
 PER_LAYOUT(FAST_HOOK_DEF, xedge)
 PER_LAYOUT(FAST_HOOK_DEF, xngram)
-/* [key function (KEY_AFL, KEY_XEDGE, KEY_XNGRAM)][the map_hit_table column] */
-static const guard_hook_fn fast_hook_table[3][36] = {
+/* guard: the counter of the guard's own slot g, nothing else (no thread state, no history, no
+ * test for a disabled guard: g = 0 counts in the unused slot 0) */
+#define GUARD_HOOK_DEF(K, LN, W, PN)                                                        \
+  static void fast_##K##_##LN##_##W##_##PN(uint32_t *guard) {                               \
+    bm_##LN##_update_u##W##_##PN(&cov_map_fast, *guard);                                     \
+  }
+PER_WIDTH(GUARD_HOOK_DEF, guard, flat)
+/* [key function (KEY_AFL, KEY_XEDGE, KEY_XNGRAM, KEY_GUARD - 1)][the map_hit_table column] */
+static const guard_hook_fn fast_hook_table[4][36] = {
     {PER_LAYOUT(FAST_HOOK_NAME, afl)}, {PER_LAYOUT(FAST_HOOK_NAME, xedge)},
-    {PER_LAYOUT(FAST_HOOK_NAME, xngram)}};
+    {PER_LAYOUT(FAST_HOOK_NAME, xngram)}, {PER_WIDTH(FAST_HOOK_NAME, guard, flat)}};
 
 /* Called whenever the sinks change (and under cov_init_lock when a guard reaches the tables'
  * end). Every change of sinks also bumps cov_gen, so no thread state crosses a switch. */
@@ -563,6 +768,8 @@ static void hook_select(void) {
   if (cov_hooks_v == COV_HOOKS_AUTO && cov_sinks == 2 && !cov_ctx_on && tables_ok &&
       cov_map_kf >= KEY_AFL && cov_map_kf <= KEY_XNGRAM) /* cov_sinks == 2: cov_map is set */
     h = fast_hook_table[cov_map_kf][cov_map_fn];
+  else if (cov_hooks_v == COV_HOOKS_AUTO && cov_sinks == 2 && !cov_ctx_on && cov_map_kf == KEY_GUARD)
+    h = fast_hook_table[3][cov_map_fn]; /* needs no id table */
   __atomic_store_n(&cov_guard_hook, h, __ATOMIC_RELEASE);
 }
 
@@ -603,24 +810,46 @@ int cov_key_hash(void) {
 }
 
 void cov_map_sink_set(bm_map *map, int metric) {
-  if (!map || metric < 0 || metric >= COV_N_METRICS) {
+  cov_cnt_dst = NULL;
+  cov_guard_limit = 0;
+  if (!map || metric < 0 || metric >= COV_N_METRICS ||
+      (metric == COV_M_GUARD && (map->layout != BM_FLAT || bm_width_index(map->width_bits) > 3))) {
     cov_map_on = 0;
     cov_map = NULL;
     cov_map_ctxsel = -1;
+    cov_map_kf = -1;
     sinks_update();
     cov_gen_bump();
     return;
   }
-  int kf = cov_key_hash() == COV_KEY_AFL ? KEY_AFL
-           : metric == COV_M_EDGE        ? KEY_XEDGE
-           : metric < COV_M_CTX          ? KEY_XNGRAM
-                                         : KEY_XCTX;
+  if (metric == COV_M_GUARD) { /* no key hash: the slot is the guard's index */
+    pthread_mutex_lock(&cov_init_lock);
+    uint64_t slots = cov_guard_slots(); /* guard g at slot g: g < H */
+    cov_guard_limit = (uint32_t)(slots < map->index_slots ? slots : map->index_slots - 1);
+    pthread_mutex_unlock(&cov_init_lock);
+    if (cov_build_kind() == COV_BUILD_GUARD) { /* inline counters: copied at cov_exec_end */
+      cnt_clear();
+      if (map->width_bits == 8 && (uint64_t)cov_ncounters < map->index_slots) {
+        cov_cnt_dst = (uint8_t *)map->counters + 1;
+        cov_cnt_room = cov_ncounters; /* within the map: slots 1..counters < H */
+        cnt_install_handlers();
+      }
+    }
+  }
+  int kf = metric == COV_M_GUARD            ? KEY_GUARD
+           : cov_key_hash() == COV_KEY_AFL ? KEY_AFL
+           : metric == COV_M_EDGE          ? KEY_XEDGE
+           : metric < COV_M_CTX            ? KEY_XNGRAM
+                                           : KEY_XCTX;
   cov_map = map;
   cov_map_fast = *map;
   cov_map_kf = kf;
   cov_map_fn = (int)map->layout * 12 + (int)bm_width_index(map->width_bits) * 3 + (int)map->policy;
   cov_map_hit = map_hit_table[kf][cov_map_fn];
-  if (metric >= COV_M_CTX) {
+  if (metric == COV_M_GUARD) {
+    cov_map_win = 0;
+    cov_map_ctxsel = -1;
+  } else if (metric >= COV_M_CTX) {
     cov_map_win = 1;
     cov_map_ctxsel = metric - COV_M_CTX;
   } else {
@@ -640,12 +869,13 @@ void cov_census_sink_set(cov_census *census) {
   uint32_t depth = 0;
   for (int m = 0; m < COV_N_METRICS; m++) {
     if (!(mask & (1u << m))) continue;
-    uint32_t d = (m >= COV_M_NGRAM2 && m <= COV_M_NGRAM8) ? (uint32_t)m + 1 : 2;
+    uint32_t d = (m >= COV_M_NGRAM2 && m <= COV_M_NGRAM8) ? (uint32_t)m + 1 : m == COV_M_GUARD ? 1 : 2;
     if (d > depth) depth = d;
   }
   for (uint32_t i = 0; i < 4; i++)
     cov_wmask[i] = (2 * i < depth ? 0xffffffffull : 0) | (2 * i + 1 < depth ? 0xffffffffull << 32 : 0);
-  cov_digmask = (mask >> COV_M_CTX) ? ~0ull : 0;
+  uint32_t ctx_mask = ((1u << (COV_M_CTX8 + 1)) - 1u) & ~((1u << COV_M_CTX) - 1u);
+  cov_digmask = (mask & ctx_mask) ? ~0ull : 0;
   cov_census_on = census != NULL;
   sinks_update();
   cov_gen_bump();
@@ -777,11 +1007,19 @@ void __cyg_profile_func_exit(void *fn, void *site) {
 
 /* ---- executions --------------------------------------------------------------------------- */
 void cov_exec_begin(void) {
+  cov_in_exec = 1;
+  /* the guard metric keeps no per-thread state (no history, no stack, pending blocks are
+   * committed at cov_exec_end): nothing to reset */
+  if (cov_map_kf == KEY_GUARD && cov_sinks == 2) return;
   cov_gen_bump();
   (void)cov_self();
 }
 
-void cov_exec_end(void) { commit_pending(cov_tls); } /* cov_no_thread: gen 0, pending 0 */
+void cov_exec_end(void) {
+  commit_pending(cov_tls); /* cov_no_thread: gen 0, pending 0 */
+  if (cov_cnt_dst) cnt_flush();
+  cov_in_exec = 0;
+}
 
 /* ---- configuration ------------------------------------------------------------------------ */
 const char *cov_layout_name(bm_layout l) {
@@ -832,7 +1070,7 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
     return bad(err, errlen, "AUTOTUNE_SEED", v, "an unsigned 64-bit integer");
   if ((v = getenv("AUTOTUNE_METRIC")) && *v && (cfg->metric = cov_metric_id(v)) < 0)
     return bad(err, errlen, "AUTOTUNE_METRIC", v,
-               "edge, ngram-2 .. ngram-8, ctx, caller, ctx-2, ctx-4, ctx-8");
+               "edge, ngram-2 .. ngram-8, ctx, caller, ctx-2, ctx-4, ctx-8, guard");
   static const char *const layouts[] = {"flat", "twolevel"};          /* BM_FLAT, BM_TWOLEVEL */
   static const char *const policies[] = {"wrap", "neverzero", "saturate"}; /* bm_policy order */
   static const char *const hooks[] = {"auto", "general"};                /* COV_HOOKS_* order */
@@ -867,6 +1105,30 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
       return bad(err, errlen, "AUTOTUNE_INDEX_FILE", "...", "a path shorter than 4096 bytes");
     strcpy(cfg->index_file, v);
   }
+  if (cov_metric_check(cfg->metric, err, errlen)) return -1;
+  if (cfg->metric == COV_M_GUARD) { /* one slot per guard: layout and sizes do not apply */
+    if (cov_build_kind() == COV_BUILD_GUARD) { /* clang's inline counters: 8-bit, wrapping */
+      if (cfg->counter_bits != 8) {
+        if (err && errlen)
+          snprintf(err, errlen, "AUTOTUNE_COUNTER_BITS=%u: a program built with "
+                   "AUTOTUNE_CC_INSTRUMENT=guard counts in clang's inline 8-bit counters; fix: "
+                   "unset it (or 8), or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks", cfg->counter_bits);
+        return -1;
+      }
+      if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v && cfg->overflow != BM_WRAP) {
+        if (err && errlen)
+          snprintf(err, errlen, "AUTOTUNE_OVERFLOW=%s: a program built with "
+                   "AUTOTUNE_CC_INSTRUMENT=guard counts in clang's inline 8-bit counters, which "
+                   "wrap; fix: unset it (or wrap), or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks", v);
+        return -1;
+      }
+      cfg->overflow = BM_WRAP;
+    }
+    cfg->layout = BM_FLAT;
+    cfg->map_size = cov_guard_map_bytes();
+    cfg->index_size = 64;
+    while (cfg->index_size < cfg->map_size) cfg->index_size <<= 1;
+  }
   cov_set_key_hash(cfg->key_hash); /* the map sink's key hash from now on */
   cov_set_hooks(cfg->hooks);
   return 0;
@@ -877,7 +1139,10 @@ void cov_config_to_bm(const cov_config *cfg, bm_config *out) {
   out->layout = cfg->layout;
   out->width_bits = cfg->counter_bits;
   out->policy = cfg->overflow;
-  if (cfg->layout == BM_FLAT) {
+  if (cfg->metric == COV_M_GUARD) { /* H: a power of two >= the guard map (cov_config_from_env) */
+    out->index_slots = cfg->index_size;
+    out->capacity = cfg->index_size;
+  } else if (cfg->layout == BM_FLAT) {
     out->index_slots = cfg->map_size;
     out->capacity = cfg->map_size;
   } else {

@@ -30,6 +30,7 @@
  *   ngram-N     R[cur] ^ XOR_{i=1..N-1} (R[p_i] >> 1)            m_{N-1}: m_0 = mix64(cur),
  *                                                                m_i = mix64(m_{i-1} ^ p_i)
  *   ctx-like    (R[p1] >> 1) ^ R[cur] ^ (u32)cX                  mix64(mix64(edge_exact) ^ cX)
+ *   guard       cur (the slot: no hash; slot 0 unused)           cur (the guard index g)
  * mix64 is splitmix64's finaliser (no increment); splitmix64(x) = mix64(x + 0x9e3779b97f4a7c15).
  * Every exec starts with p1..p7 = 0 and an empty stack (cX = 0).
  *
@@ -64,7 +65,7 @@
 extern "C" {
 #endif
 
-#define COV_N_METRICS 13
+#define COV_N_METRICS 14
 enum {
   COV_M_EDGE = 0,
   COV_M_NGRAM2 = 1, /* ngram-N has id N - 1 */
@@ -73,7 +74,8 @@ enum {
   COV_M_CALLER = 9,
   COV_M_CTX2 = 10,
   COV_M_CTX4 = 11,
-  COV_M_CTX8 = 12
+  COV_M_CTX8 = 12,
+  COV_M_GUARD = 13 /* the guard (block) itself: AFL++'s PCGUARD, slot g, one per guard */
 };
 #define COV_ALL_METRICS ((1u << COV_N_METRICS) - 1u)
 
@@ -98,10 +100,29 @@ uint64_t cov_function_id(const void *fn);
  * multiplier, splitmix64's golden gamma), so it rolls in O(1) per hit. */
 #define COV_NGRAM_P 0x9e3779b97f4a7c15ull
 
-/* All 13 keys of one block hit: w = {cur, p1, .., p7} (guard indices, 0 = none),
+/* All 14 keys of one block hit: w = {cur, p1, .., p7} (guard indices, 0 = none),
  * cx = {ctx, caller, ctx-2, ctx-4, ctx-8} (64-bit XORs of function ids). */
 void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_METRICS],
               uint32_t hk32[COV_N_METRICS]);
+
+/* ---- build kinds (AUTOTUNE_CC_INSTRUMENT of `autotune cc`, docs/DESIGN.md) ------------------- */
+/* full    trace-pc-guard + function entry/exit hooks: every metric and the census
+ * blocks  trace-pc-guard only: edge, ngram-N, guard (no call stack: no ctx-like metric)
+ * guard   -fsanitize-coverage=inline-8bit-counters only: the guard metric, counted inline
+ * The link records the kind (`--defsym=autotune_instrument_kind=autotune_kind_<kind>`); what
+ * registered at start-up decides too: inline counters without guards are a guard build. */
+enum { COV_BUILD_FULL = 0, COV_BUILD_BLOCKS = 1, COV_BUILD_GUARD = 2, COV_BUILD_MIXED = 3 };
+int cov_build_kind(void);
+const char *cov_build_kind_name(int kind); /* "full", "blocks", "guard", "mixed" */
+/* 0 if this build can serve metric (map sink) / the census of metric_mask, else -1 with a
+ * one-line message naming the build kind and the fix. */
+int cov_metric_check(int metric, char *err, size_t errlen);
+int cov_census_check(uint32_t metric_mask, char *err, size_t errlen);
+/* The guard metric's slots: guards registered (trace-pc-guard) or inline 8-bit counters. */
+uint32_t cov_guard_slots(void);
+/* The map the guard metric gives afl-fuzz: slots 0..cov_guard_slots() (guard g at slot g, slot 0
+ * unused as in AFL++'s PCGUARD), rounded up to a multiple of 64 (afl-fuzz rounds so). */
+uint64_t cov_guard_map_bytes(void);
 
 /* ---- run-time configuration (AUTOTUNE_* variables, docs/DESIGN.md) -------------------------- */
 typedef struct cov_config {
@@ -116,9 +137,13 @@ typedef struct cov_config {
   int key_hash;          /* AUTOTUNE_KEY_HASH exact|afl (COV_KEY_*), default exact */
   int hooks;             /* AUTOTUNE_HOOKS auto|general (COV_HOOKS_*), default auto */
 } cov_config;
+/* metric guard: AUTOTUNE_LAYOUT, AUTOTUNE_INDEX_SIZE and AUTOTUNE_MAP_SIZE are checked but not
+ * used (and AUTOTUNE_KEY_HASH: the slot is the guard's index): layout flat, map_size =
+ * cov_guard_map_bytes(), H (index_size) its next power of two. */
 
 /* Read and validate every variable. 0 on success; -1 with a one-line message in err naming the
- * variable, its value and the valid values. Unset/empty variables take the defaults.
+ * variable, its value and the valid values (or, cov_metric_check, a metric this build cannot
+ * serve). Unset/empty variables take the defaults.
  * On success it also sets the map sink's key hash (cov_set_key_hash(cfg->key_hash)). */
 int cov_config_from_env(cov_config *cfg, char *err, size_t errlen);
 /* The map geometry of a configuration. AUTOTUNE_MAP_SIZE is the number of slots afl-fuzz sees
@@ -131,7 +156,9 @@ const char *cov_policy_name(bm_policy p);
 /* Start an execution: every thread's history, call stack and event table are reset (the calling
  * thread now, others at their next hit). */
 void cov_exec_begin(void);
-/* End it: commits the calling thread's pending block. Call after the harness returned. */
+/* End it: commits the calling thread's pending block. Call after the harness returned.
+ * Guard build with the guard map sink: copies the inline counters into the map's counters and
+ * zeroes them (also done by the runtime's crash-signal handlers and at exit() during an input). */
 void cov_exec_end(void);
 
 /* ---- map sink ----------------------------------------------------------------------------- */

@@ -121,7 +121,12 @@ static int parse_cfg(probe_cfg *c) {
     if (!c->metrics)
       return env_fail("AUTOTUNE_PROBE_METRICS", ms,
                       "'all' or a comma list of edge, ngram-2 .. ngram-8, ctx, caller, ctx-2, "
-                      "ctx-4, ctx-8");
+                      "ctx-4, ctx-8, guard");
+  }
+  char err[512];
+  if (cov_census_check(c->metrics, err, sizeof err)) {
+    fprintf(stderr, "autotune probe server: %s\n", err);
+    return 2;
   }
   return 0;
 }

@@ -16,7 +16,7 @@ import sys
 import time
 
 METRICS = ["edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
-           "ctx", "caller", "ctx-2", "ctx-4", "ctx-8"]
+           "ctx", "caller", "ctx-2", "ctx-4", "ctx-8", "guard"]
 N = len(METRICS)
 REPLY = struct.Struct(f"<IIQ{N}I{N}I")
 
@@ -33,7 +33,9 @@ def keys_of(data: bytes):
     out = []
     for m in METRICS:
         seq = []
-        if m == "edge" or m.startswith("ngram"):
+        if m == "guard":
+            seq = [(m, (b,)) for b in blocks]
+        elif m == "edge" or m.startswith("ngram"):
             n = 2 if m == "edge" else int(m.split("-")[1])
             for i in range(len(blocks)):
                 seq.append((m, tuple(blocks[max(0, i - n + 1):i + 1])))

@@ -19,7 +19,8 @@ CLANG = cc.Toolchain(path="/usr/bin/clang", cxx=False)
 FLAGS = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g"]
 RT = Path("/cache/autotune-rt.a")
 DRV = Path("/cache/autotune-driver.o")
-RT_LINK = ["-Wl,--whole-archive", str(RT), "-Wl,--no-whole-archive", "-lpthread", "-ldl"]
+RT_LINK = ["-Wl,--whole-archive", str(RT), "-Wl,--no-whole-archive", "-lpthread", "-ldl",
+           "-Wl,--defsym=autotune_instrument_kind=autotune_kind_full"]
 LFLAGS = [*FLAGS, "-fno-sanitize-link-runtime"]  # a link without a sanitizer of the user's
 
 
@@ -216,7 +217,8 @@ def test_run_links_the_real_cached_artefacts(execve, monkeypatch):
     rt, drv = artifacts.runtime_archive(), artifacts.driver_object()
     assert rt.is_file() and drv.is_file()
     assert argv == ["/usr/bin/clang++", *LFLAGS, str(drv), "h.cc", "-o", "h", "-Wl,--whole-archive", str(rt),
-                    "-Wl,--no-whole-archive", "-lpthread", "-ldl"]
+                    "-Wl,--no-whole-archive", "-lpthread", "-ldl",
+                    "-Wl,--defsym=autotune_instrument_kind=autotune_kind_full"]
     assert env["AUTOTUNE_CXX"] == "/usr/bin/clang++"
 
 
@@ -250,3 +252,33 @@ def test_runtime_archive_defines_no_main():
                          capture_output=True, text=True, check=True).stdout
     assert not [line for line in out.splitlines() if line.endswith(" main")]
     assert " T __sanitizer_cov_trace_pc_guard" in out
+
+
+@pytest.mark.parametrize("kind, flags", [
+    ("full", ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g"]),
+    ("blocks", ["-fsanitize-coverage=trace-pc-guard", "-g"]),
+    ("guard", ["-fsanitize-coverage=inline-8bit-counters", "-g"]),
+])
+def test_build_kinds_instrument_and_mark_the_link(kind, flags):
+    inv = cc.parse_args(["-c", "a.c"])
+    assert cc.rewrite(inv, toolchain=CLANG, runtime=None, driver=None, kind=kind) == ["/usr/bin/clang", *flags, "-c", "a.c"]
+    inv = cc.parse_args(["a.o", "-o", "p"])
+    argv = cc.rewrite(inv, toolchain=CLANG, runtime=RT, driver=None, kind=kind)
+    assert argv[1:1 + len(flags)] == flags
+    assert argv[-1] == f"-Wl,--defsym=autotune_instrument_kind=autotune_kind_{kind}"
+    assert cc.build_kind({"AUTOTUNE_CC_INSTRUMENT": kind}) == kind
+
+
+def test_build_kind_default_and_bad_value():
+    assert cc.build_kind({}) == "full" and cc.build_kind({"AUTOTUNE_CC_INSTRUMENT": ""}) == "full"
+    with pytest.raises(AutotuneError) as ei:
+        cc.build_kind({"AUTOTUNE_CC_INSTRUMENT": "pcguard"})
+    assert "AUTOTUNE_CC_INSTRUMENT=pcguard" in ei.value.message and "full, blocks, guard" in ei.value.fix
+
+
+def test_run_with_a_bad_build_kind_prints_one_line(execve, monkeypatch, capsys):
+    monkeypatch.setenv("AUTOTUNE_CC_INSTRUMENT", "inline")
+    assert cc.run(["-c", "a.c"], cxx=False, prog="autotune-cc") == 1
+    assert execve == []
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "AUTOTUNE_CC_INSTRUMENT=inline is not a build kind" in err

@@ -45,7 +45,7 @@ def test_client_commands(fake, tmp_path):
         r = P.Reply.unpack(s.run(b"hello"))
         assert r.status == P.ST_OK and r.new_keys[0] > 0 and r.total_keys == r.new_keys
         r2 = P.Reply.unpack(s.run(b"hello"))
-        assert r2.new_keys == (0,) * 13 and r2.total_keys == r.total_keys
+        assert r2.new_keys == (0,) * P.N_METRICS and r2.total_keys == r.total_keys
         assert P.Reply.unpack(s.run(b"CRASH")).status == P.ST_CRASH
         assert s.trace(b"hello", seq=7).status == P.ST_OK
         assert s.dump().status == P.ST_OK
@@ -254,7 +254,7 @@ def test_live_view_and_summary_render(fake, tmp_path):
 
     con = Console(width=120, record=True, file=open(os.devnull, "w"))
     con.print(live_view(Progress(phase="havoc", elapsed_s=3.2, time_budget_s=60, execs=12345, max_execs=None,
-                                 execs_per_s=3858.0, crashes=2, hangs=1, kept=40, total_keys=tuple(range(13)))))
+                                 execs_per_s=3858.0, crashes=2, hangs=1, kept=40, total_keys=tuple(range(14)))))
     text = con.export_text()
     assert "elapsed   3.2 / 60 s" in text and "3,858 execs/s" in text and "crashes 2" in text
     assert "ngram-8" in text and "ctx-8" in text

@@ -54,7 +54,7 @@ def test_run_dump_quit_round_trip(client, tmp_path):
     assert r.status == 0 and r.detail == 0 and r.exec_ns > 0
     assert r.new_keys == r.total_keys and all(n > 0 for n in r.new_keys)
     again = c.run(b"a")
-    assert again.status == 0 and again.new_keys == (0,) * 13 and again.total_keys == r.total_keys
+    assert again.status == 0 and again.new_keys == (0,) * len(METRICS) and again.total_keys == r.total_keys
     d = c.dump()
     assert d.status == 0 and d.total_keys == r.total_keys
     for m in METRICS:
@@ -79,7 +79,7 @@ def test_crashes_and_hangs_are_reported_and_never_reach_the_census(client, tmp_p
     ex = c.run(b"E")
     assert (ex.status, ex.detail) == (1, 256 + 3)  # exited (status 3) inside the harness
     for r in (seg, ab, hang, ex):
-        assert r.new_keys == (0,) * 13
+        assert r.new_keys == (0,) * len(METRICS)
     # the server re-forked and counts the rest: "z" takes the other branch, new keys
     z = c.run(b"z")
     assert z.status == 0 and z.new_keys[M["edge"]] > 0
@@ -100,7 +100,7 @@ def test_trace_writes_the_keys_of_one_input_and_leaves_the_census(client, tmp_pa
     assert t.status == 0
     assert t.total_keys == first.total_keys  # census unchanged
     t2 = c.trace(b"a", 42)
-    assert t2.new_keys == (0,) * 13
+    assert t2.new_keys == (0,) * len(METRICS)
     assert c.dump().status == 0
     for m in METRICS:
         blocks = read_trace(tmp_path / "traces" / f"{m}.bin")

@@ -84,10 +84,15 @@ def test_lz4_probe_tune_validate_preflight(lz4, tmp_path):
     small = tmp_path / "small"
     shutil.copytree(tuned, small)
     env = small / "autotune-run.env"
-    keep = [ln for ln in env.read_text().splitlines()
-            if not ln.startswith(("AUTOTUNE_LAYOUT=", "AUTOTUNE_MAP_SIZE=", "AUTOTUNE_INDEX_SIZE=", "AFL_MAP_SIZE="))]
-    env.write_text("\n".join(keep + ["AUTOTUNE_LAYOUT=twolevel", "AUTOTUNE_INDEX_SIZE=1048576",
-                                     "AUTOTUNE_MAP_SIZE=64", "AFL_MAP_SIZE=64"]) + "\n")
+    lines = env.read_text().splitlines()
+    resize = ("AUTOTUNE_LAYOUT=", "AUTOTUNE_MAP_SIZE=", "AUTOTUNE_INDEX_SIZE=", "AFL_MAP_SIZE=")
+    extra = []
+    if "AUTOTUNE_METRIC=guard" in lines:  # guard has no map size to undersize: a hashed metric
+        resize += ("AUTOTUNE_METRIC=", "AUTOTUNE_OVERFLOW=")
+        extra = ["AUTOTUNE_METRIC=edge"]
+    keep = [ln for ln in lines if not ln.startswith(resize)]
+    env.write_text("\n".join(keep + extra + ["AUTOTUNE_LAYOUT=twolevel", "AUTOTUNE_INDEX_SIZE=1048576",
+                                             "AUTOTUNE_MAP_SIZE=64", "AFL_MAP_SIZE=64"]) + "\n")
     r = _cli("preflight", str(small), str(harness), "-c", str(corpus), "--budget", "5", "--github")
     assert r.exit_code == 2, r.output
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("::error file=") and "collisions" in ln)

@@ -9,7 +9,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from autotune.metrics import afl_mode
+from autotune.metrics import afl_mode, has_map_size
 from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
 from autotune.tune.space import AFL_DEFAULT_MAP_POW2
 
@@ -43,7 +43,10 @@ def _pct(x: float) -> str:
 def _afl_build_vars(*, metric: str, overflow8: float) -> list[EnvVar]:
     mode = afl_mode(metric)
     out = [EnvVar("AFL_LLVM_INSTRUMENT", mode.instrument,
-                  f"coverage metric {metric}: afl-cc's {mode.instrument} instrumentation hashes the same keys")]
+                  f"coverage metric {metric}: afl-cc's {mode.instrument} instrumentation hashes the same keys"
+                  if has_map_size(metric) else
+                  f"coverage metric {metric}: afl-cc's default {mode.instrument} instrumentation, one counter per "
+                  "guard,\nits map the guard count")]
     for k, v in mode.extra.items():
         out.append(EnvVar(k, str(v), f"part of the {metric} metric"))
     if overflow8 > 0:
@@ -66,8 +69,11 @@ def afl_build_env(result: TuneResult) -> str:
     title = [
         "afl-build.env: for afl-cc / afl-clang-fast (AFL++ as installed, its map of 2^16 bytes), written by autotune tune",
         "load: set -a; . ./afl-build.env; set +a; then build the target with afl-clang-fast",
-        f"target {result.target}: {metric} in a flat 64 KiB map of 8-bit counters, {nr['execs_per_s']:.0f} execs/s "
-        f"measured, {_collisions(result, metric, AFL_DEFAULT_MAP_SLOTS, nr['precision']['collision_rate'])}",
+        (f"target {result.target}: {metric} in a flat 64 KiB map of 8-bit counters, {nr['execs_per_s']:.0f} execs/s "
+         f"measured, {_collisions(result, metric, AFL_DEFAULT_MAP_SLOTS, nr['precision']['collision_rate'])}")
+        if has_map_size(metric) else
+        (f"target {result.target}: {metric}, one 8-bit counter per guard (no collisions), "
+         f"{nr['execs_per_s']:.0f} execs/s measured"),
     ]
     if result.needs_afl_rebuild:
         b = result.best_config
@@ -119,9 +125,39 @@ def index_file_name(result: TuneResult) -> str:
     return f"autotune-index-{b['metric']}-h{b['map_slots']}-c{dense}-w{b['width_bits']}-s{seed}.bin"
 
 
+def _guard_run_env(result: TuneResult) -> str:
+    """autotune-run.env for the guard metric: one slot per guard (no layout, size or key hash)."""
+    b = result.best_config
+    bp = result.best["precision"]
+    inline = int(b["width_bits"]) == 8 and float(bp["counter_overflow"]) == 0.0
+    build = "guard" if inline else "blocks"
+    title = [
+        "autotune-run.env: for a target built with `autotune cc` (our runtime), run by the stock afl-fuzz",
+        f"build the target with AUTOTUNE_CC_INSTRUMENT={build} "
+        + ("(clang's inline 8-bit counters: no call per block)" if inline
+           else "(guards only: no function hooks; inline counters are 8-bit and wrap)"),
+        "load: set -a; . ./autotune-run.env; set +a; then afl-fuzz -i IN -o OUT -- ./target",
+        f"target {result.target}: score {result.best['score_bits']:.3f} bits, {result.best['execs_per_s']:.0f} execs/s "
+        "measured, no collisions (one slot per guard: the map is the target's guard count)",
+    ]
+    v = [EnvVar("AUTOTUNE_METRIC", "guard",
+                f"coverage metric chosen by tune (about {result.best['n_keys']:.0f} keys): AFL++'s PCGUARD, one counter\n"
+                "per guard; the runtime reports the guard count as the map (layout and sizes do not apply)"),
+         EnvVar("AUTOTUNE_COUNTER_BITS", str(b["width_bits"]),
+                f"counter width: {_pct(bp['counter_overflow'])} of the keys overflow it in one execution")]
+    if inline:
+        v.append(EnvVar("AUTOTUNE_OVERFLOW", "wrap", "no key reached 256 hits in one execution in the census, so the\n"
+                        "inline counters' wrap never shows (an AUTOTUNE_CC_INSTRUMENT=guard build only wraps)"))
+    else:
+        v.append(EnvVar("AUTOTUNE_OVERFLOW", "neverzero", "a wrapped counter still reads as hit (AFL++'s NeverZero)"))
+    return render_env(title=title, variables=v)
+
+
 def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
     """For a target built with `autotune cc`, under the stock afl-fuzz: the best configuration."""
     b = result.best_config
+    if not has_map_size(b["metric"]):
+        return _guard_run_env(result)
     bp = result.best["precision"]
     seed = int(result.inputs.get("extra", {}).get("probe_seed", 0))
     layout = b["layout"]

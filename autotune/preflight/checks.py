@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autotune.metrics import has_map_size
 from autotune.preflight import afl
 from autotune.preflight.findings import PreflightFinding as F
 from autotune.preflight.target import build_vars_of, read_record, sha256_file
@@ -81,7 +82,11 @@ def check_collisions(ctx: Context) -> list[F]:
     limit = t.max_collision_rate
     out = []
     rt = t.runtime
-    if rt is not None:
+    if rt is not None and not has_map_size(rt.metric):
+        seen, est = _estimate(ctx, rt.metric)
+        out.append(F("collisions", "ok", f"{rt.metric}: one slot per guard, no collisions ({seen} guards seen; "
+                                         "the map is the target's guard count)"))
+    elif rt is not None:
         seen, est = _estimate(ctx, rt.metric)
         dense = rt.map_slots if rt.layout == "twolevel" else None
         lost = _lost(keys=est, hash_slots=rt.hash_slots, dense=dense)

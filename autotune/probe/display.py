@@ -6,7 +6,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from autotune.metrics import METRICS
+from autotune.metrics import METRICS, has_map_size
 from autotune.probe.campaign import Progress
 from autotune.probe.result import ProbeResult
 
@@ -64,8 +64,10 @@ def summary_table(r: ProbeResult) -> Group:
         row = m.row(SUMMARY_MAP_BYTES)
         small = next((x.map_bytes for x in m.map_sizes if x.collision_rate < 0.01), None)
         o8, o16 = m.overflow[0], m.overflow[1]
+        hashed = has_map_size(m.metric)  # guard: one slot per guard, no hash, its map the guard count
         t.add_row(m.metric, f"{m.keys:,}", f"{m.richness.estimate:,.0f}", f"{100 * row.collision_rate:.2f}%",
-                  f"{100 * row.eq1_collision_rate:.2f}%", _bytes(small) if small else "-",
+                  f"{100 * row.eq1_collision_rate:.2f}%" if hashed else "-",
+                  (_bytes(small) if small else "-") if hashed else "guards",
                   f"{100 * o8.overflow_share:.2f}%", f"{100 * o16.overflow_share:.2f}%",
                   f"{o8.wrap_to_zero}/{o8.wrap_to_one}")
     parts: list = [head, t]
@@ -79,7 +81,8 @@ def summary_table(r: ProbeResult) -> Group:
     for n in r.notes:
         parts.append(Text(f"note: {n}", style="dim"))
     parts.append(Text("est. = Chao estimate of the total keys; coll@64K = hashed collision rate in a 64 KiB map "
-                      "(Eq.1 = BigMap's prediction); map<1% = smallest map below 1% collisions; ovf8/16 = keys "
+                      "(Eq.1 = BigMap's prediction); map<1% = smallest map below 1% collisions (guard: its map is the "
+                      "guard count, collision-free); ovf8/16 = keys "
                       "hit more often in one execution than 8/16-bit counters hold; wrap0/1 = of those, ending "
                       "at 0 (wrap) / 1 (NeverZero)", style="dim"))
     if r.out_dir is not None:

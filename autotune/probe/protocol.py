@@ -21,9 +21,9 @@ N_METRICS = len(METRICS)
 OP_RUN, OP_TRACE, OP_DUMP, OP_QUIT = 1, 2, 3, 4
 COMMAND = struct.Struct("<II")
 
-# Reply: u32 status; u32 detail; u64 exec_ns; u32 new_keys[13]; u32 total_keys[13].
+# Reply: u32 status; u32 detail; u64 exec_ns; u32 new_keys[14]; u32 total_keys[14].
 REPLY = struct.Struct(f"<IIQ{N_METRICS}I{N_METRICS}I")
-REPLY_SIZE = REPLY.size  # 16 + 8 * 13 = 120
+REPLY_SIZE = REPLY.size  # 16 + 8 * 14 = 128
 NEW_KEYS_SLICE = slice(16, 16 + 4 * N_METRICS)  # the raw bytes of new_keys[] in a reply
 NO_NEW_KEYS = bytes(4 * N_METRICS)
 

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from autotune.metrics import has_map_size
 from autotune.tune.backends import Measurer
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
@@ -103,6 +104,8 @@ def candidates(*, search: Search, space: SearchSpace, k: int, feasible: Callable
     if inc not in out:
         out.insert(0, inc)
     lo = space.map_pow2[0]
+    if not has_map_size(inc.metric):
+        return out  # guard: its map is the guard count, there are no smaller maps of it
     for d in range(1, SMALLER_NEIGHBOURS + 1):
         p = inc.map_pow2 - d
         if p < lo:

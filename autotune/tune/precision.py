@@ -10,6 +10,8 @@
   overflow): a key whose largest hit count in one execution (census ``max_hits``) reaches 2^W
   wraps a W-bit counter (wrap and AFL++'s NeverZero policy alike), so its bucket is wrong for
   that execution. The loss is the share of census keys with ``max_hits >= 2^W``.
+- guard (AFL++'s PCGUARD) has one slot per guard: no collisions and no dense overflow at any
+  configured size (the runtime's map is the guard count; size and layout do not apply).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autotune.metrics import has_map_size
 from autotune.probe.equation1 import collision_rate as equation1
 from autotune.tune.space import Config, dense_slots
 
@@ -63,6 +66,9 @@ class Precision:
 
 
 def precision(*, config: Config, n_keys: float, overflow_by_width: dict[int, float]) -> Precision:
+    if not has_map_size(config.metric):  # guard: one slot per guard, no hash, no dense array
+        return Precision(collision_rate=0.0, dense_overflow_rate=0.0,
+                         counter_overflow=float(overflow_by_width.get(config.width_bits, 0.0)), dense_slots=None)
     c = collision_rate(map_slots=config.map_slots, n_keys=n_keys)
     if config.layout == "twolevel":
         d = dense_slots(map_slots=config.map_slots, estimated_keys=n_keys)

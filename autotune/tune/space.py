@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autotune.errors import AutotuneError
-from autotune.metrics import METRICS
+from autotune.metrics import METRICS, has_map_size
 
 LAYOUTS: tuple[str, ...] = ("flat", "twolevel")
 WIDTHS: tuple[int, ...] = (8, 16, 32, 64)
@@ -81,11 +81,27 @@ class SearchSpace:
 
     @property
     def n_points(self) -> int:
-        return len(self.sizes) * len(self.widths) * len(self.metrics) * len(self.layouts)
+        sized = sum(1 for m in self.metrics if has_map_size(m))
+        return (len(self.sizes) * len(self.layouts) * sized + (len(self.metrics) - sized)) * len(self.widths)
+
+    @property
+    def guard_slots(self) -> int:
+        """The one map size a guard configuration is recorded with: guard's map is the target's
+        guard count whatever the size and layout (the runtime ignores both), so every guard point
+        of a width is one configuration (flat, AFL++'s 2^16 when the space holds it)."""
+        lo, hi = self.map_pow2
+        return 1 << min(max(AFL_DEFAULT_MAP_POW2, lo), hi)
+
+    def canonical(self, c: Config) -> Config:
+        """``c``, or for guard the one configuration of its width (see ``guard_slots``)."""
+        if has_map_size(c.metric):
+            return c
+        return Config(metric=c.metric, layout="flat", map_slots=self.guard_slots, width_bits=c.width_bits)
 
     def grid(self) -> list[Config]:
-        return [Config(m, lay, s, w) for m in self.metrics for lay in self.layouts for s in self.sizes
-                for w in self.widths]
+        out = [self.canonical(Config(m, lay, s, w)) for m in self.metrics for lay in self.layouts
+               for s in self.sizes for w in self.widths]
+        return list(dict.fromkeys(out))
 
     def dimensions(self) -> list:
         """scikit-optimize dimensions, all ordered integers where possible: log2 map size, log2
@@ -106,11 +122,12 @@ class SearchSpace:
     def to_config(self, point: list) -> Config:
         """A point from the optimiser (numpy scalars) -> Config of plain Python values."""
         map_pow2, width_pow2, rank, layout = point
-        return Config(metric=self.metrics[int(rank)], layout=str(layout), map_slots=1 << int(map_pow2),
-                      width_bits=1 << int(width_pow2))
+        return self.canonical(Config(metric=self.metrics[int(rank)], layout=str(layout),
+                                     map_slots=1 << int(map_pow2), width_bits=1 << int(width_pow2)))
 
     def to_point(self, c: Config) -> list:
-        return [c.map_pow2, c.width_bits.bit_length() - 1, self.metrics.index(c.metric), c.layout]
+        layout = c.layout if c.layout in self.layouts else self.layouts[0]  # guard: any layout is the same
+        return [c.map_pow2, c.width_bits.bit_length() - 1, self.metrics.index(c.metric), layout]
 
     def ordered(self, key) -> "SearchSpace":
         """The same space with metrics sorted by ``key`` (e.g. estimated key count)."""

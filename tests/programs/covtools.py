@@ -13,7 +13,7 @@ from pathlib import Path
 PROGRAMS = Path(__file__).resolve().parent
 KERNELS = PROGRAMS.parent.parent / "kernels"
 METRICS = ("edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
-           "ctx", "caller", "ctx-2", "ctx-4", "ctx-8")
+           "ctx", "caller", "ctx-2", "ctx-4", "ctx-8", "guard")
 INSTRUMENT = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining"]
 RUNTIME = ["cov.c", "cov_census.c", "probe_server.c", "bigmap.c", "bigmap_ops.c", "bigmap_scalar.c",
            "bigmap_simd.c", "cpu.c"]
@@ -109,7 +109,7 @@ class Reply:
     total_keys: tuple[int, ...]
 
 
-REPLY = struct.Struct("<IIQ13I13I")
+REPLY = struct.Struct(f"<IIQ{len(METRICS)}I{len(METRICS)}I")
 
 
 class ProbeClient:
@@ -161,7 +161,8 @@ class ProbeClient:
                 raise AssertionError(f"server closed the status pipe: {self.proc.stderr.read().decode()}")
             data += chunk
         v = REPLY.unpack(data)
-        return Reply(v[0], v[1], v[2], tuple(v[3:16]), tuple(v[16:29]))
+        n = len(METRICS)
+        return Reply(v[0], v[1], v[2], tuple(v[3:3 + n]), tuple(v[3 + n:3 + 2 * n]))
 
     def put(self, data: bytes) -> None:
         buf = self._buffer()
@@ -268,6 +269,7 @@ def model_keys(hits: list[tuple[int, list[int]]], *, seed: int) -> list[dict[int
         e = mix64(edge_ex)
         for cx in (full, xor_first(1), xor_first(2), xor_first(4), xor_first(8)):
             keys.append((mix64(e ^ cx), edge_hk ^ (cx & 0xFFFFFFFF)))
+        keys.append((w[0], w[0]))  # guard: the guard itself, at slot g
         for mid, (ex, hk) in enumerate(keys):
             rec = out[mid].setdefault(ex, [hk, 0])
             rec[1] += 1
