@@ -1,11 +1,15 @@
-"""libyaml as a real third-party target with many small functions (benchmarks of the build kinds).
+"""libyaml as a real third-party target with many small functions (benchmarks, compare, race).
 
-The source comes from Debian's source package (``apt-get source libyaml``; .ci/setup.sh adds the
-deb-src entry), unpacked once into the autotune cache. The library is built by its own CMake
-build (``libyaml.a``) with ``autotune-cc`` (any ``AUTOTUNE_CC_INSTRUMENT``) or ``afl-clang-fast``
-(the caller's AFL_* build variables), and linked with our harness (libyaml/libyaml_harness.c)
-through ``-fsanitize=fuzzer``. Builds are cached by a digest of what goes into them, as lz4's
-(tests/targets/lz4.py, whose helpers this module reuses).
+The source comes from Debian's source package (``apt-get source libyaml`` with a private,
+temporary apt configuration: targets/debsrc.py), unpacked once into the autotune cache. The one
+recipe is the OSS-Fuzz-style build script libyaml/build.sh: libyaml's own CMake build
+(``libyaml.a``) and our harness (libyaml/libyaml_harness.c) linked through ``-fsanitize=fuzzer``.
+The same script is what ``autotune compare/validate --build-script`` and the race build; here
+it runs through ``autotune.preflight.target.build`` (cached by a digest of the script, the
+harness, the compiler, its variables and our runtime) with ``autotune-cc`` (any
+``AUTOTUNE_CC_INSTRUMENT``) or ``afl-clang-fast`` (the caller's AFL_* build variables).
+
+    python tests/targets/libyaml.py --source     # fetch (once) and print the source tree's path
 """
 
 from __future__ import annotations
@@ -13,38 +17,50 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 from typing import Mapping
 
-from autotune.io import file_lock
-from tests.targets.lz4 import TargetUnavailable, _run, _tool, targets_dir
+if __name__ == "__main__":  # run as a script: the repository's root and tests/ on the path
+    sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
+
+from autotune.io import file_lock  # noqa: E402
+from autotune.paths import cache_dir  # noqa: E402
+
+try:  # imported as targets.* (tests) or tests.targets.* (benchmarks)
+    from .debsrc import SourceUnavailable, fetch_source
+except ImportError:  # run as a script
+    from targets.debsrc import SourceUnavailable, fetch_source  # noqa: E402
 
 PACKAGE = "libyaml"
-HARNESS_SOURCE = Path(__file__).resolve().parent / "libyaml" / "libyaml_harness.c"
+HERE = Path(__file__).resolve().parent / "libyaml"
+BUILD_SCRIPT = HERE / "build.sh"
+HARNESS_SOURCE = HERE / "libyaml_harness.c"
 DEFAULT_CFLAGS = "-O2 -g"
+
+
+class TargetUnavailable(Exception):
+    """libyaml's source cannot be fetched on this machine."""
 
 
 def libyaml_source_dir() -> Path:
     """The unpacked upstream libyaml tree, fetched once per cache dir (TargetUnavailable if not)."""
-    base = targets_dir() / PACKAGE
+    base = cache_dir() / "targets" / PACKAGE
     marker = base / "src.json"
     with file_lock(base / "src.lock"):
         if marker.is_file():
             src = Path(json.loads(marker.read_text())["source_dir"])
             if (src / "include" / "yaml.h").is_file():
                 return src
-        apt = shutil.which("apt-get")
-        if apt is None:
-            raise TargetUnavailable("apt-get is not available on this machine")
         dl = base / "src"
         shutil.rmtree(dl, ignore_errors=True)
-        dl.mkdir(parents=True)
-        proc = subprocess.run([apt, "source", "-qq", PACKAGE], cwd=dl, capture_output=True, text=True, timeout=300)
+        try:
+            fetch_source(PACKAGE, dest=dl)
+        except SourceUnavailable as exc:
+            raise TargetUnavailable(str(exc)) from exc
         trees = sorted(p.parent.parent for p in dl.glob("libyaml-*/include/yaml.h"))
-        if proc.returncode != 0 or not trees:
-            raise TargetUnavailable(f"apt-get source {PACKAGE} failed (exit {proc.returncode}): "
-                                    f"{proc.stderr.strip()[-500:]} (needs a deb-src entry and dpkg-dev)")
+        if not trees:
+            raise TargetUnavailable(f"apt-get source {PACKAGE} unpacked no tree with include/yaml.h under {dl}")
         marker.write_text(json.dumps({"source_dir": str(trees[-1])}))
         return trees[-1]
 
@@ -56,46 +72,40 @@ def libyaml_sample_inputs() -> list[Path]:
     return [p for p in files if p.is_file()]
 
 
+def libyaml_spec(cflags: str = DEFAULT_CFLAGS):
+    """The recipe as validate/compare/race take it: the build script (its harness hashed with it)."""
+    from autotune.preflight.target import TargetSpec
+
+    return TargetSpec(kind="script", script=str(BUILD_SCRIPT), sources=(str(HARNESS_SOURCE),), cflags=cflags)
+
+
+def libyaml_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment the build script needs: the caller's plus LIBYAML_SRC."""
+    return {**(os.environ if env is None else env), "LIBYAML_SRC": str(libyaml_source_dir())}
+
+
 def build_libyaml_harness(*, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
                           instrument: str = "full", cflags: str = DEFAULT_CFLAGS) -> Path:
-    """The harness linked with libyaml.a built by its CMake build with ``cc_kind`` (autotune: the
-    wrapper with ``AUTOTUNE_CC_INSTRUMENT=instrument``; afl: afl-clang-fast with ``afl_env``)."""
-    import hashlib
+    """The harness built by build.sh with ``cc_kind`` (autotune: the wrapper with
+    ``AUTOTUNE_CC_INSTRUMENT=instrument``; afl: afl-clang-fast with ``afl_env``)."""
+    from autotune.preflight.afl import base_env
+    from autotune.preflight.target import build
 
-    src = libyaml_source_dir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_CC_INSTRUMENT"))
-           and k not in ("MAKEFLAGS", "MFLAGS", "CFLAGS", "CC")}
-    ident = [cc_kind, cflags, str(src), HARNESS_SOURCE.read_text()]
     if cc_kind == "autotune":
-        import autotune.cc
-        from autotune.runtime import artifacts
-
-        cc = _tool("autotune-cc")
-        env["AUTOTUNE_CC_INSTRUMENT"] = instrument
-        ident += [instrument, Path(autotune.cc.__file__).read_text(), str(artifacts.runtime_archive()),
-                  str(artifacts.driver_object())]
+        build_vars = {"AUTOTUNE_CC_INSTRUMENT": instrument}
     elif cc_kind == "afl":
-        cc = shutil.which("afl-clang-fast") or "afl-clang-fast"
-        env.update(afl_env or {})
-        env.setdefault("AFL_QUIET", "1")
-        ident += [json.dumps(sorted((afl_env or {}).items())),
-                  subprocess.run([cc, "--version"], capture_output=True, text=True, env=env).stdout]
+        build_vars = dict(afl_env or {})
     else:
         raise ValueError(f"cc_kind must be autotune or afl, not {cc_kind!r}")
-    key = hashlib.sha256("\0".join(ident).encode()).hexdigest()[:16]
-    root = targets_dir() / PACKAGE / f"build-{cc_kind}-{key}"
-    harness = root / "libyaml_harness"
-    with file_lock(root.with_name(root.name + ".lock")):
-        if harness.is_file():
-            return harness
-        shutil.rmtree(root, ignore_errors=True)
-        build = root / "build"
-        build.mkdir(parents=True)
-        _run(["cmake", "-S", str(src), "-B", str(build), f"-DCMAKE_C_COMPILER={cc}", "-DCMAKE_BUILD_TYPE=None",
-              f"-DCMAKE_C_FLAGS={cflags}", "-DBUILD_SHARED_LIBS=OFF", "-DBUILD_TESTING=OFF"], cwd=root, env=env)
-        _run(["cmake", "--build", str(build), "--target", "yaml", "-j", "2"], cwd=root, env=env)
-        lib = build / "libyaml.a"
-        _run([cc, *cflags.split(), "-fsanitize=fuzzer", "-I", str(src / "include"), "-I", str(build / "include"),
-              str(HARNESS_SOURCE), str(lib), "-o", str(harness) + ".tmp"], cwd=root, env=env)
-        os.replace(str(harness) + ".tmp", harness)
-        return harness
+    return build(spec=libyaml_spec(cflags), cc_kind=cc_kind, build_vars=build_vars, env=libyaml_env(base_env()))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--source"]:
+        print("usage: python tests/targets/libyaml.py --source", file=sys.stderr)
+        sys.exit(2)
+    try:
+        print(libyaml_source_dir())
+    except TargetUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)

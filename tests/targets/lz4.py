@@ -34,7 +34,7 @@ from typing import Literal, Mapping
 from autotune.io import file_lock
 from autotune.paths import cache_dir
 
-from targets.debsrc import SourceUnavailable, fetch_source
+from .debsrc import SourceUnavailable, fetch_source
 
 CcKind = Literal["autotune", "plain", "afl"]
 CC_KINDS: tuple[str, ...] = ("autotune", "plain", "afl")

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# libyaml (Debian's source package) through its own CMake build, and our harness beside this
+# script, in OSS-Fuzz's build-script convention (autotune validate/compare --build-script): CC,
+# CFLAGS, LIB_FUZZING_ENGINE, OUT and WORK are set by the caller; writes $OUT/fuzzer.
+# LIBYAML_SRC names the unpacked source tree (tests/targets/libyaml.py fetches it:
+#   LIBYAML_SRC=$(.venv/bin/python tests/targets/libyaml.py --source)).
+set -euo pipefail
+: "${LIBYAML_SRC:?set LIBYAML_SRC to an unpacked libyaml tree: .venv/bin/python tests/targets/libyaml.py --source}"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+cmake -S "$LIBYAML_SRC" -B "$WORK/build" -DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="$CFLAGS" \
+  -DCMAKE_BUILD_TYPE=None -DBUILD_SHARED_LIBS=OFF -DBUILD_TESTING=OFF >"$WORK/cmake.log"
+cmake --build "$WORK/build" --target yaml -j2 >>"$WORK/cmake.log"
+$CC $CFLAGS $LIB_FUZZING_ENGINE -I "$LIBYAML_SRC/include" -I "$WORK/build/include" \
+  "$here/libyaml_harness.c" "$WORK/build/libyaml.a" -o "$OUT/fuzzer"
