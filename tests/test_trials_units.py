@@ -72,6 +72,19 @@ def test_config_specs(tmp_path):
     (tune / "afl-run.env").write_text("AFL_MAP_SIZE=65536\n")
     c = parse_config(str(tune / "autotune-run.env"))
     assert (c.name, c.cc_kind, c.run_vars["AUTOTUNE_METRIC"]) == ("tune/autotune-run", "autotune", "ngram-4")
+    assert c.build_vars == {}
+    # the build kind: from an autotune-build.env beside the run file (the race writes one) ...
+    race = tmp_path / "race"
+    race.mkdir()
+    (race / "autotune-run.env").write_text("AUTOTUNE_METRIC=guard\n")
+    (race / "autotune-build.env").write_text("# build kind\nAUTOTUNE_CC_INSTRUMENT=guard\n")
+    c = parse_config(str(race / "autotune-run.env"))
+    assert (c.build_vars, c.run_vars) == ({"AUTOTUNE_CC_INSTRUMENT": "guard"}, {"AUTOTUNE_METRIC": "guard"})
+    assert c.files == (str(race / "autotune-build.env"), str(race / "autotune-run.env"))
+    # ... or from the file itself, which wins
+    (race / "both.env").write_text("AUTOTUNE_METRIC=edge\nAUTOTUNE_CC_INSTRUMENT=blocks\n")
+    c = parse_config(str(race / "both.env"))
+    assert (c.build_vars, c.run_vars) == ({"AUTOTUNE_CC_INSTRUMENT": "blocks"}, {"AUTOTUNE_METRIC": "edge"})
     c = parse_config(f"ng4={tune / 'afl-build.env'}")
     assert (c.name, c.cc_kind, c.build_vars, c.run_vars) == ("ng4", "afl", {"AFL_LLVM_INSTRUMENT": "NGRAM-4"},
                                                              {"AFL_MAP_SIZE": "65536"})

@@ -6,7 +6,8 @@ SPEC is one of
 - ``runtime``: the `autotune cc` build with our runtime's defaults (no AUTOTUNE_* variable);
 - an env file (autotune tune's, or the user's own), read by ``preflight.envfile``:
   * a file with an ``AUTOTUNE_*`` variable (``autotune-run.env``): the `autotune cc` build, the
-    file's variables at run time;
+    file's variables at run time; the build kind (``AUTOTUNE_CC_INSTRUMENT``) from the file itself
+    or from the ``autotune-build.env`` beside it (the race writes one);
   * ``afl-build.env``: afl-clang-fast under the file's ``AFL_*`` variables, and at run time the
     variables of the ``afl-run.env`` beside it, when there is one;
   * ``BUILD.env+RUN.env``: afl-clang-fast under BUILD's ``AFL_*`` variables, RUN's at run time;
@@ -86,8 +87,17 @@ def parse_config(arg: str) -> ConfigSpec:
     path = _existing(Path(spec), arg)
     values = dict(read_env_file(path).values)
     if any(k.startswith("AUTOTUNE_") for k in values):
-        return ConfigSpec(name=name or _label(path), cc_kind=CC_AUTOTUNE, run_vars=values, files=(str(path),),
-                          description=f"autotune cc build, stock afl-fuzz under {path.name}")
+        from autotune.cc import KIND_VAR
+
+        files = (str(path),)
+        build_vars = {KIND_VAR: values.pop(KIND_VAR)} if KIND_VAR in values else {}
+        beside = path.with_name("autotune-build.env")
+        if not build_vars and beside.is_file() and beside != path:
+            build_vars = {k: v for k, v in read_env_file(beside).values.items() if k == KIND_VAR}
+            files = (str(beside), str(path))
+        kind = f" ({KIND_VAR}={build_vars[KIND_VAR]})" if build_vars else ""
+        return ConfigSpec(name=name or _label(path), cc_kind=CC_AUTOTUNE, build_vars=build_vars, run_vars=values,
+                          files=files, description=f"autotune cc build{kind}, stock afl-fuzz under {path.name}")
     if path.name == "afl-build.env" or any(k.startswith("AFL_LLVM_") for k in values):
         run_path = path.with_name("afl-run.env") if path.name == "afl-build.env" else None
         run_vars = dict(read_env_file(run_path).values) if run_path and run_path.is_file() else {}

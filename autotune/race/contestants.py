@@ -56,9 +56,10 @@ def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision
     """AUTOTUNE_* run-time variables of a candidate (docs/DESIGN.md "Runtime configuration")."""
     from autotune.tune.space import dense_slots
 
-    env = {"AUTOTUNE_METRIC": metric, "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero"}
     if metric == "guard":
-        return env  # one slot per guard: no index, no map size to choose
+        # one slot per guard: no index, no map size to choose; clang's inline 8-bit counters wrap
+        return {"AUTOTUNE_METRIC": metric}
+    env = {"AUTOTUNE_METRIC": metric, "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero"}
     keys = max(1.0, float(estimated_keys or 0.0)) if estimated_keys else 1 << 14
     h = index_slots_for(keys=keys, max_collision_rate=max_collision_rate)
     env.update({"AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(h),
