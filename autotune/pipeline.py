@@ -1,7 +1,10 @@
-"""The main job: profile this host, probe the target, tune its map, emit the configuration.
+"""The main job: profile this host, probe the target, tune its map, race the candidates in afl-fuzz.
 
-One call runs the three stages in order, each writing its own versioned output under ``out_dir``
-(``host-profile.toml``, ``probe/``, ``tune/``), so any stage can be re-run alone afterwards.
+One call runs the stages in order, each writing its own versioned output under ``out_dir``
+(``host-profile.toml``, ``probe/``, ``tune/``, ``race/``), so any stage can be re-run alone
+afterwards. The race (autotune.race) is what the recommendation rests on: AFL++'s default and our
+runtime's metrics, sized from the probe's census, in the real afl-fuzz, measured by one yardstick;
+tune's replay-based choice stays in ``tune/`` (and is the recommendation only without afl-fuzz).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ class PipelineResult:
     probe: Any  # ProbeResult
     tune: Any  # TuneResult
     written: list[Path]
+    race_dir: Path | None = None
+    race: Any = None  # RaceOutcome, or None when no race ran
 
     def env_files(self) -> dict[str, Path]:
         names = ("autotune-run.env", "afl-build.env", "afl-run.env", "afl-build-rebuilt.env")
@@ -36,6 +41,8 @@ class PipelineResult:
             "tune_dir": str(self.tune_dir),
             "env_files": {k: str(v) for k, v in self.env_files().items()},
             "best": self.tune.best_config,
+            "race_dir": str(self.race_dir) if self.race_dir else None,
+            "race": self.race.race.decision.to_dict() if self.race else None,
         }
 
 
@@ -56,8 +63,12 @@ def run_pipeline(
     on_probe_progress: Callable[[Any], None] | None = None,
     tune_run: Callable[..., Any] | None = None,
     notice: Callable[[str], None] | None = None,
+    race: Callable[..., Any] | None = None,
 ) -> PipelineResult:
-    """Run profile -> probe -> tune for ``binary`` (a harness built with autotune cc)."""
+    """Run profile -> probe -> tune [-> race] for ``binary`` (a harness built with autotune cc).
+
+    ``race``: called as ``race(out_dir=, probe_dir=)`` after tune (autotune.race.stage.race_target
+    with the target and budget bound), or None for no race."""
     from autotune.probe.campaign import run_probe
     from autotune.profile import detect_host, save_profile
     from autotune.tune.api import tune_probe_dir
@@ -82,5 +93,10 @@ def run_pipeline(
     tune, written = tune_probe_dir(probe_dir=probe_dir, out_dir=tune_dir, host=host.to_dict(), calls=calls,
                                    seed=seed, jobs=jobs, max_collision_rate=max_collision_rate, run=tune_run,
                                    notice=notice)
+    race_dir = outcome = None
+    if race is not None:
+        stage("race: AFL++'s default against our runtime's metrics in afl-fuzz, one yardstick")
+        race_dir = out_dir / "race"
+        outcome = race(out_dir=race_dir, probe_dir=probe_dir)
     return PipelineResult(out_dir=out_dir, host_profile=host_path, probe_dir=probe_dir, tune_dir=tune_dir,
-                          probe=probe, tune=tune, written=list(written))
+                          probe=probe, tune=tune, written=list(written), race_dir=race_dir, race=outcome)

@@ -13,10 +13,18 @@ pytestmark = pytest.mark.slow
 
 def test_run_demo_writes_every_stage_and_loadable_env_files(tmp_path):
     out = tmp_path / "out"
-    res = CliRunner().invoke(app, ["run", "--demo", "--time", "6", "--calls", "6", "--out", str(out), "--json"])
+    # a tiny race: guard alone against AFL++'s default, one 5 s trial each (the race has its own tests)
+    res = CliRunner().invoke(app, ["run", "--demo", "--time", "6", "--calls", "6", "--out", str(out), "--json",
+                                   "--metrics", "guard", "--repeats", "1", "--budget", "12", "--min-trial", "5"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["schema_version"] == 1
+    assert doc["race_dir"] == str(out.resolve() / "race") and (out / "race" / "race.json").is_file()
+    race = json.loads((out / "race" / "race.json").read_text())
+    assert race["race"]["decision"] == doc["race"]
+    assert {c["name"] for c in race["race"]["contestants"]} == {"aflpp-default", "guard"}
+    files = {"afl-build.env", "afl-run.env"} if doc["race"]["is_default"] else {"autotune-build.env", "autotune-run.env"}
+    assert files <= {p.name for p in (out / "race").iterdir()}
     assert (out / "host-profile.toml").is_file()
     assert (out / "probe" / "probe.json").is_file()
     for name in ("autotune-run.env", "afl-build.env", "afl-run.env", "report.md", "report.json"):

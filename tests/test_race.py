@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -156,3 +157,78 @@ def test_the_result_round_trips_as_json():
     assert RaceResult.from_dict(doc) == r
     with pytest.raises(ValueError, match="schema_version"):
         RaceResult.from_dict({**doc, "schema_version": 99})
+
+
+# --- end to end: the real afl-fuzz on the demo -----------------------------------------------
+
+@pytest.mark.slow
+def test_race_on_the_demo_in_the_real_afl_fuzz(tmp_path):
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+    from autotune.preflight.target import read_record
+
+    if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
+        pytest.skip("afl++ is not installed (apt-get install -y afl++)")
+    out = tmp_path / "race"
+    res = CliRunner().invoke(app, ["race", "--demo", "--metrics", "guard,edge", "--repeats", "1", "--budget", "32",
+                                   "--min-trial", "4", "--seed", "5", "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc == json.loads((out / "race.json").read_text())
+    r = RaceResult.from_dict(doc["race"])
+    assert [c.name for c in r.contestants] == ["aflpp-default", "guard", "edge"]
+    # every contestant built as its kind says, the default by afl-clang-fast with no variables
+    recs = {name: read_record(Path(b)) for name, b in doc["binaries"].items()}
+    assert recs["aflpp-default"]["cc_kind"] == "afl" and recs["aflpp-default"]["build_vars"] == {}
+    assert recs["guard"]["build_vars"] == {"AUTOTUNE_CC_INSTRUMENT": "guard"}
+    assert recs["edge"]["build_vars"] == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
+    assert doc["yardstick"]["kind"] == "aflpp-pcguard"
+    first = r.rungs[0]
+    assert first.seconds >= 4 and {t.contestant for t in first.trials} == {"aflpp-default", "guard", "edge"}
+    assert all(t.coverage > 100 and t.execs_per_s > 0 and t.queue > 0 for t in first.trials)
+    assert len({t.seconds for t in first.trials}) == 1
+    # one trial each cannot show a significant win: the default is recommended, and its env files written
+    assert r.decision.is_default and r.decision.p_value is not None
+    assert (out / "afl-build.env").is_file() and (out / "race.md").is_file()
+    assert "Recommended: aflpp-default" in (out / "race.md").read_text()
+
+
+def test_race_without_afl_fuzz_says_what_to_install(tmp_path):
+    import os
+    import sys
+
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = {**os.environ, "PATH": f"{empty}:{Path(sys.executable).parent}"}
+    res = CliRunner().invoke(app, ["race", "--demo", "--out", str(tmp_path / "o")], env=env)
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert "'afl-fuzz' was not found" in res.output and "apt-get install -y afl++" in res.output
+    assert not (tmp_path / "o").exists()  # nothing half-written
+
+
+def test_contestants_sized_from_the_census():
+    from autotune.race.contestants import index_slots_for, make_contestants
+    from autotune.probe.equation1 import collision_rate
+
+    cs = make_contestants(metrics=("guard", "edge", "caller"), estimated_keys={"edge": 3000.0, "caller": 50000.0},
+                          afl_cc=True)
+    by = {c.name: c for c in cs}
+    assert by["aflpp-default"].cc_kind == "afl" and by["aflpp-default"].is_default
+    assert by["guard"].env == {"AUTOTUNE_METRIC": "guard"} and by["guard"].build_vars["AUTOTUNE_CC_INSTRUMENT"] == "guard"
+    assert by["caller"].build_vars["AUTOTUNE_CC_INSTRUMENT"] == "full"  # call context needs the function hooks
+    e = by["edge"].env
+    h = int(e["AUTOTUNE_INDEX_SIZE"])
+    assert h == index_slots_for(keys=3000.0, max_collision_rate=0.02)
+    assert collision_rate(H=h, n=6000) <= 0.02 < collision_rate(H=h // 2, n=6000)  # the smallest that fits
+    assert int(e["AUTOTUNE_MAP_SIZE"]) >= 6000 and e["AUTOTUNE_LAYOUT"] == "twolevel"
+    # without afl-clang-fast the default is our guard (and guard is not raced against itself)
+    cs = make_contestants(metrics=("guard", "edge"), afl_cc=False)
+    assert [c.name for c in cs] == ["aflpp-default", "edge"]
+    assert cs[0].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "guard"} and cs[0].env == {"AUTOTUNE_METRIC": "guard"}

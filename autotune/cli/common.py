@@ -77,3 +77,13 @@ LdflagsOpt = Annotated[str, typer.Option("--ldflags", help="Extra linker flags f
 CxxOpt = Annotated[bool, typer.Option("--cxx", help="Build --source files as C++.")]
 DemoOpt = Annotated[bool, typer.Option("--demo", help="The bundled demo target and its seeds.")]
 CorpusOpt = Annotated[Optional[Path], typer.Option("--corpus", "-c", help="Seed corpus directory.")]
+BuildScriptOpt = Annotated[Optional[Path], typer.Option(
+    "--build-script", help="OSS-Fuzz style build script (uses $CC $CXX $CFLAGS $LIB_FUZZING_ENGINE, writes $OUT/fuzzer).")]
+BudgetOpt = Annotated[float, typer.Option(
+    "--budget", min=1.0, help="Wall seconds for the race in afl-fuzz (all trials, on --jobs cores).")]
+RaceMetricsOpt = Annotated[str, typer.Option(
+    "--metrics", help="Candidate metrics for the race, in priority order (comma list); the last are left out "
+                      "when the budget is short.")]
+RaceJobsOpt = Annotated[Optional[int], typer.Option(
+    "--jobs", "-j", min=1, help="afl-fuzz trials at once, one per core (default: the cores).")]
+RepeatsOpt = Annotated[int, typer.Option("--repeats", min=1, help="Trials per contestant and rung (paired seeds).")]

@@ -143,7 +143,8 @@ def race_target(*, out_dir: Path, corpus: Path, spec=None, binary: Path | None =
     contestants, dropped = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
                                          min_trial_s=min_trial_s, overhead_s=overhead_s)
     if dropped and notice:
-        notice(f"the budget of {budget_s:.0f} s races {len(contestants) - 1} candidates: left out "
+        n = len(contestants) - 1
+        notice(f"the budget of {budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
                f"{', '.join(dropped)} (raise --budget to race them)")
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = out_dir / "seeds"
@@ -175,3 +176,66 @@ def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
     doc["written"] = [str(p) for p in written] + [str(out_dir / RACE_JSON)]
     written.append(write_json_atomic(out_dir / RACE_JSON, doc))
     return written
+
+
+def estimated_keys_of(probe_dir: Path) -> dict[str, float]:
+    """Per metric, the probe census's estimate of the keys a campaign reaches (Chao1, at least those seen)."""
+    from autotune.tune.probe_inputs import inputs_from_probe
+
+    return {m: f.estimated_keys for m, f in inputs_from_probe(probe_dir).metrics.items()}
+
+
+def parse_metrics(text: str) -> tuple[str, ...]:
+    from autotune.metrics import METRICS
+
+    names = tuple(m.strip() for m in text.split(",") if m.strip())
+    if not names:
+        raise AutotuneError("no metric to race", fix=f"pass --metrics with some of: {', '.join(METRICS)}")
+    bad = [m for m in names if m not in METRICS]
+    if bad:
+        raise AutotuneError(f"unknown metric {bad[0]!r} in --metrics", fix=f"use some of: {', '.join(METRICS)}")
+    return names
+
+
+def race_cli(*, harness: Path | None, sources: list[Path], cflags: str, ldflags: str, cxx: bool, demo: bool,
+             build_script: Path | None, corpus: Path | None, probe_dir: Path | None, budget_s: float, metrics: str,
+             jobs: int | None, repeats: int, seed: int, out_dir: Path, notice: Callable[[str], None],
+             progress: Callable[[str], None], min_trial_s: int = DEFAULT_MIN_TRIAL_S) -> RaceOutcome:
+    """`autotune race`'s checks and call: the target (recipe or binary), the corpus, the probe's sizes."""
+    from autotune.preflight.target import make_spec
+
+    names = parse_metrics(metrics)
+    spec = make_spec(demo=demo, sources=sources, cflags=cflags, ldflags=ldflags, cxx=cxx, script=build_script)
+    if spec is not None and harness is not None:
+        raise AutotuneError("give the harness binary or a recipe (--demo, --source, --build-script), not both",
+                            fix="drop one")
+    if spec is None and harness is None:
+        raise AutotuneError("no target given", fix="pass a harness binary, --demo, --source FILE or --build-script FILE")
+    if harness is not None and not harness.is_file():
+        raise AutotuneError(f"harness {harness} does not exist", fix="build it with autotune cc -fsanitize=fuzzer")
+    if corpus is None:
+        if not demo:
+            raise AutotuneError("no seed corpus given", fix="pass --corpus DIR")
+        from autotune import demo as demo_pkg
+
+        corpus = demo_pkg.seed_dir()
+    keys = estimated_keys_of(probe_dir) if probe_dir is not None else None
+    if keys is None:
+        notice("no --probe: two-level maps are sized for 16,384 keys (run `autotune probe` and pass --probe to "
+               "size them from the census)")
+    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, estimated_keys=keys, metrics=names,
+                       budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
+                       on_rung=lambda r: progress(rung_line(r)), on_trial=lambda t: progress(trial_line(t)))
+
+
+def rung_line(rung: Rung) -> str:
+    import statistics
+
+    meds = ", ".join(f"{n} {statistics.median(rung.coverage(n)):g}" for n in rung.ranking)
+    return f"rung {rung.index} ({rung.seconds} s trials) done: median edges {meds}; on: {', '.join(rung.kept)}"
+
+
+def trial_line(t) -> str:
+    cov = t.yardstick.edges if t.yardstick else "?"
+    return (f"  {t.spec.config} trial {t.spec.index} ({t.spec.seconds} s): {cov} edges, "
+            f"{t.execs_per_s:,.0f} execs/s, queue {t.kept.get('queue', 0)}")
