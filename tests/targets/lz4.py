@@ -31,10 +31,16 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal, Mapping
 
-from autotune.io import file_lock
-from autotune.paths import cache_dir
+if __name__ == "__main__":  # run as a script: the repository's root and tests/ on the path
+    sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
 
-from .debsrc import SourceUnavailable, fetch_source
+from autotune.io import file_lock  # noqa: E402
+from autotune.paths import cache_dir  # noqa: E402
+
+try:  # imported as targets.* (tests) or tests.targets.* (benchmarks)
+    from .debsrc import SourceUnavailable, fetch_source
+except ImportError:  # run as a script
+    from targets.debsrc import SourceUnavailable, fetch_source  # noqa: E402
 
 CcKind = Literal["autotune", "plain", "afl"]
 CC_KINDS: tuple[str, ...] = ("autotune", "plain", "afl")
@@ -247,8 +253,12 @@ def main(argv: list[str] | None = None) -> int:
 
     python tests/targets/lz4.py [autotune] [plain] [afl]   (AUTOTUNE_CACHE_DIR picks the cache;
     a fresh cache directory measures fresh builds)
+    python tests/targets/lz4.py --source                   (print the unpacked source tree)
     """
     kinds = (argv if argv is not None else sys.argv[1:]) or ["autotune", "plain"]
+    if kinds == ["--source"]:  # the unpacked tree, for tests/targets/lz4/build.sh's LZ4_SRC
+        print(lz4_source_dir())
+        return 0
     records = []
     for k in kinds:
         b = build_lz4(cc_kind=k, cli=True)  # type: ignore[arg-type]

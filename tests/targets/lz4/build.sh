@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# lz4 (Debian's source package) through its own Makefile, and our harness beside this script, in
+# OSS-Fuzz's build-script convention (autotune validate/compare/race --build-script): CC, CFLAGS,
+# LIB_FUZZING_ENGINE, OUT and WORK are set by the caller; writes $OUT/fuzzer. LZ4_SRC names the
+# unpacked source tree (LZ4_SRC=$(.venv/bin/python tests/targets/lz4.py --source)).
+set -euo pipefail
+: "${LZ4_SRC:?set LZ4_SRC to an unpacked lz4 tree: .venv/bin/python tests/targets/lz4.py --source}"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+cp -a "$LZ4_SRC" "$WORK/lz4"
+make -C "$WORK/lz4/lib" liblz4.a CC="$CC" >"$WORK/make.log"   # CFLAGS from the environment, as lz4's Makefile wants
+$CC $CFLAGS $LIB_FUZZING_ENGINE -I "$WORK/lz4/lib" "$here/lz4_harness.c" "$WORK/lz4/lib/liblz4.a" -o "$OUT/fuzzer"
