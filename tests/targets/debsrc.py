@@ -97,3 +97,27 @@ def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC) -> list[P
                 raise SourceUnavailable(f"apt-get {' '.join(args)} failed (exit {proc.returncode}): "
                                         f"{proc.stderr.strip()[-500:]}")
     return sorted(p for p in dest.glob(f"{package}-*") if p.is_dir())
+
+
+def cached_source_tree(package: str, *, cache: Path, proof: str) -> Path:
+    """The unpacked tree of ``package`` under ``cache/<package>``, fetched once (a lock serialises
+    concurrent callers); ``proof`` is a file the tree must hold (e.g. "lib/lz4.h")."""
+    import json
+
+    from autotune.io import file_lock
+
+    base = cache / package
+    marker = base / "src.json"
+    with file_lock(base / "src.lock"):
+        if marker.is_file():
+            tree = Path(json.loads(marker.read_text())["source_dir"])
+            if (tree / proof).is_file():
+                return tree
+        dest = base / "src"
+        shutil.rmtree(dest, ignore_errors=True)
+        fetch_source(package, dest=dest)
+        trees = sorted(t for t in dest.glob(f"{package}-*") if (t / proof).is_file())
+        if not trees:
+            raise SourceUnavailable(f"apt-get source {package} unpacked no tree with {proof} under {dest}")
+        marker.write_text(json.dumps({"source_dir": str(trees[-1])}))
+        return trees[-1]

@@ -14,9 +14,7 @@ harness, the compiler, its variables and our runtime) with ``autotune-cc`` (any
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Mapping
@@ -24,13 +22,12 @@ from typing import Mapping
 if __name__ == "__main__":  # run as a script: the repository's root and tests/ on the path
     sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
 
-from autotune.io import file_lock  # noqa: E402
 from autotune.paths import cache_dir  # noqa: E402
 
 try:  # imported as targets.* (tests) or tests.targets.* (benchmarks)
-    from .debsrc import SourceUnavailable, fetch_source
+    from .debsrc import SourceUnavailable, cached_source_tree
 except ImportError:  # run as a script
-    from targets.debsrc import SourceUnavailable, fetch_source  # noqa: E402
+    from targets.debsrc import SourceUnavailable, cached_source_tree  # noqa: E402
 
 PACKAGE = "libyaml"
 HERE = Path(__file__).resolve().parent / "libyaml"
@@ -45,24 +42,10 @@ class TargetUnavailable(Exception):
 
 def libyaml_source_dir() -> Path:
     """The unpacked upstream libyaml tree, fetched once per cache dir (TargetUnavailable if not)."""
-    base = cache_dir() / "targets" / PACKAGE
-    marker = base / "src.json"
-    with file_lock(base / "src.lock"):
-        if marker.is_file():
-            src = Path(json.loads(marker.read_text())["source_dir"])
-            if (src / "include" / "yaml.h").is_file():
-                return src
-        dl = base / "src"
-        shutil.rmtree(dl, ignore_errors=True)
-        try:
-            fetch_source(PACKAGE, dest=dl)
-        except SourceUnavailable as exc:
-            raise TargetUnavailable(str(exc)) from exc
-        trees = sorted(p.parent.parent for p in dl.glob("libyaml-*/include/yaml.h"))
-        if not trees:
-            raise TargetUnavailable(f"apt-get source {PACKAGE} unpacked no tree with include/yaml.h under {dl}")
-        marker.write_text(json.dumps({"source_dir": str(trees[-1])}))
-        return trees[-1]
+    try:
+        return cached_source_tree(PACKAGE, cache=cache_dir() / "targets", proof="include/yaml.h")
+    except SourceUnavailable as exc:
+        raise TargetUnavailable(str(exc)) from exc
 
 
 def libyaml_sample_inputs() -> list[Path]:

@@ -38,9 +38,9 @@ from autotune.io import file_lock  # noqa: E402
 from autotune.paths import cache_dir  # noqa: E402
 
 try:  # imported as targets.* (tests) or tests.targets.* (benchmarks)
-    from .debsrc import SourceUnavailable, fetch_source
+    from .debsrc import SourceUnavailable, cached_source_tree
 except ImportError:  # run as a script
-    from targets.debsrc import SourceUnavailable, fetch_source  # noqa: E402
+    from targets.debsrc import SourceUnavailable, cached_source_tree  # noqa: E402
 
 CcKind = Literal["autotune", "plain", "afl"]
 CC_KINDS: tuple[str, ...] = ("autotune", "plain", "afl")
@@ -96,24 +96,10 @@ def lz4_source_dir() -> Path:
 
     Raises TargetUnavailable when apt-get source cannot fetch or unpack it.
     """
-    base = targets_dir() / PACKAGE
-    marker = base / "src.json"
-    with file_lock(base / "src.lock"):
-        if marker.is_file():
-            src = Path(json.loads(marker.read_text())["source_dir"])
-            if (src / "lib" / "lz4.h").is_file():
-                return src
-        dl = base / "src"
-        shutil.rmtree(dl, ignore_errors=True)
-        try:
-            fetch_source(PACKAGE, dest=dl)
-        except SourceUnavailable as exc:
-            raise TargetUnavailable(str(exc)) from exc
-        trees = sorted(p.parent.parent for p in dl.glob(f"{PACKAGE}-*/lib/lz4.h"))
-        if not trees:
-            raise TargetUnavailable(f"apt-get source {PACKAGE} unpacked no tree with lib/lz4.h under {dl}")
-        marker.write_text(json.dumps({"source_dir": str(trees[-1])}))
-        return trees[-1]
+    try:
+        return cached_source_tree(PACKAGE, cache=targets_dir(), proof="lib/lz4.h")
+    except SourceUnavailable as exc:
+        raise TargetUnavailable(str(exc)) from exc
 
 
 def lz4_sample_inputs() -> list[Path]:
