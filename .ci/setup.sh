@@ -25,7 +25,7 @@ if [ "$(id -u)" != 0 ]; then
     echo "setup: need root (or sudo) to install Debian packages" >&2; exit 1; fi
 fi
 
-PKGS=(clang llvm lld-14 libclang-rt-14-dev afl++ make binutils python3-venv)
+PKGS=(clang llvm llvm-14-dev lld-14 libclang-rt-14-dev afl++ make binutils python3-venv)
 TEST_PKGS=(dpkg-dev autoconf valgrind)
 [ $TESTS = 1 ] && PKGS+=("${TEST_PKGS[@]}")
 missing=()

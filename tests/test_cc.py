@@ -203,8 +203,34 @@ def test_run_execs_the_compiler_with_exact_argv_and_unchanged_env(execve, monkey
     (path, argv, env), = execve
     clang = cc.find_toolchain(cxx=False, env=os.environ).path
     assert path == clang
-    assert argv == [clang, *FLAGS, "-c", "a.c", "-o", "a.o"]
+    plugin = artifacts_plugin()
+    assert argv == [clang, *FLAGS, f"-fpass-plugin={plugin}", "-c", "a.c", "-o", "a.o"]
     assert env == dict(os.environ)
+
+
+def artifacts_plugin():
+    from autotune.runtime import artifacts
+
+    plugin = artifacts.select_plugin()
+    assert plugin.is_file() and plugin.suffix == ".so"
+    return plugin
+
+
+@pytest.mark.parametrize("value, loads", [("0", False), ("1", True), ("", True)])
+def test_selects_plugin_on_every_compile_unless_turned_off(execve, monkeypatch, value, loads):
+    monkeypatch.delenv("AUTOTUNE_CC", raising=False)
+    monkeypatch.setenv("AUTOTUNE_CC_SELECTS", value)
+    with pytest.raises(ExecCalled):
+        cc.run(["-c", "a.c", "-o", "a.o"], cxx=False, prog="autotune-cc")
+    (_, argv, _), = execve
+    assert any(a.startswith("-fpass-plugin=") for a in argv) == loads
+    # preprocessing never loads it
+    assert not cc.plugin_needed(cc.parse_args(["-E", "a.c"]), {})
+
+
+def test_a_bad_selects_value_is_refused():
+    with pytest.raises(AutotuneError, match="AUTOTUNE_CC_SELECTS=2 is not 0 or 1"):
+        cc.plugin_needed(cc.parse_args(["-c", "a.c"]), {"AUTOTUNE_CC_SELECTS": "2"})
 
 
 def test_run_links_the_real_cached_artefacts(execve, monkeypatch):
@@ -216,7 +242,8 @@ def test_run_links_the_real_cached_artefacts(execve, monkeypatch):
     (path, argv, env), = execve
     rt, drv = artifacts.runtime_archive(), artifacts.driver_object()
     assert rt.is_file() and drv.is_file()
-    assert argv == ["/usr/bin/clang++", *LFLAGS, str(drv), "h.cc", "-o", "h", "-Wl,--whole-archive", str(rt),
+    assert argv == ["/usr/bin/clang++", *FLAGS, f"-fpass-plugin={artifacts.select_plugin()}",
+                    "-fno-sanitize-link-runtime", str(drv), "h.cc", "-o", "h", "-Wl,--whole-archive", str(rt),
                     "-Wl,--no-whole-archive", "-lpthread", "-ldl",
                     "-Wl,--defsym=autotune_instrument_kind=autotune_kind_full"]
     assert env["AUTOTUNE_CXX"] == "/usr/bin/clang++"

@@ -375,3 +375,37 @@ def test_afl_showmap_shows_the_refusal(afl_bins, tmp_path):
     text = output(proc)
     assert proc.returncode != 0
     assert "[autotune] error: AUTOTUNE_METRIC=ngram-4 needs SanitizerCoverage guards" in text, text[-2000:]
+
+
+SELECTY = r"""
+#include <stddef.h>
+#include <stdint.h>
+volatile int sink;
+/* -O2 makes each conditional expression a select: no branch for SanitizerCoverage to count */
+__attribute__((noinline)) static int clamp(int x) { return x < 100 ? x * 3 : x - 7; }
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
+  if (n) sink = clamp(d[0]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("kind", ["guard", "full"])
+def test_both_sides_of_a_select_are_counted_as_pcguard_counts_them(tmp_path, kind, monkeypatch):
+    """The select-splitting pass plugin: each side of a select is a slot of its own (and not
+    without it, AUTOTUNE_CC_SELECTS=0), in the inline build and in the census's full build."""
+    src = tmp_path / "selecty.c"
+    src.write_text(SELECTY)
+    low, high = tmp_path / "low", tmp_path / "high"
+    low.write_bytes(b"\x05")
+    high.write_bytes(b"\xc8")
+    slots = {}
+    for selects in ("1", "0"):
+        monkeypatch.setenv("AUTOTUNE_CC_SELECTS", selects)
+        b = build_harness(sources=[src], output=tmp_path / f"s{selects}-{kind}", extra_cflags=["-O2"], kind=kind)
+        for name, f in (("low", low), ("high", high)):
+            m, rc = direct_map(b, [f], clean_env(AUTOTUNE_METRIC="guard"))
+            assert rc == 0
+            slots[selects, name] = {i for i, v in enumerate(m) if v}
+    assert slots["1", "low"] != slots["1", "high"]  # the two sides of the select differ
+    assert slots["0", "low"] == slots["0", "high"]  # without the plugin they look alike

@@ -128,9 +128,12 @@ def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str],
     ver = subprocess.run([compilers[0], "--version"], capture_output=True, env=dict(env), timeout=60)
     h.update(ver.stdout)
     if cc_kind == "autotune":
+        import autotune.cc
         from autotune.runtime import artifacts
 
-        h.update(f"{artifacts.runtime_archive()}{artifacts.driver_object()}".encode())
+        # the wrapper's flags, the runtime it links and the pass plugin it loads (paths carry their hashes)
+        h.update(f"{artifacts.runtime_archive()}{artifacts.driver_object()}{artifacts.select_plugin()}".encode())
+        h.update(Path(autotune.cc.__file__).read_bytes())
     return h.hexdigest()[:20]
 
 

@@ -1,4 +1,4 @@
-"""The two artefacts `autotune cc` links into a target, built once per source hash.
+"""The artefacts `autotune cc` links into a target (and the pass plugin it loads), built once per source hash.
 
 - the runtime archive ``autotune-rt.a``: every ``kernels/*.c`` except the ones that define
   ``main`` or belong to a separate program (``RUNTIME_EXCLUDE``). It is the one place that list is
@@ -6,7 +6,12 @@
 - the driver object ``autotune-driver.o`` (``kernels/driver.c``): ``main()`` for
   ``LLVMFuzzerTestOneInput`` harnesses, linked in place of libFuzzer for ``-fsanitize=fuzzer``.
 
-Both are compiled without coverage instrumentation (the runtime must not trace itself) by
+- the pass plugin ``autotune-selects.so`` (``kernels/plugin/autotune_selects.cpp``, C++ against
+  LLVM 14's headers from llvm-config): clang loads it with ``-fpass-plugin`` for every compile
+  (``AUTOTUNE_CC_SELECTS=0`` turns it off), so scalar selects become branches SanitizerCoverage
+  counts, as AFL++'s PCGUARD counts them.
+
+The C ones are compiled without coverage instrumentation (the runtime must not trace itself) by
 :func:`autotune.runtime.build.build_artifact`, so they live in the user cache under a digest of
 their sources, headers, flags and compiler, and two wrapper processes building them at once are
 serialised. This module stays light to import: the compiler wrapper imports it on every link.
@@ -57,3 +62,42 @@ def driver_object(*, compiler: Compiler | None = None) -> Path:
             fix="reinstall autotune (pip install --force-reinstall autotune)",
         )
     return build_artifact(DRIVER_NAME, [source], kind="object", flags=RUNTIME_CFLAGS, compiler=compiler)
+
+
+PLUGIN_SOURCE = "plugin/autotune_selects.cpp"
+PLUGIN_NAME = "autotune-selects"
+
+
+def _llvm_config() -> str:
+    import shutil
+
+    from autotune.errors import ToolMissingError
+
+    for name in ("llvm-config-14", "llvm-config"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise ToolMissingError("llvm-config", "llvm-14-dev")
+
+
+def select_plugin() -> Path:
+    """Build (or reuse) the select-splitting pass plugin for clang 14 and return its path."""
+    import shutil
+    import subprocess
+
+    from autotune.errors import ToolMissingError
+    from autotune.runtime.build import find_compiler
+
+    source = kernels_dir() / PLUGIN_SOURCE
+    if not source.is_file():
+        raise AutotuneError(f"the pass plugin source {source} is missing",
+                            fix="reinstall autotune (pip install --force-reinstall autotune)")
+    cfg = _llvm_config()
+    include = subprocess.run([cfg, "--includedir"], capture_output=True, text=True, timeout=30).stdout.strip()
+    if not include or not Path(include, "llvm", "Passes", "PassPlugin.h").is_file():
+        raise ToolMissingError("LLVM's headers (llvm/Passes/PassPlugin.h)", "llvm-14-dev")
+    cxx = shutil.which("clang++-14") and "clang++-14" or "clang++"
+    flags = ["-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra",
+             "-isystem", include, "-D__STDC_CONSTANT_MACROS", "-D__STDC_FORMAT_MACROS", "-D__STDC_LIMIT_MACROS"]
+    return build_artifact(PLUGIN_NAME, [source], kind="plugin", flags=flags,
+                          compiler=find_compiler((cxx, "clang++")))

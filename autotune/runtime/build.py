@@ -22,7 +22,7 @@ from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import file_lock
 from autotune.paths import cache_dir, kernels_dir
 
-Kind = Literal["shared", "object", "archive"]
+Kind = Literal["shared", "object", "archive", "plugin"]
 
 C_STD_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-fPIC", "-D_GNU_SOURCE"]
 
@@ -72,7 +72,9 @@ def build_artifact(
 ) -> Path:
     """Build (or reuse) ``name`` from ``sources`` (paths relative to kernels/ or absolute).
 
-    kind: ``shared`` (.so for ctypes), ``object`` (one .o; exactly one source) or ``archive`` (.a).
+    kind: ``shared`` (.so for ctypes), ``object`` (one .o; exactly one source), ``archive`` (.a), or
+    ``plugin`` (a C++ shared object for clang's -fpass-plugin: ``compiler`` is clang++, ``flags`` are
+    all its flags, the C flags are not added).
     """
     compiler = compiler or find_compiler()
     kdir = kernels_dir()
@@ -82,9 +84,9 @@ def build_artifact(
             raise AutotuneError(f"runtime source {s} is missing", fix="reinstall autotune")
     if kind == "object" and len(srcs) != 1:
         raise ValueError("an object artefact has exactly one source")
-    all_flags = [*C_STD_FLAGS, f"-I{kdir}", *flags]
+    all_flags = [*flags] if kind == "plugin" else [*C_STD_FLAGS, f"-I{kdir}", *flags]
     digest = _digest(srcs, all_flags, compiler, kind)
-    suffix = {"shared": ".so", "object": ".o", "archive": ".a"}[kind]
+    suffix = {"shared": ".so", "object": ".o", "archive": ".a", "plugin": ".so"}[kind]
     out_dir = cache_dir() / "build" / f"{name}-{digest}"
     target = out_dir / f"{name}{suffix}"
     if target.is_file():
@@ -99,7 +101,7 @@ def build_artifact(
             return target
         with tempfile.TemporaryDirectory(dir=out_dir, prefix=".tmp-") as tmp:
             tmp_path = Path(tmp)
-            if kind == "shared":
+            if kind in ("shared", "plugin"):
                 tmp_target = tmp_path / target.name
                 _run([compiler.path, *all_flags, "-shared", "-o", str(tmp_target), *map(str, srcs)], name)
             elif kind == "object":
