@@ -508,6 +508,7 @@ static __attribute__((noinline)) cov_thread *cov_thread_slow(void) {
   uint64_t gen = cov_gen_now();
   t->gen = gen;
   t->pending = 0;
+  t->eprev = 0;
   t->pos = 0;
   memset(t->h, 0, sizeof t->h);
   memset(t->rr, 0, sizeof t->rr);
@@ -730,23 +731,39 @@ typedef void (*guard_hook_fn)(uint32_t *guard);
 static void hook_general(uint32_t *guard);
 static guard_hook_fn cov_guard_hook = hook_general;
 
-#define KEEP_afl(t, g, pos)
-#define KEEP_xngram(t, g, pos)
-#define KEEP_xedge(t, g, pos) ((t)->h[(pos)] = (t)->h[(pos) + 8] = (g)) /* key_xedge reads h */
+/* A thread's first hit of an execution: (re)initialise it, then hit again through the hook. Out of
+ * line and entered by a tail call, so the hooks keep nothing live across a call (no spills). */
+static __attribute__((noinline)) void fast_first(uint32_t *guard) {
+  if (cov_thread_slow()) __atomic_load_n(&cov_guard_hook, __ATOMIC_RELAXED)(guard);
+}
+#define FAST_THREAD(t, guard)                                                              \
+  cov_thread *t = cov_tls;                                                                   \
+  if (UNLIKELY(t->gen != __atomic_load_n(&cov_gen, __ATOMIC_RELAXED))) {                     \
+    fast_first(guard);                                                                       \
+    return;                                                                                  \
+  }
 #define FAST_HOOK_DEF(K, LN, W, PN)                                                         \
   static void fast_##K##_##LN##_##W##_##PN(uint32_t *guard) {                               \
     uint32_t g = *guard;                                                                     \
     if (UNLIKELY(g == 0)) return;                                                            \
-    cov_thread *t = cov_self();                                                              \
-    if (UNLIKELY(!t)) return;                                                                \
+    FAST_THREAD(t, guard)                                                                    \
     uint32_t pos = (t->pos - 1) & 7;                                                         \
     t->pos = pos;                                                                            \
-    KEEP_##K(t, g, pos);                                                                     \
     bm_##LN##_update_u##W##_##PN(&cov_map_fast, key_##K(t, g, pos, 1));                     \
+  }
+/* edge: only the previous block matters, kept in its own field (no ring) */
+#define FAST_EDGE_DEF(K, LN, W, PN)                                                         \
+  static void fast_##K##_##LN##_##W##_##PN(uint32_t *guard) {                               \
+    uint32_t g = *guard;                                                                     \
+    if (UNLIKELY(g == 0)) return;                                                            \
+    FAST_THREAD(t, guard)                                                                    \
+    uint64_t key = mix64(((uint64_t)t->eprev << 32) | g); /* key_xedge's */                  \
+    t->eprev = g;                                                                            \
+    bm_##LN##_update_u##W##_##PN(&cov_map_fast, key);                                        \
   }
 #define FAST_HOOK_NAME(K, LN, W, PN) fast_##K##_##LN##_##W##_##PN,
 PER_LAYOUT(FAST_HOOK_DEF, afl)
-PER_LAYOUT(FAST_HOOK_DEF, xedge)
+PER_LAYOUT(FAST_EDGE_DEF, xedge)
 PER_LAYOUT(FAST_HOOK_DEF, xngram)
 /* guard: the counter of the guard's own slot g, nothing else (no thread state, no history, no
  * test for a disabled guard: g = 0 counts in the unused slot 0) */

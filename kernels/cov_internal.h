@@ -48,6 +48,8 @@ typedef struct cov_thread {
   uint64_t gen;
   uint32_t pending;  /* latest block, not committed yet (0 = none) */
   uint32_t pos;      /* ring position: h[pos] = cur, h[pos + i] = p_i */
+  uint32_t eprev;    /* the edge fast hook's previous block (0 = none) */
+  uint32_t pad_;
   uint32_t h[16];    /* doubled ring of guard indices */
   uint32_t rr[16];   /* doubled ring of R >> 1 (map sink, afl key hash) */
   uint32_t xr;       /* map sink (afl key hash): XOR of the last N-1 entries of rr */

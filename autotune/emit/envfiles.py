@@ -9,7 +9,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from autotune.metrics import afl_mode, has_map_size
+from autotune.metrics import CONTEXT_METRICS, afl_mode, has_map_size
 from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
 from autotune.tune.space import AFL_DEFAULT_MAP_POW2
 
@@ -162,8 +162,11 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
     seed = int(result.inputs.get("extra", {}).get("probe_seed", 0))
     layout = b["layout"]
     handed = b["map_slots"] if layout == "flat" else int(bp["dense_slots"] or b["map_slots"])
+    kind = ("full (the default: function hooks for the call context)" if b["metric"] in CONTEXT_METRICS
+            else "blocks (no function hooks: this metric needs no call stack; full works too)")
     title = [
         "autotune-run.env: for a target built with `autotune cc` (our runtime), run by the stock afl-fuzz",
+        f"build the target with AUTOTUNE_CC_INSTRUMENT={kind}",
         "no AFL++ rebuild is needed: the runtime sizes the map at start-up and reports it in the handshake",
         "load: set -a; . ./autotune-run.env; set +a; then afl-fuzz -i IN -o OUT -- ./target",
         f"target {result.target}: score {result.best['score_bits']:.3f} bits, {result.best['execs_per_s']:.0f} execs/s "
