@@ -260,6 +260,10 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
     build kind (``KINDS``); ``plugin`` the select-splitting pass plugin (see :func:`plugin_needed`).
     """
     argv = [toolchain.path, *KINDS[kind]]
+    if inv.mode != "info":
+        argv += FUZZING_DEFINES
+    if inv.mode in ("compile", "link"):
+        argv += FUZZING_CODEGEN
     if plugin is not None:
         argv.append(f"-fpass-plugin={plugin}")
     if inv.mode == "link" and not inv.sanitizers:
@@ -279,6 +283,14 @@ def link_needs(inv: Invocation) -> tuple[bool, bool]:
     runtime = inv.mode == "link" and not inv.no_runtime
     return runtime, runtime and inv.fuzzer
 
+
+# What AFL++'s afl-clang-fast adds to every compile besides its instrumentation, so a target built by
+# autotune cc is the same program as AFL++'s default build of it: the macro by which code skips
+# checks a fuzzer cannot pass (lz4 skips its frame magic and header checksums under it; OSS-Fuzz
+# and honggfuzz set it too), and loop unrolling (hit counts per block as in AFL++'s build). The
+# user's own flags come later and win (-U..., -fno-unroll-loops).
+FUZZING_DEFINES: tuple[str, ...] = ("-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION=1",)
+FUZZING_CODEGEN: tuple[str, ...] = ("-funroll-loops",)
 
 SELECTS_VAR = "AUTOTUNE_CC_SELECTS"
 

@@ -16,7 +16,10 @@ from autotune import cc
 from autotune.errors import AutotuneError
 
 CLANG = cc.Toolchain(path="/usr/bin/clang", cxx=False)
-FLAGS = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g"]
+INSTR = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g"]
+AFL_LIKE = ["-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION=1", "-funroll-loops"]  # as afl-clang-fast adds them
+FLAGS = [*INSTR, *AFL_LIKE]  # a compile or link
+PFLAGS = [*INSTR, AFL_LIKE[0]]  # preprocessing: the macro, no codegen flag
 RT = Path("/cache/autotune-rt.a")
 DRV = Path("/cache/autotune-driver.o")
 RT_LINK = ["-Wl,--whole-archive", str(RT), "-Wl,--no-whole-archive", "-lpthread", "-ldl",
@@ -43,7 +46,8 @@ def rewritten(args: list[str], toolchain: cc.Toolchain = CLANG) -> list[str]:
     ["-fsyntax-only", "a.c"],
 ])
 def test_compile_only_adds_instrumentation_and_nothing_else(args):
-    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args]
+    pre = args[0] in ("-E", "-M", "-MM")
+    assert rewritten(args) == ["/usr/bin/clang", *(PFLAGS if pre else FLAGS), *args]
 
 
 def test_link_adds_whole_runtime_archive_and_libs_last():
@@ -102,7 +106,7 @@ def test_shared_and_relocatable_links_get_no_runtime(flag):
 def test_invocations_that_do_not_link_get_no_runtime(args):
     inv = cc.parse_args(args)
     assert inv.mode == "info"
-    assert rewritten(args) == ["/usr/bin/clang", *FLAGS, *args]
+    assert rewritten(args) == ["/usr/bin/clang", *INSTR, *args]  # nothing compiled: no macro, no codegen flag
 
 
 def test_verbose_link_still_links_the_runtime():
@@ -121,7 +125,7 @@ def test_response_files_are_expanded_so_their_flags_count(tmp_path):
     rsp = tmp_path / "args.rsp"
     rsp.write_text('-c "my file.c"\n-o out.o -fsanitize=fuzzer\n')
     assert rewritten([f"@{rsp}", "-O2"]) == ["/usr/bin/clang", *FLAGS, "-c", "my file.c", "-o", "out.o", "-O2"]
-    assert rewritten([f"@{tmp_path}/missing.rsp"]) == ["/usr/bin/clang", *FLAGS, f"@{tmp_path}/missing.rsp"]
+    assert rewritten([f"@{tmp_path}/missing.rsp"]) == ["/usr/bin/clang", *INSTR, f"@{tmp_path}/missing.rsp"]
 
 
 # --- choosing the compiler ---------------------------------------------------------------
@@ -288,7 +292,8 @@ def test_runtime_archive_defines_no_main():
 ])
 def test_build_kinds_instrument_and_mark_the_link(kind, flags):
     inv = cc.parse_args(["-c", "a.c"])
-    assert cc.rewrite(inv, toolchain=CLANG, runtime=None, driver=None, kind=kind) == ["/usr/bin/clang", *flags, "-c", "a.c"]
+    assert cc.rewrite(inv, toolchain=CLANG, runtime=None, driver=None, kind=kind) == ["/usr/bin/clang", *flags,
+                                                                                     *AFL_LIKE, "-c", "a.c"]
     inv = cc.parse_args(["a.o", "-o", "p"])
     argv = cc.rewrite(inv, toolchain=CLANG, runtime=RT, driver=None, kind=kind)
     assert argv[1:1 + len(flags)] == flags
