@@ -86,7 +86,7 @@ def run_with_progress(run_tune, **kw):
             best[0] = max(best[0], e.score_bits)
             bar.update(task, advance=1, description=f"{e.config.key()} {e.execs_per_s:,.0f}/s best {best[0]:.3f} bits")
             if not err.is_terminal:
-                err.print(f"call {trial.call} ({trial.phase}): {e.config.key()} {e.execs_per_s:,.0f} execs/s "
+                err.print(f"call {trial.call} ({trial.phase}): {e.config.key()} {e.execs_per_s:,.0f} replayed execs/s "
                           f"score {e.score_bits:.3f}{'' if e.feasible else ' (infeasible)'}", highlight=False)
 
         def confirm_progress(config, repeat: int) -> None:
@@ -99,12 +99,12 @@ def print_summary(result, out_dir: Path, names: list[str]) -> None:
     b, bc = result.best, result.best_config
     conv = result.convergence()
     out.print(f"best: {bc['metric']}, {bc['layout']}, {bc['map_slots']} slots, {bc['width_bits']}-bit counters: "
-              f"{b['execs_per_s']:,.0f} execs/s, collision rate {100 * b['precision']['collision_rate']:.2f} %, "
+              f"{b['execs_per_s']:,.0f} replayed execs/s, collision rate {100 * b['precision']['collision_rate']:.2f} %, "
               f"score {b['score_bits']:.3f} bits", highlight=False)
     nr = result.no_rebuild_best
     if nr:
         c = nr["config"]
-        out.print(f"best without rebuilding AFL++: {c['metric']} (flat 64 KiB, 8-bit): {nr['execs_per_s']:,.0f} execs/s, "
+        out.print(f"best without rebuilding AFL++: {c['metric']} (flat 64 KiB, 8-bit): {nr['execs_per_s']:,.0f} replayed execs/s, "
                   f"collision rate {100 * nr['precision']['collision_rate']:.2f} %", highlight=False)
     conf = result.confirmation
     if conf:
