@@ -55,18 +55,17 @@ def run_cmd(
     from autotune.cli.tune import print_summary, run_with_progress
     from autotune.pipeline import run_pipeline
     from autotune.probe.target import resolve_target
-    from autotune.race.stage import estimated_keys_of, parse_metrics, race_target, rung_line, trial_line
+    from autotune.errors import AutotuneError
+    from autotune.race.stage import parse_metrics
     from autotune.tune.run import run_tune
 
     names = parse_metrics(metrics)
     script_spec = None
     if build_script is not None:
-        from autotune.preflight.target import build, make_spec
         from autotune.preflight.afl import base_env
+        from autotune.preflight.target import build, make_spec
 
         if harness is not None or source or demo:
-            from autotune.errors import AutotuneError
-
             raise AutotuneError("give exactly one target: a harness, --source, --build-script or --demo",
                                 fix="drop the others")
         script_spec = make_spec(demo=False, sources=[], cflags=cflags, ldflags=ldflags, cxx=cxx, script=build_script)
@@ -74,14 +73,11 @@ def run_cmd(
     binary, corpus_dir = resolve_target(harness=harness, sources=list(source or []), cflags=cflags,
                                         ldflags=ldflags, cxx=cxx, demo=demo, corpus=corpus)
     if not no_race and corpus_dir is None:
-        from autotune.errors import AutotuneError
-
         raise AutotuneError("the race in afl-fuzz needs seeds", fix="pass --corpus DIR (or --no-race)")
     race = None if no_race else _race_stage(
         spec=script_spec or _recipe(demo=demo, source=list(source or []), cflags=cflags, ldflags=ldflags, cxx=cxx),
         binary=binary, corpus=corpus_dir, metrics=names, budget=budget, repeats=repeats, min_trial=min_trial,
-        seed=seed, race_target=race_target, estimated_keys_of=estimated_keys_of, rung_line=rung_line,
-        trial_line=trial_line)
+        seed=seed)
     result = run_pipeline(
         out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=demo, probe_time_s=time_s, seed=seed,
         calls=calls, max_collision_rate=max_collision_rate, jobs=jobs, timeout_ms=timeout_ms,
@@ -111,11 +107,11 @@ def _recipe(*, demo: bool, source: list[Path], cflags: str, ldflags: str, cxx: b
     return make_spec(demo=demo, sources=source, cflags=cflags, ldflags=ldflags, cxx=cxx, script=None)
 
 
-def _race_stage(*, spec, binary, corpus, metrics, budget, repeats, min_trial, seed, race_target, estimated_keys_of,
-                rung_line, trial_line):
+def _race_stage(*, spec, binary, corpus, metrics, budget, repeats, min_trial, seed):
     """The race as run_pipeline calls it, or None when afl-fuzz is missing (said in the summary)."""
     from autotune.errors import ToolMissingError
     from autotune.preflight.afl import base_env, find_tool
+    from autotune.race.stage import estimated_keys_of, race_target, rung_line, trial_line
 
     try:
         find_tool("afl-fuzz", env=base_env())

@@ -26,6 +26,7 @@ DEFAULT_NAME = "aflpp-default"
 DEFAULT_METRICS: tuple[str, ...] = ("guard", "edge", "ngram-4", "caller")
 KEY_HEADROOM = 2.0  # size for twice the keys the probe estimated (a campaign finds more)
 MIN_INDEX_POW2, MAX_INDEX_POW2 = 16, 24
+DEFAULT_KEYS = 1 << 14  # sizing without a probe's census
 DEFAULT_MAX_COLLISION_RATE = 0.02
 
 
@@ -60,7 +61,7 @@ def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision
         # one slot per guard: no index, no map size to choose; clang's inline 8-bit counters wrap
         return {"AUTOTUNE_METRIC": metric}
     env = {"AUTOTUNE_METRIC": metric, "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero"}
-    keys = max(1.0, float(estimated_keys or 0.0)) if estimated_keys else 1 << 14
+    keys = max(1.0, float(estimated_keys)) if estimated_keys else float(DEFAULT_KEYS)
     h = index_slots_for(keys=keys, max_collision_rate=max_collision_rate)
     env.update({"AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(h),
                 "AUTOTUNE_MAP_SIZE": str(dense_slots(map_slots=h, estimated_keys=KEY_HEADROOM * keys / 2)),

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
-from autotune.race.contestants import DEFAULT_METRICS, DEFAULT_MAX_COLLISION_RATE, make_contestants
+from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_MAX_COLLISION_RATE, DEFAULT_METRICS, make_contestants
 from autotune.race.core import (DEFAULT_ETA, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
                                 RaceResult, Rung, TrialFigures, TrialSpec, plan_race, run_race)
 
@@ -83,10 +83,10 @@ def afl_backend(*, contestants: Sequence[Contestant], binaries: Mapping[str, Pat
                               out_dir=str(work / f"rung-{s.rung}" / s.contestant / f"trial-{s.repeat}"))
                      for s in specs]
         results = run_trials(specs=afl_specs, yardstick=yardstick, jobs=jobs, caller_env=caller_env, on_done=on_trial)
-        rung = {(s.contestant, s.repeat): s for s in specs}
+        by_trial = {(s.contestant, s.repeat): s for s in specs}
         out = []
         for r in results:
-            s = rung[(r.spec.config, r.spec.index)]
+            s = by_trial[(r.spec.config, r.spec.index)]
             out.append(TrialFigures(contestant=s.contestant, rung=s.rung, repeat=s.repeat, seconds=s.seconds,
                                     coverage=int(r.yardstick.edges), execs_per_s=float(r.execs_per_s),
                                     queue=int(r.kept.get("queue", 0)), stability=r.stats.get("stability")))
@@ -221,7 +221,7 @@ def race_cli(*, harness: Path | None, sources: list[Path], cflags: str, ldflags:
         corpus = demo_pkg.seed_dir()
     keys = estimated_keys_of(probe_dir) if probe_dir is not None else None
     if keys is None:
-        notice("no --probe: two-level maps are sized for 16,384 keys (run `autotune probe` and pass --probe to "
+        notice(f"no --probe: two-level maps are sized for {DEFAULT_KEYS:,} keys (run `autotune probe` and pass --probe to "
                "size them from the census)")
     return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, estimated_keys=keys, metrics=names,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
