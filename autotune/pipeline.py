@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
+from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ def run_pipeline(
     probe_time_s: float = 60.0,
     max_execs: int | None = None,
     seed: int = 0,
-    calls: int = 40,
-    max_collision_rate: float = 0.02,
+    calls: int = DEFAULT_CALLS,
+    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
     jobs: int = 1,
     timeout_ms: int = 1000,
     on_stage: Callable[[str], None] | None = None,

@@ -11,6 +11,7 @@ from autotune.cli.common import (BudgetOpt, BuildScriptOpt, CflagsOpt, CorpusOpt
                                  LdflagsOpt, OutDirOpt, RaceMetricsOpt, RepeatsOpt, SeedOpt, SourceOpt, err,
                                  handle_errors, out, print_json)
 from autotune.race.contestants import DEFAULT_METRICS
+from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
 HELP = (
     "Profile this host, probe the target (a census of its coverage keys per metric), tune its coverage "
@@ -38,8 +39,8 @@ def run_cmd(
     build_script: BuildScriptOpt = None,
     corpus: CorpusOpt = None,
     time_s: Annotated[float, typer.Option("--time", "-t", help="Probe time budget in seconds.")] = 60.0,
-    calls: Annotated[int, typer.Option("--calls", help="Optimiser calls (evaluations).")] = 40,
-    max_collision_rate: Annotated[float, typer.Option("--max-collision-rate", help="Largest acceptable collision rate (0..1).")] = 0.02,
+    calls: Annotated[int, typer.Option("--calls", help="Optimiser calls (evaluations).")] = DEFAULT_CALLS,
+    max_collision_rate: Annotated[float, typer.Option("--max-collision-rate", help="Largest acceptable collision rate (0..1).")] = DEFAULT_MAX_COLLISION_RATE,
     jobs: Annotated[int, typer.Option("--jobs", help="Fuzzer instances sharing the last-level cache.")] = 1,
     timeout_ms: Annotated[int, typer.Option("--timeout-ms", help="Per-input time limit in ms during the probe.")] = 1000,
     budget: BudgetOpt = 480.0,

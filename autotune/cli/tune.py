@@ -9,6 +9,8 @@ import typer
 
 from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
 from autotune.errors import AutotuneError
+from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAX_COLLISION_RATE,
+                                     DEFAULT_SENSITIVITY_WEIGHT, MAX_MAP_POW2, MIN_MAP_POW2)
 
 HELP = """Bayesian optimisation (scikit-optimize GP) over map size, counter width, coverage metric and
 layout for a probed target. Each point's execs/s is measured (the probe's harness replaying its
@@ -26,16 +28,16 @@ def tune_cmd(
     probe: Annotated[Path, typer.Option("--probe", "-p", help="Probe output directory (autotune probe --out).")],
     out_dir: OutDirOpt = Path("tune-out"),
     metric: Annotated[Optional[str], typer.Option("--metric", help="Fix the coverage metric (default: search all).")] = None,
-    max_collision_rate: Annotated[float, typer.Option("--max-collision-rate", help="Largest acceptable collision rate (0..1).")] = 0.02,
-    sensitivity_weight: Annotated[float, typer.Option("--sensitivity-weight", help="Credit per doubling of a metric's keys, in bits.")] = 0.25,
-    calls: Annotated[int, typer.Option("--calls", help="Optimiser calls (evaluations).")] = 40,
-    confirm_k: Annotated[int, typer.Option("--confirm", help="Re-measure the top K configurations (and the best's smaller maps) in interleaved repeats before choosing; 0 skips it.")] = 5,
-    confirm_repeats: Annotated[int, typer.Option("--confirm-repeats", help="Repeats per configuration in the confirmation round.")] = 3,
+    max_collision_rate: Annotated[float, typer.Option("--max-collision-rate", help="Largest acceptable collision rate (0..1).")] = DEFAULT_MAX_COLLISION_RATE,
+    sensitivity_weight: Annotated[float, typer.Option("--sensitivity-weight", help="Credit per doubling of a metric's keys, in bits.")] = DEFAULT_SENSITIVITY_WEIGHT,
+    calls: Annotated[int, typer.Option("--calls", help="Optimiser calls (evaluations).")] = DEFAULT_CALLS,
+    confirm_k: Annotated[int, typer.Option("--confirm", help="Re-measure the top K configurations (and the best's smaller maps) in interleaved repeats before choosing; 0 skips it.")] = DEFAULT_CONFIRM,
+    confirm_repeats: Annotated[int, typer.Option("--confirm-repeats", help="Repeats per configuration in the confirmation round.")] = DEFAULT_CONFIRM_REPEATS,
     seed: SeedOpt = 0,
     jobs: Annotated[int, typer.Option("--jobs", help="Fuzzer instances sharing the last-level cache.")] = 1,
     backend: Annotated[str, typer.Option("--backend", help="auto (replay when the harness is there), replay, bench.")] = "auto",
-    min_map_bytes: Annotated[int, typer.Option("--min-map-bytes", help="Smallest map size (slots, power of two).")] = 1 << 13,
-    max_map_bytes: Annotated[int, typer.Option("--max-map-bytes", help="Largest map size (slots, power of two).")] = 1 << 27,
+    min_map_bytes: Annotated[int, typer.Option("--min-map-bytes", help="Smallest map size (slots, power of two).")] = 1 << MIN_MAP_POW2,
+    max_map_bytes: Annotated[int, typer.Option("--max-map-bytes", help="Largest map size (slots, power of two).")] = 1 << MAX_MAP_POW2,
     profile: Annotated[Optional[str], typer.Option("--profile", help="Host profile (TOML path or reference name); default: detect this host.")] = None,
     no_plot: Annotated[bool, typer.Option("--no-plot", help="Skip the PNG plot.")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Measure everything again (ignore --out's measurements.json).")] = False,

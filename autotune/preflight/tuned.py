@@ -19,9 +19,9 @@ from autotune.errors import DocumentError
 from autotune.io import read_json
 from autotune.metrics import METRICS
 from autotune.preflight.envfile import EnvFile, read_env_file
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
 BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
-DEFAULT_MAX_COLLISION_RATE = 0.02  # autotune.tune.objective's default
 # Share of keys whose counter wraps in one execution. tune has no such limit (it weighs overflow in
 # its objective), so preflight accepts up to this, or 1.25x the share the tuned probe saw, whichever
 # is larger: "still fits" means no worse than what was tuned. Sarafov et al. (FUZZING 2024, Sec. 4)

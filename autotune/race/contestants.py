@@ -18,6 +18,7 @@ from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.race.core import Contestant
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
 DEFAULT_NAME = "aflpp-default"
 # Candidates in priority order: when the budget cannot race them all, the last ones are dropped.
@@ -27,7 +28,6 @@ DEFAULT_METRICS: tuple[str, ...] = ("guard", "edge", "ngram-4", "caller")
 KEY_HEADROOM = 2.0  # size for twice the keys the probe estimated (a campaign finds more)
 MIN_INDEX_POW2, MAX_INDEX_POW2 = 16, 24
 DEFAULT_KEYS = 1 << 14  # sizing without a probe's census
-DEFAULT_MAX_COLLISION_RATE = 0.02
 
 
 def build_kind_for(metric: str) -> str:

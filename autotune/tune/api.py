@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
+from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAP_POW2,
+                                     DEFAULT_MAX_COLLISION_RATE, DEFAULT_SENSITIVITY_WEIGHT)
 
 
 def tune_probe_dir(
@@ -17,17 +19,17 @@ def tune_probe_dir(
     out_dir: Path,
     host: dict[str, Any] | None,
     metric: str | None = None,
-    max_collision_rate: float = 0.02,
-    sensitivity_weight: float = 0.25,
-    calls: int = 40,
+    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
+    sensitivity_weight: float = DEFAULT_SENSITIVITY_WEIGHT,
+    calls: int = DEFAULT_CALLS,
     seed: int = 0,
     jobs: int = 1,
     backend: str = "auto",
-    map_pow2: tuple[int, int] = (13, 27),
+    map_pow2: tuple[int, int] = DEFAULT_MAP_POW2,
     plot: bool = True,
     fresh: bool = False,
-    confirm_k: int = 5,
-    confirm_repeats: int = 3,
+    confirm_k: int = DEFAULT_CONFIRM,
+    confirm_repeats: int = DEFAULT_CONFIRM_REPEATS,
     run: Callable[..., Any] | None = None,
     notice: Callable[[str], None] | None = None,
 ):
@@ -45,7 +47,7 @@ def tune_probe_dir(
 
     if not 0 < max_collision_rate < 1:
         raise AutotuneError(f"--max-collision-rate {max_collision_rate} is outside (0, 1)",
-                            fix="e.g. --max-collision-rate 0.02")
+                            fix=f"e.g. --max-collision-rate {DEFAULT_MAX_COLLISION_RATE}")
     if jobs < 1:
         raise AutotuneError(f"--jobs {jobs} must be at least 1", fix="e.g. --jobs 2")
     if calls < 1:

@@ -26,7 +26,7 @@ for a richer metric; a configuration whose collision rate exceeds ``c_max`` is p
   measured time per execution. BigMap Section V-D measured that sharing effect for parallel
   sessions (9.2x at 2 MiB and 12 instances).
 
-Defaults and why:
+Defaults and why (autotune.tune.defaults holds the values):
 - ``c_max = 0.02``: BigMap's Table II puts the small FuzzBench targets (zlib 0.55 % .. libjpeg
   2.2 %) at about 2 % at AFL's 64 KiB map: tune asks every metric for at least the precision AFL's
   default gives a small target, while larger metrics must pay for it with a larger map.
@@ -47,13 +47,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from autotune.tune.backends import Measurement
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE, DEFAULT_PENALTY_BITS, DEFAULT_SENSITIVITY_WEIGHT
 from autotune.tune.inputs import MetricFacts
 from autotune.tune.precision import Precision, precision
 from autotune.tune.space import Config
 
-DEFAULT_MAX_COLLISION_RATE = 0.02
-DEFAULT_SENSITIVITY_WEIGHT = 0.25
-DEFAULT_PENALTY_BITS = 10.0
 AFL_HANDSHAKE_MAX_MAP = 1 << 23  # AFL++ 4.04c fork-server handshake: map sizes up to 2^23
 INDEX_LINE_BYTES = 64
 

@@ -8,10 +8,11 @@ from typing import Any, Callable
 
 from autotune.errors import AutotuneError
 from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
-from autotune.tune.confirm import DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, Confirmation, confirm
+from autotune.tune.confirm import Confirmation, confirm
+from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import ObjectiveSettings, working_set_bytes
-from autotune.tune.optimise import DEFAULT_CALLS, Search, Trial, optimise
+from autotune.tune.optimise import Search, Trial, optimise
 from autotune.tune.precision import collision_rate
 from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
 from autotune.tune.space import Config, SearchSpace, dense_slots

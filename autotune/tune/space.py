@@ -7,10 +7,10 @@ from typing import Any
 
 from autotune.errors import AutotuneError
 from autotune.metrics import METRICS, has_map_size
+from autotune.tune.defaults import DEFAULT_MAP_POW2
 
 LAYOUTS: tuple[str, ...] = ("flat", "twolevel")
 WIDTHS: tuple[int, ...] = (8, 16, 32, 64)
-MIN_MAP_POW2, MAX_MAP_POW2 = 13, 27  # 8 KiB .. 128 MiB of 8-bit slots
 # Dense slots of a two-level map: room for this many times the estimated keys (keys the probe
 # did not reach yet), rounded up to a power of two, at least 2^MIN_DENSE_POW2.
 DENSE_HEADROOM = 2.0
@@ -53,7 +53,7 @@ def dense_slots(*, map_slots: int, estimated_keys: float) -> int:
 
 @dataclass(frozen=True)
 class SearchSpace:
-    map_pow2: tuple[int, int] = (MIN_MAP_POW2, MAX_MAP_POW2)  # inclusive range
+    map_pow2: tuple[int, int] = DEFAULT_MAP_POW2  # inclusive range
     widths: tuple[int, ...] = WIDTHS
     metrics: tuple[str, ...] = METRICS
     layouts: tuple[str, ...] = LAYOUTS
