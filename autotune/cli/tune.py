@@ -8,7 +8,6 @@ from typing import Annotated, Optional
 import typer
 
 from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
-from autotune.errors import AutotuneError
 from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAX_COLLISION_RATE,
                                      DEFAULT_SENSITIVITY_WEIGHT, MAX_MAP_POW2, MIN_MAP_POW2)
 
@@ -45,12 +44,9 @@ def tune_cmd(
 ) -> None:
     from autotune.tune.api import tune_probe_dir
     from autotune.tune.run import run_tune
+    from autotune.tune.space import map_pow2_range
 
-    pows = []
-    for name, v in (("--min-map-bytes", min_map_bytes), ("--max-map-bytes", max_map_bytes)):
-        if v < 1 or v & (v - 1):
-            raise AutotuneError(f"{name} {v} is not a power of two", fix=f"e.g. {name} {1 << 16}")
-        pows.append(v.bit_length() - 1)
+    pows = map_pow2_range(min_map_slots=min_map_bytes, max_map_slots=max_map_bytes)
     result, written = tune_probe_dir(
         probe_dir=probe, out_dir=out_dir, host=_host(profile), metric=metric,
         max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight, calls=calls, seed=seed,

@@ -6,22 +6,15 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
 from autotune.metrics import CONTEXT_METRICS, afl_mode, has_map_size
+from autotune.runtime.config import EnvVar, RuntimeConfig
 from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
 from autotune.tune.space import AFL_DEFAULT_MAP_POW2
 
 _SAFE = re.compile(r"^[A-Za-z0-9_./:,+-]*$")
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
-
-
-@dataclass(frozen=True)
-class EnvVar:
-    name: str
-    value: str
-    reason: str
 
 
 def render_env(*, title: list[str], variables: list[EnvVar]) -> str:
@@ -140,17 +133,30 @@ def _guard_run_env(result: TuneResult) -> str:
         f"target {result.target}: score {result.best['score_bits']:.3f} bits, {result.best['execs_per_s']:.0f} execs/s "
         "measured, no collisions (one slot per guard: the map is the target's guard count)",
     ]
-    v = [EnvVar("AUTOTUNE_METRIC", "guard",
-                f"coverage metric chosen by tune (about {result.best['n_keys']:.0f} keys): AFL++'s PCGUARD, one counter\n"
-                "per guard; the runtime reports the guard count as the map (layout and sizes do not apply)"),
-         EnvVar("AUTOTUNE_COUNTER_BITS", str(b["width_bits"]),
-                f"counter width: {_pct(bp['counter_overflow'])} of the keys overflow it in one execution")]
-    if inline:
-        v.append(EnvVar("AUTOTUNE_OVERFLOW", "wrap", "no key reached 256 hits in one execution in the census, so the\n"
-                        "inline counters' wrap never shows (an AUTOTUNE_CC_INSTRUMENT=guard build only wraps)"))
-    else:
-        v.append(EnvVar("AUTOTUNE_OVERFLOW", "neverzero", "a wrapped counter still reads as hit (AFL++'s NeverZero)"))
-    return render_env(title=title, variables=v)
+    rc = RuntimeConfig.sized(metric=b["metric"], layout=b["layout"], hash_slots=int(b["map_slots"]),
+                             counter_bits=int(b["width_bits"]), overflow="wrap" if inline else "neverzero")
+    reasons = {
+        "AUTOTUNE_METRIC": f"coverage metric chosen by tune (about {result.best['n_keys']:.0f} keys): AFL++'s PCGUARD, "
+                           "one counter\nper guard; the runtime reports the guard count as the map (layout and sizes do "
+                           "not apply)",
+        "AUTOTUNE_COUNTER_BITS": f"counter width: {_pct(bp['counter_overflow'])} of the keys overflow it in one execution",
+        "AUTOTUNE_OVERFLOW": ("no key reached 256 hits in one execution in the census, so the\ninline counters' wrap "
+                              "never shows (an AUTOTUNE_CC_INSTRUMENT=guard build only wraps)") if inline
+        else NEVERZERO_REASON,
+    }
+    return render_env(title=title, variables=rc.to_env(reasons=reasons))
+
+
+NEVERZERO_REASON = "a wrapped counter still reads as hit (AFL++'s NeverZero)"
+
+
+def tuned_runtime(result: TuneResult, *, out_dir: Path) -> RuntimeConfig:
+    """The runtime configuration of the best (its index file in ``out_dir``), as autotune-run.env sets it."""
+    b = result.best_config
+    seed = int(result.inputs.get("extra", {}).get("probe_seed", 0))
+    return RuntimeConfig.sized(metric=b["metric"], layout=b["layout"], hash_slots=int(b["map_slots"]),
+                               dense_slots=result.best["precision"]["dense_slots"], counter_bits=int(b["width_bits"]),
+                               seed=seed, index_file=str(out_dir / index_file_name(result)))
 
 
 def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
@@ -159,9 +165,7 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
     if not has_map_size(b["metric"]):
         return _guard_run_env(result)
     bp = result.best["precision"]
-    seed = int(result.inputs.get("extra", {}).get("probe_seed", 0))
-    layout = b["layout"]
-    handed = b["map_slots"] if layout == "flat" else int(bp["dense_slots"] or b["map_slots"])
+    rc = tuned_runtime(result, out_dir=out_dir)
     kind = ("full (the default: function hooks for the call context)" if b["metric"] in CONTEXT_METRICS
             else "blocks (no function hooks: this metric needs no call stack; full works too)")
     title = [
@@ -172,32 +176,27 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
         f"target {result.target}: score {result.best['score_bits']:.3f} bits, {result.best['execs_per_s']:.0f} execs/s "
         f"measured, collision rate {_pct(bp['collision_rate'])}",
     ]
-    v = [EnvVar("AUTOTUNE_METRIC", b["metric"], f"coverage metric chosen by tune (about {result.best['n_keys']:.0f} keys)"),
-         EnvVar("AUTOTUNE_LAYOUT", layout,
-                "two-level map: per-exec work covers only the used slots (BigMap, DSN 2021)" if layout == "twolevel"
-                else "flat map: the cheapest at this size on this host")]
-    if layout == "twolevel":
-        v.append(EnvVar("AUTOTUNE_INDEX_SIZE", str(b["map_slots"]),
-                        f"index slots (the hash space): collision rate {_pct(bp['collision_rate'])} by Equation 1"))
-        v.append(EnvVar("AUTOTUNE_MAP_SIZE", str(handed),
-                        f"dense slots afl-fuzz sees: twice the estimated keys, rounded up to a power of two "
-                        f"(overflow {_pct(bp['dense_overflow_rate'])})"))
-    else:
-        v.append(EnvVar("AUTOTUNE_MAP_SIZE", str(handed),
-                        f"map slots (the hash space): collision rate {_pct(bp['collision_rate'])} by Equation 1"))
-    v.append(EnvVar("AUTOTUNE_KEY_HASH", "exact",
-                    "index key = mix64 of the exact key (ngram-N: its fold): slots are uniform, so\n"
-                    "collisions follow Equation 1 (AFL++'s own hash makes distinct N-grams share a slot\n"
-                    "at every size)"))
-    if layout == "twolevel":
-        v.append(EnvVar("AUTOTUNE_INDEX_FILE", str(out_dir / index_file_name(result)),
-                        "the key->slot table shared by every fork-server child, afl tool run and resumed campaign\n"
-                        "(one file per configuration; the runtime creates it and refuses one made for another)"))
-    v.append(EnvVar("AUTOTUNE_COUNTER_BITS", str(b["width_bits"]),
-                    f"counter width: {_pct(bp['counter_overflow'])} of the keys overflow it in one execution"))
-    v.append(EnvVar("AUTOTUNE_OVERFLOW", "neverzero", "a wrapped counter still reads as hit (AFL++'s NeverZero)"))
-    v.append(EnvVar("AUTOTUNE_SEED", str(seed), "the block-id seed the probe used, so keys match its census"))
-    v.append(EnvVar("AFL_MAP_SIZE", str(handed), "the map size afl-fuzz offers, equal to the runtime's"))
+    collisions = f"collision rate {_pct(bp['collision_rate'])} by Equation 1"
+    reasons = {
+        "AUTOTUNE_METRIC": f"coverage metric chosen by tune (about {result.best['n_keys']:.0f} keys)",
+        "AUTOTUNE_LAYOUT": ("two-level map: per-exec work covers only the used slots (BigMap, DSN 2021)"
+                            if rc.dense_slots else "flat map: the cheapest at this size on this host"),
+        "AUTOTUNE_INDEX_SIZE": f"index slots (the hash space): {collisions}",
+        "AUTOTUNE_MAP_SIZE": (f"dense slots afl-fuzz sees: twice the estimated keys, rounded up to a power of two "
+                              f"(overflow {_pct(bp['dense_overflow_rate'])})") if rc.dense_slots
+        else f"map slots (the hash space): {collisions}",
+        "AUTOTUNE_KEY_HASH": "index key = mix64 of the exact key (ngram-N: its fold): slots are uniform, so\n"
+                             "collisions follow Equation 1 (AFL++'s own hash makes distinct N-grams share a slot\n"
+                             "at every size)",
+        "AUTOTUNE_INDEX_FILE": "the key->slot table shared by every fork-server child, afl tool run and resumed "
+                               "campaign\n(one file per configuration; the runtime creates it and refuses one made "
+                               "for another)",
+        "AUTOTUNE_COUNTER_BITS": f"counter width: {_pct(bp['counter_overflow'])} of the keys overflow it in one execution",
+        "AUTOTUNE_OVERFLOW": NEVERZERO_REASON,
+        "AUTOTUNE_SEED": "the block-id seed the probe used, so keys match its census",
+    }
+    v = rc.to_env(reasons=reasons)
+    v.append(EnvVar("AFL_MAP_SIZE", str(rc.map_slots), "the map size afl-fuzz offers, equal to the runtime's"))
     return render_env(title=title, variables=v)
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from autotune.errors import DocumentError
 from autotune.io import read_json
-from autotune.metrics import METRICS
 from autotune.preflight.envfile import EnvFile, read_env_file
+from autotune.runtime.config import RuntimeConfig, RuntimeConfigError
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
 BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
@@ -72,47 +72,14 @@ def afl_metric(build_env: dict[str, str]) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class RuntimeConfig:
-    """Our runtime's configuration from autotune-run.env (docs/DESIGN.md defaults when unset)."""
-
-    metric: str
-    layout: str
-    index_slots: int
-    map_slots: int  # flat: H; twolevel: dense C (what afl-fuzz sees)
-    counter_bits: int
-    key_hash: str
-    seed: int
-
-    @property
-    def hash_slots(self) -> int:
-        """Slots keys are hashed into: the flat map, or the two-level index."""
-        return self.map_slots if self.layout == "flat" else self.index_slots
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
 def runtime_config(env: EnvFile) -> RuntimeConfig:
-    v = env.values
+    """autotune-run.env's configuration, read as the runtime reads it (autotune.runtime.config:
+    its defaults for unset variables, its checks and messages)."""
     try:
-        cfg = RuntimeConfig(metric=v.get("AUTOTUNE_METRIC", "edge"), layout=v.get("AUTOTUNE_LAYOUT", "twolevel"),
-                            index_slots=int(v.get("AUTOTUNE_INDEX_SIZE", 1 << 24)),
-                            map_slots=int(v.get("AUTOTUNE_MAP_SIZE", 65536)),
-                            counter_bits=int(v.get("AUTOTUNE_COUNTER_BITS", 8)),
-                            key_hash=v.get("AUTOTUNE_KEY_HASH", "exact"), seed=int(v.get("AUTOTUNE_SEED", 0)))
-    except ValueError as exc:
-        raise DocumentError(env.path, f"a value is not an integer ({exc})",
-                            fix="re-create it with `autotune tune`") from exc
-    if cfg.metric not in METRICS:
-        raise DocumentError(env.path, f"unknown metric {cfg.metric!r}", field="AUTOTUNE_METRIC",
-                            fix=f"use one of: {', '.join(METRICS)}")
-    if cfg.layout not in ("flat", "twolevel"):
-        raise DocumentError(env.path, f"unknown layout {cfg.layout!r}", field="AUTOTUNE_LAYOUT", fix="use flat or twolevel")
-    for name, n in (("AUTOTUNE_MAP_SIZE", cfg.map_slots), ("AUTOTUNE_INDEX_SIZE", cfg.index_slots)):
-        if n < 1 or n & (n - 1):
-            raise DocumentError(env.path, f"{n} is not a power of two", field=name, fix="re-run `autotune tune`")
-    return cfg
+        return RuntimeConfig.from_env(env.values)
+    except RuntimeConfigError as exc:
+        raise DocumentError(env.path, exc.message, field=exc.variable,
+                            fix=f"set {exc.variable} to {exc.valid}, or re-create the file with `autotune tune`") from exc
 
 
 @dataclass(frozen=True)

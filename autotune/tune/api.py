@@ -44,6 +44,7 @@ def tune_probe_dir(
     from autotune.tune.cache import attach, cache_identity
     from autotune.tune.objective import ObjectiveSettings
     from autotune.tune.run import load_inputs, make_measurer, make_space, run_tune
+    from autotune.tune.space import check_map_pow2
 
     if not 0 < max_collision_rate < 1:
         raise AutotuneError(f"--max-collision-rate {max_collision_rate} is outside (0, 1)",
@@ -58,8 +59,7 @@ def tune_probe_dir(
         raise AutotuneError(f"--confirm-repeats {confirm_repeats} must be at least 1", fix="e.g. --confirm-repeats 3")
     if sensitivity_weight < 0:
         raise AutotuneError("--sensitivity-weight must be >= 0", fix="e.g. --sensitivity-weight 0.25")
-    if map_pow2[0] > map_pow2[1]:
-        raise AutotuneError("--min-map-bytes is larger than --max-map-bytes", fix="swap them")
+    check_map_pow2(*map_pow2)
     if not Path(probe_dir).is_dir():
         raise AutotuneError(f"--probe {probe_dir} is not a directory",
                             fix="run `autotune probe --out DIR` first and pass DIR")

@@ -46,14 +46,13 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import Measurement
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE, DEFAULT_PENALTY_BITS, DEFAULT_SENSITIVITY_WEIGHT
 from autotune.tune.inputs import MetricFacts
 from autotune.tune.precision import Precision, precision
 from autotune.tune.space import Config
 
-AFL_HANDSHAKE_MAX_MAP = 1 << 23  # AFL++ 4.04c fork-server handshake: map sizes up to 2^23
-INDEX_LINE_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -95,14 +94,8 @@ class Evaluation:
 
 def working_set_bytes(*, config: Config, n_keys: float, dense: int | None) -> int:
     """Bytes the map work touches per execution (runtime + afl-fuzz's trace and virgin maps)."""
-    wb = config.width_bits // 8
-    trace = 1 if config.width_bits > 8 else 0
-    if config.layout == "flat":
-        return config.map_slots * (wb + trace + 1)
-    c = dense or config.map_slots
-    used = min(int(n_keys), c)
-    index = min(4 * config.map_slots, INDEX_LINE_BYTES * int(n_keys))
-    return 2 * c + used * wb + index
+    return LAYOUTS[config.layout].working_set_bytes(hash_slots=config.map_slots, dense_slots=dense, n_keys=n_keys,
+                                                    width_bits=config.width_bits)
 
 
 def shared_cache_extra_ns(*, ws_bytes: int, jobs: int, l2_bytes: int | None,
@@ -119,18 +112,18 @@ def precision_feasible(*, config: Config, facts: MetricFacts, settings: Objectiv
     """The constraints known without measuring: collision rate within c_max, map within AFL++'s handshake."""
     n = max(1.0, float(facts.estimated_keys))
     p = precision(config=config, n_keys=n, overflow_by_width=facts.overflow_by_width)
-    handed = config.map_slots if config.layout == "flat" else (p.dense_slots or config.map_slots)
-    return p.lost_keys <= settings.max_collision_rate and handed <= AFL_HANDSHAKE_MAX_MAP
+    return p.lost_keys <= settings.max_collision_rate and afl_map_slots(config, p) <= AFL_MAX_MAP_SLOTS
+
+
+def afl_map_slots(config: Config, p: Precision) -> int:
+    """The slots afl-fuzz sees for ``config`` (the flat map, or the two-level dense slots)."""
+    return LAYOUTS[config.layout].afl_map_slots(hash_slots=config.map_slots, dense_slots=p.dense_slots)
 
 
 def memory_bytes(*, config: Config, dense: int | None) -> int:
     """Memory the map takes per instance (counters, trace, index): the tie-breaker within noise."""
-    wb = config.width_bits // 8
-    trace = 1 if config.width_bits > 8 else 0
-    if config.layout == "flat":
-        return config.map_slots * (wb + trace)
-    c = dense or config.map_slots
-    return c * (wb + trace) + 4 * config.map_slots
+    return LAYOUTS[config.layout].memory_bytes(hash_slots=config.map_slots, dense_slots=dense,
+                                               width_bits=config.width_bits)
 
 
 def evaluate(*, config: Config, measurement: Measurement, facts: MetricFacts, settings: ObjectiveSettings,
@@ -151,10 +144,11 @@ def evaluate(*, config: Config, measurement: Measurement, facts: MetricFacts, se
         score -= settings.penalty_bits * -math.expm1(-(lost / settings.max_collision_rate - 1.0))
         feasible = False
         notes.append(f"collision rate {lost:.2%} is above the limit {settings.max_collision_rate:.2%}")
-    handed = config.map_slots if config.layout == "flat" else (p.dense_slots or config.map_slots)
-    if handed > AFL_HANDSHAKE_MAX_MAP:
+    handed = afl_map_slots(config, p)
+    if handed > AFL_MAX_MAP_SLOTS:
         score -= settings.penalty_bits
         feasible = False
-        notes.append(f"a map of {handed} bytes is larger than AFL++ 4.04c's fork-server handshake allows (2^23)")
+        notes.append(f"a map of {handed} bytes is larger than AFL++ 4.04c's fork-server handshake allows "
+                     f"(2^{AFL_MAX_MAP_SLOTS.bit_length() - 1})")
     return Evaluation(config=config, measurement=measurement, precision=p, n_keys=n, working_set_bytes=ws,
                       execs_per_s=eps, score_bits=score, feasible=feasible, notes=tuple(notes))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
+from autotune.runtime.config import LAYOUTS
 from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
 from autotune.tune.confirm import Confirmation, confirm
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS
@@ -15,7 +16,7 @@ from autotune.tune.objective import ObjectiveSettings, working_set_bytes
 from autotune.tune.optimise import Search, Trial, optimise
 from autotune.tune.precision import collision_rate
 from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
-from autotune.tune.space import Config, SearchSpace, dense_slots
+from autotune.tune.space import Config, SearchSpace
 
 BACKENDS = ("auto", "replay", "bench")
 
@@ -42,8 +43,7 @@ def make_measurer(*, backend: str, inputs: TuneInputs, seed: int) -> Measurer:
         raise AutotuneError(f"unknown backend {backend!r}", fix=f"use one of: {', '.join(BACKENDS)}")
 
     def dense_for(c: Config) -> int | None:
-        return dense_slots(map_slots=c.map_slots, estimated_keys=inputs.facts(c.metric).estimated_keys) \
-            if c.layout == "twolevel" else None
+        return LAYOUTS[c.layout].dense_slots(hash_slots=c.map_slots, estimated_keys=inputs.facts(c.metric).estimated_keys)
 
     def ws(c: Config) -> int:
         return working_set_bytes(config=c, n_keys=inputs.facts(c.metric).estimated_keys, dense=dense_for(c))
