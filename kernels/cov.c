@@ -1068,6 +1068,18 @@ static int bad(char *err, size_t errlen, const char *var, const char *val, const
   return -1;
 }
 
+/* bad() for a choice variable: the valid values are the names of its table, so the message always
+ * lists what this runtime accepts (autotune/runtime/config.py's registry is tested against it). */
+static int bad_choice(char *err, size_t errlen, const char *var, const char *val,
+                      const char *const *names, int n) {
+  char valid[256];
+  size_t len = 0;
+  valid[0] = 0;
+  for (int i = 0; i < n && len < sizeof valid; i++)
+    len += (size_t)snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "", names[i]);
+  return bad(err, errlen, var, val, valid);
+}
+
 static int pow2_in(uint64_t v, unsigned lo, unsigned hi) {
   return v && !(v & (v - 1)) && v >= (1ull << lo) && v <= (1ull << hi);
 }
@@ -1086,14 +1098,13 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   if ((v = getenv("AUTOTUNE_SEED")) && *v && parse_u64(v, &cfg->seed))
     return bad(err, errlen, "AUTOTUNE_SEED", v, "an unsigned 64-bit integer");
   if ((v = getenv("AUTOTUNE_METRIC")) && *v && (cfg->metric = cov_metric_id(v)) < 0)
-    return bad(err, errlen, "AUTOTUNE_METRIC", v,
-               "edge, ngram-2 .. ngram-8, ctx, caller, ctx-2, ctx-4, ctx-8, guard");
+    return bad_choice(err, errlen, "AUTOTUNE_METRIC", v, cov_metric_names, COV_N_METRICS);
   static const char *const layouts[] = {"flat", "twolevel"};          /* BM_FLAT, BM_TWOLEVEL */
   static const char *const policies[] = {"wrap", "neverzero", "saturate"}; /* bm_policy order */
   static const char *const hooks[] = {"auto", "general"};                /* COV_HOOKS_* order */
   int c;
   if ((v = getenv("AUTOTUNE_LAYOUT")) && *v) {
-    if ((c = choice(v, layouts, 2)) < 0) return bad(err, errlen, "AUTOTUNE_LAYOUT", v, "flat, twolevel");
+    if ((c = choice(v, layouts, 2)) < 0) return bad_choice(err, errlen, "AUTOTUNE_LAYOUT", v, layouts, 2);
     cfg->layout = (bm_layout)c;
   }
   if ((v = getenv("AUTOTUNE_INDEX_SIZE")) && *v &&
@@ -1110,13 +1121,13 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   }
   if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v) {
     if ((c = choice(v, policies, 3)) < 0)
-      return bad(err, errlen, "AUTOTUNE_OVERFLOW", v, "wrap, neverzero, saturate");
+      return bad_choice(err, errlen, "AUTOTUNE_OVERFLOW", v, policies, 3);
     cfg->overflow = (bm_policy)c;
   }
   if ((v = getenv("AUTOTUNE_KEY_HASH")) && *v && (cfg->key_hash = cov_key_hash_id(v)) < 0)
-    return bad(err, errlen, "AUTOTUNE_KEY_HASH", v, "exact, afl");
+    return bad_choice(err, errlen, "AUTOTUNE_KEY_HASH", v, cov_key_hash_names, 2);
   if ((v = getenv("AUTOTUNE_HOOKS")) && *v && (cfg->hooks = choice(v, hooks, 2)) < 0)
-    return bad(err, errlen, "AUTOTUNE_HOOKS", v, "auto, general");
+    return bad_choice(err, errlen, "AUTOTUNE_HOOKS", v, hooks, 2);
   if ((v = getenv("AUTOTUNE_INDEX_FILE")) && *v) {
     if (strlen(v) >= sizeof cfg->index_file)
       return bad(err, errlen, "AUTOTUNE_INDEX_FILE", "...", "a path shorter than 4096 bytes");
