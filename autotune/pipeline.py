@@ -41,7 +41,7 @@ class PipelineResult:
             "probe_dir": str(self.probe_dir),
             "tune_dir": str(self.tune_dir),
             "env_files": {k: str(v) for k, v in self.env_files().items()},
-            "best": self.tune.best_config,
+            "best": self.tune.best_config.to_dict(),
             "race_dir": str(self.race_dir) if self.race_dir else None,
             "race": self.race.race.decision.to_dict() if self.race else None,
         }
@@ -91,7 +91,7 @@ def run_pipeline(
 
     stage(f"tune: Bayesian optimisation, {calls} calls, measured by replaying the probe's corpus")
     tune_dir = out_dir / "tune"
-    tune, written = tune_probe_dir(probe_dir=probe_dir, out_dir=tune_dir, host=host.to_dict(), calls=calls,
+    tune, written = tune_probe_dir(probe_dir=probe_dir, out_dir=tune_dir, host=host, calls=calls,
                                    seed=seed, jobs=jobs, max_collision_rate=max_collision_rate, run=tune_run,
                                    notice=notice)
     race_dir = outcome = None

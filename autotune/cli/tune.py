@@ -60,13 +60,14 @@ def tune_cmd(
 
 
 def _host(profile: str | None):
-    from autotune.measure.host import current_host
+    """The HostProfile tune models the caches of: --profile's, else this host's."""
+    from autotune.measure.host import host_profile
 
     if profile:
         from autotune.profile import resolve_profile
 
-        return resolve_profile(profile).to_dict()
-    return current_host()
+        return resolve_profile(profile)
+    return host_profile()
 
 
 def run_with_progress(run_tune, **kw):
@@ -96,14 +97,13 @@ def run_with_progress(run_tune, **kw):
 def print_summary(result, out_dir: Path, names: list[str]) -> None:
     b, bc = result.best, result.best_config
     conv = result.convergence()
-    out.print(f"best: {bc['metric']}, {bc['layout']}, {bc['map_slots']} slots, {bc['width_bits']}-bit counters: "
-              f"{b['execs_per_s']:,.0f} replayed execs/s, collision rate {100 * b['precision']['collision_rate']:.2f} %, "
-              f"score {b['score_bits']:.3f} bits", highlight=False)
+    out.print(f"best: {bc.metric}, {bc.layout}, {bc.map_slots} slots, {bc.width_bits}-bit counters: "
+              f"{b.execs_per_s:,.0f} replayed execs/s, collision rate {100 * b.precision.collision_rate:.2f} %, "
+              f"score {b.score_bits:.3f} bits", highlight=False)
     nr = result.no_rebuild_best
     if nr:
-        c = nr["config"]
-        out.print(f"best without rebuilding AFL++: {c['metric']} (flat 64 KiB, 8-bit): {nr['execs_per_s']:,.0f} replayed execs/s, "
-                  f"collision rate {100 * nr['precision']['collision_rate']:.2f} %", highlight=False)
+        out.print(f"best without rebuilding AFL++: {nr.config.metric} (flat 64 KiB, 8-bit): {nr.execs_per_s:,.0f} "
+                  f"replayed execs/s, collision rate {100 * nr.precision.collision_rate:.2f} %", highlight=False)
     conf = result.confirmation
     if conf:
         out.print(f"confirmation: {conf['decision']}", highlight=False)

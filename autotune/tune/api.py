@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
+from autotune.profile.model import HostProfile
 from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAP_POW2,
                                      DEFAULT_MAX_COLLISION_RATE, DEFAULT_SENSITIVITY_WEIGHT)
 
@@ -17,7 +18,7 @@ def tune_probe_dir(
     *,
     probe_dir: Path,
     out_dir: Path,
-    host: dict[str, Any] | None,
+    host: HostProfile | None,
     metric: str | None = None,
     max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
     sensitivity_weight: float = DEFAULT_SENSITIVITY_WEIGHT,
@@ -39,7 +40,6 @@ def tune_probe_dir(
     ``notice`` receives one-line messages for the user. Returns ``(TuneResult, written paths)``.
     """
     from autotune.emit.write import emit_all
-    from autotune.measure.host import l2_bytes, llc_bytes
     from autotune.tune.backends import CachedMeasurer
     from autotune.tune.cache import attach, cache_identity
     from autotune.tune.objective import ObjectiveSettings
@@ -66,7 +66,8 @@ def tune_probe_dir(
     inputs = load_inputs(Path(probe_dir))
     space = make_space(inputs=inputs, metric=metric, map_pow2=map_pow2)
     settings = ObjectiveSettings(max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight,
-                                 jobs=jobs, l2_bytes=l2_bytes(host), llc_bytes=llc_bytes(host))
+                                 jobs=jobs, l2_bytes=host.l2_bytes if host else None,
+                                 llc_bytes=host.llc_bytes if host else None)
     measurer = CachedMeasurer(make_measurer(backend=backend, inputs=inputs, seed=seed))
     reused = attach(measurer, out_dir=out_dir,
                     identity=cache_identity(inputs=inputs, backend=measurer.name, host=host), fresh=fresh)

@@ -43,7 +43,7 @@ Defaults and why (autotune.tune.defaults holds the values):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS
@@ -66,6 +66,11 @@ class ObjectiveSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ObjectiveSettings":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,20 @@ class Evaluation:
                 "precision": self.precision.to_dict(), "n_keys": round(self.n_keys, 1),
                 "working_set_bytes": self.working_set_bytes, "execs_per_s": round(self.execs_per_s, 3),
                 "score_bits": round(self.score_bits, 6), "feasible": self.feasible, "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Evaluation":
+        """An evaluation as report.json records it (its figures rounded as to_dict rounds them)."""
+        return cls(config=Config.from_dict(d["config"]), measurement=Measurement.from_dict(d["measurement"]),
+                   precision=Precision.from_dict(d["precision"]), n_keys=float(d["n_keys"]),
+                   working_set_bytes=int(d["working_set_bytes"]), execs_per_s=float(d["execs_per_s"]),
+                   score_bits=float(d["score_bits"]), feasible=bool(d["feasible"]),
+                   notes=tuple(str(n) for n in d.get("notes", ())))
+
+    def recorded(self) -> "Evaluation":
+        """This evaluation as report.json holds it (rounded): a result in memory and one loaded
+        from its report.json are equal."""
+        return type(self).from_dict(self.to_dict())
 
 
 def working_set_bytes(*, config: Config, n_keys: float, dense: int | None) -> int:

@@ -44,6 +44,11 @@ class Trial:
         return {"call": self.call, "phase": self.phase, "measured": self.measured,
                 "elapsed_s": round(self.elapsed_s, 3), **self.evaluation.to_dict()}
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Trial":
+        return cls(call=int(d["call"]), phase=str(d["phase"]), evaluation=Evaluation.from_dict(d),
+                   measured=bool(d["measured"]), elapsed_s=float(d["elapsed_s"]))
+
 
 @dataclass(frozen=True)
 class Search:

@@ -59,6 +59,12 @@ class Precision:
                 "dense_overflow_rate": round(self.dense_overflow_rate, 6),
                 "counter_overflow": round(self.counter_overflow, 6), "dense_slots": self.dense_slots}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Precision":
+        dense = d.get("dense_slots")
+        return cls(collision_rate=float(d["collision_rate"]), dense_overflow_rate=float(d["dense_overflow_rate"]),
+                   counter_overflow=float(d["counter_overflow"]), dense_slots=None if dense is None else int(dense))
+
 
 def precision(*, config: Config, n_keys: float, overflow_by_width: dict[int, float]) -> Precision:
     if not has_map_size(config.metric):  # guard: one slot per guard, no hash, no dense array
