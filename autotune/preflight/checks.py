@@ -1,7 +1,7 @@
 """The preflight checks, small functions run in order over one :class:`Context`.
 
-Each returns findings (autotune.preflight.findings). Thresholds come from report.json
-(``max_collision_rate``, ``max_counter_overflow``) or the defaults in autotune.preflight.tuned.
+Each returns findings (autotune.preflight.findings). The collision limit is the one tune ran under
+(report.json's settings); the counter-overflow limit is derived (autotune.preflight.tuned).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import mmap
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from autotune.metrics import has_map_size
 from autotune.preflight import afl
@@ -149,9 +148,8 @@ def _tuned_share(ctx: Context, metric: str, width: int) -> float:
 
 
 def overflow_limit(ctx: Context, metric: str, width: int) -> float:
-    given = ctx.tuned.max_counter_overflow
-    if given is not None:
-        return given
+    """tune has no counter-overflow limit: DEFAULT_MAX_COUNTER_OVERFLOW, or a little more than the
+    tuned probe saw (autotune.preflight.tuned)."""
     return max(DEFAULT_MAX_COUNTER_OVERFLOW, TUNED_OVERFLOW_SLACK * _tuned_share(ctx, metric, width))
 
 
@@ -326,32 +324,13 @@ def check_build(ctx: Context) -> list[F]:
     return out
 
 
-def _tuned_profile(report: Any) -> dict | None:
-    level = [report]
-    while level:
-        nxt = []
-        for d in level:
-            if isinstance(d, dict):
-                if isinstance(d.get("caches"), list) and "cpu" in d:
-                    return d
-                nxt.extend(v for v in d.values() if isinstance(v, (dict, list)))
-            elif isinstance(d, list):
-                nxt.extend(v for v in d if isinstance(v, (dict, list)))
-        level = nxt
-    return None
-
-
 def check_host_profile(ctx: Context) -> list[F]:
-    from autotune.profile import HostProfile, detect_host
+    from autotune.profile import detect_host
 
-    doc = _tuned_profile(ctx.tuned.report)
-    if doc is None:
+    tuned = ctx.tuned.report.host
+    if tuned is None:
         return [F("host_profile", "warning", "report.json does not record the host profile it was tuned for",
                   "re-run `autotune tune` (it records the host's caches)")]
-    try:
-        tuned = HostProfile.from_dict(doc)
-    except Exception as exc:  # noqa: BLE001 - a bad embedded profile is a warning, not a crash
-        return [F("host_profile", "warning", f"report.json's host profile does not load ({exc})", "re-run `autotune tune`")]
     here = detect_host(sysfs_root=ctx.sysfs_root, procfs_root=ctx.procfs_root)
     diffs = []
     for name in ("l1d_bytes", "l2_bytes", "llc_bytes", "line_bytes"):
