@@ -72,6 +72,7 @@ def run_pipeline(
     with the target and budget bound), or None for no race."""
     from autotune.probe.campaign import run_probe
     from autotune.profile import detect_host, save_profile
+    from autotune.emit.write import emit_all
     from autotune.tune.api import tune_probe_dir
 
     if probe_time_s <= 0:
@@ -91,9 +92,9 @@ def run_pipeline(
 
     stage(f"tune: Bayesian optimisation, {calls} calls, measured by replaying the probe's corpus")
     tune_dir = out_dir / "tune"
-    tune, written = tune_probe_dir(probe_dir=probe_dir, out_dir=tune_dir, host=host, calls=calls,
-                                   seed=seed, jobs=jobs, max_collision_rate=max_collision_rate, run=tune_run,
-                                   notice=notice)
+    tune = tune_probe_dir(probe_dir=probe_dir, probe=probe, out_dir=tune_dir, host=host, calls=calls, seed=seed,
+                          jobs=jobs, max_collision_rate=max_collision_rate, run=tune_run, notice=notice)
+    written = emit_all(result=tune, out_dir=tune_dir)
     race_dir = outcome = None
     if race is not None:
         stage("race: AFL++'s default against our runtime's metrics in afl-fuzz, one yardstick")

@@ -42,17 +42,19 @@ def tune_cmd(
     fresh: Annotated[bool, typer.Option("--fresh", help="Measure everything again (ignore --out's measurements.json).")] = False,
     json_out: JsonOpt = False,
 ) -> None:
+    from autotune.emit.write import emit_all
     from autotune.tune.api import tune_probe_dir
     from autotune.tune.run import run_tune
     from autotune.tune.space import map_pow2_range
 
     pows = map_pow2_range(min_map_slots=min_map_bytes, max_map_slots=max_map_bytes)
-    result, written = tune_probe_dir(
+    result = tune_probe_dir(
         probe_dir=probe, out_dir=out_dir, host=_host(profile), metric=metric,
         max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight, calls=calls, seed=seed,
-        jobs=jobs, backend=backend, map_pow2=(pows[0], pows[1]), plot=not no_plot, fresh=fresh,
+        jobs=jobs, backend=backend, map_pow2=(pows[0], pows[1]), fresh=fresh,
         confirm_k=confirm_k, confirm_repeats=confirm_repeats,
         run=lambda **kw: run_with_progress(run_tune, **kw), notice=lambda m: err.print(m, highlight=False))
+    written = emit_all(result=result, out_dir=out_dir, plot=not no_plot)
     if json_out:
         print_json(result.to_dict())
         return

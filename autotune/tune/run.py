@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import fields
-from pathlib import Path
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
@@ -163,8 +162,3 @@ def _no_rebuild_best(cands, *, inputs: TuneInputs, settings: ObjectiveSettings) 
             best, best_key = NoRebuildEvaluation(**{f.name: getattr(ev, f.name) for f in fields(Evaluation)}, **extra), key
     return NoRebuildEvaluation.from_dict(best.to_dict()) if best else None
 
-
-def load_inputs(probe_dir: Path) -> TuneInputs:
-    from autotune.tune.probe_inputs import inputs_from_probe
-
-    return inputs_from_probe(probe_dir)
