@@ -106,10 +106,12 @@ def test_a_configuration_round_trips_through_the_runtime(harness, one_input):
                                                               for n in JSON_NAME}
 
 
-def test_the_c_source_reads_no_variable_the_registry_lacks():
+def test_what_the_c_source_says_and_the_runtime_cannot_report():
     src = (KERNELS / "cov.c").read_text()
     body = src[src.index("int cov_config_from_env("):src.index("void cov_config_to_bm(")]
     read = set(re.findall(r'getenv\("(AUTOTUNE_[A-Z_]+)"\)', body))
     assert read - {"AUTOTUNE_HOOKS"} == set(VARIABLES)  # AUTOTUNE_HOOKS: a C-only switch for comparisons
+    enum = dict(re.findall(r"BM_([A-Z]+) = (\d+)", (KERNELS / "bigmap.h").read_text()))
+    assert {n: lay.bm_code for n, lay in LAYOUTS.items()} == {n: int(enum[n.upper()]) for n in LAYOUTS}
     m = re.search(r"#define AFLFS_MAX_MAPSIZE \((\d+)u << (\d+)\)", (KERNELS / "aflfs.h").read_text())
     assert m and int(m.group(1)) << int(m.group(2)) == AFL_MAX_MAP_SLOTS

@@ -13,8 +13,9 @@ from autotune.errors import AutotuneError
 from autotune.measure.trace import KeyTrace
 from autotune.paths import kernels_dir
 from autotune.runtime.build import build_artifact
+from autotune.runtime.config import LAYOUTS as LAYOUT_SPECS
 
-LAYOUTS = {"flat": 0, "twolevel": 1}
+LAYOUTS = {n: lay.bm_code for n, lay in LAYOUT_SPECS.items()}  # bench.c times the runtime's layouts
 POLICIES = {"wrap": 0, "neverzero": 1, "saturate": 2}
 WIDTHS = (8, 16, 32, 64)
 BM_F_NO_HUGEPAGE = 1

@@ -79,6 +79,7 @@ class Layout:
 
     name: str
     summary: str
+    bm_code: int  # its kernels/bigmap.h bm_layout value (the runtime's layouts[] table and bench.c use it too)
     hash_var: str  # the variable that holds H
     size_vars: tuple[str, ...]  # its size variables, in env-file order
     index_file: bool  # AUTOTUNE_INDEX_FILE applies (a key->slot table shared across processes)
@@ -304,10 +305,10 @@ VARIABLES: dict[str, Variable] = {v.name: v for v in (
 _BY_FIELD = {v.field: v for v in VARIABLES.values()}
 
 LAYOUTS: dict[str, Layout] = {
-    "flat": FlatLayout("flat", "flat map: one counter per hash slot", hash_var="AUTOTUNE_MAP_SIZE",
+    "flat": FlatLayout("flat", "flat map: one counter per hash slot", bm_code=0, hash_var="AUTOTUNE_MAP_SIZE",
                        size_vars=("AUTOTUNE_MAP_SIZE",), index_file=False),
     "twolevel": TwoLevelLayout("twolevel", "two-level map: per-exec work covers only the used slots (BigMap, DSN 2021)",
-                               hash_var="AUTOTUNE_INDEX_SIZE", size_vars=("AUTOTUNE_INDEX_SIZE", "AUTOTUNE_MAP_SIZE"),
+                               bm_code=1, hash_var="AUTOTUNE_INDEX_SIZE", size_vars=("AUTOTUNE_INDEX_SIZE", "AUTOTUNE_MAP_SIZE"),
                                index_file=True),
 }
 assert tuple(LAYOUTS) == VARIABLES["AUTOTUNE_LAYOUT"].choices
