@@ -9,9 +9,8 @@ import shlex
 from pathlib import Path
 
 from autotune.metrics import CONTEXT_METRICS, afl_mode, has_map_size
-from autotune.runtime.config import EnvVar, RuntimeConfig
-from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
-from autotune.tune.space import AFL_DEFAULT_MAP_POW2
+from autotune.runtime.config import AFL_DEFAULT_MAP_POW2, AFL_DEFAULT_MAP_SLOTS, EnvVar, RuntimeConfig
+from autotune.tune.result import TuneResult
 
 _SAFE = re.compile(r"^[A-Za-z0-9_./:,+-]*$")
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")

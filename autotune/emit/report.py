@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from autotune.measure.stats import human_bytes
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
 from autotune.tune.result import TuneResult
 from autotune.tune.space import Config
 
@@ -91,8 +92,8 @@ def render_report(result: TuneResult, *, files: list[str]) -> str:
           "collision rate at 64 KiB (Equation 1) | at 64 KiB with AFL++'s hash (census) |", "|---|---:|---:|---:|---:|---:|"]
     coll = result.curves.get("collision_rate", {})
     for m in result.inputs.metrics.values():
-        c64 = coll.get(m.metric, {}).get(str(1 << 16))
-        a64 = m.afl_hash_collision.get(1 << 16)
+        c64 = coll.get(m.metric, {}).get(str(AFL_DEFAULT_MAP_SLOTS))
+        a64 = m.afl_hash_collision.get(AFL_DEFAULT_MAP_SLOTS)
         L += [f"| {m.metric} | {m.observed_keys} | {m.estimated_keys:.0f} | "
               f"{_pct(m.overflow_by_width.get(8, 0.0))} | {'' if c64 is None else _pct(c64)} | "
               f"{'' if a64 is None else _pct(a64)} |"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from autotune.errors import DocumentError
 from autotune.preflight.envfile import EnvFile, read_env_file
-from autotune.runtime.config import METRIC_TABLE, RuntimeConfig, RuntimeConfigError
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfig, RuntimeConfigError
 from autotune.tune.result import TuneResult, load_tune_result
 
 BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
@@ -26,7 +26,7 @@ BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "auto
 # found 15-50 % of 8-bit slots overflowing on OSS-Fuzz corpora; 5 % keeps well clear of that.
 DEFAULT_MAX_COUNTER_OVERFLOW = 0.05
 TUNED_OVERFLOW_SLACK = 1.25
-AFL_HASHED_MAP_SLOTS = 1 << 16  # AFL++ MAP_SIZE_POW2 = 16 (include/config.h) for CLASSIC/NGRAM/CTX
+AFL_HASHED_MAP_SLOTS = AFL_DEFAULT_MAP_SLOTS  # AFL++'s map for CLASSIC/NGRAM/CTX (autotune.runtime.config)
 AFL_GUARD_MODES = ("PCGUARD", "LTO", "")  # guard-numbered modes: collision-free, map = guards
 
 

@@ -67,6 +67,10 @@ DENSE_HEADROOM = 2.0
 MIN_DENSE_POW2 = 10
 INDEX_ENTRY_BYTES = 4  # a two-level index entry (bigmap.h: the dense slot + 1, 0 = unassigned)
 INDEX_LINE_BYTES = 64  # a cache line of the index, touched once per key
+# AFL++'s compile-time map (include/config.h MAP_SIZE_POW2): its CLASSIC/NGRAM/CTX instrumentation
+# hashes into 2^16 slots, and afl-fuzz offers that map to a target that does not report its own
+AFL_DEFAULT_MAP_POW2 = 16
+AFL_DEFAULT_MAP_SLOTS = 1 << AFL_DEFAULT_MAP_POW2
 # afl-fuzz's fork-server handshake carries map sizes up to 2^23 (AFL++ 4.04c; kernels/aflfs.c
 # AFLFS_MAX_MAPSIZE): the slots afl-fuzz sees must not exceed it
 AFL_MAX_MAP_SLOTS = 1 << 23

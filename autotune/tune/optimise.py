@@ -19,7 +19,8 @@ from autotune.tune.backends import CachedMeasurer, Measurer
 from autotune.tune.defaults import DEFAULT_CALLS
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
-from autotune.tune.space import AFL_DEFAULT_MAP_POW2, Config, SearchSpace
+from autotune.runtime.config import AFL_DEFAULT_MAP_POW2
+from autotune.tune.space import Config, SearchSpace
 
 DEFAULT_INITIAL_POINTS = 8
 # Candidates the acquisition function is evaluated on per call (the space is discrete and small).

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from autotune.errors import AutotuneError
-from autotune.runtime.config import VARIABLES
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, VARIABLES
 from autotune.tune.backends import Measurement
 from autotune.tune.space import Config
 
@@ -39,7 +39,7 @@ SLOW_RUN_S = 0.6
 # figure is the median over its runs of (its rate / the mean rate of the reference runs around it),
 # times the reference's best rate at the first measurement. A load change on the shared host
 # between two measurements cancels out; a blip in one run does not move the median.
-REFERENCE = Config("edge", "flat", 1 << 16, 8)
+REFERENCE = Config("edge", "flat", AFL_DEFAULT_MAP_SLOTS, 8)
 REFERENCE_INPUTS = 64
 REFERENCE_S = 0.04  # a run planned longer than this is done once, not `repeats` times
 RUN_TIMEOUT_S = 120.0

@@ -18,12 +18,12 @@ from autotune.profile.model import HostProfile
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings
 from autotune.tune.optimise import Trial
-from autotune.tune.space import AFL_DEFAULT_MAP_POW2, Config
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
+from autotune.tune.space import Config
 
 SCHEMA_VERSION = 1
 KIND = "tune"
 FILE_NAME = "report.json"
-AFL_DEFAULT_MAP_SLOTS = 1 << AFL_DEFAULT_MAP_POW2
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from autotune.errors import AutotuneError
 from autotune.profile.model import HostProfile
-from autotune.runtime.config import LAYOUTS
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
 from autotune.tune.confirm import Confirmation, confirm
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS
@@ -16,7 +16,7 @@ from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, working_set_bytes
 from autotune.tune.optimise import Search, Trial, optimise
 from autotune.tune.precision import collision_rate
-from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, NoRebuildEvaluation, TuneResult
+from autotune.tune.result import NoRebuildEvaluation, TuneResult
 from autotune.tune.space import Config, SearchSpace
 
 BACKENDS = ("auto", "replay", "bench")

@@ -7,12 +7,12 @@ from typing import Any
 
 from autotune.errors import AutotuneError
 from autotune.metrics import METRICS, has_map_size
-from autotune.runtime.config import COUNTER_WIDTHS, HASH_SLOTS_POW2, LAYOUTS as LAYOUT_SPECS, RuntimeConfig
+from autotune.runtime.config import (AFL_DEFAULT_MAP_POW2, COUNTER_WIDTHS, HASH_SLOTS_POW2, LAYOUTS as LAYOUT_SPECS,
+                                     RuntimeConfig)
 from autotune.tune.defaults import DEFAULT_MAP_POW2
 
 LAYOUTS: tuple[str, ...] = tuple(LAYOUT_SPECS)
 WIDTHS: tuple[int, ...] = COUNTER_WIDTHS
-AFL_DEFAULT_MAP_POW2 = 16  # AFL++ include/config.h MAP_SIZE_POW2 (CLASSIC/NGRAM/CTX hash into 2^16)
 
 
 @dataclass(frozen=True, order=True)
