@@ -370,7 +370,7 @@ class RuntimeConfig:
     @classmethod
     def sized(cls, *, metric: str, layout: str, hash_slots: int, dense_slots: int | None = None,
               counter_bits: int, overflow: str = _default("overflow"), key_hash: str = _default("key_hash"),
-              seed: int = 0, index_file: str | None = None) -> "RuntimeConfig":
+              seed: int = _default("seed"), index_file: str | None = None) -> "RuntimeConfig":
         """The configuration of a map of ``hash_slots`` (and ``dense_slots``); for a metric with no
         map size (guard) the variables that do not apply keep their defaults."""
         spec = _metric(metric)
