@@ -326,8 +326,8 @@ def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_K
     same points. ``AUTOTUNE_CC_SELECTS=0`` leaves selects alone (like-for-like with AFL++'s
     CLASSIC/NGRAM modes, which do not count them). The edge kind is CLASSIC's coverage at CLASSIC's
     cost, and CLASSIC does not count selects: a split select costs a branch and two counted blocks
-    where CLASSIC's code has a conditional move (the demo's crc8 loop, 8 selects a byte: 1.58x
-    CLASSIC's instructions per execution with them split, 0.99x without), so it splits them only
+    where CLASSIC's code has a conditional move (the demo's crc8 loop, 8 selects a byte: 1.39x
+    CLASSIC's instructions per execution with them split, 0.985x without), so it splits them only
     when asked."""
     default = "0" if kind == EDGE_KIND else "1"
     value = env.get(SELECTS_VAR, default) or default
