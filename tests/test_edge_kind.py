@@ -327,7 +327,8 @@ def test_afl_fuzz_runs_the_edge_build_with_full_stability(afl_bins, tmp_path):
                            str(afl_bins["branchy"])], env=clean_env(), capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL, cwd=tmp_path)
     assert proc.returncode == 0, output(proc)[-3000:]
-    stats = dict(line.split(":", 1) for line in (tmp_path / "out" / "default" / "fuzzer_stats").read_text().splitlines())
+    lines = (tmp_path / "out" / "default" / "fuzzer_stats").read_text().splitlines()
+    stats = dict(line.split(":", 1) for line in lines)
     stats = {k.strip(): v.strip() for k, v in stats.items()}
     assert int(stats["total_edges"]) == 65536  # AUTOTUNE_MAP_SIZE's default, reported in the handshake
     assert int(stats["edges_found"]) > 5 and int(stats["corpus_count"]) > 1
@@ -357,7 +358,8 @@ def test_the_race_runs_edge_on_the_edge_kind_when_its_flat_map_fits():
     assert h <= EDGE_KIND_MAX_MAP_SLOTS
     assert cs["edge"].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "edge"}
     assert cs["edge"].env == {"AUTOTUNE_METRIC": "edge", "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
-                              "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "afl"}
+                              "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero",
+                              "AUTOTUNE_KEY_HASH": "afl"}
     # too many keys for a flat map of that size: the two-level map on the blocks kind
     big = {c.name: c for c in make_contestants(metrics=("edge",), estimated_keys={"edge": 50000.0}, afl_cc=True)}
     assert big["edge"].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
