@@ -131,8 +131,10 @@ def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str],
         import autotune.cc
         from autotune.runtime import artifacts
 
-        # the wrapper's flags, the runtime it links and the pass plugin it loads (paths carry their hashes)
+        # the wrapper's flags, the runtime it links and the pass plugins it loads (paths carry their hashes)
         h.update(f"{artifacts.runtime_archive()}{artifacts.driver_object()}{artifacts.select_plugin()}".encode())
+        if autotune.cc.build_kind(env) == autotune.cc.EDGE_KIND:
+            h.update(str(artifacts.edge_plugin()).encode())
         h.update(Path(autotune.cc.__file__).read_bytes())
     return h.hexdigest()[:20]
 

@@ -68,14 +68,16 @@ def libyaml_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def build_libyaml_harness(*, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
-                          instrument: str = "full", cflags: str = DEFAULT_CFLAGS) -> Path:
+                          instrument: str = "full", cflags: str = DEFAULT_CFLAGS,
+                          cc_vars: Mapping[str, str] | None = None) -> Path:
     """The harness built by build.sh with ``cc_kind`` (autotune: the wrapper with
-    ``AUTOTUNE_CC_INSTRUMENT=instrument``; afl: afl-clang-fast with ``afl_env``)."""
+    ``AUTOTUNE_CC_INSTRUMENT=instrument`` and the compile-time variables ``cc_vars``; afl:
+    afl-clang-fast with ``afl_env``)."""
     from autotune.preflight.afl import base_env
     from autotune.preflight.target import build
 
     if cc_kind == "autotune":
-        build_vars = {"AUTOTUNE_CC_INSTRUMENT": instrument}
+        build_vars = {"AUTOTUNE_CC_INSTRUMENT": instrument, **(cc_vars or {})}
     elif cc_kind == "afl":
         build_vars = dict(afl_env or {})
     else:

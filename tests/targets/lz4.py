@@ -146,20 +146,22 @@ def _run(cmd: list[str], *, cwd: Path, env: Mapping[str, str]) -> tuple[float, f
 
 
 def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None = None,
-              cflags: str = DEFAULT_CFLAGS, cli: bool = False, instrument: str = "full") -> Lz4Build:
+              cflags: str = DEFAULT_CFLAGS, cli: bool = False, instrument: str = "full",
+              cc_vars: Mapping[str, str] | None = None) -> Lz4Build:
     """Build lz4's library with its own Makefile and link the harness; reuse a cached build.
 
     cli: also build lz4's command-line tool (programs/lz4, a whole program linked by lz4's
     Makefile with the same compiler). instrument: ``AUTOTUNE_CC_INSTRUMENT`` of an autotune build
-    (full, blocks, guard).
+    (full, blocks, guard, edge); cc_vars: other compile-time variables of the wrapper
+    (``AUTOTUNE_CC_SELECTS``), part of the build's cache key.
     """
     if cc_kind not in CC_KINDS:
         raise ValueError(f"cc_kind must be one of {CC_KINDS}, not {cc_kind!r}")
     afl_env = dict(afl_env or {})
     if afl_env and cc_kind != "afl":
         raise ValueError("afl_env applies to cc_kind='afl' only")
-    if instrument != "full" and cc_kind != "autotune":
-        raise ValueError("instrument applies to cc_kind='autotune' only")
+    if (instrument != "full" or cc_vars) and cc_kind != "autotune":
+        raise ValueError("instrument and cc_vars apply to cc_kind='autotune' only")
     src = lz4_source_dir()
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "CFLAGS", "CC")}
     env["CFLAGS"] = cflags  # via the environment, so lz4's Makefile still appends its warnings
@@ -178,6 +180,11 @@ def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None
         env["AUTOTUNE_CC_INSTRUMENT"] = instrument
         if instrument != "full":  # (full builds keep the cache key they had before build kinds)
             extra_ident.append(f"AUTOTUNE_CC_INSTRUMENT={instrument}")
+        if instrument == autotune.cc.EDGE_KIND:  # its instrumentation is our pass plugins
+            extra_ident += [str(artifacts.select_plugin()), str(artifacts.edge_plugin())]
+        for k, v in sorted((cc_vars or {}).items()):
+            env[k] = v
+            extra_ident.append(f"{k}={v}")
     elif cc_kind == "plain":
         from autotune.cc import LINK_LIBS
         from autotune.runtime import artifacts
@@ -229,9 +236,10 @@ def _write_record(record: Path, build: Lz4Build) -> None:
 
 
 def build_lz4_harness(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None = None,
-                      cflags: str = DEFAULT_CFLAGS, instrument: str = "full") -> Path:
+                      cflags: str = DEFAULT_CFLAGS, instrument: str = "full",
+                      cc_vars: Mapping[str, str] | None = None) -> Path:
     """The path of the lz4 harness built with ``cc_kind`` (built on first use, then cached)."""
-    return build_lz4(cc_kind=cc_kind, afl_env=afl_env, cflags=cflags, instrument=instrument).harness
+    return build_lz4(cc_kind=cc_kind, afl_env=afl_env, cflags=cflags, instrument=instrument, cc_vars=cc_vars).harness
 
 
 def main(argv: list[str] | None = None) -> int:
