@@ -21,6 +21,14 @@ seed whose own run (file argument, or the per-input map) has 29, and 235 edges o
 for which afl-fuzz itself reported edges_found 189 and the per-input union gives 187 (it
 accumulates counts across the persistent loop's executions; AFL++ issue #1245 reports the same
 kind of disagreement).
+
+A third kind, chosen by name (``autotune compare --yardstick llvm-cov``), is no contestant's
+feedback: ``llvm-cov-branches``, the target's clang source-based coverage build replayed by our
+own main, the covered branches by llvm-cov (autotune.trials.llvmcov). AFL++'s PCGUARD map is the
+default contestant's own feedback (an input it kept is by construction new on that map); source
+coverage measures every contestant by a criterion none of them fuzzed by, as FuzzBench's coverage
+reports do. Its headline count is stored where the edges of the other kinds are (``edges``,
+``unit`` says which), with regions, lines and functions beside it.
 """
 
 from __future__ import annotations
@@ -40,11 +48,19 @@ from autotune.trials.afl_output import KeptInput
 SCHEMA_VERSION = 1
 KIND_PCGUARD = "aflpp-pcguard"
 KIND_CENSUS = "autotune-census-edge"
+KIND_LLVMCOV = "llvm-cov-branches"
 DESCRIPTIONS = {
     KIND_PCGUARD: "edges of AFL++'s default build (afl-clang-fast, PCGUARD) under afl-showmap, one map per input",
     KIND_CENSUS: "exact edge keys of the autotune cc build (AUTOTUNE_METRIC=edge, two-level, 2^24 index) under "
                  "afl-showmap, one map per input (afl-clang-fast was not found)",
+    KIND_LLVMCOV: "branches covered in clang's source-based coverage build of the target (plain clang "
+                  "-fprofile-instr-generate -fcoverage-mapping, our replay main, no fuzzer's instrumentation) "
+                  "by llvm-cov export; regions, lines and functions recorded beside",
 }
+UNITS = {KIND_PCGUARD: "edges", KIND_CENSUS: "edges", KIND_LLVMCOV: "branches"}
+# autotune compare --yardstick: pcguard is AFL++'s PCGUARD build (our census build when
+# afl-clang-fast is missing), llvm-cov the source-based coverage build
+CHOICES = ("pcguard", "llvm-cov")
 CENSUS_ENV = {"AUTOTUNE_METRIC": "edge", "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(1 << 24),
               "AUTOTUNE_MAP_SIZE": str(1 << 20), "AUTOTUNE_KEY_HASH": "exact", "AUTOTUNE_COUNTER_BITS": "8",
               "AUTOTUNE_SEED": "0"}
@@ -60,37 +76,56 @@ class Yardstick:
     sha256: str
     env: dict[str, str] = field(default_factory=dict)  # the runtime settings of the replay (census)
     timeout_ms: int = REPLAY_TIMEOUT_MS
+    tools: dict = field(default_factory=dict)  # llvm-cov: the LLVM tools (LlvmTools.to_dict)
 
     @property
     def description(self) -> str:
         return DESCRIPTIONS[self.kind]
 
+    @property
+    def unit(self) -> str:
+        """What the headline count (``YardstickCoverage.edges``) counts: edges or branches."""
+        return UNITS[self.kind]
+
     def to_dict(self) -> dict:
         return {"schema_version": SCHEMA_VERSION, "kind": self.kind, "description": self.description,
-                "binary": self.binary, "sha256": self.sha256, "env": dict(self.env), "timeout_ms": self.timeout_ms}
+                "unit": self.unit, "binary": self.binary, "sha256": self.sha256, "env": dict(self.env),
+                "timeout_ms": self.timeout_ms, "tools": dict(self.tools)}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Yardstick":
         if d.get("kind") not in DESCRIPTIONS:
             raise ValueError(f"unknown yardstick kind {d.get('kind')!r}")
         return cls(kind=str(d["kind"]), binary=str(d["binary"]), sha256=str(d["sha256"]), env=dict(d.get("env") or {}),
-                   timeout_ms=int(d.get("timeout_ms", REPLAY_TIMEOUT_MS)))
+                   timeout_ms=int(d.get("timeout_ms", REPLAY_TIMEOUT_MS)), tools=dict(d.get("tools") or {}))
 
 
-def yardstick_for_binary(*, kind: str, binary: Path) -> Yardstick:
-    """A yardstick of a binary built elsewhere (``kind``: aflpp-pcguard or autotune-census-edge)."""
+def yardstick_for_binary(*, kind: str, binary: Path, tools: Mapping | None = None) -> Yardstick:
+    """A yardstick of a binary built elsewhere (``kind``: aflpp-pcguard, autotune-census-edge, or
+    llvm-cov-branches with its ``tools``)."""
     from autotune.preflight.target import sha256_file
 
     if kind not in DESCRIPTIONS:
         raise AutotuneError(f"unknown yardstick kind {kind!r}", fix=f"use one of {', '.join(DESCRIPTIONS)}")
+    if kind == KIND_LLVMCOV and not tools:
+        raise AutotuneError("the llvm-cov yardstick needs its LLVM tools", fix="build it with choose_yardstick")
     return Yardstick(kind=kind, binary=str(binary), sha256=sha256_file(binary),
-                     env=dict(CENSUS_ENV) if kind == KIND_CENSUS else {})
+                     env=dict(CENSUS_ENV) if kind == KIND_CENSUS else {}, tools=dict(tools or {}))
 
 
-def choose_yardstick(*, spec, env: Mapping[str, str]) -> Yardstick:
-    """AFL++'s default PCGUARD build of ``spec`` when afl-clang-fast exists, else our census build."""
+def choose_yardstick(*, spec, env: Mapping[str, str], choice: str = "pcguard") -> Yardstick:
+    """``choice`` pcguard: AFL++'s default PCGUARD build of ``spec`` when afl-clang-fast exists, else
+    our census build; llvm-cov: the source-based coverage build (autotune.trials.llvmcov)."""
     from autotune.preflight.target import build
 
+    if choice not in CHOICES:
+        raise AutotuneError(f"unknown yardstick {choice!r}", fix=f"use one of {', '.join(CHOICES)}")
+    if choice == "llvm-cov":
+        from autotune.trials.llvmcov import build_coverage, find_llvm_tools
+
+        tools = find_llvm_tools(env)
+        binary = build_coverage(spec=spec, tools=tools, env=env)
+        return yardstick_for_binary(kind=KIND_LLVMCOV, binary=binary, tools=tools.to_dict())
     try:
         afl.find_tool("afl-clang-fast", env=env)
     except ToolMissingError:
@@ -110,18 +145,24 @@ class YardstickCoverage:
     late_inputs: int  # inputs stamped after the time-box (or without time:), counted at its end
     index_keys: int | None = None  # census: keys in the replay's index file (cross-check)
     overflow_keys: int | None = None
+    llvm_cov: dict | None = None  # llvm-cov-branches: totals, per-point totals, replay figures
+
+    @property
+    def unit(self) -> str:
+        return UNITS.get(self.kind, "edges")
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "edges": self.edges, "inputs": self.inputs, "unreplayed": self.unreplayed,
-                "curve": [[t, e] for t, e in self.curve], "late_inputs": self.late_inputs,
-                "index_keys": self.index_keys, "overflow_keys": self.overflow_keys}
+        return {"kind": self.kind, "unit": self.unit, "edges": self.edges, "inputs": self.inputs,
+                "unreplayed": self.unreplayed, "curve": [[t, e] for t, e in self.curve],
+                "late_inputs": self.late_inputs, "index_keys": self.index_keys, "overflow_keys": self.overflow_keys,
+                "llvm_cov": self.llvm_cov}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "YardstickCoverage":
         return cls(kind=str(d["kind"]), edges=int(d["edges"]), inputs=int(d["inputs"]),
                    unreplayed=int(d["unreplayed"]), curve=tuple((float(t), int(e)) for t, e in d["curve"]),
                    late_inputs=int(d["late_inputs"]), index_keys=d.get("index_keys"),
-                   overflow_keys=d.get("overflow_keys"))
+                   overflow_keys=d.get("overflow_keys"), llvm_cov=d.get("llvm_cov"))
 
 
 def curve_times(seconds: float, points: int = CURVE_POINTS) -> list[float]:
@@ -175,7 +216,13 @@ def measure(*, yardstick: Yardstick, inputs: Sequence[KeptInput], seconds: float
             env: Mapping[str, str] | None = None, core: int | None = None,
             points: int = CURVE_POINTS) -> YardstickCoverage:
     """Replay ``inputs`` through the yardstick (one afl-showmap, one map per input); final edges
-    and coverage over time. ``work`` is scratch space (emptied, left with the index file only)."""
+    and coverage over time. ``work`` is scratch space (emptied, left with the index file only).
+    The llvm-cov yardstick replays by autotune.trials.llvmcov.measure_llvmcov."""
+    if yardstick.kind == KIND_LLVMCOV:
+        from autotune.trials.llvmcov import measure_llvmcov
+
+        return measure_llvmcov(yardstick=yardstick, inputs=inputs, seconds=seconds, work=work, env=env, core=core,
+                               points=points)
     benv = {**afl.base_env(env), **afl.HOST_ENV, **yardstick.env}
     tool = afl.find_tool("afl-showmap", env=benv)
     idx = None
