@@ -4,7 +4,7 @@ measured by one yardstick; medians, Mann-Whitney U, A12, coverage over time."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Optional
 
 import typer
 
@@ -21,7 +21,11 @@ HELP = (
     "defaults), an env file (autotune-run.env: autotune cc build; afl-build.env: afl-clang-fast with "
     "its afl-run.env), or BUILD.env+RUN.env; label one with NAME=SPEC.\n\n"
     "The target: --demo, --source files (with --cflags/--ldflags), or an OSS-Fuzz style --build-script "
-    "(uses $CC $CXX $CFLAGS $LIB_FUZZING_ENGINE and writes $OUT/fuzzer)."
+    "(uses $CC $CXX $CFLAGS $LIB_FUZZING_ENGINE and writes $OUT/fuzzer).\n\n"
+    "--yardstick llvm-cov measures by the target's clang source-based coverage build instead (covered "
+    "branches by llvm-cov; regions and lines beside): a measure that is no contestant's own feedback map. "
+    "--remeasure DIR measures a finished compare's trials again by --yardstick, without running afl-fuzz, "
+    "and writes the result to --out (default DIR-<yardstick>); DIR is only read."
 )
 
 
@@ -46,32 +50,42 @@ def register(app: typer.Typer) -> None:
         jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1,
                                                     help="Trials at once, one per core (default: the cores).")] = None,
         seed: Annotated[int, typer.Option("--seed", help="afl-fuzz RNG seed of trial 0 (-s); trial k gets seed+k.")] = 0,
-        out_dir: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("compare-out"),
+        out_dir: Annotated[Optional[Path], typer.Option(
+            "--out", "-o", help="Output directory (default: compare-out; with --remeasure DIR, DIR-<yardstick>).")] = None,
+        yardstick: Annotated[str, typer.Option(
+            "--yardstick", help="What every trial is measured by: pcguard (AFL++'s default PCGUARD build under "
+                                "afl-showmap; our census build without afl-clang-fast) or llvm-cov (the target's "
+                                "clang source-based coverage build, covered branches).")] = "pcguard",
+        remeasure: Annotated[Optional[Path], typer.Option(
+            "--remeasure", help="A finished compare's output directory: measure its trials again by --yardstick "
+                                "(no afl-fuzz run; the target is the one it recorded unless given).")] = None,
         no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not write coverage.png.")] = False,
         json_out: JsonOpt = False,
     ) -> None:
-        from autotune.compare.compare import JSON_NAME, MD_NAME, PLOT_NAME, run_compare
-        from autotune.compare.config import parse_configs
+        from autotune.compare.compare import JSON_NAME, MD_NAME, PLOT_NAME
         from autotune.errors import AutotuneError
         from autotune.preflight.target import make_spec
+        from autotune.trials.yardstick import CHOICES
 
+        if yardstick not in CHOICES:
+            raise AutotuneError(f"--yardstick {yardstick!r} is not one of {', '.join(CHOICES)}",
+                                fix="pass --yardstick pcguard or --yardstick llvm-cov")
         spec = make_spec(demo=demo, sources=list(source or []), cflags=cflags, ldflags=ldflags, cxx=cxx,
                          script=build_script)
-        if spec is None:
-            raise AutotuneError("no target given", fix="pass --demo, --source FILE (repeat), or --build-script FILE")
-        if corpus is None:
-            if not demo:
-                raise AutotuneError("no seed corpus given", fix="pass --corpus DIR")
-            from autotune import demo as demo_pkg
+        say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
+        if remeasure is not None:
+            from autotune.compare.remeasure import remeasure_compare
 
-            corpus = demo_pkg.seed_dir()
-        secs = seconds if seconds is not None else int(round(minutes * 60))
-        if secs < 1:
-            raise AutotuneError(f"--minutes {minutes} is under a second", fix="pass --minutes > 0 or --seconds N")
-        configs = parse_configs(list(config or ["default"]))
-        res = run_compare(spec=spec, corpus=corpus, configs=configs, trials=trials, seconds=secs, out_dir=out_dir,
-                          jobs=jobs, rng_seed=seed, plot=not no_plot,
-                          progress=lambda m: err.print(f"[dim]{m}[/]", highlight=False))
+            if config or corpus is not None:
+                raise AutotuneError("--remeasure takes the configurations and seeds of the compare it re-measures",
+                                    fix="drop --config/--corpus")
+            src = remeasure.resolve()
+            res = remeasure_compare(source=src, out_dir=out_dir or src.with_name(f"{src.name}-{yardstick}"),
+                                    yardstick=yardstick, spec=spec, jobs=jobs, plot=not no_plot, progress=say)
+        else:
+            res = _run_campaigns(spec=spec, demo=demo, corpus=corpus, config=config, trials=trials, minutes=minutes,
+                                 seconds=seconds, out_dir=out_dir or Path("compare-out"), jobs=jobs, seed=seed,
+                                 no_plot=no_plot, yardstick=yardstick, say=say)
         if json_out:
             print_json(res.to_dict())
             return
@@ -81,3 +95,27 @@ def register(app: typer.Typer) -> None:
         files = [JSON_NAME, MD_NAME] + ([] if no_plot else [PLOT_NAME])
         out.print(f"written: {', '.join(str(Path(res.out_dir) / f) for f in files)}", highlight=False, markup=False,
                   soft_wrap=True)
+
+
+def _run_campaigns(*, spec, demo: bool, corpus: Optional[Path], config: Optional[list[str]], trials: int,
+                   minutes: float, seconds: Optional[int], out_dir: Path, jobs: Optional[int], seed: int,
+                   no_plot: bool, yardstick: str, say: Callable[[str], None]):
+    """The campaigns of a new compare (the non --remeasure path)."""
+    from autotune.compare.compare import run_compare
+    from autotune.compare.config import parse_configs
+    from autotune.errors import AutotuneError
+
+    if spec is None:
+        raise AutotuneError("no target given", fix="pass --demo, --source FILE (repeat), or --build-script FILE")
+    if corpus is None:
+        if not demo:
+            raise AutotuneError("no seed corpus given", fix="pass --corpus DIR")
+        from autotune import demo as demo_pkg
+
+        corpus = demo_pkg.seed_dir()
+    secs = seconds if seconds is not None else int(round(minutes * 60))
+    if secs < 1:
+        raise AutotuneError(f"--minutes {minutes} is under a second", fix="pass --minutes > 0 or --seconds N")
+    configs = parse_configs(list(config or ["default"]))
+    return run_compare(spec=spec, corpus=corpus, configs=configs, trials=trials, seconds=secs, out_dir=out_dir,
+                       jobs=jobs, rng_seed=seed, plot=not no_plot, yardstick=yardstick, progress=say)

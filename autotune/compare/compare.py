@@ -28,7 +28,10 @@ JSON_NAME = "compare.json"
 MD_NAME = "compare.md"
 PLOT_NAME = "coverage.png"
 MAX_SEED_BYTES = 1 << 20  # afl-fuzz refuses seeds over 1 MiB (MAX_FILE)
+# yardstick_edges is the yardstick's headline count (its unit: edges, or branches for llvm-cov);
+# the name stays for the readers of compare.json
 MEASURES = ("yardstick_edges", "execs_per_s")
+LLVM_COV_MEASURES = {"llvm_cov_regions": "regions", "llvm_cov_lines": "lines"}  # when the yardstick is llvm-cov
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ class CompareResult:
     wall_s: float
     host: dict | None = None
     notes: tuple[str, ...] = ()
+    remeasure: dict | None = None  # a re-measure: the source directory, its yardstick and pairs (remeasure.py)
     schema_version: int = SCHEMA_VERSION
 
     def config(self, name: str) -> ConfigOutcome:
@@ -123,7 +127,8 @@ class CompareResult:
                 "seeds": self.seeds, "seconds": self.seconds, "trials": self.trials, "jobs": self.jobs,
                 "rng_seed": self.rng_seed, "yardstick": self.yardstick.to_dict(),
                 "configs": [c.to_dict() for c in self.configs], "pairs": [p.to_dict() for p in self.pairs],
-                "out_dir": self.out_dir, "wall_s": self.wall_s, "host": self.host, "notes": list(self.notes)}
+                "out_dir": self.out_dir, "wall_s": self.wall_s, "host": self.host, "notes": list(self.notes),
+                "remeasure": self.remeasure}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "CompareResult":
@@ -134,7 +139,8 @@ class CompareResult:
                    yardstick=Yardstick.from_dict(d["yardstick"]),
                    configs=tuple(ConfigOutcome.from_dict(c) for c in d["configs"]),
                    pairs=tuple(PairOutcome.from_dict(p) for p in d["pairs"]), out_dir=str(d["out_dir"]),
-                   wall_s=float(d["wall_s"]), host=d.get("host"), notes=tuple(d.get("notes") or ()))
+                   wall_s=float(d["wall_s"]), host=d.get("host"), notes=tuple(d.get("notes") or ()),
+                   remeasure=d.get("remeasure"))
 
 
 def stage_seeds(*, corpus: Path, dest: Path) -> int:
@@ -178,15 +184,23 @@ def aggregate_curve(trials: Sequence[TrialResult]) -> tuple[CurvePoint, ...]:
 def _measure_values(o: ConfigOutcome, measure: str) -> list[float]:
     if measure == "yardstick_edges":
         return [float(t.yardstick.edges) for t in o.trials if t.yardstick is not None]
+    if measure in LLVM_COV_MEASURES:
+        kind = LLVM_COV_MEASURES[measure]
+        return [float(t.yardstick.llvm_cov["totals"][kind]["covered"]) for t in o.trials
+                if t.yardstick is not None and t.yardstick.llvm_cov]
     return [t.execs_per_s for t in o.trials]
 
 
 def compare_pairs(outcomes: Sequence[ConfigOutcome]) -> tuple[PairOutcome, ...]:
-    """Every pair (a before b in the order given), for each measure."""
+    """Every pair (a before b in the order given), for each measure (with the llvm-cov yardstick, its
+    covered regions and lines too)."""
     pairs = []
+    measures = list(MEASURES)
+    if any(t.yardstick is not None and t.yardstick.llvm_cov for o in outcomes for t in o.trials):
+        measures[1:1] = LLVM_COV_MEASURES
     for i, a in enumerate(outcomes):
         for b in outcomes[i + 1:]:
-            for m in MEASURES:
+            for m in measures:
                 xa, xb = _measure_values(a, m), _measure_values(b, m)
                 if not xa or not xb:
                     continue
@@ -206,7 +220,7 @@ def outcome_of(*, config: ConfigSpec, binary: str, trials: Sequence[TrialResult]
                          curve=aggregate_curve(trials))
 
 
-def _dir_name(name: str) -> str:
+def config_dir_name(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
@@ -220,10 +234,11 @@ def check_tools(*, configs: Sequence[ConfigSpec], env: Mapping[str, str]) -> Non
 
 def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec], trials: int, seconds: int,
                 out_dir: Path, jobs: int | None = None, rng_seed: int = 0, plot: bool = True,
-                env: Mapping[str, str] | None = None, host: bool = True,
+                env: Mapping[str, str] | None = None, host: bool = True, yardstick: str = "pcguard",
                 progress: Callable[[str], None] | None = None) -> CompareResult:
     """Build every configuration, run ``trials`` x ``configs`` afl-fuzz trials of ``seconds`` (interleaved,
-    ``jobs`` at once), measure each by the yardstick, write the outputs; the result."""
+    ``jobs`` at once), measure each by the yardstick (``yardstick``: pcguard or llvm-cov, see
+    autotune.trials.yardstick.choose_yardstick), write the outputs; the result."""
     say = progress or (lambda _m: None)
     if trials < 1 or seconds < 1:
         raise AutotuneError("trials and seconds must be at least 1", fix="pass --trials >= 1 and --minutes/--seconds > 0")
@@ -235,7 +250,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     n_seeds = stage_seeds(corpus=corpus, dest=out_dir / "seeds")
-    yard = choose_yardstick(spec=spec, env=benv)
+    yard = choose_yardstick(spec=spec, env=benv, choice=yardstick)
     say(f"yardstick: {yard.kind} ({yard.binary})")
     binaries: dict[str, str] = {}
     for c in configs:
@@ -244,7 +259,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     by_name = {c.name: c for c in configs}
     specs = [TrialSpec(config=name, index=k, binary=binaries[name], env=dict(by_name[name].run_vars),
                        seeds=str(out_dir / "seeds"), seconds=int(seconds), rng_seed=rng_seed + k,
-                       out_dir=str(out_dir / "trials" / _dir_name(name) / f"trial-{k}"))
+                       out_dir=str(out_dir / "trials" / config_dir_name(name) / f"trial-{k}"))
             for k, name in interleaved([c.name for c in configs], trials)]
     say(f"{len(specs)} trials of {seconds} s, {jobs or 'one per core'} at once")
 
@@ -252,13 +267,13 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
         write_json_atomic(Path(r.spec.out_dir) / "trial.json", r.to_dict())
         y = r.yardstick
         say(f"{r.spec.config} trial {r.spec.index}: {r.execs_per_s:,.0f} execs/s, "
-            f"{y.edges if y else '?'} yardstick edges, {r.stats.get('corpus_count')} queued")
+            f"{y.edges if y else '?'} yardstick {yard.unit}, {r.stats.get('corpus_count')} queued")
 
     results = run_trials(specs=specs, yardstick=yard, jobs=jobs, caller_env=env, on_done=done,
                          on_start=lambda s, core: say(f"{s.config} trial {s.index}: afl-fuzz on core {core}"))
     outcomes = tuple(outcome_of(config=c, binary=binaries[c.name], trials=[r for r in results if r.spec.config == c.name])
                      for c in configs)
-    notes = _notes(outcomes, yard)
+    notes = outcome_notes(outcomes, yard)
     host_doc = None
     if host:
         from autotune.measure.host import current_host
@@ -273,7 +288,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     return res
 
 
-def _notes(outcomes: Sequence[ConfigOutcome], yard: Yardstick) -> list[str]:
+def outcome_notes(outcomes: Sequence[ConfigOutcome], yard: Yardstick) -> list[str]:
     notes = [f"yardstick: {yard.kind}: {yard.description}"]
     for o in outcomes:
         for t in o.trials:
@@ -282,7 +297,9 @@ def _notes(outcomes: Sequence[ConfigOutcome], yard: Yardstick) -> list[str]:
                 notes.append(f"{o.config.name} trial {t.spec.index}: the census replay's dense map overflowed "
                              f"({y.overflow_keys} keys share its last slot): edges are a lower bound")
             if y and y.unreplayed:
-                notes.append(f"{o.config.name} trial {t.spec.index}: afl-showmap wrote no map for {y.unreplayed} inputs")
+                what = ("left no readable profile (replayed alone, it crashed or hung before the profile was written)"
+                        if y.llvm_cov is not None else "got no map from afl-showmap")
+                notes.append(f"{o.config.name} trial {t.spec.index}: {y.unreplayed} inputs {what}")
     n = outcomes[0].coverage.n if outcomes else 0
     if 0 < n < 6:
         notes.append(f"with {n} trials no order-statistic interval of the median reaches 95 %: the interval "

@@ -1,4 +1,4 @@
-"""coverage.png: yardstick edges against time per configuration, the median over the trials as a
+"""coverage.png: yardstick edges (or branches) against time per configuration, the median over the trials as a
 line, the min-max band light and the interquartile band darker."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def render_coverage_plot(result: CompareResult) -> bytes:
         ax.fill_between(ts, [p.q1 for p in o.curve], [p.q3 for p in o.curve], color=color, alpha=0.25, lw=0)
         ax.plot(ts, [p.median for p in o.curve], color=color, lw=2,
                 label=f"{o.config.name} (median {o.coverage.median:.0f})")
-    ax.set(xlabel="time (s)", ylabel=f"yardstick edges ({result.yardstick.kind})",
+    ax.set(xlabel="time (s)", ylabel=f"yardstick {result.yardstick.unit} ({result.yardstick.kind})",
            title=f"autotune compare: {result.trials} trials x {result.seconds} s; median, IQR and min-max bands")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")

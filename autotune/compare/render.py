@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autotune.compare.compare import CompareResult
-from autotune.stats import Summary
+from autotune.stats import Summary, median
 
 
 def _ci(s: Summary, fmt: str) -> str:
@@ -21,8 +21,67 @@ def target_name(target: dict) -> str:
     return str(target.get("kind", "target")) + " target"
 
 
+def measure_label(measure: str, unit: str) -> str:
+    """A pair's measure as compare.md shows it (compare.json keeps yardstick_edges for every unit)."""
+    if measure == "yardstick_edges":
+        return f"yardstick {unit}"
+    if measure.startswith("llvm_cov_"):
+        return "llvm-cov " + measure.removeprefix("llvm_cov_")
+    return measure
+
+
+def _covered(o, kind: str) -> list[float]:
+    return sorted(float(t.yardstick.llvm_cov["totals"][kind]["covered"]) for t in o.trials
+                  if t.yardstick is not None and t.yardstick.llvm_cov)
+
+
+def _llvm_cov_table(r: CompareResult) -> list[str]:
+    """Covered branches, regions, lines and functions (median [min, max] over the trials, of the build's count)."""
+    from autotune.trials.llvmcov.profiles import KINDS
+
+    first = next((t.yardstick.llvm_cov for o in r.configs for t in o.trials
+                  if t.yardstick is not None and t.yardstick.llvm_cov), None)
+    if first is None:
+        return []
+    count = {k: first["totals"][k]["count"] for k in KINDS}
+    lines = ["", "## llvm-cov totals (covered, median [min, max] over the trials)", "",
+             "| configuration | " + " | ".join(f"{k} (of {count[k]:,})" for k in KINDS) + " |",
+             "|---|" + "---|" * len(KINDS)]
+    for o in r.configs:
+        cells = []
+        for k in KINDS:
+            xs = _covered(o, k)
+            cells.append(f"{median(xs):,.0f} [{xs[0]:,.0f}, {xs[-1]:,.0f}]" if xs else "-")
+        lines.append(f"| {o.config.name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _remeasure_table(r: CompareResult, unit: str) -> list[str]:
+    """The source's yardstick beside the new one: medians, p and A12 of every pair, per yardstick."""
+    rm = r.remeasure
+    if not rm:
+        return []
+    old_kind = rm.get("yardstick", {}).get("kind", "?")
+    old_unit = rm.get("yardstick", {}).get("unit") or "edges"
+    old_pairs = {(p["a"], p["b"]): p for p in rm.get("pairs", []) if p.get("measure") == "yardstick_edges"}
+    lines = ["", f"## Re-measured: {old_kind} (campaign's yardstick) beside {r.yardstick.kind}", "",
+             f"The campaigns of `{rm.get('from')}` replayed through this yardstick; afl-fuzz's figures are theirs.",
+             "", f"| a | b | {old_kind}: median a | median b | p | A12 | {r.yardstick.kind}: median a | median b | p "
+                 "| A12 |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for p in r.pairs:
+        if p.measure != "yardstick_edges":
+            continue
+        q = old_pairs.get((p.a, p.b))
+        before = (f"{q['median_a']:,.1f} {old_unit} | {q['median_b']:,.1f} | {q['mann_whitney']['p']:.4f} | "
+                  f"{q['a12']:.3f}" if q else "- | - | - | -")
+        lines.append(f"| {p.a} | {p.b} | {before} | {p.median_a:,.1f} {unit} | {p.median_b:,.1f} | {p.test.p:.4f} | "
+                     f"{p.a12:.3f} |")
+    return lines
+
+
 def markdown(r: CompareResult) -> str:
     conf = r.configs[0].coverage.confidence if r.configs else 0.0
+    unit = r.yardstick.unit
     lines = [f"# autotune compare: {target_name(r.target)}",
              "",
              f"{r.trials} trials x {r.seconds} s of afl-fuzz per configuration, {r.jobs} at once (one per core, "
@@ -35,7 +94,7 @@ def markdown(r: CompareResult) -> str:
              f"Medians with the order-statistic interval of the median [low, high] (binomial, Conover 1999 3.2; "
              f"actual coverage {100 * conf:.1f} % with {r.trials} trials).",
              "",
-             "| configuration | yardstick edges | execs/s | queue (corpus_count) | afl edges_found (own map) | "
+             f"| configuration | yardstick {unit} | execs/s | queue (corpus_count) | afl edges_found (own map) | "
              "crashes | build |",
              "|---|---|---|---|---|---|---|"]
     for o in r.configs:
@@ -53,9 +112,11 @@ def markdown(r: CompareResult) -> str:
                   "|---|---|---|---|---|---|---|---|---|"]
         for p in r.pairs:
             fmt = ",.0f" if p.measure == "execs_per_s" else ".1f"
-            lines.append(f"| {p.a} | {p.b} | {p.measure} | {format(p.median_a, fmt)} | {format(p.median_b, fmt)} | "
+            lines.append(f"| {p.a} | {p.b} | {measure_label(p.measure, unit)} | {format(p.median_a, fmt)} | "
+                         f"{format(p.median_b, fmt)} | "
                          f"{p.test.u:g} | {p.test.p:.4f} ({p.test.method}) | {p.a12:.3f} | {p.magnitude} |")
-    lines += ["", "## Coverage over time (yardstick edges, median [min, max] over the trials)", "",
+    lines += _llvm_cov_table(r) + _remeasure_table(r, unit)
+    lines += ["", f"## Coverage over time (yardstick {unit}, median [min, max] over the trials)", "",
               "| t (s) | " + " | ".join(o.config.name for o in r.configs) + " |",
               "|---|" + "---|" * len(r.configs)]
     if r.configs and r.configs[0].curve:

@@ -1,0 +1,143 @@
+"""Re-measuring a finished comparison by another yardstick without running its campaigns again
+(`autotune compare --remeasure DIR --yardstick llvm-cov`).
+
+Everything each trial kept is still in ``DIR/trials/<config>/trial-<k>/afl-out``: it is replayed
+through the new yardstick (built from the recipe compare.json records, or the one given) and the
+statistics are computed again. afl-fuzz's own figures (execs/s, queue, edges_found) are the
+campaign's. The source directory is only read: the result goes to another directory
+(``compare.json``, ``compare.md``, ``coverage.png``, ``trials/<config>/trial-<k>/trial.json`` and
+the yardstick's scratch/profile), each file written atomically, and compare.json's ``remeasure``
+block keeps the source's yardstick, per-configuration coverage and pairs, which compare.md sets
+beside the new ones.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from autotune.compare.compare import (JSON_NAME, CompareResult, compare_pairs, config_dir_name, outcome_notes,
+                                      outcome_of, write_outputs)
+from autotune.errors import AutotuneError, DocumentError
+from autotune.io import read_json, write_json_atomic
+from autotune.preflight import afl
+from autotune.preflight.target import TargetSpec
+from autotune.trials import TrialResult, Yardstick, choose_yardstick, host_cores, kept_inputs, measure
+
+
+def load_compare(source: Path) -> CompareResult:
+    path = source / JSON_NAME
+    if not path.is_file():
+        raise AutotuneError(f"{source} holds no {JSON_NAME}", fix="pass the --out directory of a finished compare")
+    try:
+        return CompareResult.from_dict(read_json(path))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DocumentError(path, f"not a compare result this autotune reads ({exc})",
+                            fix="re-measure with the autotune version that wrote it") from exc
+
+
+def _campaign_dir(old: CompareResult) -> Path:
+    """Where the afl-fuzz campaigns ran (a re-measured result points at its source's campaigns)."""
+    if old.remeasure and old.remeasure.get("campaign_dir"):
+        return Path(old.remeasure["campaign_dir"])
+    return Path(old.out_dir)
+
+
+def afl_out_of(*, source: Path, old: CompareResult, trial: TrialResult) -> Path:
+    """The trial's afl-out: under ``source`` at the place it had under the recorded directory (the
+    directory may have moved since), else where the trial recorded it."""
+    recorded = Path(trial.spec.out_dir)
+    candidates = []
+    for root in (Path(old.out_dir), _campaign_dir(old)):
+        try:
+            candidates.append(source / recorded.relative_to(root) / "afl-out")
+        except ValueError:
+            pass
+    candidates.append(recorded / "afl-out")
+    for c in candidates:
+        if (c / "default").is_dir():
+            return c
+    raise AutotuneError(f"{trial.spec.config} trial {trial.spec.index}: no afl-out directory (looked in "
+                        f"{', '.join(str(c) for c in candidates)})",
+                        fix="re-measure a directory whose trials/ still hold afl-fuzz's output")
+
+
+def _measure_all(*, tasks: Sequence[tuple[TrialResult, Path, Path]], yardstick: Yardstick, jobs: int | None,
+                 env: Mapping[str, str] | None, say: Callable[[str], None]) -> list[TrialResult]:
+    """Measure each (trial, afl-out, scratch dir), ``jobs`` at once, worker w pinned to a core."""
+    cores = host_cores()
+    jobs = max(1, min(jobs or len(cores), len(tasks) or 1))
+    results: list[TrialResult | None] = [None] * len(tasks)
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    next_i = [0]
+
+    def worker(w: int) -> None:
+        core = cores[w % len(cores)] if cores else None
+        while True:
+            with lock:
+                if errors or next_i[0] >= len(tasks):
+                    return
+                i = next_i[0]
+                next_i[0] += 1
+            trial, afl_out, work = tasks[i]
+            try:
+                inputs = kept_inputs(afl_out)
+                cov = measure(yardstick=yardstick, inputs=inputs, seconds=trial.spec.seconds, work=work, env=env,
+                              core=core)
+                results[i] = trial.with_yardstick(cov)
+                write_json_atomic(work.parent / "trial.json", results[i].to_dict())
+                say(f"{trial.spec.config} trial {trial.spec.index}: {cov.edges} yardstick {yardstick.unit} "
+                    f"({len(inputs)} inputs)")
+            except BaseException as exc:  # noqa: BLE001 - raised below
+                with lock:
+                    errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in range(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return [r for r in results if r is not None]
+
+
+def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: TargetSpec | None = None,
+                      jobs: int | None = None, plot: bool = True, env: Mapping[str, str] | None = None,
+                      progress: Callable[[str], None] | None = None) -> CompareResult:
+    """The comparison in ``source`` measured again by ``yardstick`` (pcguard or llvm-cov), written to
+    ``out_dir`` (another directory); the result."""
+    say = progress or (lambda _m: None)
+    t0 = time.monotonic()
+    source, out_dir = source.resolve(), out_dir.resolve()
+    old = load_compare(source)
+    if out_dir == source or source in out_dir.parents:
+        raise AutotuneError(f"--out {out_dir} is in the compare being re-measured ({source}), which is only read",
+                            fix=f"pass another --out, e.g. {source}-{yardstick}")
+    spec = spec or TargetSpec.from_dict(old.target)
+    yard = choose_yardstick(spec=spec, env=afl.base_env(env), choice=yardstick)
+    say(f"yardstick: {yard.kind} ({yard.binary})")
+    tasks = [(t, afl_out_of(source=source, old=old, trial=t),
+              out_dir / "trials" / config_dir_name(o.config.name) / f"trial-{t.spec.index}" / "yardstick")
+             for o in old.configs for t in o.trials]
+    say(f"re-measuring {len(tasks)} trials of {source}")
+    measured = _measure_all(tasks=tasks, yardstick=yard, jobs=jobs, env=env, say=say)
+    by_config: dict[str, list[TrialResult]] = {}
+    for r in measured:
+        by_config.setdefault(r.spec.config, []).append(r)
+    outcomes = tuple(outcome_of(config=o.config, binary=o.binary, trials=by_config.get(o.config.name, []))
+                     for o in old.configs)
+    before = {"from": str(source), "campaign_dir": str(_campaign_dir(old)), "yardstick": old.yardstick.to_dict(),
+              "coverage": {o.config.name: o.coverage.to_dict() for o in old.configs},
+              "pairs": [p.to_dict() for p in old.pairs], "remeasure_wall_s": round(time.monotonic() - t0, 1)}
+    notes = outcome_notes(outcomes, yard) + [f"re-measured from {source} (its yardstick: {old.yardstick.kind}); "
+                                             "afl-fuzz's figures are the campaign's"]
+    res = replace(old, yardstick=yard, configs=outcomes, pairs=compare_pairs(outcomes), out_dir=str(out_dir),
+                  notes=tuple(notes), remeasure=before)
+    write_outputs(result=res, out_dir=out_dir, plot=plot)
+    return res
