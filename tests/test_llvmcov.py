@@ -92,6 +92,20 @@ def test_stopping_inputs_keep_the_others_coverage(branches_yardstick, tmp_path):
     assert [e for _, e in cov.curve] == [22] * 11
 
 
+@pytest.mark.parametrize("cc", ["clang", "gcc"])
+def test_replay_main_is_warning_free(cc, tmp_path):
+    import shutil
+    import subprocess
+
+    from autotune.trials.llvmcov.build import MAIN_FLAGS, REPLAY_MAIN
+
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed")
+    proc = subprocess.run([cc, *MAIN_FLAGS, "-Werror", "-c", str(REPLAY_MAIN), "-o", str(tmp_path / "m.o")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_missing_llvm_tools_name_the_package(tmp_path):
     """clang 14 on PATH (a stand-in answering --version) with no llvm-profdata/llvm-cov beside it,
     and those of another release (13) further on PATH: refused, naming llvm-14."""

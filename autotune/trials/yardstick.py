@@ -1,7 +1,7 @@
 """The yardstick: one coverage measure for every configuration of a comparison (Klees et al.,
 CCS 2018): everything a trial kept is replayed through ONE reference binary and its edges counted.
 
-Two kinds, chosen by :func:`choose_yardstick`:
+With ``choice`` pcguard (the default), one of two kinds, chosen by :func:`choose_yardstick`:
 
 - ``aflpp-pcguard`` (when AFL++'s compiler is installed): the harness built by afl-clang-fast with
   no AFL_LLVM_* variable (PCGUARD: one guard per edge, numbered sequentially, so no collisions);
