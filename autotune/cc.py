@@ -7,7 +7,8 @@ the user's arguments unchanged, plus:
   ``full`` (default, ``INSTRUMENT_FLAGS``): SanitizerCoverage guards for the block ids, function
   entry/exit hooks for call context, and ``-g`` (every metric, the census); ``blocks``: the guards
   and ``-g`` (edge, ngram-N, guard: no call stack, so no hook per function call); ``guard``:
-  clang's inline 8-bit counters and ``-g`` (the guard metric only, no call per block); ``edge``:
+  clang's inline 8-bit counters, made NeverZero by our pass plugin ``kernels/plugin/autotune_counters.cpp``
+  (as AFL++'s PCGUARD counts), and ``-g`` (the guard metric only, no call per block); ``edge``:
   our pass plugin ``kernels/plugin/autotune_edges.cpp`` and ``-g`` (the edge metric only, counted
   inline as AFL++'s CLASSIC counts it: no call per block; see below);
 - when the invocation links a program: the runtime archive (whole, so its constructors are
@@ -63,11 +64,16 @@ KIND_VAR = "AUTOTUNE_CC_INSTRUMENT"
 KINDS: dict[str, tuple[str, ...]] = {
     "full": INSTRUMENT_FLAGS,  # every metric and the census (the probe)
     "blocks": ("-fsanitize-coverage=trace-pc-guard", "-g"),  # edge, ngram-N, guard
-    "guard": ("-fsanitize-coverage=inline-8bit-counters", "-g"),  # guard only, counted inline
+    "guard": ("-fsanitize-coverage=inline-8bit-counters", "-g"),  # guard only, counted inline (NeverZero: KIND_PLUGINS)
     "edge": ("-g",),  # edge only, counted inline by our pass plugin (rewrite adds it: EDGE_KIND)
 }
 # The build kind whose instrumentation is our own pass (artifacts.edge_plugin), not SanitizerCoverage.
 EDGE_KIND = "edge"
+# The build kinds with a pass plugin of their own (the artifacts function that builds it), loaded for
+# every compile of the kind, after the select plugin: the edge kind's instrumentation; the guard
+# kind's NeverZero rewrite of clang's inline 8-bit counters (255 + 1 = 1, as AFL++'s PCGUARD counts:
+# clang's wrap to 0, so a block hit 256 times would read as not hit).
+KIND_PLUGINS: dict[str, str] = {EDGE_KIND: "edge_plugin", "guard": "counter_plugin"}
 DEFAULT_KIND = "full"
 
 
@@ -269,13 +275,14 @@ def parse_args(args: Sequence[str]) -> Invocation:
 
 
 def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driver: Path | None,
-            kind: str = DEFAULT_KIND, plugin: Path | None = None, edge_plugin: Path | None = None) -> list[str]:
+            kind: str = DEFAULT_KIND, plugin: Path | None = None, kind_plugin: Path | None = None) -> list[str]:
     """The full argv of the real compiler for a parsed invocation.
 
     ``runtime`` and ``driver`` are the artefacts to link (see :func:`link_needs`); ``kind`` the
     build kind (``KINDS``); ``plugin`` the select-splitting pass plugin (see :func:`plugin_needed`);
-    ``edge_plugin`` the edge kind's pass plugin, loaded after it (its pass then runs after the
-    select splitting: both run at the end of the optimisation pipeline, in load order).
+    ``kind_plugin`` the build kind's own pass plugin (``KIND_PLUGINS``), loaded after it (the edge
+    kind's pass then runs after the select splitting: both run at the end of the optimisation
+    pipeline, in load order; the guard kind's runs right after clang's SanitizerCoverage).
     """
     argv = [toolchain.path, *KINDS[kind]]
     if inv.mode != "info":
@@ -284,8 +291,8 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
         argv += FUZZING_CODEGEN
     if plugin is not None:
         argv.append(f"-fpass-plugin={plugin}")
-    if edge_plugin is not None:
-        argv.append(f"-fpass-plugin={edge_plugin}")
+    if kind_plugin is not None:
+        argv.append(f"-fpass-plugin={kind_plugin}")
     if inv.mode == "link" and not inv.sanitizers:
         argv.append(NO_SANITIZER_RT)
     if driver is not None:
@@ -350,17 +357,17 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
 
         runtime = artifacts.runtime_archive()
         driver = artifacts.driver_object() if need_driver else None
-    plugin = edge_plugin = None
+    plugin = kind_plugin = None
     if plugin_needed(inv, env, kind):
         from autotune.runtime import artifacts
 
         plugin = artifacts.select_plugin()
-    if kind == EDGE_KIND and inv.mode in ("compile", "link"):
+    if kind in KIND_PLUGINS and inv.mode in ("compile", "link"):
         from autotune.runtime import artifacts
 
-        edge_plugin = artifacts.edge_plugin()
+        kind_plugin = getattr(artifacts, KIND_PLUGINS[kind])()
     return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin,
-                   edge_plugin=edge_plugin)
+                   kind_plugin=kind_plugin)
 
 
 def build_harness(

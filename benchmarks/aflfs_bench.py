@@ -42,7 +42,7 @@ the PCGUARD build from the target's seeds, up to --callgrind-inputs of it. Ours 
 LLVMFuzzerTestOneInput plus the runtime's per-execution work around it (cov_exec_begin,
 cov_exec_end: the inline build's counter copy), in replay mode (the map sink configured as
 afl-fuzz would have it); AFL++'s LLVMFuzzerTestOneInput alone (libAFLDriver running the files).
-Writes <out>/build_kinds.json and .md.
+--variants keeps only the named variants (and aflpp-pcguard). Writes <out>/build_kinds.json and .md.
 
 Host load matters on a shared machine: the JSON records the load average before and after, and
 the host profile (autotune.profile) the figures were measured on.
@@ -206,12 +206,26 @@ def _callgrind_functions(out_file: Path, names: tuple[str, ...]) -> dict[str, in
     return res
 
 
-def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path) -> dict:
+def kind_variants(names: str | None) -> list[tuple[str, tuple[str, str | None], dict[str, str]]]:
+    """The KIND_VARIANTS named (comma-separated; None: all), always with aflpp-pcguard (the inputs' campaign)."""
+    if not names:
+        return list(KIND_VARIANTS)
+    want = {n.strip() for n in names.split(",") if n.strip()} | {"aflpp-pcguard"}
+    unknown = want - {n for n, _, _ in KIND_VARIANTS}
+    if unknown:
+        raise SystemExit(f"--variants: unknown {', '.join(sorted(unknown))}; choose from "
+                         f"{', '.join(n for n, _, _ in KIND_VARIANTS)}")
+    return [v for v in KIND_VARIANTS if v[0] in want]
+
+
+def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path,
+                       kinds: list[tuple[str, tuple[str, str | None], dict[str, str]]] | None = None) -> dict:
     import hashlib
 
+    kinds = list(KIND_VARIANTS) if kinds is None else kinds
     work = out / target["name"] / "kinds"
     work.mkdir(parents=True, exist_ok=True)
-    bins = {name: kind_binary(target["name"], *how, BUILD_VARS.get(name)) for name, how, _ in KIND_VARIANTS}
+    bins = {name: kind_binary(target["name"], *how, BUILD_VARS.get(name)) for name, how, _ in kinds}
     # the inputs: one afl-fuzz campaign of AFL++'s default build (fixed RNG seed)
     camp = work / "campaign"
     shutil.rmtree(camp, ignore_errors=True)
@@ -229,7 +243,7 @@ def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path) -> 
     picked = files[::step][:n_inputs]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in picked)).hexdigest()
     res = {}
-    for name, (builder, kind), env_extra in KIND_VARIANTS:
+    for name, (builder, kind), env_extra in kinds:
         copy = work / f"{name.replace('/', '_')}.bin"
         shutil.copyfile(bins[name], copy)
         copy.chmod(0o755)
@@ -245,22 +259,24 @@ def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path) -> 
                      "env": env_extra, "harness_instructions": ir,
                      "runtime_per_exec_instructions": around, "executions": calls,
                      "per_exec": round(total / calls) if calls else None}
-    ratios = {f"{a} / {b}": round(res[a]["per_exec"] / res[b]["per_exec"], 3) for a, b in PAIRS}
+    ratios = {f"{a} / {b}": round(res[a]["per_exec"] / res[b]["per_exec"], 3) for a, b in PAIRS if a in res and b in res}
     return {"target": target["name"], "inputs": len(picked), "inputs_sha256": digest, "campaign_seconds": seconds,
             "queue_entries": len(files), "variants": res, "ratios": ratios}
 
 
 def build_kinds_markdown(results: list[dict]) -> str:
+    names = [n for n, _, _ in KIND_VARIANTS if results and n in results[0]["variants"]]
+    pairs = [(a, b) for a, b in PAIRS if a in names and b in names]
     lines = ["instructions per execution (callgrind, exact; ours: LLVMFuzzerTestOneInput + cov_exec_begin/end "
              "in replay mode; AFL++: LLVMFuzzerTestOneInput under libAFLDriver), the same inputs", "",
-             "| target | inputs | " + " | ".join(n for n, _, _ in KIND_VARIANTS) + " |",
-             "|---|---|" + "---|" * len(KIND_VARIANTS)]
+             "| target | inputs | " + " | ".join(names) + " |",
+             "|---|---|" + "---|" * len(names)]
     for r in results:
         lines.append(f"| {r['target']} | {r['inputs']} | " +
-                     " | ".join(f"{r['variants'][n]['per_exec']:,}" for n, _, _ in KIND_VARIANTS) + " |")
-    lines += ["", "| target | " + " | ".join(f"{a} / {b}" for a, b in PAIRS) + " |", "|---|" + "---|" * len(PAIRS)]
+                     " | ".join(f"{r['variants'][n]['per_exec']:,}" for n in names) + " |")
+    lines += ["", "| target | " + " | ".join(f"{a} / {b}" for a, b in pairs) + " |", "|---|" + "---|" * len(pairs)]
     for r in results:
-        lines.append(f"| {r['target']} | " + " | ".join(f"{r['ratios'][f'{a} / {b}']:.3f}x" for a, b in PAIRS) + " |")
+        lines.append(f"| {r['target']} | " + " | ".join(f"{r['ratios'][f'{a} / {b}']:.3f}x" for a, b in pairs) + " |")
     return "\n".join(lines)
 
 
@@ -578,6 +594,8 @@ def main(argv: list[str] | None = None) -> int:
                     "the runtime's default)")
     ap.add_argument("--replay-inputs", type=int, default=20000, help="at most this many inputs in the replay")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "aflfs-bench")
+    ap.add_argument("--variants", help="with --build-kinds: only these variants (comma-separated names of "
+                    "KIND_VARIANTS; aflpp-pcguard is always run: its campaign gives the inputs)")
     ap.add_argument("--build-kinds", action="store_true", help="only the instruction counts of our build kinds "
                     "vs afl-clang-fast PCGUARD/CLASSIC/NGRAM-8 (issue 13): --seconds is the campaign making the inputs")
     a = ap.parse_args(argv)
@@ -633,7 +651,7 @@ def build_kinds_main(a: argparse.Namespace) -> int:
         if target is None:
             print(f"target {name} unavailable, skipped", file=sys.stderr)
             continue
-        results.append(build_kinds_target(target, a.seconds, a.callgrind_inputs, a.out))
+        results.append(build_kinds_target(target, a.seconds, a.callgrind_inputs, a.out, kind_variants(a.variants)))
     doc = {"schema_version": 1, "kind": "build-kinds",
            "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True, check=False).stdout.splitlines()[0:1],
            "host_profile": current_host(),

@@ -175,7 +175,9 @@ uint64_t cov_function_id(const void *fn) { return fid_slow(fn); }
 
 /* ---- inline 8-bit counters (AUTOTUNE_CC_INSTRUMENT=guard) ---------------------------------- */
 /* -fsanitize-coverage=inline-8bit-counters: clang increments one byte per block inline (no call,
- * 8-bit, wrapping) in the module's __sancov_cntrs section and registers the section here. The
+ * 8-bit; made NeverZero, 255 + 1 = 1 as AFL++'s PCGUARD counts, by the guard kind's pass plugin
+ * kernels/plugin/autotune_counters.cpp) in the module's __sancov_cntrs section and registers the
+ * section here. The
  * guard metric's slot of counter i (over all modules, in registration order) is i + 1, as a
  * trace-pc-guard build's guard g has slot g. The map sink adds them into its counters (a
  * copy under afl-fuzz, which zeroes its map before each run) and zeroes them after every
@@ -343,11 +345,13 @@ static uint8_t *cov_cnt_dst;
 static size_t cov_cnt_room; /* counters the map holds: a module loaded later is cut off */
 static volatile sig_atomic_t cov_in_exec; /* between cov_exec_begin and cov_exec_end */
 
-/* Add the counters into the map (8-bit, wrapping: what the increments themselves would have done
- * there; afl-fuzz zeroes its map before each run, so this is a copy under afl) and zero them. */
+/* Add the counters into the map (8-bit NeverZero: what the increments themselves would have done
+ * there, a sum past 255 skipping 0 once; afl-fuzz zeroes its map before each run, so this is a
+ * copy under afl) and zero them. */
 static void cnt_add_clear(uint8_t *restrict d, uint8_t *restrict c, size_t n) {
   for (size_t j = 0; j < n; j++) { /* vectorised */
-    d[j] = (uint8_t)(d[j] + c[j]);
+    uint8_t s = (uint8_t)(d[j] + c[j]);
+    d[j] = (uint8_t)(s + (s < d[j])); /* d + c <= 510: one carry at most, and then s + 1 >= 1 */
     c[j] = 0;
   }
 }
@@ -1243,7 +1247,7 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   if (cov_metric_check(cfg->metric, err, errlen)) return -1;
   if (cov_build_kind() == COV_BUILD_EDGE && edge_config_check(cfg, err, errlen)) return -1;
   if (cfg->metric == COV_M_GUARD) { /* one slot per guard: layout and sizes do not apply */
-    if (cov_build_kind() == COV_BUILD_GUARD) { /* clang's inline counters: 8-bit, wrapping */
+    if (cov_build_kind() == COV_BUILD_GUARD) { /* clang's inline counters: 8-bit, NeverZero */
       if (cfg->counter_bits != 8) {
         if (err && errlen)
           snprintf(err, errlen, "AUTOTUNE_COUNTER_BITS=%u: a program built with "
@@ -1251,14 +1255,14 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
                    "unset it (or 8), or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks", cfg->counter_bits);
         return -1;
       }
-      if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v && cfg->overflow != BM_WRAP) {
+      if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v && cfg->overflow != BM_NEVERZERO) {
         if (err && errlen)
           snprintf(err, errlen, "AUTOTUNE_OVERFLOW=%s: a program built with "
-                   "AUTOTUNE_CC_INSTRUMENT=guard counts in clang's inline 8-bit counters, which "
-                   "wrap; fix: unset it (or wrap), or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks", v);
+                   "AUTOTUNE_CC_INSTRUMENT=guard counts in inline 8-bit counters that skip 0 "
+                   "(NeverZero); fix: unset it (or neverzero), or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks", v);
         return -1;
       }
-      cfg->overflow = BM_WRAP;
+      cfg->overflow = BM_NEVERZERO;
     }
     cfg->layout = BM_FLAT;
     cfg->map_size = cov_guard_map_bytes();

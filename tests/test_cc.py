@@ -307,10 +307,10 @@ def test_edge_kind_loads_our_edge_pass_after_the_select_pass():
     last so that its pass runs after the select splitting (when that is asked for)."""
     sel, edge = Path("/cache/autotune-selects.so"), Path("/cache/autotune-edges.so")
     inv = cc.parse_args(["-c", "a.c"])
-    argv = cc.rewrite(inv, toolchain=CLANG, runtime=None, driver=None, kind="edge", plugin=sel, edge_plugin=edge)
+    argv = cc.rewrite(inv, toolchain=CLANG, runtime=None, driver=None, kind="edge", plugin=sel, kind_plugin=edge)
     assert argv == ["/usr/bin/clang", "-g", *AFL_LIKE, f"-fpass-plugin={sel}", f"-fpass-plugin={edge}", "-c", "a.c"]
     inv = cc.parse_args(["a.o", "-o", "p"])
-    argv = cc.rewrite(inv, toolchain=CLANG, runtime=RT, driver=None, kind="edge", edge_plugin=edge)
+    argv = cc.rewrite(inv, toolchain=CLANG, runtime=RT, driver=None, kind="edge", kind_plugin=edge)
     assert argv[-1] == "-Wl,--defsym=autotune_instrument_kind=autotune_kind_edge"
     assert not any(a.startswith("-fsanitize-coverage") for a in argv)
 
@@ -330,6 +330,23 @@ def test_plan_of_an_edge_compile_runs_the_real_edge_plugin(monkeypatch):
     plugin = artifacts.edge_plugin()
     assert plugin.is_file() and argv[-3:] == [f"-fpass-plugin={plugin}", "-c", "a.c"]
     assert not any("autotune-selects" in a for a in argv)
+
+
+@pytest.mark.parametrize("selects", ["1", "0"])
+def test_plan_of_a_guard_compile_loads_the_counter_plugin_even_without_selects(monkeypatch, selects):
+    """The guard kind's counters are NeverZero only through its plugin: loaded last, with or
+    without the select plugin; the other SanitizerCoverage kinds do not load it."""
+    from autotune.runtime import artifacts
+
+    monkeypatch.delenv("AUTOTUNE_CC", raising=False)
+    env = {**os.environ, "AUTOTUNE_CC_INSTRUMENT": "guard", "AUTOTUNE_CC_SELECTS": selects}
+    argv = cc.plan(["-c", "a.c"], cxx=False, env=env)
+    plugin = artifacts.counter_plugin()
+    assert plugin.is_file() and argv[-3:] == [f"-fpass-plugin={plugin}", "-c", "a.c"]
+    assert any("autotune-selects" in a for a in argv) == (selects == "1")
+    for kind in ("blocks", "full"):
+        argv = cc.plan(["-c", "a.c"], cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": kind})
+        assert not any("autotune-counters" in a for a in argv)
 
 
 def test_build_kind_default_and_bad_value():

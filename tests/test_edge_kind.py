@@ -195,7 +195,7 @@ def test_the_edge_plugin_compiles_warning_free(tmp_path):
     include = subprocess.run([artifacts._llvm_config(), "--includedir"], capture_output=True, text=True,
                              check=True).stdout.strip()
     cxx = shutil.which("clang++-14") or "clang++"
-    for source in (artifacts.EDGE_PLUGIN_SOURCE, artifacts.PLUGIN_SOURCE):
+    for source in (artifacts.EDGE_PLUGIN_SOURCE, artifacts.PLUGIN_SOURCE, artifacts.COUNTER_PLUGIN_SOURCE):
         p = subprocess.run([cxx, *artifacts.PLUGIN_CXXFLAGS, "-Werror", "-isystem", include, "-shared",
                             str(kernels_dir() / source), "-o", str(tmp_path / "p.so")], capture_output=True,
                            text=True, timeout=600)

@@ -125,7 +125,7 @@ def test_guard_keys_are_the_guards_hit_in_every_build_kind(demo_bins, tmp_path):
         doc = replay(binary, demo.seed_dir(), AUTOTUNE_METRIC="guard")
         assert doc["metric"] == "guard" and doc["layout"] == "flat" and doc["covered_slots"] == len(keys), kind
         assert doc["map_size"] % 64 == 0 and doc["map_size"] > max(slots)
-        assert doc["overflow"] == ("wrap" if kind == "guard" else "neverzero")
+        assert doc["overflow"] == "neverzero"
         m, rc = direct_map(binary, seeds, clean_env(AUTOTUNE_METRIC="guard"))
         assert rc == 0
         assert {i for i, b in enumerate(m) if b} == slots, kind  # afl's map: exactly the guards' slots
@@ -153,7 +153,7 @@ def test_guard_counts_on_the_fast_and_general_paths_and_every_width(demo_bins):
     ("blocks", {"AUTOTUNE_METRIC": "ctx"}, "AUTOTUNE_METRIC=ctx needs function entry/exit hooks"),
     ("blocks", {"AUTOTUNE_METRIC": "ctx-4"}, "rebuild with AUTOTUNE_CC_INSTRUMENT=full"),
     ("guard", {"AUTOTUNE_METRIC": "guard", "AUTOTUNE_COUNTER_BITS": "16"}, "AUTOTUNE_COUNTER_BITS=16: a program built"),
-    ("guard", {"AUTOTUNE_METRIC": "guard", "AUTOTUNE_OVERFLOW": "neverzero"}, "AUTOTUNE_OVERFLOW=neverzero"),
+    ("guard", {"AUTOTUNE_METRIC": "guard", "AUTOTUNE_OVERFLOW": "wrap"}, "AUTOTUNE_OVERFLOW=wrap"),
 ])
 def test_a_metric_the_build_cannot_serve_is_refused(demo_bins, tmp_path, kind, env, needle):
     (tmp_path / "x").write_bytes(b"x")
@@ -273,6 +273,41 @@ def test_inline_counters_do_not_leak_into_the_next_input(afl_bins, tmp_path, per
     # and the blocks build counts the same guards with the same counts
     blocks = _showmap_maps(afl_bins["branchy-blocks"], in_dir, tmp_path / "ob", env)
     assert blocks == together
+
+
+def _neverzero(v: int) -> int:
+    """An 8-bit NeverZero counter after v increments from 0 (AFL++'s PCGUARD: 255 + 1 = 1)."""
+    return 0 if v == 0 else (v - 1) % 255 + 1
+
+
+@needs_afl
+def test_inline_counters_are_neverzero_as_pcguard_counts(tmp_path):
+    """A block hit 256 times reads 1 in afl's map (clang's plain inline counters wrap to 0: the
+    block would look not hit), one hit 255 times reads 255, and every slot reads what NeverZero
+    increments give; a blocks build (trace-pc-guard, 8-bit NeverZero in the runtime) reads the same."""
+    maps = {}
+    ns = (0, 1, 255, 256, 257, 511, 512, 1000)
+    in_dir = tmp_path / "in"
+    in_dir.mkdir()
+    for n in ns:
+        (in_dir / f"n{n:04d}").write_bytes(f"{n:06d}".encode())  # 6 digits: the same parse for every n
+    for kind in ("guard", "blocks"):
+        binary = build_harness(sources=[PROGRAMS_AFL / "hits.c"], output=tmp_path / f"hits-{kind}",
+                               extra_cflags=["-O0"], kind=kind)
+        maps[kind] = _showmap_maps(binary, in_dir, tmp_path / f"o-{kind}", clean_env(AUTOTUNE_METRIC="guard"))
+    m = {n: maps["guard"].get(f"n{n:04d}", {}) for n in ns}
+    slots = set().union(*m.values())
+    # count(n) = a * n + b per slot: b hits outside the loop, a per iteration (small: no overflow yet)
+    b = {s: m[0].get(s, 0) for s in slots}
+    a = {s: m[1].get(s, 0) - b[s] for s in slots}
+    assert any(a.values()) and all(x >= 0 for x in a.values())
+    for n in ns:
+        assert {s: _neverzero(a[s] * n + b[s]) for s in slots if a[s] * n + b[s]} == m[n], n
+    loop = [s for s in slots if a[s] == 1]
+    assert {m[255][s] for s in loop} >= {255}  # a block hit 255 times: 255
+    hit256 = [s for s in loop if b[s] == 0]  # the loop body: hit n times
+    assert hit256 and all(m[256][s] == 1 for s in hit256)  # 256 hits: 1 (a wrapping counter: 0, gone)
+    assert maps["blocks"] == maps["guard"]
 
 
 def test_inline_counters_reach_the_map_on_a_crash_and_at_exit(afl_bins, tmp_path):

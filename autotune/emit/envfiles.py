@@ -122,27 +122,26 @@ def _guard_run_env(result: TuneResult) -> str:
     """autotune-run.env for the guard metric: one slot per guard (no layout, size or key hash)."""
     best = result.best
     b, bp = best.config, best.precision
-    inline = b.width_bits == 8 and bp.counter_overflow == 0.0
+    inline = b.width_bits == 8  # the guard kind's inline counters are 8-bit NeverZero, as PCGUARD's
     build = "guard" if inline else "blocks"
     title = [
         "autotune-run.env: for a target built with `autotune cc` (our runtime), run by the stock afl-fuzz",
         f"build the target with AUTOTUNE_CC_INSTRUMENT={build} "
-        + ("(clang's inline 8-bit counters: no call per block)" if inline
-           else "(guards only: no function hooks; inline counters are 8-bit and wrap)"),
+        + ("(clang's inline 8-bit counters, NeverZero: no call per block)" if inline
+           else "(guards only: no function hooks; inline counters are 8-bit)"),
         "load: set -a; . ./autotune-run.env; set +a; then afl-fuzz -i IN -o OUT -- ./target",
         f"target {result.target}: score {best.score_bits:.3f} bits, {best.execs_per_s:.0f} execs/s "
         "measured, no collisions (one slot per guard: the map is the target's guard count)",
     ]
     rc = RuntimeConfig.sized(metric=b.metric, layout=b.layout, hash_slots=b.map_slots, counter_bits=b.width_bits,
-                             overflow="wrap" if inline else "neverzero")
+                             overflow="neverzero")
     reasons = {
         "AUTOTUNE_METRIC": f"coverage metric chosen by tune (about {best.n_keys:.0f} keys): AFL++'s PCGUARD, "
                            "one counter\nper guard; the runtime reports the guard count as the map (layout and sizes do "
                            "not apply)",
         "AUTOTUNE_COUNTER_BITS": f"counter width: {_pct(bp.counter_overflow)} of the keys overflow it in one execution",
-        "AUTOTUNE_OVERFLOW": ("no key reached 256 hits in one execution in the census, so the\ninline counters' wrap "
-                              "never shows (an AUTOTUNE_CC_INSTRUMENT=guard build only wraps)") if inline
-        else NEVERZERO_REASON,
+        "AUTOTUNE_OVERFLOW": NEVERZERO_REASON + ("; an AUTOTUNE_CC_INSTRUMENT=guard build's\ninline counters "
+                                                 "count so" if inline else ""),
     }
     return render_env(title=title, variables=rc.to_env(reasons=reasons))
 

@@ -82,7 +82,7 @@ def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision
     from autotune.tune.space import dense_slots
 
     if metric == "guard":
-        # one slot per guard: no index, no map size to choose; clang's inline 8-bit counters wrap
+        # one slot per guard: no index, no map size to choose; the guard kind's inline 8-bit counters are NeverZero
         return {"AUTOTUNE_METRIC": metric}
     env = {"AUTOTUNE_METRIC": metric, "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero"}
     keys = max(1.0, float(estimated_keys)) if estimated_keys else float(DEFAULT_KEYS)

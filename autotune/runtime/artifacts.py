@@ -13,6 +13,9 @@
 - the pass plugin ``autotune-edges.so`` (``kernels/plugin/autotune_edges.cpp``): the edge build
   kind's instrumentation (``AUTOTUNE_CC_INSTRUMENT=edge``), edges counted inline as AFL++'s CLASSIC
   counts them; loaded after the select plugin, so it sees the split selects.
+- the pass plugin ``autotune-counters.so`` (``kernels/plugin/autotune_counters.cpp``): loaded for
+  every compile of the guard build kind; it makes clang's inline 8-bit counters NeverZero (255 + 1 =
+  1), as AFL++'s PCGUARD counts, right after clang's SanitizerCoverage pass created them.
 
 The C ones are compiled without coverage instrumentation (the runtime must not trace itself) by
 :func:`autotune.runtime.build.build_artifact`, so they live in the user cache under a digest of
@@ -71,6 +74,8 @@ PLUGIN_SOURCE = "plugin/autotune_selects.cpp"
 PLUGIN_NAME = "autotune-selects"
 EDGE_PLUGIN_SOURCE = "plugin/autotune_edges.cpp"
 EDGE_PLUGIN_NAME = "autotune-edges"
+COUNTER_PLUGIN_SOURCE = "plugin/autotune_counters.cpp"
+COUNTER_PLUGIN_NAME = "autotune-counters"
 # clang++ flags of the plugins (LLVM 14's headers are added): warning-free under -Wall -Wextra
 PLUGIN_CXXFLAGS: tuple[str, ...] = ("-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra")
 
@@ -117,3 +122,8 @@ def select_plugin() -> Path:
 def edge_plugin() -> Path:
     """Build (or reuse) the edge build kind's pass plugin for clang 14 and return its path."""
     return _plugin(EDGE_PLUGIN_NAME, EDGE_PLUGIN_SOURCE)
+
+
+def counter_plugin() -> Path:
+    """Build (or reuse) the guard build kind's NeverZero pass plugin for clang 14 and return its path."""
+    return _plugin(COUNTER_PLUGIN_NAME, COUNTER_PLUGIN_SOURCE)
