@@ -36,7 +36,8 @@ Instructions: callgrind's exact count of LLVMFuzzerTestOneInput (inclusive) per 
 the fuzzer, a figure the host's noise does not move.
 
 Build kinds (--build-kinds, issue 13): instructions per execution only (callgrind), our build
-kinds (AUTOTUNE_CC_INSTRUMENT=guard, edge, blocks, full) against afl-clang-fast's PCGUARD (default),
+kinds (AUTOTUNE_CC_INSTRUMENT=guard, edge, ngram, blocks, full; --kind-variants picks some)
+against afl-clang-fast's PCGUARD (default),
 CLASSIC and NGRAM-8 on the same inputs: the queue of one afl-fuzz campaign (--seconds, -s 1) of
 the PCGUARD build from the target's seeds, up to --callgrind-inputs of it. Ours count
 LLVMFuzzerTestOneInput plus the runtime's per-execution work around it (cov_exec_begin,
@@ -151,17 +152,20 @@ KIND_VARIANTS: list[tuple[str, tuple[str, str | None], dict[str, str]]] = [
     ("aflpp-classic", ("afl", "CLASSIC"), {}),
     ("ngram-8/blocks-build", ("ours", "blocks"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
     ("ngram-8/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
+    ("ngram-8/ngram-build", ("ours", "ngram"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
     ("aflpp-ngram8", ("afl", "NGRAM-8"), {}),
 ]
 # compile-time variables of a variant besides its build kind (AUTOTUNE_CC_SELECTS: the edge kind splits
 # selects only when asked, the other kinds unless told not to)
 BUILD_VARS: dict[str, dict[str, str]] = {"edge/edge-build-selects": {"AUTOTUNE_CC_SELECTS": "1"},
-                                         "edge/blocks-build-noselects": {"AUTOTUNE_CC_SELECTS": "0"}}
+                                         "edge/blocks-build-noselects": {"AUTOTUNE_CC_SELECTS": "0"},
+                                         "ngram-8/ngram-build": {"AUTOTUNE_CC_NGRAM": "8"}}
 PAIRS = [("guard/guard-build", "aflpp-pcguard"), ("guard/blocks-build", "aflpp-pcguard"),
          ("edge/edge-build", "aflpp-classic"), ("edge/edge-build-selects", "aflpp-classic"),
          ("edge/blocks-build", "aflpp-classic"), ("edge/blocks-build-noselects", "aflpp-classic"),
          ("edge/full-build", "aflpp-classic"),
-         ("ngram-8/blocks-build", "aflpp-ngram8"), ("ngram-8/full-build", "aflpp-ngram8")]
+         ("ngram-8/blocks-build", "aflpp-ngram8"), ("ngram-8/full-build", "aflpp-ngram8"),
+         ("ngram-8/ngram-build", "aflpp-ngram8")]
 
 
 def kind_binary(target: str, builder: str, kind: str | None, cc_vars: dict[str, str] | None = None) -> Path:
@@ -206,12 +210,27 @@ def _callgrind_functions(out_file: Path, names: tuple[str, ...]) -> dict[str, in
     return res
 
 
-def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path) -> dict:
+def selected_variants(names: str | None) -> list[tuple[str, tuple[str, str | None], dict[str, str]]]:
+    """KIND_VARIANTS named in the comma list ``names`` (all when None), always with aflpp-pcguard (whose
+    campaign makes the inputs)."""
+    if not names:
+        return list(KIND_VARIANTS)
+    wanted = {"aflpp-pcguard", *names.split(",")}
+    unknown = wanted - {n for n, _, _ in KIND_VARIANTS}
+    if unknown:
+        raise SystemExit(f"unknown --kind-variants {', '.join(sorted(unknown))}: "
+                         f"choose from {', '.join(n for n, _, _ in KIND_VARIANTS)}")
+    return [v for v in KIND_VARIANTS if v[0] in wanted]
+
+
+def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path,
+                       kinds: list[tuple[str, tuple[str, str | None], dict[str, str]]] | None = None) -> dict:
     import hashlib
 
+    kinds = list(KIND_VARIANTS) if kinds is None else kinds
     work = out / target["name"] / "kinds"
     work.mkdir(parents=True, exist_ok=True)
-    bins = {name: kind_binary(target["name"], *how, BUILD_VARS.get(name)) for name, how, _ in KIND_VARIANTS}
+    bins = {name: kind_binary(target["name"], *how, BUILD_VARS.get(name)) for name, how, _ in kinds}
     # the inputs: one afl-fuzz campaign of AFL++'s default build (fixed RNG seed)
     camp = work / "campaign"
     shutil.rmtree(camp, ignore_errors=True)
@@ -229,7 +248,7 @@ def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path) -> 
     picked = files[::step][:n_inputs]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in picked)).hexdigest()
     res = {}
-    for name, (builder, kind), env_extra in KIND_VARIANTS:
+    for name, (builder, kind), env_extra in kinds:
         copy = work / f"{name.replace('/', '_')}.bin"
         shutil.copyfile(bins[name], copy)
         copy.chmod(0o755)
@@ -245,22 +264,25 @@ def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path) -> 
                      "env": env_extra, "harness_instructions": ir,
                      "runtime_per_exec_instructions": around, "executions": calls,
                      "per_exec": round(total / calls) if calls else None}
-    ratios = {f"{a} / {b}": round(res[a]["per_exec"] / res[b]["per_exec"], 3) for a, b in PAIRS}
+    ratios = {f"{a} / {b}": round(res[a]["per_exec"] / res[b]["per_exec"], 3) for a, b in PAIRS
+              if a in res and b in res}
     return {"target": target["name"], "inputs": len(picked), "inputs_sha256": digest, "campaign_seconds": seconds,
             "queue_entries": len(files), "variants": res, "ratios": ratios}
 
 
 def build_kinds_markdown(results: list[dict]) -> str:
+    names = [n for n, _, _ in KIND_VARIANTS if results and n in results[0]["variants"]]
+    pairs = [(a, b) for a, b in PAIRS if results and f"{a} / {b}" in results[0]["ratios"]]
     lines = ["instructions per execution (callgrind, exact; ours: LLVMFuzzerTestOneInput + cov_exec_begin/end "
              "in replay mode; AFL++: LLVMFuzzerTestOneInput under libAFLDriver), the same inputs", "",
-             "| target | inputs | " + " | ".join(n for n, _, _ in KIND_VARIANTS) + " |",
-             "|---|---|" + "---|" * len(KIND_VARIANTS)]
+             "| target | inputs | " + " | ".join(names) + " |",
+             "|---|---|" + "---|" * len(names)]
     for r in results:
         lines.append(f"| {r['target']} | {r['inputs']} | " +
-                     " | ".join(f"{r['variants'][n]['per_exec']:,}" for n, _, _ in KIND_VARIANTS) + " |")
-    lines += ["", "| target | " + " | ".join(f"{a} / {b}" for a, b in PAIRS) + " |", "|---|" + "---|" * len(PAIRS)]
+                     " | ".join(f"{r['variants'][n]['per_exec']:,}" for n in names) + " |")
+    lines += ["", "| target | " + " | ".join(f"{a} / {b}" for a, b in pairs) + " |", "|---|" + "---|" * len(pairs)]
     for r in results:
-        lines.append(f"| {r['target']} | " + " | ".join(f"{r['ratios'][f'{a} / {b}']:.3f}x" for a, b in PAIRS) + " |")
+        lines.append(f"| {r['target']} | " + " | ".join(f"{r['ratios'][f'{a} / {b}']:.3f}x" for a, b in pairs) + " |")
     return "\n".join(lines)
 
 
@@ -580,6 +602,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "aflfs-bench")
     ap.add_argument("--build-kinds", action="store_true", help="only the instruction counts of our build kinds "
                     "vs afl-clang-fast PCGUARD/CLASSIC/NGRAM-8 (issue 13): --seconds is the campaign making the inputs")
+    ap.add_argument("--kind-variants", help="with --build-kinds: only these variants (comma list of the names "
+                    "in KIND_VARIANTS; aflpp-pcguard always runs: its campaign makes the inputs)")
     a = ap.parse_args(argv)
     for tool in ("afl-fuzz", "afl-showmap", "afl-clang-fast"):
         if not shutil.which(tool):
@@ -627,19 +651,20 @@ def libyaml_target() -> dict | None:
 
 
 def build_kinds_main(a: argparse.Namespace) -> int:
+    kinds = selected_variants(a.kind_variants)
     results = []
     for name in a.targets.split(","):
         target = {"demo": demo_target, "lz4": lz4_target, "libyaml": libyaml_target}.get(name, lambda: None)()
         if target is None:
             print(f"target {name} unavailable, skipped", file=sys.stderr)
             continue
-        results.append(build_kinds_target(target, a.seconds, a.callgrind_inputs, a.out))
+        results.append(build_kinds_target(target, a.seconds, a.callgrind_inputs, a.out, kinds))
     doc = {"schema_version": 1, "kind": "build-kinds",
            "afl_fuzz": subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True, check=False).stdout.splitlines()[0:1],
            "host_profile": current_host(),
            "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                                     check=False).stdout.strip() or None,
-           "campaign_seconds": a.seconds, "results": results}
+           "campaign_seconds": a.seconds, "variants": [n for n, _, _ in kinds], "results": results}
     md = build_kinds_markdown(results)
     for fname, text in (("build_kinds.json", json.dumps(doc, indent=2)), ("build_kinds.md", md + "\n")):
         tmp = a.out / (fname + ".tmp")

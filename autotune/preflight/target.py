@@ -133,7 +133,7 @@ def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str],
 
         # the wrapper's flags, the runtime it links and the pass plugins it loads (paths carry their hashes)
         h.update(f"{artifacts.runtime_archive()}{artifacts.driver_object()}{artifacts.select_plugin()}".encode())
-        if autotune.cc.build_kind(env) == autotune.cc.EDGE_KIND:
+        if autotune.cc.build_kind(env) in autotune.cc.INLINE_KINDS:
             h.update(str(artifacts.edge_plugin()).encode())
         h.update(Path(autotune.cc.__file__).read_bytes())
     return h.hexdigest()[:20]

@@ -180,7 +180,7 @@ def build_lz4(*, cc_kind: CcKind = "autotune", afl_env: Mapping[str, str] | None
         env["AUTOTUNE_CC_INSTRUMENT"] = instrument
         if instrument != "full":  # (full builds keep the cache key they had before build kinds)
             extra_ident.append(f"AUTOTUNE_CC_INSTRUMENT={instrument}")
-        if instrument == autotune.cc.EDGE_KIND:  # its instrumentation is our pass plugins
+        if instrument in autotune.cc.INLINE_KINDS:  # its instrumentation is our pass plugins
             extra_ident += [str(artifacts.select_plugin()), str(artifacts.edge_plugin())]
         for k, v in sorted((cc_vars or {}).items()):
             env[k] = v
