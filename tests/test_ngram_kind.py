@@ -340,3 +340,38 @@ def test_the_race_env_files_name_the_n(tmp_path):
     assert "AUTOTUNE_CC_INSTRUMENT=ngram" in build and "AUTOTUNE_CC_NGRAM=8" in build
     assert "the last 8 blocks make a key" in build
     assert "AFL++'s NGRAM hash" in files["autotune-run.env"]
+
+
+@pytest.mark.slow
+def test_ngram_runtime_and_harness_under_asan_and_ubsan(known, tmp_path):
+    """The runtime compiled with ASan+UBSan, linked with ngram-8 code itself built with ASan (our loads,
+    stores and the window's move carry nosanitize, so ASan's pass, which runs after ours, leaves them
+    alone and calls no __asan_memmove): the counts are the definition's."""
+    from autotune.cc import LINK_LIBS, kind_marker
+    from autotune.paths import kernels_dir
+    from autotune.runtime import artifacts
+
+    funcs = known["funcs"]
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+    kdir = kernels_dir()
+    objs = []
+    for src in [*artifacts.runtime_sources(), kdir / artifacts.DRIVER_SOURCE]:
+        obj = tmp_path / f"{src.stem}.o"
+        _run(["clang", "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-O1", "-g", *san, f"-I{kdir}",
+              "-c", str(src), "-o", str(obj)], clean_env(), tmp_path)
+        objs.append(str(obj))
+    (tmp_path / "dispatch.c").write_text(DISPATCH)
+    cc_env = clean_env(AUTOTUNE_CC_INSTRUMENT="ngram", AUTOTUNE_CC_NGRAM="8")
+    _run(["clang", "-O1", *san, f"-fpass-plugin={artifacts.edge_plugin()}", "-c", str(funcs), "-o", "funcs.o"],
+         cc_env, tmp_path)
+    nm = subprocess.run(["nm", "funcs.o"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert "autotune_ngram_hist" in nm and "__asan_memmove" not in nm, nm
+    _run(["clang", "-O1", *san, "-c", "dispatch.c", "-o", "dispatch.o"], clean_env(), tmp_path)
+    _run(["clang", *san, "funcs.o", "dispatch.o", *objs, "-o", "known", *LINK_LIBS, kind_marker("ngram")],
+         clean_env(), tmp_path)
+    env = clean_env(ASAN_OPTIONS="detect_leaks=0:abort_on_error=1", UBSAN_OPTIONS="halt_on_error=1")
+    for name in ("abc", "repeat300", "long"):
+        f = tmp_path / name
+        f.write_bytes(NGRAM_INPUTS[name])
+        m, rc = direct_map(tmp_path / "known", [f], env)
+        assert rc == 0 and nonzero(m) == expected(funcs, NGRAM_INPUTS[name], 8), name
