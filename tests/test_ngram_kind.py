@@ -160,9 +160,10 @@ def demo_ngram(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("env, needle", [
-    ({"AUTOTUNE_METRIC": "ngram-4"}, "AUTOTUNE_METRIC=ngram-4: this program was built with AUTOTUNE_CC_INSTRUMENT=ngram "
-                                     "AUTOTUNE_CC_NGRAM=8, which counts ngram-8 inline and nothing else; fix: set "
-                                     "AUTOTUNE_METRIC=ngram-8 (or unset it), or rebuild with AUTOTUNE_CC_NGRAM=4"),
+    ({"AUTOTUNE_METRIC": "ngram-4"},
+     "AUTOTUNE_METRIC=ngram-4: this program was built with AUTOTUNE_CC_INSTRUMENT=ngram AUTOTUNE_CC_NGRAM=8, which "
+     "counts ngram-8 inline and nothing else; fix: set AUTOTUNE_METRIC=ngram-8 (or unset it), or rebuild with "
+     "AUTOTUNE_CC_NGRAM=4"),
     ({"AUTOTUNE_METRIC": "edge"}, "fix: set AUTOTUNE_METRIC=ngram-8"),
     ({"AUTOTUNE_METRIC": "guard"}, "fix: set AUTOTUNE_METRIC=ngram-8"),
     ({"AUTOTUNE_LAYOUT": "twolevel"}, "AUTOTUNE_LAYOUT=twolevel: a program built with AUTOTUNE_CC_INSTRUMENT=ngram"),
