@@ -10,7 +10,9 @@ the user's arguments unchanged, plus:
   clang's inline 8-bit counters, made NeverZero by our pass plugin ``kernels/plugin/autotune_counters.cpp``
   (as AFL++'s PCGUARD counts), and ``-g`` (the guard metric only, no call per block); ``edge``:
   our pass plugin ``kernels/plugin/autotune_edges.cpp`` and ``-g`` (the edge metric only, counted
-  inline as AFL++'s CLASSIC counts it: no call per block; see below);
+  inline as AFL++'s CLASSIC counts it: no call per block; see below); ``ngram``: the same plugin in
+  its N-gram mode, N given by ``AUTOTUNE_CC_NGRAM`` (the ngram-N metric only, counted inline as
+  AFL++'s NGRAM-N counts it; see below);
 - when the invocation links a program: the runtime archive (whole, so its constructors are
   kept), ``LINK_LIBS`` and the build kind for the runtime (``kind_marker``); and, unless the user
   asked for a sanitizer, ``NO_SANITIZER_RT``;
@@ -28,6 +30,19 @@ same sources built by the same commands get the same ids. ``prev`` is a thread-l
 zeroes at each execution; ``map`` and ``mask`` are globals it points at afl-fuzz's map (mask = map
 size - 1). The runtime refuses another metric, layout, width, overflow policy, key hash or seed
 for such a build (kernels/cov.c ``edge_config_check``).
+
+The ngram kind (``AUTOTUNE_CC_INSTRUMENT=ngram AUTOTUNE_CC_NGRAM=N``, N from 2 to 8, required) is the
+same pass on the same blocks with the same ids, map and counters, keyed by the last N instrumented
+blocks: ``idx = (cur ^ (p1 >> 1) ^ ... ^ (p(N-1) >> 1)) & mask`` with p1 the previous block's id. That
+is AFL++'s NGRAM-N key (``AFL_LLVM_INSTRUMENT=NGRAM-N``: the current id xor the xor of the previous
+N-1 ids shifted right by one) and our runtime's ngram-N under ``AUTOTUNE_KEY_HASH=afl``, not the
+runtime's default exact key (a rolling polynomial of 64-bit mixes: a 64-bit multiply and a table
+read per block, what the inline kind exists to avoid); it is the key whose cost issue 13 compares
+against NGRAM-N's. The pass keeps the xor of the window beside the window (``autotune_ngram_hist``),
+so a block updates it with the one id that leaves instead of xor-reducing the window. AFL++ allows
+N up to 16 and so does the pass; the runtime names the metrics ngram-2 .. ngram-8, so the wrapper
+takes 2 .. 8. The runtime serves such a build only ``AUTOTUNE_METRIC=ngram-N`` of its N (the
+default when unset) and refuses the rest as for the edge kind.
 
 Compile-only invocations (``-c``, ``-S``, ``-E``, ``-M``, ``-MM``, ``-fsyntax-only``), invocations
 without inputs (``--version``, ``-print-*``) and shared/relocatable links (``-shared``, ``-r``)
@@ -66,15 +81,22 @@ KINDS: dict[str, tuple[str, ...]] = {
     "blocks": ("-fsanitize-coverage=trace-pc-guard", "-g"),  # edge, ngram-N, guard
     "guard": ("-fsanitize-coverage=inline-8bit-counters", "-g"),  # guard only, counted inline (NeverZero: KIND_PLUGINS)
     "edge": ("-g",),  # edge only, counted inline by our pass plugin (rewrite adds it: EDGE_KIND)
+    "ngram": ("-g",),  # ngram-N only (N: AUTOTUNE_CC_NGRAM), counted inline by the same plugin
 }
-# The build kind whose instrumentation is our own pass (artifacts.edge_plugin), not SanitizerCoverage.
+# The build kinds whose instrumentation is our own pass (artifacts.edge_plugin), not SanitizerCoverage.
 EDGE_KIND = "edge"
 # The build kinds with a pass plugin of their own (the artifacts function that builds it), loaded for
 # every compile of the kind, after the select plugin: the edge kind's instrumentation; the guard
 # kind's NeverZero rewrite of clang's inline 8-bit counters (255 + 1 = 1, as AFL++'s PCGUARD counts:
 # clang's wrap to 0, so a block hit 256 times would read as not hit).
-KIND_PLUGINS: dict[str, str] = {EDGE_KIND: "edge_plugin", "guard": "counter_plugin"}
+NGRAM_KIND = "ngram"
+INLINE_KINDS: tuple[str, ...] = (EDGE_KIND, NGRAM_KIND)
+KIND_PLUGINS: dict[str, str] = {EDGE_KIND: "edge_plugin", NGRAM_KIND: "edge_plugin", "guard": "counter_plugin"}
 DEFAULT_KIND = "full"
+# The ngram kind's N (the pass reads it from the compile's environment). AFL++ takes 2..16
+# (NGRAM_SIZE_MAX); the runtime's metrics are ngram-2 .. ngram-8 (kernels/cov.h), so 2..8 here.
+NGRAM_VAR = "AUTOTUNE_CC_NGRAM"
+NGRAM_MIN, NGRAM_MAX = 2, 8
 
 
 def build_kind(env: Mapping[str, str]) -> str:
@@ -84,6 +106,23 @@ def build_kind(env: Mapping[str, str]) -> str:
         raise AutotuneError(f"{KIND_VAR}={kind} is not a build kind",
                             fix=f"set {KIND_VAR} to one of {', '.join(KINDS)} (or unset it: {DEFAULT_KIND})")
     return kind
+
+
+def ngram_size(env: Mapping[str, str], kind: str) -> int | None:
+    """The ngram kind's N (``AUTOTUNE_CC_NGRAM``), None for other kinds; AutotuneError when it is
+    missing or out of range for the ngram kind, or given with another kind (it would not apply)."""
+    value = env.get(NGRAM_VAR, "")
+    if kind != NGRAM_KIND:
+        if value:
+            raise AutotuneError(f"{NGRAM_VAR}={value} applies to {KIND_VAR}={NGRAM_KIND} only, not {kind}",
+                                fix=f"unset {NGRAM_VAR}, or set {KIND_VAR}={NGRAM_KIND}")
+        return None
+    if not value.isdigit() or not NGRAM_MIN <= int(value) <= NGRAM_MAX:
+        got = f"{NGRAM_VAR}={value}" if value else f"{NGRAM_VAR} is not set"
+        raise AutotuneError(f"{KIND_VAR}={NGRAM_KIND} needs the N of its ngram-N metric: {got}",
+                            fix=f"set {NGRAM_VAR} to an N from {NGRAM_MIN} to {NGRAM_MAX} (the runtime's "
+                                f"ngram-{NGRAM_MIN} .. ngram-{NGRAM_MAX}), e.g. {NGRAM_VAR}=8 as AFL++'s NGRAM-8")
+    return int(value)
 
 
 def kind_marker(kind: str) -> str:
@@ -335,19 +374,20 @@ def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_K
     cost, and CLASSIC does not count selects: a split select costs a branch and two counted blocks
     where CLASSIC's code has a conditional move (the demo's crc8 loop, 8 selects a byte: 1.39x
     CLASSIC's instructions per execution with them split, 0.985x without), so it splits them only
-    when asked."""
-    default = "0" if kind == EDGE_KIND else "1"
+    when asked. So does the ngram kind (NGRAM-N does not count selects either)."""
+    default = "0" if kind in INLINE_KINDS else "1"
     value = env.get(SELECTS_VAR, default) or default
     if value not in ("0", "1"):
         raise AutotuneError(f"{SELECTS_VAR}={value} is not 0 or 1",
                             fix=f"set {SELECTS_VAR}=1 (count both sides of selects; the default except for "
-                                f"{KIND_VAR}={EDGE_KIND}) or 0")
+                                f"{KIND_VAR}={EDGE_KIND} or {NGRAM_KIND}) or 0")
     return value == "1" and inv.mode in ("compile", "link")
 
 
 def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]:
     """The real compiler's argv for a wrapper invocation; builds the runtime artefacts if needed."""
     kind = build_kind(env)
+    ngram_size(env, kind)  # checked here: the pass reads it from the compiler's environment
     toolchain = find_toolchain(cxx=cxx, env=env)
     inv = parse_args(args)
     need_rt, need_driver = link_needs(inv)
@@ -378,10 +418,12 @@ def build_harness(
     extra_ldflags: Sequence[str] = (),
     cxx: bool = False,
     kind: str | None = None,
+    cc_vars: Mapping[str, str] | None = None,
 ) -> Path:
     """Compile and link an ``LLVMFuzzerTestOneInput`` harness with the runtime and the driver.
 
-    ``kind``: the build kind (``KINDS``); None: ``AUTOTUNE_CC_INSTRUMENT`` or full.
+    ``kind``: the build kind (``KINDS``); None: ``AUTOTUNE_CC_INSTRUMENT`` or full. ``cc_vars``: other
+    compile-time variables of the wrapper (``AUTOTUNE_CC_NGRAM``, ``AUTOTUNE_CC_SELECTS``).
     The binary appears at ``output`` only when the build succeeded (atomic rename).
     Raises AutotuneError carrying the compiler's message when it fails.
     """
@@ -398,10 +440,10 @@ def build_harness(
     tmp = Path(tmp_name)
     args = [*extra_cflags, "-fsanitize=fuzzer", *map(str, sources), "-o", str(tmp), *extra_ldflags]
     try:
-        env = dict(os.environ) if kind is None else {**os.environ, KIND_VAR: kind}
+        env = {**os.environ, **({} if kind is None else {KIND_VAR: kind}), **(cc_vars or {})}
         argv = plan(args, cxx=cxx, env=env)
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        try:  # the compiler gets that environment: the pass plugin reads the kind and N from it
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
         except subprocess.TimeoutExpired as exc:
             raise AutotuneError(f"building the harness {output} took over 600 s",
                                 fix="check the sources and flags") from exc

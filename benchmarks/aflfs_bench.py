@@ -36,7 +36,8 @@ Instructions: callgrind's exact count of LLVMFuzzerTestOneInput (inclusive) per 
 the fuzzer, a figure the host's noise does not move.
 
 Build kinds (--build-kinds, issue 13): instructions per execution only (callgrind), our build
-kinds (AUTOTUNE_CC_INSTRUMENT=guard, edge, blocks, full) against afl-clang-fast's PCGUARD (default),
+kinds (AUTOTUNE_CC_INSTRUMENT=guard, edge, ngram, blocks, full; --variants picks some)
+against afl-clang-fast's PCGUARD (default),
 CLASSIC and NGRAM-8 on the same inputs: the queue of one afl-fuzz campaign (--seconds, -s 1) of
 the PCGUARD build from the target's seeds, up to --callgrind-inputs of it. Ours count
 LLVMFuzzerTestOneInput plus the runtime's per-execution work around it (cov_exec_begin,
@@ -151,17 +152,20 @@ KIND_VARIANTS: list[tuple[str, tuple[str, str | None], dict[str, str]]] = [
     ("aflpp-classic", ("afl", "CLASSIC"), {}),
     ("ngram-8/blocks-build", ("ours", "blocks"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
     ("ngram-8/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
+    ("ngram-8/ngram-build", ("ours", "ngram"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
     ("aflpp-ngram8", ("afl", "NGRAM-8"), {}),
 ]
 # compile-time variables of a variant besides its build kind (AUTOTUNE_CC_SELECTS: the edge kind splits
 # selects only when asked, the other kinds unless told not to)
 BUILD_VARS: dict[str, dict[str, str]] = {"edge/edge-build-selects": {"AUTOTUNE_CC_SELECTS": "1"},
-                                         "edge/blocks-build-noselects": {"AUTOTUNE_CC_SELECTS": "0"}}
+                                         "edge/blocks-build-noselects": {"AUTOTUNE_CC_SELECTS": "0"},
+                                         "ngram-8/ngram-build": {"AUTOTUNE_CC_NGRAM": "8"}}
 PAIRS = [("guard/guard-build", "aflpp-pcguard"), ("guard/blocks-build", "aflpp-pcguard"),
          ("edge/edge-build", "aflpp-classic"), ("edge/edge-build-selects", "aflpp-classic"),
          ("edge/blocks-build", "aflpp-classic"), ("edge/blocks-build-noselects", "aflpp-classic"),
          ("edge/full-build", "aflpp-classic"),
-         ("ngram-8/blocks-build", "aflpp-ngram8"), ("ngram-8/full-build", "aflpp-ngram8")]
+         ("ngram-8/blocks-build", "aflpp-ngram8"), ("ngram-8/full-build", "aflpp-ngram8"),
+         ("ngram-8/ngram-build", "aflpp-ngram8")]
 
 
 def kind_binary(target: str, builder: str, kind: str | None, cc_vars: dict[str, str] | None = None) -> Path:
@@ -259,14 +263,15 @@ def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path,
                      "env": env_extra, "harness_instructions": ir,
                      "runtime_per_exec_instructions": around, "executions": calls,
                      "per_exec": round(total / calls) if calls else None}
-    ratios = {f"{a} / {b}": round(res[a]["per_exec"] / res[b]["per_exec"], 3) for a, b in PAIRS if a in res and b in res}
+    ratios = {f"{a} / {b}": round(res[a]["per_exec"] / res[b]["per_exec"], 3) for a, b in PAIRS
+              if a in res and b in res}
     return {"target": target["name"], "inputs": len(picked), "inputs_sha256": digest, "campaign_seconds": seconds,
             "queue_entries": len(files), "variants": res, "ratios": ratios}
 
 
 def build_kinds_markdown(results: list[dict]) -> str:
     names = [n for n, _, _ in KIND_VARIANTS if results and n in results[0]["variants"]]
-    pairs = [(a, b) for a, b in PAIRS if a in names and b in names]
+    pairs = [(a, b) for a, b in PAIRS if results and f"{a} / {b}" in results[0]["ratios"]]
     lines = ["instructions per execution (callgrind, exact; ours: LLVMFuzzerTestOneInput + cov_exec_begin/end "
              "in replay mode; AFL++: LLVMFuzzerTestOneInput under libAFLDriver), the same inputs", "",
              "| target | inputs | " + " | ".join(names) + " |",
@@ -594,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
                     "the runtime's default)")
     ap.add_argument("--replay-inputs", type=int, default=20000, help="at most this many inputs in the replay")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "aflfs-bench")
-    ap.add_argument("--variants", help="with --build-kinds: only these variants (comma-separated names of "
+    ap.add_argument("--variants", "--kind-variants", dest="variants", help="with --build-kinds: only these variants (comma-separated names of "
                     "KIND_VARIANTS; aflpp-pcguard is always run: its campaign gives the inputs)")
     ap.add_argument("--build-kinds", action="store_true", help="only the instruction counts of our build kinds "
                     "vs afl-clang-fast PCGUARD/CLASSIC/NGRAM-8 (issue 13): --seconds is the campaign making the inputs")
@@ -657,7 +662,7 @@ def build_kinds_main(a: argparse.Namespace) -> int:
            "host_profile": current_host(),
            "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                                     check=False).stdout.strip() or None,
-           "campaign_seconds": a.seconds, "results": results}
+           "campaign_seconds": a.seconds, "variants": [n for n, _, _ in kind_variants(a.variants)], "results": results}
     md = build_kinds_markdown(results)
     for fname, text in (("build_kinds.json", json.dumps(doc, indent=2)), ("build_kinds.md", md + "\n")):
         tmp = a.out / (fname + ".tmp")

@@ -208,7 +208,7 @@ void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop) {
   pthread_mutex_unlock(&cov_init_lock);
 }
 
-/* ---- inline edges (AUTOTUNE_CC_INSTRUMENT=edge) --------------------------------------------- */
+/* ---- inline edges (AUTOTUNE_CC_INSTRUMENT=edge, and ngram) ---------------------------------- */
 /* kernels/plugin/autotune_edges.cpp counts each instrumented block inline, as AFL++'s CLASSIC:
  *   idx = (cur ^ autotune_edge_prev) & area.mask; area.map[idx]++ (NeverZero); prev = cur >> 1
  * with cur the block's compile-time id. The runtime owns these three globals: prev is zeroed when
@@ -235,6 +235,26 @@ void autotune_edge_register(uint32_t blocks) { /* a constructor of each instrume
   __atomic_fetch_add(&cov_edge_blocks, blocks, __ATOMIC_ACQ_REL);
 }
 
+/* The ngram mode of the same pass (AUTOTUNE_CC_INSTRUMENT=ngram, AUTOTUNE_CC_NGRAM=N) counts into the
+ * same area; its history is the thread-local window autotune_ngram_hist: [0] the xor of [1..N-1],
+ * the last N-1 blocks' (id >> 1), newest first (kernels/plugin/autotune_edges.cpp). Zeroed when an
+ * execution starts, as prev. Sized for AFL++'s largest N, 16. */
+#define COV_NGRAM_HIST_WORDS 16
+__thread uint32_t autotune_ngram_hist[COV_NGRAM_HIST_WORDS] __attribute__((tls_model("initial-exec")));
+static uint32_t cov_ngram_modules, cov_ngram_n_v, cov_ngram_conflict;
+
+void autotune_ngram_register(uint32_t blocks, uint32_t n);
+void autotune_ngram_register(uint32_t blocks, uint32_t n) { /* a constructor of each ngram module */
+  uint32_t expected = 0;
+  if (!__atomic_compare_exchange_n(&cov_ngram_n_v, &expected, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+      expected != n)
+    __atomic_store_n(&cov_ngram_conflict, 1u, __ATOMIC_RELEASE); /* modules of two N: a mixed build */
+  __atomic_fetch_add(&cov_ngram_modules, 1u, __ATOMIC_ACQ_REL);
+  __atomic_fetch_add(&cov_edge_blocks, blocks, __ATOMIC_ACQ_REL);
+}
+
+uint32_t cov_ngram_n(void) { return __atomic_load_n(&cov_ngram_n_v, __ATOMIC_ACQUIRE); }
+
 uint32_t cov_edge_blocks_registered(void) { return __atomic_load_n(&cov_edge_blocks, __ATOMIC_ACQUIRE); }
 int cov_edge_inline_active(void) { return cov_edge_on; }
 
@@ -255,13 +275,20 @@ __attribute__((used)) const int autotune_kind_full = COV_BUILD_FULL;
 __attribute__((used)) const int autotune_kind_blocks = COV_BUILD_BLOCKS;
 __attribute__((used)) const int autotune_kind_guard = COV_BUILD_GUARD;
 __attribute__((used)) const int autotune_kind_edge = COV_BUILD_EDGE;
+__attribute__((used)) const int autotune_kind_ngram = COV_BUILD_NGRAM;
 extern const int autotune_instrument_kind __attribute__((weak));
 
 int cov_build_kind(void) {
   int linked = &autotune_instrument_kind ? autotune_instrument_kind : -1;
   int guards = cov_guard_count() > 0, counters = cov_ncounters > 0;
   int edges = __atomic_load_n(&cov_edge_modules, __ATOMIC_ACQUIRE) > 0;
-  if (guards + counters + edges > 1) return COV_BUILD_MIXED;
+  int ngrams = __atomic_load_n(&cov_ngram_modules, __ATOMIC_ACQUIRE) > 0;
+  if (guards + counters + edges + ngrams > 1 || __atomic_load_n(&cov_ngram_conflict, __ATOMIC_ACQUIRE))
+    return COV_BUILD_MIXED;
+  if (ngrams || linked == COV_BUILD_NGRAM) /* as edge below */
+    return (ngrams && linked >= 0 && linked != COV_BUILD_NGRAM) || guards || counters || edges
+               ? COV_BUILD_MIXED
+               : COV_BUILD_NGRAM;
   if (edges || linked == COV_BUILD_EDGE) /* edge objects in another kind's link, or the reverse */
     return (edges && linked >= 0 && linked != COV_BUILD_EDGE) || guards || counters ? COV_BUILD_MIXED
                                                                                      : COV_BUILD_EDGE;
@@ -270,8 +297,8 @@ int cov_build_kind(void) {
 }
 
 const char *cov_build_kind_name(int kind) {
-  static const char *const names[] = {"full", "blocks", "guard", "mixed", "edge"};
-  return kind >= 0 && kind <= COV_BUILD_EDGE ? names[kind] : "?";
+  static const char *const names[] = {"full", "blocks", "guard", "mixed", "edge", "ngram"};
+  return kind >= 0 && kind <= COV_BUILD_NGRAM ? names[kind] : "?";
 }
 
 uint32_t cov_guard_slots(void) {
@@ -289,7 +316,8 @@ static int kind_error(char *err, size_t errlen, const char *what, int needs_hook
   if (!err || !errlen) return -1;
   if (k == COV_BUILD_MIXED)
     snprintf(err, errlen, "this program mixes objects of different build kinds (inline counters of "
-             "AUTOTUNE_CC_INSTRUMENT=guard, inline edges of edge, trace-pc-guard of full or blocks); "
+             "AUTOTUNE_CC_INSTRUMENT=guard, inline edges of edge or ngram (or ngram of two N), "
+             "trace-pc-guard of full or blocks); "
              "fix: rebuild every object and the link with one AUTOTUNE_CC_INSTRUMENT");
   else
     snprintf(err, errlen, "%s needs %s, but this program was built with "
@@ -302,8 +330,30 @@ static int kind_error(char *err, size_t errlen, const char *what, int needs_hook
 
 static int metric_needs_stack(int m) { return m >= COV_M_CTX && m <= COV_M_CTX8; }
 
+/* The metric an ngram build counts: ngram-N of its modules' N (-1: none registered, or N > 8, which
+ * autotune cc does not build: the runtime names ngram-2 .. ngram-8). */
+static int ngram_build_metric(void) {
+  uint32_t n = cov_ngram_n();
+  return n >= 2 && n <= COV_M_NGRAM8 + 1 ? COV_M_NGRAM2 + (int)n - 2 : -1;
+}
+
 int cov_metric_check(int metric, char *err, size_t errlen) {
   int k = cov_build_kind();
+  if (k == COV_BUILD_NGRAM && metric != ngram_build_metric()) {
+    uint32_t n = cov_ngram_n();
+    const char *m = metric >= 0 && metric < COV_N_METRICS ? cov_metric_names[metric] : "?";
+    if (err && errlen) {
+      int want_ngram = metric >= COV_M_NGRAM2 && metric <= COV_M_NGRAM8;
+      char rebuild[96] = "";
+      if (want_ngram)
+        snprintf(rebuild, sizeof rebuild, "AUTOTUNE_CC_NGRAM=%d (ngram-%d) or ", metric + 1, metric + 1);
+      snprintf(err, errlen, "AUTOTUNE_METRIC=%s: this program was built with AUTOTUNE_CC_INSTRUMENT=ngram "
+               "AUTOTUNE_CC_NGRAM=%u, which counts ngram-%u inline and nothing else; fix: set "
+               "AUTOTUNE_METRIC=ngram-%u (or unset it), or rebuild with %sAUTOTUNE_CC_INSTRUMENT=blocks "
+               "(edge, ngram-N, guard) or full (every metric)", m, n, n, n, rebuild);
+    }
+    return -1;
+  }
   if (k == COV_BUILD_MIXED || (k == COV_BUILD_GUARD && metric != COV_M_GUARD) ||
       (k == COV_BUILD_EDGE && metric != COV_M_EDGE) ||
       (k == COV_BUILD_BLOCKS && metric_needs_stack(metric))) {
@@ -325,7 +375,7 @@ int cov_metric_check(int metric, char *err, size_t errlen) {
 
 int cov_census_check(uint32_t metric_mask, char *err, size_t errlen) {
   int k = cov_build_kind();
-  if (k == COV_BUILD_MIXED || k == COV_BUILD_GUARD || k == COV_BUILD_EDGE)
+  if (k == COV_BUILD_MIXED || k == COV_BUILD_GUARD || k == COV_BUILD_EDGE || k == COV_BUILD_NGRAM)
     return kind_error(err, errlen, "the census (probe)", 0,
                       "rebuild the probe's harness with AUTOTUNE_CC_INSTRUMENT=full (the default)");
   if (k == COV_BUILD_BLOCKS)
@@ -883,9 +933,11 @@ int cov_key_hash(void) {
 void cov_map_sink_set(bm_map *map, int metric) {
   cov_cnt_dst = NULL;
   cov_guard_limit = 0;
-  if (cov_build_kind() == COV_BUILD_EDGE) { /* no hooks: the blocks count into the edge area */
+  int kind = cov_build_kind();
+  if (kind == COV_BUILD_EDGE || kind == COV_BUILD_NGRAM) { /* no hooks: the blocks count into the edge area */
     edge_area_set(NULL, 0);
-    if (map && metric == COV_M_EDGE && map->layout == BM_FLAT && map->width_bits == 8 &&
+    int served = kind == COV_BUILD_EDGE ? COV_M_EDGE : ngram_build_metric();
+    if (map && metric == served && map->layout == BM_FLAT && map->width_bits == 8 &&
         map->index_slots <= (1ull << 32))
       edge_area_set((uint8_t *)map->counters, (uint32_t)(map->index_slots - 1));
     cov_map_on = 0;
@@ -1093,6 +1145,7 @@ void __cyg_profile_func_exit(void *fn, void *site) {
 void cov_exec_begin(void) {
   cov_in_exec = 1;
   autotune_edge_prev = 0; /* the calling thread's (an edge build's blocks; others never read it) */
+  if (__atomic_load_n(&cov_ngram_n_v, __ATOMIC_RELAXED)) memset(autotune_ngram_hist, 0, sizeof autotune_ngram_hist); /* an ngram build's */
   if (cov_edge_on) return; /* no hooks, no per-thread state to reset */
   /* the guard metric keeps no per-thread state (no history, no stack, pending blocks are
    * committed at cov_exec_end): nothing to reset */
@@ -1157,21 +1210,24 @@ static int pow2_in(uint64_t v, unsigned lo, unsigned hi) {
   return v && !(v & (v - 1)) && v >= (1ull << lo) && v <= (1ull << hi);
 }
 
-/* "<VAR>=<value>: a program built with AUTOTUNE_CC_INSTRUMENT=edge <why>; fix: unset it (or <ok>), or
+/* "<VAR>=<value>: a program built with AUTOTUNE_CC_INSTRUMENT=edge|ngram <why>; fix: unset it (or <ok>), or
  * rebuild with AUTOTUNE_CC_INSTRUMENT=blocks" */
 static int edge_refuse(char *err, size_t errlen, const char *var, const char *val, const char *why,
                        const char *ok) {
   if (err && errlen)
-    snprintf(err, errlen, "%s=%s: a program built with AUTOTUNE_CC_INSTRUMENT=edge %s; fix: unset it "
-             "(or %s), or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks", var, val, why, ok);
+    snprintf(err, errlen, "%s=%s: a program built with AUTOTUNE_CC_INSTRUMENT=%s %s; fix: unset it "
+             "(or %s), or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks", var, val,
+             cov_build_kind_name(cov_build_kind()), why, ok);
   return -1;
 }
 
 /* The edge build counts inline as AFL++'s CLASSIC: 8-bit NeverZero counters in a flat map, the
- * slot (cur ^ prev) & (map size - 1) of compile-time block ids. Settings it cannot follow are
- * refused when given; unset, they take these values. */
+ * slot (cur ^ prev) & (map size - 1) of compile-time block ids; the ngram build as AFL++'s NGRAM-N,
+ * the same way (the slot (cur ^ p1 ^ .. ^ p(N-1)) & (map size - 1), p = id >> 1). Settings they
+ * cannot follow are refused when given; unset, they take these values. */
 static int edge_config_check(cov_config *cfg, char *err, size_t errlen) {
   const char *v;
+  const int ngram = cov_build_kind() == COV_BUILD_NGRAM;
   if ((v = getenv("AUTOTUNE_LAYOUT")) && *v && cfg->layout != BM_FLAT)
     return edge_refuse(err, errlen, "AUTOTUNE_LAYOUT", v, "counts inline into a flat map", "flat");
   if (cfg->counter_bits != 8) {
@@ -1181,11 +1237,16 @@ static int edge_config_check(cov_config *cfg, char *err, size_t errlen) {
   }
   if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v && cfg->overflow != BM_NEVERZERO)
     return edge_refuse(err, errlen, "AUTOTUNE_OVERFLOW", v,
-                       "counts as AFL++'s CLASSIC does, skipping zero on overflow (NeverZero)", "neverzero");
+                       ngram ? "counts as AFL++'s NGRAM does, skipping zero on overflow (NeverZero)"
+                             : "counts as AFL++'s CLASSIC does, skipping zero on overflow (NeverZero)",
+                       "neverzero");
   if ((v = getenv("AUTOTUNE_KEY_HASH")) && *v && cfg->key_hash != COV_KEY_AFL)
     return edge_refuse(err, errlen, "AUTOTUNE_KEY_HASH", v,
-                       "keys each edge as AFL++'s CLASSIC does, (cur ^ prev >> 1) of block ids fixed at "
-                       "compile time", "afl");
+                       ngram ? "keys each N-gram as AFL++'s NGRAM does, cur ^ (p1 >> 1) ^ .. ^ (p(N-1) >> 1) of "
+                               "block ids fixed at compile time"
+                             : "keys each edge as AFL++'s CLASSIC does, (cur ^ prev >> 1) of block ids fixed at "
+                               "compile time",
+                       "afl");
   if (cfg->seed != 0)
     return edge_refuse(err, errlen, "AUTOTUNE_SEED", getenv("AUTOTUNE_SEED"),
                        "has block ids fixed at compile time (kernels/plugin/autotune_edges.cpp)", "0");
@@ -1199,6 +1260,7 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   memset(cfg, 0, sizeof *cfg);
   cfg->seed = 0;
   cfg->metric = COV_M_EDGE;
+  if (cov_build_kind() == COV_BUILD_NGRAM && ngram_build_metric() >= 0) cfg->metric = ngram_build_metric();
   cfg->layout = BM_TWOLEVEL;
   cfg->index_size = 1ull << 24;
   cfg->map_size = 65536;
@@ -1245,7 +1307,9 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
     strcpy(cfg->index_file, v);
   }
   if (cov_metric_check(cfg->metric, err, errlen)) return -1;
-  if (cov_build_kind() == COV_BUILD_EDGE && edge_config_check(cfg, err, errlen)) return -1;
+  if ((cov_build_kind() == COV_BUILD_EDGE || cov_build_kind() == COV_BUILD_NGRAM) &&
+      edge_config_check(cfg, err, errlen))
+    return -1;
   if (cfg->metric == COV_M_GUARD) { /* one slot per guard: layout and sizes do not apply */
     if (cov_build_kind() == COV_BUILD_GUARD) { /* clang's inline counters: 8-bit, NeverZero */
       if (cfg->counter_bits != 8) {

@@ -111,16 +111,22 @@ void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_ME
  * guard   -fsanitize-coverage=inline-8bit-counters only: the guard metric, counted inline
  * edge    our pass kernels/plugin/autotune_edges.cpp: the edge metric counted inline as AFL++'s
  *         CLASSIC (8-bit NeverZero, flat map, compile-time block ids; cov.c "inline edges")
+ * ngram   the same pass with AUTOTUNE_CC_NGRAM=N: the ngram-N metric counted inline as AFL++'s
+ *         NGRAM-N (same map, counters and ids; cov.c "inline edges")
  * The link records the kind (`--defsym=autotune_instrument_kind=autotune_kind_<kind>`); what
  * registered at start-up decides too: inline counters without guards are a guard build, modules
- * of the edge pass without guards or counters an edge build; two of them mixed: COV_BUILD_MIXED. */
-enum { COV_BUILD_FULL = 0, COV_BUILD_BLOCKS = 1, COV_BUILD_GUARD = 2, COV_BUILD_MIXED = 3, COV_BUILD_EDGE = 4 };
+ * of the edge pass without guards or counters an edge build, of its ngram mode (all with one N) an
+ * ngram build; two of them mixed (or ngram modules of different N): COV_BUILD_MIXED. */
+enum { COV_BUILD_FULL = 0, COV_BUILD_BLOCKS = 1, COV_BUILD_GUARD = 2, COV_BUILD_MIXED = 3, COV_BUILD_EDGE = 4,
+       COV_BUILD_NGRAM = 5 };
 int cov_build_kind(void);
-const char *cov_build_kind_name(int kind); /* "full", "blocks", "guard", "mixed", "edge" */
-/* Edge build: blocks the edge pass instrumented (over every module registered so far), and
+const char *cov_build_kind_name(int kind); /* "full", "blocks", "guard", "mixed", "edge", "ngram" */
+/* Edge or ngram build: blocks the pass instrumented (over every module registered so far), and
  * whether the blocks count into the map sink now (else into a dummy byte). */
 uint32_t cov_edge_blocks_registered(void);
 int cov_edge_inline_active(void);
+/* Ngram build: the N its modules were compiled with (0: none registered). */
+uint32_t cov_ngram_n(void);
 /* 0 if this build can serve metric (map sink) / the census of metric_mask, else -1 with a
  * one-line message naming the build kind and the fix. */
 int cov_metric_check(int metric, char *err, size_t errlen);

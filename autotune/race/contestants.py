@@ -11,10 +11,11 @@
   whose Equation 1 collision rate (BigMap, DSN 2021) at twice the census's estimated keys is
   within ``max_collision_rate``, and the dense map has room for twice the estimated keys
   (``tune.space.dense_slots``), so the map afl-fuzz scans is only as large as the keys need.
-- Except edge when that H is at most ``EDGE_KIND_MAX_MAP_SLOTS``: then it runs on the edge build
-  kind, which counts inline into a flat map of H slots (no call per block: about CLASSIC's
-  instructions per execution, where the blocks kind's hook cost 1.1-1.8x), at the price of
-  afl-fuzz scanning all H slots instead of the dense map.
+- Except edge and ngram-N when that H is at most ``EDGE_KIND_MAX_MAP_SLOTS``: then edge runs on
+  the edge build kind and ngram-N on the ngram kind built for its N (``AUTOTUNE_CC_NGRAM``), which
+  count inline into a flat map of H slots (no call per block: about CLASSIC's / NGRAM-N's
+  instructions per execution, where the blocks kind's hook cost 1.1-1.8x / 1.05-2.5x), at the price
+  of afl-fuzz scanning all H slots instead of the dense map.
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ DEFAULT_METRICS: tuple[str, ...] = ("guard", "edge", "ngram-4", "caller")
 KEY_HEADROOM = 2.0  # size for twice the keys the probe estimated (a campaign finds more)
 MIN_INDEX_POW2, MAX_INDEX_POW2 = 16, 24
 DEFAULT_KEYS = 1 << 14  # sizing without a probe's census
-# Largest flat map the edge kind gets in the race. afl-fuzz resets, classifies and compares the
+# Largest flat map the edge and ngram kinds get in the race. afl-fuzz resets, classifies and compares the
 # whole flat map each execution; BigMap (DSN 2021) measured AFL's throughput at 64 KiB about the
 # two-level map's (0.98x) and 1/1.4 of it at 256 KiB. At 2^17 the flat map's extra scanning is
 # about what the blocks kind's per-block hook costs in the target; beyond, the two-level map on
-# the blocks kind is the cheaper edge contestant.
+# the blocks kind is the cheaper edge contestant. The ngram kind follows the same rule: its per-block
+# code is the edge kind's plus the window update, and its map is scanned the same way.
 EDGE_KIND_MAX_MAP_SLOTS = 1 << 17
 
 
@@ -63,22 +65,38 @@ def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
     return 1 << MAX_INDEX_POW2
 
 
-def edge_kind_settings(*, estimated_keys: float | None, max_collision_rate: float) -> dict[str, str] | None:
-    """The edge metric's run-time variables on the edge build kind (a flat map of Equation 1's H,
-    counted inline as CLASSIC: 8-bit NeverZero, AFL++'s hash), or None when H exceeds
-    ``EDGE_KIND_MAX_MAP_SLOTS``."""
+def inline_kind_build(metric: str) -> dict[str, str] | None:
+    """The compile-time variables of the inline build kind that counts ``metric`` (edge: the edge
+    kind; ngram-N: the ngram kind with ``AUTOTUNE_CC_NGRAM=N``), None for another metric."""
+    from autotune.cc import EDGE_KIND, KIND_VAR, NGRAM_KIND, NGRAM_MAX, NGRAM_MIN, NGRAM_VAR
+
+    if metric == "edge":
+        return {KIND_VAR: EDGE_KIND}
+    n = metric.removeprefix("ngram-")
+    if metric.startswith("ngram-") and n.isdigit() and NGRAM_MIN <= int(n) <= NGRAM_MAX:
+        return {KIND_VAR: NGRAM_KIND, NGRAM_VAR: n}
+    return None
+
+
+def edge_kind_settings(*, estimated_keys: float | None, max_collision_rate: float,
+                       metric: str = "edge") -> dict[str, str] | None:
+    """The run-time variables of edge (or ngram-N) on its inline build kind (:func:`inline_kind_build`:
+    a flat map of Equation 1's H, counted inline as CLASSIC / NGRAM-N: 8-bit NeverZero, AFL++'s hash),
+    or None when H exceeds ``EDGE_KIND_MAX_MAP_SLOTS`` or no inline kind counts the metric."""
+    if inline_kind_build(metric) is None:
+        return None
     keys = max(1.0, float(estimated_keys)) if estimated_keys else float(DEFAULT_KEYS)
     h = index_slots_for(keys=keys, max_collision_rate=max_collision_rate)
     if h > EDGE_KIND_MAX_MAP_SLOTS:
         return None
-    return {"AUTOTUNE_METRIC": "edge", "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
+    return {"AUTOTUNE_METRIC": metric, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
             "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "afl"}
 
 
 def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision_rate: float,
                      index_file: str = "index.bin") -> dict[str, str]:
     """AUTOTUNE_* run-time variables of a candidate on the blocks or full build kind (docs/DESIGN.md
-    "Runtime configuration"); the edge kind's are :func:`edge_kind_settings`."""
+    "Runtime configuration"); the edge and ngram kinds' are :func:`edge_kind_settings`."""
     from autotune.tune.space import dense_slots
 
     if metric == "guard":
@@ -113,17 +131,16 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
     for m in metrics:
         if m == "guard" and not afl_cc:
             continue  # it is the default already
-        inline = edge_kind_settings(estimated_keys=keys.get(m), max_collision_rate=max_collision_rate) \
-            if m == "edge" else None
+        inline = edge_kind_settings(estimated_keys=keys.get(m), max_collision_rate=max_collision_rate, metric=m)
         if inline is not None:
-            settings, kind = inline, "edge"
+            settings, build = inline, inline_kind_build(m) or {}
             desc = f"our runtime, {m} (flat, {settings['AUTOTUNE_MAP_SIZE']} slots, counted inline)"
         else:
             settings = runtime_settings(metric=m, estimated_keys=keys.get(m), max_collision_rate=max_collision_rate)
-            kind = build_kind_for(m)
+            build = {KIND_VAR: build_kind_for(m)}
             desc = f"our runtime, {m}" + (f" ({settings['AUTOTUNE_LAYOUT']}, index {settings['AUTOTUNE_INDEX_SIZE']}, "
                                           f"{settings['AUTOTUNE_MAP_SIZE']} slots)" if m != "guard"
                                           else " (a counter per guard)")
         out.append(Contestant(name=m, settings=tuple(sorted(settings.items())), cc_kind="autotune",
-                              build=((KIND_VAR, kind),), description=f"{desc}, {kind} build"))
+                              build=tuple(build.items()), description=f"{desc}, {build[KIND_VAR]} build"))
     return out

@@ -28,10 +28,14 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
         run = ["afl-run.env: nothing to set for afl-fuzz: the target reports its own map size", why]
         return {"afl-build.env": render_env(title=title, variables=[]),
                 "afl-run.env": render_env(title=run, variables=[])}
-    build = [EnvVar(k, v, "autotune cc's build kind: " + {"guard": "inline 8-bit counters, one per guard (PCGUARD's coverage)",
-                                                          "edge": "edges counted inline, as AFL++'s CLASSIC counts them",
-                                                          "blocks": "guards only (block metrics, no function hooks)",
-                                                          "full": "guards and function hooks (call-context metrics)"}.get(v, v))
+    kinds = {"guard": "inline 8-bit counters, one per guard (PCGUARD's coverage)",
+             "edge": "edges counted inline, as AFL++'s CLASSIC counts them",
+             "ngram": "N-grams of blocks counted inline, as AFL++'s NGRAM-N counts them",
+             "blocks": "guards only (block metrics, no function hooks)",
+             "full": "guards and function hooks (call-context metrics)"}
+    build = [EnvVar(k, v, "autotune cc's build kind: " + kinds.get(v, v) if k == "AUTOTUNE_CC_INSTRUMENT"
+                    else f"the ngram kind's N: the last {v} blocks make a key" if k == "AUTOTUNE_CC_NGRAM"
+                    else "autotune cc compile-time setting")
              for k, v in chosen.build]
     settings = dict(chosen.settings)
     if "AUTOTUNE_INDEX_FILE" in settings:
@@ -44,7 +48,9 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
                                     if flat else "dense slots afl-fuzz scans: room for twice the census's keys",
                "AUTOTUNE_COUNTER_BITS": "8-bit counters (afl-fuzz classifies bytes)",
                "AUTOTUNE_OVERFLOW": "NeverZero: a counter that wraps still counts as hit",
-               "AUTOTUNE_KEY_HASH": "AFL++'s edge hash (cur ^ prev >> 1) of compile-time block ids" if flat
+               "AUTOTUNE_KEY_HASH": ("AFL++'s NGRAM hash (cur ^ p1 >> 1 ^ .. ^ p(N-1) >> 1) of compile-time block ids"
+                                     if chosen.name.startswith("ngram-")
+                                     else "AFL++'s edge hash (cur ^ prev >> 1) of compile-time block ids") if flat
                                     else "exact keys (collision-free before the index)",
                "AUTOTUNE_INDEX_FILE": "slot assignments kept across afl tool runs (resume, afl-cmin, afl-showmap)"}
     run = [EnvVar(k, v, reasons.get(k, "runtime setting")) for k, v in sorted(settings.items())]

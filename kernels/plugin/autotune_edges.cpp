@@ -1,8 +1,12 @@
-// autotune_edges.cpp - the pass of `autotune cc`'s edge build kind (AUTOTUNE_CC_INSTRUMENT=edge),
-// an LLVM pass plugin for clang 14 (new pass manager). Our own code; it counts edges as AFL++'s
-// CLASSIC mode does (afl-llvm-pass), with the map size chosen at run time.
+// autotune_edges.cpp - the pass of `autotune cc`'s inline build kinds, an LLVM pass plugin for clang 14
+// (new pass manager). Our own code. Two modes, chosen by the environment of the compile (autotune cc
+// sets it and checks the values; kernels/cov.c serves the result):
+// - edge (AUTOTUNE_CC_INSTRUMENT unset or not "ngram"): edges counted as AFL++'s CLASSIC mode does
+//   (afl-llvm-pass), with the map size chosen at run time;
+// - ngram (AUTOTUNE_CC_INSTRUMENT=ngram, AUTOTUNE_CC_NGRAM=N, 2 <= N <= 16 as AFL++'s NGRAM_SIZE_MAX):
+//   N-grams of blocks keyed as AFL++'s NGRAM-N does (see "ngram" below).
 //
-// At each instrumented block, inline (no call):
+// edge: at each instrumented block, inline (no call):
 //   idx = (cur ^ prev) & mask;  map[idx] = map[idx] + 1, skipping 0 (NeverZero);  prev = cur >> 1
 // - cur: the block's id, fixed at compile time (blockId below: a seeded hash of the module's
 //   source file name, the function's (mangled) name and the block's index in the function), so
@@ -31,6 +35,19 @@
 //   3,867 -> 3,725 (AFL++ CLASSIC: 3,775). Nothing else reorders it: this pass runs last.
 // Every load and store carries !nosanitize, so a sanitizer pass that runs after this one (ASan at
 // the same extension point) leaves them alone.
+//
+//
+// ngram (N >= 2): the thread-local uint32_t autotune_ngram_hist[16] holds the window: hist[1..N-1] =
+// the last N-1 instrumented blocks' (id >> 1), newest first, and hist[0] = X, their xor. At each block:
+//   idx = (cur ^ X) & mask;  map[idx]++ (NeverZero);
+//   out = hist[N-1];  hist[2..N-1] = hist[1..N-2];  hist[1] = cur >> 1;  X = X ^ out ^ (cur >> 1)
+// (N = 2: X is the one previous block, hist[0] alone: the edge mode's key). So the slot is AFL++'s
+// NGRAM-N key, cur ^ (p1 >> 1) ^ ... ^ (p(N-1) >> 1) over the previous N-1 blocks' ids, masked to the
+// run-time map (AFL++ keeps an <N-1 x u16> vector, xor-reduces it at each block and shifts it; we keep
+// the xor itself and update it with the one id that leaves the window: one xor pair instead of a
+// reduction, and 32-bit ids so the map may exceed 2^16 slots). Fewer than N-1 blocks into an
+// execution, the missing ones are 0 (the runtime zeroes the window when an execution starts), as in
+// AFL++. Each module registers (blocks, N) (autotune_ngram_register); the runtime serves ngram-N only.
 //
 // AUTOTUNE_EDGES_DEBUG=1 (at compile time) prints every instrumented block on stderr as
 // "[autotune-edges] <module> <function> <index> <id as 8 hex digits>" and a per-module count.
@@ -109,8 +126,25 @@ bool selected(const BasicBlock &BB, const Function &F) {
   return false;
 }
 
+constexpr unsigned kNgramMax = 16;  // AFL++'s NGRAM_SIZE_MAX; the window array has this many words
+
+// 0 for the edge mode, else the N of AUTOTUNE_CC_NGRAM under AUTOTUNE_CC_INSTRUMENT=ngram (a bad N is
+// a compile error: autotune cc refuses it before, so only a direct -fpass-plugin user meets this).
+unsigned ngramFromEnv() {
+  const char *kind = std::getenv("AUTOTUNE_CC_INSTRUMENT");
+  if (!kind || StringRef(kind) != "ngram") return 0;
+  const char *v = std::getenv("AUTOTUNE_CC_NGRAM");
+  unsigned n = 0;
+  if (!v || StringRef(v).getAsInteger(10, n) || n < 2 || n > kNgramMax)
+    report_fatal_error(Twine("autotune-edges: AUTOTUNE_CC_INSTRUMENT=ngram needs AUTOTUNE_CC_NGRAM=N with ") +
+                           "2 <= N <= " + Twine(kNgramMax) + " (got '" + (v ? v : "") + "')",
+                       false);
+  return n;
+}
+
 struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    const unsigned ngram = ngramFromEnv();
     LLVMContext &C = M.getContext();
     Type *I8 = Type::getInt8Ty(C), *I32 = Type::getInt32Ty(C);
     PointerType *I8P = PointerType::getUnqual(I8);
@@ -123,10 +157,14 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
     auto *Area = dyn_cast_or_null<GlobalVariable>(M.getNamedValue("autotune_edge_area"));
     if (!Area)
       Area = new GlobalVariable(M, AreaTy, false, GlobalValue::ExternalLinkage, nullptr, "autotune_edge_area");
-    auto *Prev = dyn_cast_or_null<GlobalVariable>(M.getNamedValue("autotune_edge_prev"));
+    // edge: uint32_t autotune_edge_prev; ngram: uint32_t autotune_ngram_hist[16] (X, then the window)
+    ArrayType *HistTy = ArrayType::get(I32, kNgramMax);
+    Type *PrevTy = ngram ? static_cast<Type *>(HistTy) : I32;
+    const char *prevName = ngram ? "autotune_ngram_hist" : "autotune_edge_prev";
+    auto *Prev = dyn_cast_or_null<GlobalVariable>(M.getNamedValue(prevName));
     if (!Prev)
-      Prev = new GlobalVariable(M, I32, false, GlobalValue::ExternalLinkage, nullptr, "autotune_edge_prev",
-                                nullptr, exe ? GlobalValue::LocalExecTLSModel : GlobalValue::InitialExecTLSModel);
+      Prev = new GlobalVariable(M, PrevTy, false, GlobalValue::ExternalLinkage, nullptr, prevName, nullptr,
+                                exe ? GlobalValue::LocalExecTLSModel : GlobalValue::InitialExecTLSModel);
     if (exe) {
       Area->setDSOLocal(true);
       Prev->setDSOLocal(true);
@@ -150,7 +188,9 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
       for (auto &[BB, idx] : work) {
         const uint32_t cur = blockId(module, F.getName(), idx);
         IRBuilder<> B(&*BB->getFirstInsertionPt());
-        LoadInst *P = B.CreateLoad(I32, Prev, "at.prev");
+        auto word = [&](unsigned i) { return B.CreateConstInBoundsGEP2_32(HistTy, Prev, 0, i); };
+        Value *PrevWord = ngram ? word(0) : Prev;  // edge: prev; ngram: X
+        LoadInst *P = B.CreateLoad(I32, PrevWord, "at.prev");
         P->setVolatile(true);
         nosan(P);
         LoadInst *Mask = B.CreateLoad(I32, B.CreateStructGEP(AreaTy, Area, 1), "at.mask");
@@ -166,22 +206,54 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
         Value *Inc = B.CreateAdd(Old, B.getInt8(1));
         Inc = B.CreateAdd(Inc, B.CreateZExt(B.CreateICmpEQ(Inc, B.getInt8(0)), I8));  // NeverZero
         nosan(B.CreateStore(Inc, Slot));
-        nosan(B.CreateStore(B.getInt32(cur >> 1), Prev));
+        Constant *Half = B.getInt32(cur >> 1);
+        if (ngram <= 2) {  // edge, or ngram-2: the window is the previous block alone
+          nosan(B.CreateStore(Half, PrevWord));
+        } else {
+          LoadInst *Out = B.CreateLoad(I32, word(ngram - 1), "at.out");  // the block leaving the window
+          nosan(Out);
+          // hist[2..N-1] = hist[1..N-2]: every word loaded first (16-, 8- and 4-byte pieces, what the
+          // backend makes of a small memmove), then stored one word on. Not llvm.memmove itself: ASan,
+          // which runs after this pass, would turn it into a call to __asan_memmove.
+          SmallVector<std::pair<unsigned, LoadInst *>, 4> pieces;  // (first word, its load)
+          for (unsigned w = 1; w < ngram - 1;) {
+            const unsigned left = ngram - 1 - w, words = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+            Type *Ty = words == 4 ? static_cast<Type *>(FixedVectorType::get(I32, 4))
+                                  : static_cast<Type *>(B.getIntNTy(32 * words));
+            LoadInst *L = B.CreateAlignedLoad(Ty, B.CreateBitCast(word(w), Ty->getPointerTo()), Align(4));
+            nosan(L);
+            pieces.push_back({w, L});
+            w += words;
+          }
+          for (auto &[w, L] : pieces)
+            nosan(B.CreateAlignedStore(L, B.CreateBitCast(word(w + 1), L->getType()->getPointerTo()), Align(4)));
+          nosan(B.CreateStore(Half, word(1)));
+          nosan(B.CreateStore(B.CreateXor(P, B.CreateXor(Out, Half)), word(0)));
+        }
         ++blocks;
         if (debug)
           errs() << "[autotune-edges] " << module << " " << F.getName() << " " << idx << " "
                  << format_hex_no_prefix(cur, 8) << "\n";
       }
     }
-    if (debug) errs() << "[autotune-edges] " << module << ": " << blocks << " blocks instrumented\n";
+    if (debug) {
+      errs() << "[autotune-edges] " << module << ": " << blocks << " blocks instrumented";
+      if (ngram) errs() << " (ngram-" << ngram << ")";
+      errs() << "\n";
+    }
     if (!blocks) return PreservedAnalyses::all();
-    // void autotune_edge_register(uint32_t blocks), from a constructor of this module
-    FunctionCallee Reg = M.getOrInsertFunction("autotune_edge_register", Type::getVoidTy(C), I32);
+    // void autotune_edge_register(uint32_t blocks) / autotune_ngram_register(uint32_t blocks, uint32_t n),
+    // from a constructor of this module
+    FunctionCallee Reg = ngram ? M.getOrInsertFunction("autotune_ngram_register", Type::getVoidTy(C), I32, I32)
+                               : M.getOrInsertFunction("autotune_edge_register", Type::getVoidTy(C), I32);
     Function *Ctor = Function::Create(FunctionType::get(Type::getVoidTy(C), false), GlobalValue::InternalLinkage,
-                                      "autotune.edge_ctor", M);
+                                      ngram ? "autotune.ngram_ctor" : "autotune.edge_ctor", M);
     Ctor->addFnAttr(Attribute::NoUnwind);
     IRBuilder<> B(BasicBlock::Create(C, "", Ctor));
-    B.CreateCall(Reg, {B.getInt32(blocks)});
+    if (ngram)
+      B.CreateCall(Reg, {B.getInt32(blocks), B.getInt32(ngram)});
+    else
+      B.CreateCall(Reg, {B.getInt32(blocks)});
     B.CreateRetVoid();
     appendToGlobalCtors(M, Ctor, 2);
     return PreservedAnalyses::none();
