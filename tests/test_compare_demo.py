@@ -102,7 +102,7 @@ def test_yardstick_per_input_maps_equal_single_runs(tmp_path):
     import subprocess
 
     from autotune import demo
-    from autotune.preflight import afl
+    from autotune import afl
     from autotune.preflight.target import demo_spec
     from autotune.trials import KIND_PCGUARD, KeptInput, choose_yardstick, measure
 

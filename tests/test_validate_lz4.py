@@ -48,7 +48,7 @@ def _build_script(lz4, path: Path) -> Path:
 
 
 def test_lz4_probe_tune_validate_preflight(lz4, tmp_path):
-    from autotune.preflight.afl import base_env
+    from autotune.afl import base_env
     from autotune.preflight.target import build, make_spec
 
     script = _build_script(lz4, tmp_path / "build.sh")

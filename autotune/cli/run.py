@@ -62,7 +62,7 @@ def run_cmd(
     names = parse_metrics(metrics)
     script_spec = None
     if build_script is not None:
-        from autotune.preflight.afl import base_env
+        from autotune.afl import base_env
         from autotune.preflight.target import build, make_spec
 
         if harness is not None or source or demo:
@@ -110,7 +110,7 @@ def _recipe(*, demo: bool, source: list[Path], cflags: str, ldflags: str, cxx: b
 def _race_stage(*, spec, binary, corpus, metrics, budget, repeats, min_trial, seed):
     """The race as run_pipeline calls it, or None when afl-fuzz is missing (said in the summary)."""
     from autotune.errors import ToolMissingError
-    from autotune.preflight.afl import base_env, find_tool
+    from autotune.afl import base_env, find_tool
     from autotune.race.stage import estimated_keys_of, race_target, rung_line, trial_line
 
     try:

@@ -34,9 +34,9 @@ def register(app: typer.Typer) -> None:
         time_s: Annotated[int, typer.Option("--time", "-t", min=1, help="afl-fuzz time-box per variant (-V seconds).")] = 10,
         json_out: JsonOpt = False,
     ) -> None:
-        from autotune.preflight.render import validate_notes, validate_table
+        from autotune.validate.render import validate_notes, validate_table
         from autotune.preflight.target import make_spec
-        from autotune.preflight.validate import run_validate
+        from autotune.validate import run_validate
 
         spec = make_spec(demo=demo, sources=list(source or []), cflags=cflags, ldflags=ldflags, cxx=cxx,
                          script=build_script)

@@ -83,7 +83,7 @@ def make_spec(*, demo: bool, sources: list[Path], cflags: str, ldflags: str, cxx
 
 def _compilers(cc_kind: str, env: Mapping[str, str]) -> tuple[str, str]:
     if cc_kind == "afl":
-        from autotune.preflight.afl import find_tool
+        from autotune.afl import find_tool
 
         return find_tool("afl-clang-fast", env=env), find_tool("afl-clang-fast++", env=env)
     here = Path(sys.executable).parent

@@ -40,7 +40,7 @@ class RaceOutcome:
 
 
 def _afl_cc_installed(env: Mapping[str, str]) -> bool:
-    from autotune.preflight.afl import find_tool
+    from autotune.afl import find_tool
 
     try:
         find_tool("afl-clang-fast", env=env)
@@ -123,7 +123,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec=None, binary: Path | None =
                 notice: Callable[[str], None] | None = None) -> RaceOutcome:
     """Race AFL++'s default and our runtime's ``metrics`` on the target; write the outcome to ``out_dir``."""
     from autotune.compare.compare import stage_seeds
-    from autotune.preflight.afl import base_env, find_tool
+    from autotune.afl import base_env, find_tool
     from autotune.preflight.target import TargetSpec
     from autotune.trials import choose_yardstick, host_cores, yardstick_for_binary
     from autotune.trials.yardstick import KIND_CENSUS

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError, ToolMissingError
-from autotune.preflight import afl
+from autotune import afl
 from autotune.trials.afl_output import KeptInput
 
 SCHEMA_VERSION = 1

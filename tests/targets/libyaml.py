@@ -71,7 +71,7 @@ def build_libyaml_harness(*, cc_kind: str = "autotune", afl_env: Mapping[str, st
                           instrument: str = "full", cflags: str = DEFAULT_CFLAGS) -> Path:
     """The harness built by build.sh with ``cc_kind`` (autotune: the wrapper with
     ``AUTOTUNE_CC_INSTRUMENT=instrument``; afl: afl-clang-fast with ``afl_env``)."""
-    from autotune.preflight.afl import base_env
+    from autotune.afl import base_env
     from autotune.preflight.target import build
 
     if cc_kind == "autotune":
