@@ -332,53 +332,6 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
     return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin)
 
 
-def build_harness(
-    *,
-    sources: Sequence[Path],
-    output: Path,
-    extra_cflags: Sequence[str] = (),
-    extra_ldflags: Sequence[str] = (),
-    cxx: bool = False,
-    kind: str | None = None,
-) -> Path:
-    """Compile and link an ``LLVMFuzzerTestOneInput`` harness with the runtime and the driver.
-
-    ``kind``: the build kind (``KINDS``); None: ``AUTOTUNE_CC_INSTRUMENT`` or full.
-    The binary appears at ``output`` only when the build succeeded (atomic rename).
-    Raises AutotuneError carrying the compiler's message when it fails.
-    """
-    import subprocess
-    import tempfile
-    from pathlib import Path
-    output = Path(output)
-    for s in sources:
-        if not Path(s).is_file():
-            raise AutotuneError(f"harness source {s} does not exist", fix="pass an existing source file")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    args = [*extra_cflags, "-fsanitize=fuzzer", *map(str, sources), "-o", str(tmp), *extra_ldflags]
-    try:
-        env = dict(os.environ) if kind is None else {**os.environ, KIND_VAR: kind}
-        argv = plan(args, cxx=cxx, env=env)
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-        except subprocess.TimeoutExpired as exc:
-            raise AutotuneError(f"building the harness {output} took over 600 s",
-                                fix="check the sources and flags") from exc
-        if proc.returncode != 0:
-            raise AutotuneError(
-                f"building the harness {output} failed (exit {proc.returncode}):\n"
-                f"{' '.join(argv)}\n{proc.stderr.strip()}",
-                fix="fix the errors the compiler reports above",
-            )
-        os.replace(tmp, output)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return output
-
-
 def run(args: Sequence[str], *, cxx: bool, prog: str) -> int:
     """Replace this process with the real compiler; on a wrapper error print one line, return 1."""
     env = dict(os.environ)

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from autotune import demo
-from autotune.cc import build_harness
+from autotune.target import build_harness
 from autotune.metrics import index_key
 from programs.covtools import ProbeClient, read_census
 

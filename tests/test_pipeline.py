@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 def test_run_demo_writes_every_stage_and_loadable_env_files(tmp_path):
     out = tmp_path / "out"
     # a tiny race: guard alone against AFL++'s default, one 5 s trial each (the race has its own tests)
-    res = CliRunner().invoke(app, ["run", "--demo", "--time", "6", "--calls", "6", "--out", str(out), "--json",
+    res = CliRunner().invoke(app, ["run", "--demo", "--probe-time", "6", "--calls", "6", "--out", str(out), "--json",
                                    "--metrics", "guard", "--repeats", "1", "--budget", "12", "--min-trial", "5"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)

@@ -20,7 +20,7 @@ from autotune.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitne
 from autotune.errors import AutotuneError
 from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic
 from autotune import afl
-from autotune.preflight.target import TargetSpec, build
+from autotune.target import TargetSpec, build
 from autotune.trials import TrialResult, TrialSpec, Yardstick, choose_yardstick, host_cores, interleaved, run_trials
 
 SCHEMA_VERSION = 1

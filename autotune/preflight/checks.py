@@ -15,7 +15,7 @@ from typing import Any
 from autotune.metrics import has_map_size
 from autotune import afl
 from autotune.preflight.findings import PreflightFinding as F
-from autotune.preflight.target import build_vars_of, read_record, sha256_file
+from autotune.target import build_vars_of, read_record, sha256_file
 from autotune.preflight.tuned import (AFL_HASHED_MAP_SLOTS, DEFAULT_MAX_COUNTER_OVERFLOW, TUNED_OVERFLOW_SLACK,
                                       TunedDir)
 from autotune.probe.equation1 import collision_rate

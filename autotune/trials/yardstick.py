@@ -79,7 +79,7 @@ class Yardstick:
 
 def yardstick_for_binary(*, kind: str, binary: Path) -> Yardstick:
     """A yardstick of a binary built elsewhere (``kind``: aflpp-pcguard or autotune-census-edge)."""
-    from autotune.preflight.target import sha256_file
+    from autotune.target import sha256_file
 
     if kind not in DESCRIPTIONS:
         raise AutotuneError(f"unknown yardstick kind {kind!r}", fix=f"use one of {', '.join(DESCRIPTIONS)}")
@@ -89,7 +89,7 @@ def yardstick_for_binary(*, kind: str, binary: Path) -> Yardstick:
 
 def choose_yardstick(*, spec, env: Mapping[str, str]) -> Yardstick:
     """AFL++'s default PCGUARD build of ``spec`` when afl-clang-fast exists, else our census build."""
-    from autotune.preflight.target import build
+    from autotune.target import build
 
     try:
         afl.find_tool("afl-clang-fast", env=env)

@@ -25,7 +25,7 @@ from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
 from autotune import afl
 from autotune.validate import afl_runs, predict
-from autotune.preflight.target import TargetSpec, build, build_vars_of, demo_spec
+from autotune.target import TargetSpec, build, build_vars_of, demo_spec
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
 from autotune.probe.result import ProbeResult, load_probe
 

@@ -207,7 +207,7 @@ class ProbeClient:
 def build_cc(out: Path, sources: list[Path], *, opt: str = "-O0", cflags: list[str] = (),
              ldflags: list[str] = ()) -> Path:
     """An LLVMFuzzerTestOneInput harness linked by `autotune cc` (runtime + driver)."""
-    from autotune.cc import build_harness
+    from autotune.target import build_harness
 
     return build_harness(sources=list(sources), output=out, extra_cflags=[opt, *cflags],
                          extra_ldflags=list(ldflags))

@@ -5,7 +5,7 @@ temporary apt configuration: targets/debsrc.py), unpacked once into the autotune
 recipe is the OSS-Fuzz-style build script libyaml/build.sh: libyaml's own CMake build
 (``libyaml.a``) and our harness (libyaml/libyaml_harness.c) linked through ``-fsanitize=fuzzer``.
 The same script is what ``autotune compare/validate --build-script`` and the race build; here
-it runs through ``autotune.preflight.target.build`` (cached by a digest of the script, the
+it runs through ``autotune.target.build`` (cached by a digest of the script, the
 harness, the compiler, its variables and our runtime) with ``autotune-cc`` (any
 ``AUTOTUNE_CC_INSTRUMENT``) or ``afl-clang-fast`` (the caller's AFL_* build variables).
 
@@ -14,7 +14,6 @@ harness, the compiler, its variables and our runtime) with ``autotune-cc`` (any
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Mapping
@@ -56,31 +55,33 @@ def libyaml_sample_inputs() -> list[Path]:
 
 
 def libyaml_spec(cflags: str = DEFAULT_CFLAGS):
-    """The recipe as validate/compare/race take it: the build script (its harness hashed with it)."""
-    from autotune.preflight.target import TargetSpec
+    """The recipe, exactly as ``--build-script libyaml/build.sh --source libyaml/libyaml_harness.c
+    --cflags CFLAGS`` gives it to validate/compare/race/run."""
+    from autotune.target import make_spec
 
-    return TargetSpec(kind="script", script=str(BUILD_SCRIPT), sources=(str(HARNESS_SOURCE),), cflags=cflags)
+    return make_spec(script=BUILD_SCRIPT, sources=[HARNESS_SOURCE], cflags=cflags)
 
 
 def libyaml_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment the build script needs: the caller's plus LIBYAML_SRC."""
-    return {**(os.environ if env is None else env), "LIBYAML_SRC": str(libyaml_source_dir())}
+    """The environment the build script needs: ``autotune.afl.base_env`` of the caller's, plus LIBYAML_SRC."""
+    from autotune.afl import base_env
+
+    return {**base_env(env), "LIBYAML_SRC": str(libyaml_source_dir())}
 
 
 def build_libyaml_harness(*, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
                           instrument: str = "full", cflags: str = DEFAULT_CFLAGS) -> Path:
     """The harness built by build.sh with ``cc_kind`` (autotune: the wrapper with
-    ``AUTOTUNE_CC_INSTRUMENT=instrument``; afl: afl-clang-fast with ``afl_env``)."""
-    from autotune.afl import base_env
-    from autotune.preflight.target import build
+    ``AUTOTUNE_CC_INSTRUMENT=instrument``; afl: afl-clang-fast with ``afl_env``; plain: clang)."""
+    from autotune.target import build
 
-    if cc_kind == "autotune":
-        build_vars = {"AUTOTUNE_CC_INSTRUMENT": instrument}
-    elif cc_kind == "afl":
-        build_vars = dict(afl_env or {})
-    else:
-        raise ValueError(f"cc_kind must be autotune or afl, not {cc_kind!r}")
-    return build(spec=libyaml_spec(cflags), cc_kind=cc_kind, build_vars=build_vars, env=libyaml_env(base_env()))
+    if afl_env and cc_kind != "afl":
+        raise ValueError("afl_env applies to cc_kind='afl' only")
+    if instrument != "full" and cc_kind != "autotune":
+        raise ValueError("instrument applies to cc_kind='autotune' only")
+    build_vars = {"AUTOTUNE_CC_INSTRUMENT": instrument} if cc_kind == "autotune" and instrument != "full" else {}
+    build_vars.update(afl_env or {})
+    return build(spec=libyaml_spec(cflags), cc_kind=cc_kind, build_vars=build_vars, env=libyaml_env())
 
 
 if __name__ == "__main__":
