@@ -16,7 +16,7 @@ import pytest
 from autotune import demo
 from autotune.metrics import KEY_HASHES, index_key
 from autotune.target import demo_harness
-from programs.covtools import PROGRAMS, ProbeClient, build_cc, build_direct, mix64, read_census
+from programs.covtools import PROGRAMS, SANITIZE, ProbeClient, build_cc, build_direct, mix64, read_census
 
 METRICS = ("edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
            "ctx", "caller", "ctx-2", "ctx-4", "ctx-8")  # every key function and window/context
@@ -199,7 +199,7 @@ def test_rolling_exact_key_under_asan_and_ubsan_with_threads(tmp_path):
     whose cov_thread is reused by the next input's threads and must start from a zero window);
     under ASan+UBSan the replay's slots still equal the census's index keys, for every N-gram
     length in turn."""
-    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+    san = SANITIZE
     binary = build_direct(tmp_path / "threads", [PROGRAMS / "threads.c"], san=san, runtime_opt="-O1",
                           extra=["-pthread"])
     inputs = [b"ab", b"abcdef", b"a"]

@@ -24,12 +24,10 @@ def _cli(*args: str, env: dict | None = None):
 def tuned(tmp_path_factory) -> Path:
     """probe --demo (5 s) then tune (12 calls) into a fresh directory."""
     base = tmp_path_factory.mktemp("demo-pipeline")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AUTOTUNE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "autotune-cache"))
-        r = _cli("probe", "--demo", "--probe-time", "5", "-o", str(base / "probe"))
-        assert r.exit_code == 0, r.output
-        r = _cli("tune", "--probe", str(base / "probe"), "--out", str(base / "tuned"), "--calls", "12", "--no-plot")
-        assert r.exit_code == 0, r.output
+    r = _cli("probe", "--demo", "--probe-time", "5", "-o", str(base / "probe"))
+    assert r.exit_code == 0, r.output
+    r = _cli("tune", "--probe", str(base / "probe"), "--out", str(base / "tuned"), "--calls", "12", "--no-plot")
+    assert r.exit_code == 0, r.output
     return base / "tuned"
 
 
