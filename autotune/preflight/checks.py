@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autotune.metrics import has_map_size
 from autotune import afl
+from autotune.metrics import has_map_size
 from autotune.preflight.findings import PreflightFinding as F
-from autotune.target import build_vars_of, read_record, sha256_file
 from autotune.preflight.tuned import (AFL_HASHED_MAP_SLOTS, DEFAULT_MAX_COUNTER_OVERFLOW, TUNED_OVERFLOW_SLACK,
                                       TunedDir)
 from autotune.probe.equation1 import collision_rate
 from autotune.probe.result import ProbeResult
+from autotune.target import build_vars_of, read_record, sha256_file
 
 MAX_POW2 = 30
 # tune picks the smallest map under the limit, so a configuration sits just below it; a short

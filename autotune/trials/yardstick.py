@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from autotune.errors import AutotuneError, ToolMissingError
 from autotune import afl
+from autotune.errors import AutotuneError, ToolMissingError
 from autotune.trials.afl_output import KeptInput
 
 SCHEMA_VERSION = 1

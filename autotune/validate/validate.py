@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from autotune import afl
 from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
-from autotune import afl
-from autotune.validate import afl_runs, predict
-from autotune.target import TargetSpec, build, build_vars_of, demo_spec
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
 from autotune.probe.result import ProbeResult, load_probe
+from autotune.target import TargetSpec, build, build_vars_of, demo_spec
+from autotune.validate import afl_runs, predict
 
 SCHEMA_VERSION = 1
 FILE_NAME = "validate.json"
