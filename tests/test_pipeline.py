@@ -9,6 +9,7 @@ autotune-out/, lands there), and checks the output has the lines the README's sa
 """
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -46,8 +47,9 @@ def test_readme_main_job_runs_every_stage_and_writes_loadable_env_files(tmp_path
     argv = shlex.split(readme_main_job())
     exe = ROOT / argv[0]  # the README's path is relative to the repository
     assert exe.is_file(), f"{exe} is missing: run bash .ci/setup.sh"
-    proc = subprocess.run([str(exe), *argv[1:], *SMALL_BUDGETS], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=600)
+    env = {**os.environ, "COLUMNS": "1000"}  # long lines unwrapped, as in the README
+    proc = subprocess.run([str(exe), *argv[1:], *SMALL_BUDGETS], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = tmp_path / "autotune-out"
     # the stages and the summary lines of the README's sample output
