@@ -7,13 +7,26 @@ the user's arguments unchanged, plus:
   ``full`` (default, ``INSTRUMENT_FLAGS``): SanitizerCoverage guards for the block ids, function
   entry/exit hooks for call context, and ``-g`` (every metric, the census); ``blocks``: the guards
   and ``-g`` (edge, ngram-N, guard: no call stack, so no hook per function call); ``guard``:
-  clang's inline 8-bit counters and ``-g`` (the guard metric only, no call per block);
+  clang's inline 8-bit counters and ``-g`` (the guard metric only, no call per block); ``edge``:
+  our pass plugin ``kernels/plugin/autotune_edges.cpp`` and ``-g`` (the edge metric only, counted
+  inline as AFL++'s CLASSIC counts it: no call per block; see below);
 - when the invocation links a program: the runtime archive (whole, so its constructors are
   kept), ``LINK_LIBS`` and the build kind for the runtime (``kind_marker``); and, unless the user
   asked for a sanitizer, ``NO_SANITIZER_RT``;
 - when ``-fsanitize=fuzzer`` is given: it is removed and, when linking, the driver object
   (``main()`` for an ``LLVMFuzzerTestOneInput`` harness) is linked, as libFuzzer's flag does.
   ``-fsanitize=fuzzer-no-link`` is removed too: the wrapper instruments every compile anyway.
+
+The edge kind's pass instruments the blocks AFL++'s CLASSIC instruments (every block of a one-block
+function; elsewhere each block with a predecessor that has more than one successor), after the
+select plugin split the selects: ``idx = (cur ^ prev) & mask; map[idx]++`` (8-bit, NeverZero, as
+CLASSIC in AFL++ 4.04c), ``prev = cur >> 1``. ``cur`` is the block's compile-time id, the low 32
+bits of ``mix64(FNV-1a-64(source file name, NUL, function name) ^ seed ^ index * 0x9e3779b97f4a7c15)``
+(seed ``0x6175746f74756e65``, "autotune"; index: the block's position in its function), so the
+same sources built by the same commands get the same ids. ``prev`` is a thread-local the runtime
+zeroes at each execution; ``map`` and ``mask`` are globals it points at afl-fuzz's map (mask = map
+size - 1). The runtime refuses another metric, layout, width, overflow policy, key hash or seed
+for such a build (kernels/cov.c ``edge_config_check``).
 
 Compile-only invocations (``-c``, ``-S``, ``-E``, ``-M``, ``-MM``, ``-fsyntax-only``), invocations
 without inputs (``--version``, ``-print-*``) and shared/relocatable links (``-shared``, ``-r``)
@@ -51,7 +64,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "full": INSTRUMENT_FLAGS,  # every metric and the census (the probe)
     "blocks": ("-fsanitize-coverage=trace-pc-guard", "-g"),  # edge, ngram-N, guard
     "guard": ("-fsanitize-coverage=inline-8bit-counters", "-g"),  # guard only, counted inline
+    "edge": ("-g",),  # edge only, counted inline by our pass plugin (rewrite adds it: EDGE_KIND)
 }
+# The build kind whose instrumentation is our own pass (artifacts.edge_plugin), not SanitizerCoverage.
+EDGE_KIND = "edge"
 DEFAULT_KIND = "full"
 
 
@@ -253,11 +269,13 @@ def parse_args(args: Sequence[str]) -> Invocation:
 
 
 def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driver: Path | None,
-            kind: str = DEFAULT_KIND, plugin: Path | None = None) -> list[str]:
+            kind: str = DEFAULT_KIND, plugin: Path | None = None, edge_plugin: Path | None = None) -> list[str]:
     """The full argv of the real compiler for a parsed invocation.
 
     ``runtime`` and ``driver`` are the artefacts to link (see :func:`link_needs`); ``kind`` the
-    build kind (``KINDS``); ``plugin`` the select-splitting pass plugin (see :func:`plugin_needed`).
+    build kind (``KINDS``); ``plugin`` the select-splitting pass plugin (see :func:`plugin_needed`);
+    ``edge_plugin`` the edge kind's pass plugin, loaded after it (its pass then runs after the
+    select splitting: both run at the end of the optimisation pipeline, in load order).
     """
     argv = [toolchain.path, *KINDS[kind]]
     if inv.mode != "info":
@@ -266,6 +284,8 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
         argv += FUZZING_CODEGEN
     if plugin is not None:
         argv.append(f"-fpass-plugin={plugin}")
+    if edge_plugin is not None:
+        argv.append(f"-fpass-plugin={edge_plugin}")
     if inv.mode == "link" and not inv.sanitizers:
         argv.append(NO_SANITIZER_RT)
     if driver is not None:
@@ -295,20 +315,26 @@ FUZZING_CODEGEN: tuple[str, ...] = ("-funroll-loops",)
 SELECTS_VAR = "AUTOTUNE_CC_SELECTS"
 
 
-def plugin_needed(inv: Invocation, env: Mapping[str, str]) -> bool:
+def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_KIND) -> bool:
     """Whether the invocation loads the select-splitting pass plugin: every compile, unless
-    ``AUTOTUNE_CC_SELECTS=0``.
+    ``AUTOTUNE_CC_SELECTS=0``; for the edge kind only when ``AUTOTUNE_CC_SELECTS=1``.
 
     AFL++'s PCGUARD (its default) counts both sides of every scalar select; SanitizerCoverage
     counts blocks only (lz4: 5,765 guards against PCGUARD's 7,050; 7,004 with the plugin's 644
-    selects split), and a campaign without that feedback kept 28 % fewer inputs there. Every build
-    kind gets it, so the probe's census (a full build) and a guard build count the same points.
-    ``AUTOTUNE_CC_SELECTS=0`` leaves selects alone (like-for-like with AFL++'s CLASSIC/NGRAM modes,
-    which do not count them)."""
-    value = env.get(SELECTS_VAR, "1") or "1"
+    selects split), and a campaign without that feedback kept 28 % fewer inputs there. The guard,
+    blocks and full kinds get it, so the probe's census (a full build) and a guard build count the
+    same points. ``AUTOTUNE_CC_SELECTS=0`` leaves selects alone (like-for-like with AFL++'s
+    CLASSIC/NGRAM modes, which do not count them). The edge kind is CLASSIC's coverage at CLASSIC's
+    cost, and CLASSIC does not count selects: a split select costs a branch and two counted blocks
+    where CLASSIC's code has a conditional move (the demo's crc8 loop, 8 selects a byte: 1.39x
+    CLASSIC's instructions per execution with them split, 0.985x without), so it splits them only
+    when asked."""
+    default = "0" if kind == EDGE_KIND else "1"
+    value = env.get(SELECTS_VAR, default) or default
     if value not in ("0", "1"):
         raise AutotuneError(f"{SELECTS_VAR}={value} is not 0 or 1",
-                            fix=f"set {SELECTS_VAR}=1 (count both sides of selects, the default) or 0")
+                            fix=f"set {SELECTS_VAR}=1 (count both sides of selects; the default except for "
+                                f"{KIND_VAR}={EDGE_KIND}) or 0")
     return value == "1" and inv.mode in ("compile", "link")
 
 
@@ -324,12 +350,17 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
 
         runtime = artifacts.runtime_archive()
         driver = artifacts.driver_object() if need_driver else None
-    plugin = None
-    if plugin_needed(inv, env):
+    plugin = edge_plugin = None
+    if plugin_needed(inv, env, kind):
         from autotune.runtime import artifacts
 
         plugin = artifacts.select_plugin()
-    return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin)
+    if kind == EDGE_KIND and inv.mode in ("compile", "link"):
+        from autotune.runtime import artifacts
+
+        edge_plugin = artifacts.edge_plugin()
+    return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin,
+                   edge_plugin=edge_plugin)
 
 
 def run(args: Sequence[str], *, cxx: bool, prog: str) -> int:

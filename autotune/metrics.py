@@ -1,4 +1,7 @@
-"""The coverage metrics autotune knows, in census order (ids match kernels/cov.h)."""
+"""The coverage metrics autotune knows, in census order (ids match kernels/cov.h).
+
+The registry is autotune.runtime.config.METRIC_TABLE; this module gives its names and what is
+computed per metric in Python (the index key, the afl-cc settings)."""
 
 from __future__ import annotations
 
@@ -6,27 +9,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-METRICS: tuple[str, ...] = (
-    "edge",
-    "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
-    "ctx", "caller", "ctx-2", "ctx-4", "ctx-8",
-    "guard",
-)
+from autotune.runtime.config import KEY_HASHES, METRIC_SPECS, METRIC_TABLE
+
+METRICS: tuple[str, ...] = tuple(m.name for m in METRIC_TABLE)
 METRIC_ID = {name: i for i, name in enumerate(METRICS)}
-CONTEXT_METRICS: tuple[str, ...] = ("ctx", "caller", "ctx-2", "ctx-4", "ctx-8")
+CONTEXT_METRICS: tuple[str, ...] = tuple(m.name for m in METRIC_TABLE if m.call_context)
 """Metrics keyed by the call stack: they need the function hooks of a ``full`` build."""
 GUARD = "guard"
 """AFL++'s PCGUARD: one counter per SanitizerCoverage guard (slot = guard index g, slot 0 unused),
 exact and collision-free; the map is the guard count + 1, so map size, layout and key hash do not
 apply."""
+assert not METRIC_SPECS[GUARD].hashed
+__all__ = ["METRICS", "METRIC_ID", "CONTEXT_METRICS", "GUARD", "KEY_HASHES", "has_map_size", "index_key",
+           "AflMode", "afl_mode"]
 
 
 def has_map_size(metric: str) -> bool:
     """Whether ``metric``'s keys are hashed into a map whose size and layout are chosen (all but guard)."""
-    return metric != GUARD
+    spec = METRIC_SPECS.get(metric)
+    return spec is None or spec.hashed
 
-KEY_HASHES: tuple[str, ...] = ("exact", "afl")
-"""Values of AUTOTUNE_KEY_HASH (the runtime map sink's index key), default first."""
 
 _MIX_C1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_C2 = np.uint64(0x94D049BB133111EB)
@@ -44,12 +46,13 @@ def index_key(exact: np.ndarray, *, metric: str) -> np.ndarray:
     ``guard``: ``exact`` itself (the guard index g is its slot, no hash; slot 0 stays unused as in
     AFL++'s PCGUARD, whose afl-showmap reads map[0] == 1 as a "target ran" mark and clears it).
     """
-    if metric not in METRIC_ID:
+    if metric not in METRIC_SPECS:
         raise ValueError(f"unknown metric {metric!r}")
+    kind = METRIC_SPECS[metric].index_key
     x = np.array(exact, dtype=np.uint64, copy=True, ndmin=1)
-    if metric == GUARD:
+    if kind == "slot":
         return x.reshape(np.shape(exact))
-    if metric.startswith("ngram-"):
+    if kind == "fold":
         x ^= x >> np.uint64(32)
         return x.reshape(np.shape(exact))
     with np.errstate(over="ignore"):
@@ -72,18 +75,7 @@ class AflMode:
 def afl_mode(metric: str) -> AflMode:
     """The afl-cc settings (AFL++ 4.x) that give ``metric``: CLASSIC instrumentation and its
     variants, or (guard) AFL++'s default PCGUARD."""
-    if metric == GUARD:
-        return AflMode("PCGUARD", {})
-    if metric == "edge":
-        return AflMode("CLASSIC", {})
-    if metric.startswith("ngram-"):
-        n = int(metric.split("-")[1])
-        return AflMode(f"NGRAM-{n}", {})
-    if metric == "ctx":
-        return AflMode("CTX", {})
-    if metric == "caller":
-        return AflMode("CALLER", {})
-    if metric.startswith("ctx-"):
-        k = int(metric.split("-")[1])
-        return AflMode(f"CTX-{k}", {})
-    raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+    spec = METRIC_SPECS.get(metric)
+    if spec is None:
+        raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+    return AflMode(spec.afl_instrument, dict(spec.afl_extra))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
+from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class PipelineResult:
             "probe_dir": str(self.probe_dir),
             "tune_dir": str(self.tune_dir),
             "env_files": {k: str(v) for k, v in self.env_files().items()},
-            "best": self.tune.best_config,
+            "best": self.tune.best_config.to_dict(),
             "race_dir": str(self.race_dir) if self.race_dir else None,
             "race": self.race.race.decision.to_dict() if self.race else None,
         }
@@ -55,8 +56,8 @@ def run_pipeline(
     probe_time_s: float = 60.0,
     max_execs: int | None = None,
     seed: int = 0,
-    calls: int = 40,
-    max_collision_rate: float = 0.02,
+    calls: int = DEFAULT_CALLS,
+    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
     jobs: int = 1,
     timeout_ms: int = 1000,
     on_stage: Callable[[str], None] | None = None,
@@ -71,6 +72,7 @@ def run_pipeline(
     with the target and budget bound), or None for no race."""
     from autotune.probe.campaign import run_probe
     from autotune.profile import detect_host, save_profile
+    from autotune.emit.write import emit_all
     from autotune.tune.api import tune_probe_dir
 
     if probe_time_s <= 0:
@@ -90,9 +92,9 @@ def run_pipeline(
 
     stage(f"tune: Bayesian optimisation, {calls} calls, measured by replaying the probe's corpus")
     tune_dir = out_dir / "tune"
-    tune, written = tune_probe_dir(probe_dir=probe_dir, out_dir=tune_dir, host=host.to_dict(), calls=calls,
-                                   seed=seed, jobs=jobs, max_collision_rate=max_collision_rate, run=tune_run,
-                                   notice=notice)
+    tune = tune_probe_dir(probe_dir=probe_dir, probe=probe, out_dir=tune_dir, host=host, calls=calls, seed=seed,
+                          jobs=jobs, max_collision_rate=max_collision_rate, run=tune_run, notice=notice)
+    written = emit_all(result=tune, out_dir=tune_dir)
     race_dir = outcome = None
     if race is not None:
         stage("race: AFL++'s default against our runtime's metrics in afl-fuzz, one yardstick")

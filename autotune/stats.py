@@ -18,6 +18,9 @@ effect size).
   interval [x_(k), x_(n+1-k)] with the largest k whose binomial(n, 1/2) coverage
   1 - 2 P(B <= k-1) is at least the level asked; with n <= 5 no k reaches 95 %, so it is
   [min, max] and the coverage it does have (1 - 2^(1-n)) is reported with it.
+- :func:`spearman` — Spearman's rank correlation rho: Pearson's correlation of the two samples'
+  mid-ranks (ties share their mean rank), which is what the race's question "does a short trial
+  rank the contestants as a long campaign does?" needs.
 """
 
 from __future__ import annotations
@@ -83,6 +86,24 @@ def _midranks2(values: Sequence[float]) -> list[int]:
             ranks2[order[k]] = (i + 1) + (j + 1)  # 2 x the mean of ranks i+1..j+1
         i = j + 1
     return ranks2
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman's rho of paired samples: Pearson's r of their mid-ranks; NaN when either sample has
+    one value only (no ranking to correlate)."""
+    if len(xs) != len(ys):
+        raise ValueError(f"spearman needs paired samples, got {len(xs)} and {len(ys)} values")
+    if len(xs) < 2:
+        raise ValueError("spearman needs at least two pairs")
+    rx, ry = _midranks2(xs), _midranks2(ys)
+    n = len(xs)
+    mx, my = sum(rx) / n, sum(ry) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    if sxx == 0 or syy == 0:
+        return math.nan
+    return sxy / math.sqrt(sxx * syy)
 
 
 def mann_whitney(xs: Sequence[float], ys: Sequence[float], *, alternative: str = "two-sided") -> MannWhitney:

@@ -36,7 +36,7 @@ Instructions: callgrind's exact count of LLVMFuzzerTestOneInput (inclusive) per 
 the fuzzer, a figure the host's noise does not move.
 
 Build kinds (--build-kinds, issue 13): instructions per execution only (callgrind), our build
-kinds (AUTOTUNE_CC_INSTRUMENT=guard, blocks, full) against afl-clang-fast's PCGUARD (default),
+kinds (AUTOTUNE_CC_INSTRUMENT=guard, edge, blocks, full) against afl-clang-fast's PCGUARD (default),
 CLASSIC and NGRAM-8 on the same inputs: the queue of one afl-fuzz campaign (--seconds, -s 1) of
 the PCGUARD build from the target's seeds, up to --callgrind-inputs of it. Ours count
 LLVMFuzzerTestOneInput plus the runtime's per-execution work around it (cov_exec_begin,
@@ -143,41 +143,55 @@ KIND_VARIANTS: list[tuple[str, tuple[str, str | None], dict[str, str]]] = [
     ("guard/guard-build", ("ours", "guard"), {"AUTOTUNE_METRIC": "guard"}),
     ("guard/blocks-build", ("ours", "blocks"), {"AUTOTUNE_METRIC": "guard"}),
     ("aflpp-pcguard", ("afl", None), {}),
+    ("edge/edge-build", ("ours", "edge"), {"AUTOTUNE_METRIC": "edge", **FLAT_64K}),
+    ("edge/edge-build-selects", ("ours", "edge"), {"AUTOTUNE_METRIC": "edge", **FLAT_64K}),
     ("edge/blocks-build", ("ours", "blocks"), {"AUTOTUNE_METRIC": "edge", **FLAT_64K}),
+    ("edge/blocks-build-noselects", ("ours", "blocks"), {"AUTOTUNE_METRIC": "edge", **FLAT_64K}),
     ("edge/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "edge", **FLAT_64K}),
     ("aflpp-classic", ("afl", "CLASSIC"), {}),
     ("ngram-8/blocks-build", ("ours", "blocks"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
     ("ngram-8/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
     ("aflpp-ngram8", ("afl", "NGRAM-8"), {}),
 ]
+# compile-time variables of a variant besides its build kind (AUTOTUNE_CC_SELECTS: the edge kind splits
+# selects only when asked, the other kinds unless told not to)
+BUILD_VARS: dict[str, dict[str, str]] = {"edge/edge-build-selects": {"AUTOTUNE_CC_SELECTS": "1"},
+                                         "edge/blocks-build-noselects": {"AUTOTUNE_CC_SELECTS": "0"}}
 PAIRS = [("guard/guard-build", "aflpp-pcguard"), ("guard/blocks-build", "aflpp-pcguard"),
-         ("edge/blocks-build", "aflpp-classic"), ("edge/full-build", "aflpp-classic"),
+         ("edge/edge-build", "aflpp-classic"), ("edge/edge-build-selects", "aflpp-classic"),
+         ("edge/blocks-build", "aflpp-classic"), ("edge/blocks-build-noselects", "aflpp-classic"),
+         ("edge/full-build", "aflpp-classic"),
          ("ngram-8/blocks-build", "aflpp-ngram8"), ("ngram-8/full-build", "aflpp-ngram8")]
 
 
-def kind_binary(target: str, builder: str, kind: str | None) -> Path:
-    """The target's harness built by our wrapper with build kind ``kind`` or by afl-clang-fast."""
+def kind_binary(target: str, builder: str, kind: str | None, cc_vars: dict[str, str] | None = None) -> Path:
+    """The target's harness built by our wrapper with build kind ``kind`` (and the compile-time
+    variables ``cc_vars``) or by afl-clang-fast."""
+    cc_vars = dict(cc_vars or {})
     if target == "libyaml":
         from tests.targets import libyaml
         if builder == "ours":
-            return libyaml.build_libyaml_harness(cc_kind="autotune", instrument=kind or "full")
+            return libyaml.build_libyaml_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars)
         return libyaml.build_libyaml_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {})
     if target == "lz4":
         from tests.targets import lz4
         if builder == "ours":
-            return lz4.build_lz4_harness(cc_kind="autotune", instrument=kind or "full", cflags=lz4.LZ4_OWN_CFLAGS)
+            return lz4.build_lz4_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars,
+                                         cflags=lz4.LZ4_OWN_CFLAGS)
         return lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {},
                                      cflags=lz4.LZ4_OWN_CFLAGS)
     from autotune import demo
-    from autotune.target import build_harness
 
     src = demo.harness_source()
     d = Path(tempfile.mkdtemp(prefix=f"kinds-{target}-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_CC"))}
     if builder == "ours":
-        return build_harness(sources=[src], output=d / "demo", extra_cflags=list(demo.DEMO_CFLAGS), kind=kind)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AFL_")}
-    env.update(AFL_QUIET="1", **({"AFL_LLVM_INSTRUMENT": kind} if kind else {}))
-    subprocess.run(["afl-clang-fast", *demo.DEMO_CFLAGS, "-fsanitize=fuzzer", str(src), "-o", str(d / "demo")],
+        env.update({"AUTOTUNE_CC_INSTRUMENT": kind or "full", **cc_vars})
+        cc = str(Path(sys.executable).parent / "autotune-cc")
+    else:
+        env.update(AFL_QUIET="1", **({"AFL_LLVM_INSTRUMENT": kind} if kind else {}))
+        cc = "afl-clang-fast"
+    subprocess.run([cc, *demo.DEMO_CFLAGS, "-fsanitize=fuzzer", str(src), "-o", str(d / "demo")],
                    env=env, check=True, capture_output=True, text=True, timeout=600)
     return d / "demo"
 
@@ -199,7 +213,7 @@ def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path) -> 
 
     work = out / target["name"] / "kinds"
     work.mkdir(parents=True, exist_ok=True)
-    bins = {name: kind_binary(target["name"], *how) for name, how, _ in KIND_VARIANTS}
+    bins = {name: kind_binary(target["name"], *how, BUILD_VARS.get(name)) for name, how, _ in KIND_VARIANTS}
     # the inputs: one afl-fuzz campaign of AFL++'s default build (fixed RNG seed)
     camp = work / "campaign"
     shutil.rmtree(camp, ignore_errors=True)
@@ -229,7 +243,8 @@ def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path) -> 
         ir, calls = _callgrind_per_exec([str(copy), *map(str, picked)], env, work, name.replace("/", "_"))
         around = _callgrind_functions(out_file, ("cov_exec_begin", "cov_exec_end"))
         total = ir + sum(around.values())
-        res[name] = {"builder": builder, "build": kind or "PCGUARD", "env": env_extra, "harness_instructions": ir,
+        res[name] = {"builder": builder, "build": kind or "PCGUARD", "build_vars": BUILD_VARS.get(name, {}),
+                     "env": env_extra, "harness_instructions": ir,
                      "runtime_per_exec_instructions": around, "executions": calls,
                      "per_exec": round(total / calls) if calls else None}
     ratios = {f"{a} / {b}": round(res[a]["per_exec"] / res[b]["per_exec"], 3) for a, b in PAIRS}

@@ -206,24 +206,70 @@ void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop) {
   pthread_mutex_unlock(&cov_init_lock);
 }
 
+/* ---- inline edges (AUTOTUNE_CC_INSTRUMENT=edge) --------------------------------------------- */
+/* kernels/plugin/autotune_edges.cpp counts each instrumented block inline, as AFL++'s CLASSIC:
+ *   idx = (cur ^ autotune_edge_prev) & area.mask; area.map[idx]++ (NeverZero); prev = cur >> 1
+ * with cur the block's compile-time id. The runtime owns these three globals: prev is zeroed when
+ * an execution starts (cov_exec_begin), map and mask point at the map sink's counters (a flat
+ * 8-bit map: afl-fuzz's shared memory under aflfs.c) while the edge metric is the sink, and at
+ * a dummy area with mask 0 otherwise (before main, the probe, standalone runs: every count lands
+ * in its byte 0), so a count never lands outside a map. They change only between executions, when
+ * no instrumented function is running (the pass lets the compiler keep map and mask in registers
+ * for a whole function): a map is attached with its pointer first and its mask second, detached
+ * in the opposite order. */
+struct autotune_edge_area_s {
+  uint8_t *map;
+  uint32_t mask;
+};
+static uint8_t cov_edge_dummy[64];
+__attribute__((aligned(64))) struct autotune_edge_area_s autotune_edge_area = {cov_edge_dummy, 0};
+__thread uint32_t autotune_edge_prev __attribute__((tls_model("initial-exec")));
+static uint32_t cov_edge_modules, cov_edge_blocks; /* registered by the instrumented modules */
+static int cov_edge_on;                             /* the edge area points at the map sink */
+
+void autotune_edge_register(uint32_t blocks);
+void autotune_edge_register(uint32_t blocks) { /* a constructor of each instrumented module */
+  __atomic_fetch_add(&cov_edge_modules, 1u, __ATOMIC_ACQ_REL);
+  __atomic_fetch_add(&cov_edge_blocks, blocks, __ATOMIC_ACQ_REL);
+}
+
+uint32_t cov_edge_blocks_registered(void) { return __atomic_load_n(&cov_edge_blocks, __ATOMIC_ACQUIRE); }
+int cov_edge_inline_active(void) { return cov_edge_on; }
+
+static void edge_area_set(uint8_t *map, uint32_t mask) {
+  if (map) { /* attach: the map before the mask that lets indices reach into it */
+    __atomic_store_n(&autotune_edge_area.map, map, __ATOMIC_RELEASE);
+    __atomic_store_n(&autotune_edge_area.mask, mask, __ATOMIC_RELEASE);
+  } else { /* detach: mask 0 (index 0 only) before the dummy */
+    __atomic_store_n(&autotune_edge_area.mask, 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&autotune_edge_area.map, cov_edge_dummy, __ATOMIC_RELEASE);
+  }
+  cov_edge_on = map != NULL;
+}
+
 /* AUTOTUNE_CC_INSTRUMENT of the link (autotune cc passes --defsym autotune_instrument_kind=
  * autotune_kind_<kind>); absent when the program was linked without the wrapper. */
 __attribute__((used)) const int autotune_kind_full = COV_BUILD_FULL;
 __attribute__((used)) const int autotune_kind_blocks = COV_BUILD_BLOCKS;
 __attribute__((used)) const int autotune_kind_guard = COV_BUILD_GUARD;
+__attribute__((used)) const int autotune_kind_edge = COV_BUILD_EDGE;
 extern const int autotune_instrument_kind __attribute__((weak));
 
 int cov_build_kind(void) {
   int linked = &autotune_instrument_kind ? autotune_instrument_kind : -1;
   int guards = cov_guard_count() > 0, counters = cov_ncounters > 0;
-  if (guards && counters) return COV_BUILD_MIXED;
+  int edges = __atomic_load_n(&cov_edge_modules, __ATOMIC_ACQUIRE) > 0;
+  if (guards + counters + edges > 1) return COV_BUILD_MIXED;
+  if (edges || linked == COV_BUILD_EDGE) /* edge objects in another kind's link, or the reverse */
+    return (edges && linked >= 0 && linked != COV_BUILD_EDGE) || guards || counters ? COV_BUILD_MIXED
+                                                                                     : COV_BUILD_EDGE;
   if (counters || linked == COV_BUILD_GUARD) return guards ? COV_BUILD_MIXED : COV_BUILD_GUARD;
   return linked == COV_BUILD_BLOCKS ? COV_BUILD_BLOCKS : COV_BUILD_FULL;
 }
 
 const char *cov_build_kind_name(int kind) {
-  static const char *const names[] = {"full", "blocks", "guard", "mixed"};
-  return kind >= 0 && kind <= COV_BUILD_MIXED ? names[kind] : "?";
+  static const char *const names[] = {"full", "blocks", "guard", "mixed", "edge"};
+  return kind >= 0 && kind <= COV_BUILD_EDGE ? names[kind] : "?";
 }
 
 uint32_t cov_guard_slots(void) {
@@ -236,18 +282,18 @@ uint64_t cov_guard_map_bytes(void) {
 }
 
 /* "<what> needs <need>, but this program was built with AUTOTUNE_CC_INSTRUMENT=<kind>; fix: <fix>" */
-static int kind_error(char *err, size_t errlen, const char *what, const char *fix) {
+static int kind_error(char *err, size_t errlen, const char *what, int needs_hooks, const char *fix) {
   int k = cov_build_kind();
   if (!err || !errlen) return -1;
   if (k == COV_BUILD_MIXED)
-    snprintf(err, errlen, "this program mixes objects built with AUTOTUNE_CC_INSTRUMENT=guard "
-             "(inline counters) and with trace-pc-guard (full or blocks); fix: rebuild every object "
-             "and the link with one AUTOTUNE_CC_INSTRUMENT");
+    snprintf(err, errlen, "this program mixes objects of different build kinds (inline counters of "
+             "AUTOTUNE_CC_INSTRUMENT=guard, inline edges of edge, trace-pc-guard of full or blocks); "
+             "fix: rebuild every object and the link with one AUTOTUNE_CC_INSTRUMENT");
   else
     snprintf(err, errlen, "%s needs %s, but this program was built with "
              "AUTOTUNE_CC_INSTRUMENT=%s; fix: %s", what,
-             k == COV_BUILD_GUARD ? "SanitizerCoverage guards (AUTOTUNE_CC_INSTRUMENT=full or blocks)"
-                                  : "function entry/exit hooks (AUTOTUNE_CC_INSTRUMENT=full)",
+             needs_hooks ? "function entry/exit hooks (AUTOTUNE_CC_INSTRUMENT=full)"
+                         : "SanitizerCoverage guards (AUTOTUNE_CC_INSTRUMENT=full or blocks)",
              cov_build_kind_name(k), fix);
   return -1;
 }
@@ -257,31 +303,35 @@ static int metric_needs_stack(int m) { return m >= COV_M_CTX && m <= COV_M_CTX8;
 int cov_metric_check(int metric, char *err, size_t errlen) {
   int k = cov_build_kind();
   if (k == COV_BUILD_MIXED || (k == COV_BUILD_GUARD && metric != COV_M_GUARD) ||
+      (k == COV_BUILD_EDGE && metric != COV_M_EDGE) ||
       (k == COV_BUILD_BLOCKS && metric_needs_stack(metric))) {
     char what[64];
     snprintf(what, sizeof what, "AUTOTUNE_METRIC=%s",
              metric >= 0 && metric < COV_N_METRICS ? cov_metric_names[metric] : "?");
-    return kind_error(err, errlen, what,
-                      k == COV_BUILD_GUARD
-                          ? "set AUTOTUNE_METRIC=guard, or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks "
+    const char *fix = k == COV_BUILD_GUARD
+                          ? "set AUTOTUNE_METRIC=guard, or rebuild with AUTOTUNE_CC_INSTRUMENT=edge "
+                            "(edge), blocks (edge, ngram-N, guard) or full (every metric)"
+                      : k == COV_BUILD_EDGE
+                          ? "set AUTOTUNE_METRIC=edge, or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks "
                             "(edge, ngram-N, guard) or full (every metric)"
                           : "set AUTOTUNE_METRIC to edge, ngram-N or guard, or rebuild with "
-                            "AUTOTUNE_CC_INSTRUMENT=full (every metric)");
+                            "AUTOTUNE_CC_INSTRUMENT=full (every metric)";
+    return kind_error(err, errlen, what, k == COV_BUILD_BLOCKS || metric_needs_stack(metric), fix);
   }
   return 0;
 }
 
 int cov_census_check(uint32_t metric_mask, char *err, size_t errlen) {
   int k = cov_build_kind();
-  if (k == COV_BUILD_MIXED || k == COV_BUILD_GUARD)
-    return kind_error(err, errlen, "the census (probe)",
+  if (k == COV_BUILD_MIXED || k == COV_BUILD_GUARD || k == COV_BUILD_EDGE)
+    return kind_error(err, errlen, "the census (probe)", 0,
                       "rebuild the probe's harness with AUTOTUNE_CC_INSTRUMENT=full (the default)");
   if (k == COV_BUILD_BLOCKS)
     for (int m = COV_M_CTX; m <= COV_M_CTX8; m++)
       if (metric_mask & (1u << m)) {
         char what[96];
         snprintf(what, sizeof what, "the census of %s (AUTOTUNE_PROBE_METRICS)", cov_metric_names[m]);
-        return kind_error(err, errlen, what,
+        return kind_error(err, errlen, what, 1,
                           "rebuild with AUTOTUNE_CC_INSTRUMENT=full (the default), or probe only "
                           "edge, ngram-N and guard");
       }
@@ -829,6 +879,19 @@ int cov_key_hash(void) {
 void cov_map_sink_set(bm_map *map, int metric) {
   cov_cnt_dst = NULL;
   cov_guard_limit = 0;
+  if (cov_build_kind() == COV_BUILD_EDGE) { /* no hooks: the blocks count into the edge area */
+    edge_area_set(NULL, 0);
+    if (map && metric == COV_M_EDGE && map->layout == BM_FLAT && map->width_bits == 8 &&
+        map->index_slots <= (1ull << 32))
+      edge_area_set((uint8_t *)map->counters, (uint32_t)(map->index_slots - 1));
+    cov_map_on = 0;
+    cov_map = NULL;
+    cov_map_ctxsel = -1;
+    cov_map_kf = -1;
+    sinks_update();
+    cov_gen_bump();
+    return;
+  }
   if (!map || metric < 0 || metric >= COV_N_METRICS ||
       (metric == COV_M_GUARD && (map->layout != BM_FLAT || bm_width_index(map->width_bits) > 3))) {
     cov_map_on = 0;
@@ -1025,6 +1088,8 @@ void __cyg_profile_func_exit(void *fn, void *site) {
 /* ---- executions --------------------------------------------------------------------------- */
 void cov_exec_begin(void) {
   cov_in_exec = 1;
+  autotune_edge_prev = 0; /* the calling thread's (an edge build's blocks; others never read it) */
+  if (cov_edge_on) return; /* no hooks, no per-thread state to reset */
   /* the guard metric keeps no per-thread state (no history, no stack, pending blocks are
    * committed at cov_exec_end): nothing to reset */
   if (cov_map_kf == KEY_GUARD && cov_sinks == 2) return;
@@ -1033,6 +1098,10 @@ void cov_exec_begin(void) {
 }
 
 void cov_exec_end(void) {
+  if (cov_edge_on) { /* counted inline into the map already */
+    cov_in_exec = 0;
+    return;
+  }
   commit_pending(cov_tls); /* cov_no_thread: gen 0, pending 0 */
   if (cov_cnt_dst) cnt_flush();
   cov_in_exec = 0;
@@ -1068,8 +1137,58 @@ static int bad(char *err, size_t errlen, const char *var, const char *val, const
   return -1;
 }
 
+/* bad() for a choice variable: the valid values are the names of its table, so the message always
+ * lists what this runtime accepts (autotune/runtime/config.py's registry is tested against it). */
+static int bad_choice(char *err, size_t errlen, const char *var, const char *val,
+                      const char *const *names, int n) {
+  char valid[256];
+  size_t len = 0;
+  valid[0] = 0;
+  for (int i = 0; i < n && len < sizeof valid; i++)
+    len += (size_t)snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "", names[i]);
+  return bad(err, errlen, var, val, valid);
+}
+
 static int pow2_in(uint64_t v, unsigned lo, unsigned hi) {
   return v && !(v & (v - 1)) && v >= (1ull << lo) && v <= (1ull << hi);
+}
+
+/* "<VAR>=<value>: a program built with AUTOTUNE_CC_INSTRUMENT=edge <why>; fix: unset it (or <ok>), or
+ * rebuild with AUTOTUNE_CC_INSTRUMENT=blocks" */
+static int edge_refuse(char *err, size_t errlen, const char *var, const char *val, const char *why,
+                       const char *ok) {
+  if (err && errlen)
+    snprintf(err, errlen, "%s=%s: a program built with AUTOTUNE_CC_INSTRUMENT=edge %s; fix: unset it "
+             "(or %s), or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks", var, val, why, ok);
+  return -1;
+}
+
+/* The edge build counts inline as AFL++'s CLASSIC: 8-bit NeverZero counters in a flat map, the
+ * slot (cur ^ prev) & (map size - 1) of compile-time block ids. Settings it cannot follow are
+ * refused when given; unset, they take these values. */
+static int edge_config_check(cov_config *cfg, char *err, size_t errlen) {
+  const char *v;
+  if ((v = getenv("AUTOTUNE_LAYOUT")) && *v && cfg->layout != BM_FLAT)
+    return edge_refuse(err, errlen, "AUTOTUNE_LAYOUT", v, "counts inline into a flat map", "flat");
+  if (cfg->counter_bits != 8) {
+    char bits[8];
+    snprintf(bits, sizeof bits, "%u", cfg->counter_bits);
+    return edge_refuse(err, errlen, "AUTOTUNE_COUNTER_BITS", bits, "counts in 8-bit counters", "8");
+  }
+  if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v && cfg->overflow != BM_NEVERZERO)
+    return edge_refuse(err, errlen, "AUTOTUNE_OVERFLOW", v,
+                       "counts as AFL++'s CLASSIC does, skipping zero on overflow (NeverZero)", "neverzero");
+  if ((v = getenv("AUTOTUNE_KEY_HASH")) && *v && cfg->key_hash != COV_KEY_AFL)
+    return edge_refuse(err, errlen, "AUTOTUNE_KEY_HASH", v,
+                       "keys each edge as AFL++'s CLASSIC does, (cur ^ prev >> 1) of block ids fixed at "
+                       "compile time", "afl");
+  if (cfg->seed != 0)
+    return edge_refuse(err, errlen, "AUTOTUNE_SEED", getenv("AUTOTUNE_SEED"),
+                       "has block ids fixed at compile time (kernels/plugin/autotune_edges.cpp)", "0");
+  cfg->layout = BM_FLAT;
+  cfg->overflow = BM_NEVERZERO;
+  cfg->key_hash = COV_KEY_AFL;
+  return 0;
 }
 
 int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
@@ -1086,14 +1205,13 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   if ((v = getenv("AUTOTUNE_SEED")) && *v && parse_u64(v, &cfg->seed))
     return bad(err, errlen, "AUTOTUNE_SEED", v, "an unsigned 64-bit integer");
   if ((v = getenv("AUTOTUNE_METRIC")) && *v && (cfg->metric = cov_metric_id(v)) < 0)
-    return bad(err, errlen, "AUTOTUNE_METRIC", v,
-               "edge, ngram-2 .. ngram-8, ctx, caller, ctx-2, ctx-4, ctx-8, guard");
+    return bad_choice(err, errlen, "AUTOTUNE_METRIC", v, cov_metric_names, COV_N_METRICS);
   static const char *const layouts[] = {"flat", "twolevel"};          /* BM_FLAT, BM_TWOLEVEL */
   static const char *const policies[] = {"wrap", "neverzero", "saturate"}; /* bm_policy order */
   static const char *const hooks[] = {"auto", "general"};                /* COV_HOOKS_* order */
   int c;
   if ((v = getenv("AUTOTUNE_LAYOUT")) && *v) {
-    if ((c = choice(v, layouts, 2)) < 0) return bad(err, errlen, "AUTOTUNE_LAYOUT", v, "flat, twolevel");
+    if ((c = choice(v, layouts, 2)) < 0) return bad_choice(err, errlen, "AUTOTUNE_LAYOUT", v, layouts, 2);
     cfg->layout = (bm_layout)c;
   }
   if ((v = getenv("AUTOTUNE_INDEX_SIZE")) && *v &&
@@ -1110,19 +1228,20 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   }
   if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v) {
     if ((c = choice(v, policies, 3)) < 0)
-      return bad(err, errlen, "AUTOTUNE_OVERFLOW", v, "wrap, neverzero, saturate");
+      return bad_choice(err, errlen, "AUTOTUNE_OVERFLOW", v, policies, 3);
     cfg->overflow = (bm_policy)c;
   }
   if ((v = getenv("AUTOTUNE_KEY_HASH")) && *v && (cfg->key_hash = cov_key_hash_id(v)) < 0)
-    return bad(err, errlen, "AUTOTUNE_KEY_HASH", v, "exact, afl");
+    return bad_choice(err, errlen, "AUTOTUNE_KEY_HASH", v, cov_key_hash_names, 2);
   if ((v = getenv("AUTOTUNE_HOOKS")) && *v && (cfg->hooks = choice(v, hooks, 2)) < 0)
-    return bad(err, errlen, "AUTOTUNE_HOOKS", v, "auto, general");
+    return bad_choice(err, errlen, "AUTOTUNE_HOOKS", v, hooks, 2);
   if ((v = getenv("AUTOTUNE_INDEX_FILE")) && *v) {
     if (strlen(v) >= sizeof cfg->index_file)
       return bad(err, errlen, "AUTOTUNE_INDEX_FILE", "...", "a path shorter than 4096 bytes");
     strcpy(cfg->index_file, v);
   }
   if (cov_metric_check(cfg->metric, err, errlen)) return -1;
+  if (cov_build_kind() == COV_BUILD_EDGE && edge_config_check(cfg, err, errlen)) return -1;
   if (cfg->metric == COV_M_GUARD) { /* one slot per guard: layout and sizes do not apply */
     if (cov_build_kind() == COV_BUILD_GUARD) { /* clang's inline counters: 8-bit, wrapping */
       if (cfg->counter_bits != 8) {

@@ -109,11 +109,18 @@ void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_ME
 /* full    trace-pc-guard + function entry/exit hooks: every metric and the census
  * blocks  trace-pc-guard only: edge, ngram-N, guard (no call stack: no ctx-like metric)
  * guard   -fsanitize-coverage=inline-8bit-counters only: the guard metric, counted inline
+ * edge    our pass kernels/plugin/autotune_edges.cpp: the edge metric counted inline as AFL++'s
+ *         CLASSIC (8-bit NeverZero, flat map, compile-time block ids; cov.c "inline edges")
  * The link records the kind (`--defsym=autotune_instrument_kind=autotune_kind_<kind>`); what
- * registered at start-up decides too: inline counters without guards are a guard build. */
-enum { COV_BUILD_FULL = 0, COV_BUILD_BLOCKS = 1, COV_BUILD_GUARD = 2, COV_BUILD_MIXED = 3 };
+ * registered at start-up decides too: inline counters without guards are a guard build, modules
+ * of the edge pass without guards or counters an edge build; two of them mixed: COV_BUILD_MIXED. */
+enum { COV_BUILD_FULL = 0, COV_BUILD_BLOCKS = 1, COV_BUILD_GUARD = 2, COV_BUILD_MIXED = 3, COV_BUILD_EDGE = 4 };
 int cov_build_kind(void);
-const char *cov_build_kind_name(int kind); /* "full", "blocks", "guard", "mixed" */
+const char *cov_build_kind_name(int kind); /* "full", "blocks", "guard", "mixed", "edge" */
+/* Edge build: blocks the edge pass instrumented (over every module registered so far), and
+ * whether the blocks count into the map sink now (else into a dummy byte). */
+uint32_t cov_edge_blocks_registered(void);
+int cov_edge_inline_active(void);
 /* 0 if this build can serve metric (map sink) / the census of metric_mask, else -1 with a
  * one-line message naming the build kind and the fix. */
 int cov_metric_check(int metric, char *err, size_t errlen);
@@ -140,6 +147,8 @@ typedef struct cov_config {
 /* metric guard: AUTOTUNE_LAYOUT, AUTOTUNE_INDEX_SIZE and AUTOTUNE_MAP_SIZE are checked but not
  * used (and AUTOTUNE_KEY_HASH: the slot is the guard's index): layout flat, map_size =
  * cov_guard_map_bytes(), H (index_size) its next power of two. */
+/* edge build: layout flat, 8-bit, neverzero, key hash afl and seed 0 (the pass's compile-time ids);
+ * another value of one of these, when given, is refused naming the fix. */
 
 /* Read and validate every variable. 0 on success; -1 with a one-line message in err naming the
  * variable, its value and the valid values (or, cov_metric_check, a metric this build cannot

@@ -199,7 +199,8 @@ static int replay(int argc, char **argv, const char *rounds_s) {
   memset(virgin, 0xff, vbytes);
   cov_set_seed(cfg.seed);
   cov_map_sink_set(&map, cfg.metric);
-  int fast_hook = cov_fast_hook_active();
+  /* how the blocks count: inline (edge build), a specialised hook, or the general hook */
+  const char *hooks = cov_edge_inline_active() ? "inline" : cov_fast_hook_active() ? "fast" : "general";
 
   uint64_t execs = 0, new_execs = 0, hash_acc = 0;
   double t0 = 0;
@@ -238,7 +239,7 @@ static int replay(int argc, char **argv, const char *rounds_s) {
          (unsigned long long)cfg.map_size, cfg.counter_bits, cov_policy_name(cfg.overflow),
          (unsigned long long)cfg.seed, cov_key_hash_names[cfg.key_hash],
          bm_variant_name(bm_active_variant()),
-         map.hugepage_advised ? "true" : "false", fast_hook ? "fast" : "general",
+         map.hugepage_advised ? "true" : "false", hooks,
          (unsigned long long)hash_acc);
   fflush(stdout);
   bm_map_destroy(&map);

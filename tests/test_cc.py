@@ -289,6 +289,7 @@ def test_runtime_archive_defines_no_main():
     ("full", ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g"]),
     ("blocks", ["-fsanitize-coverage=trace-pc-guard", "-g"]),
     ("guard", ["-fsanitize-coverage=inline-8bit-counters", "-g"]),
+    ("edge", ["-g"]),
 ])
 def test_build_kinds_instrument_and_mark_the_link(kind, flags):
     inv = cc.parse_args(["-c", "a.c"])
@@ -299,6 +300,36 @@ def test_build_kinds_instrument_and_mark_the_link(kind, flags):
     assert argv[1:1 + len(flags)] == flags
     assert argv[-1] == f"-Wl,--defsym=autotune_instrument_kind=autotune_kind_{kind}"
     assert cc.build_kind({"AUTOTUNE_CC_INSTRUMENT": kind}) == kind
+
+
+def test_edge_kind_loads_our_edge_pass_after_the_select_pass():
+    """The edge kind has no SanitizerCoverage flag: its instrumentation is the edge plugin, loaded
+    last so that its pass runs after the select splitting (when that is asked for)."""
+    sel, edge = Path("/cache/autotune-selects.so"), Path("/cache/autotune-edges.so")
+    inv = cc.parse_args(["-c", "a.c"])
+    argv = cc.rewrite(inv, toolchain=CLANG, runtime=None, driver=None, kind="edge", plugin=sel, edge_plugin=edge)
+    assert argv == ["/usr/bin/clang", "-g", *AFL_LIKE, f"-fpass-plugin={sel}", f"-fpass-plugin={edge}", "-c", "a.c"]
+    inv = cc.parse_args(["a.o", "-o", "p"])
+    argv = cc.rewrite(inv, toolchain=CLANG, runtime=RT, driver=None, kind="edge", edge_plugin=edge)
+    assert argv[-1] == "-Wl,--defsym=autotune_instrument_kind=autotune_kind_edge"
+    assert not any(a.startswith("-fsanitize-coverage") for a in argv)
+
+
+@pytest.mark.parametrize("kind, value, loads", [("edge", None, False), ("edge", "1", True), ("edge", "0", False),
+                                                ("blocks", None, True), ("guard", "0", False)])
+def test_the_edge_kind_splits_selects_only_when_asked(kind, value, loads):
+    env = {} if value is None else {"AUTOTUNE_CC_SELECTS": value}
+    assert cc.plugin_needed(cc.parse_args(["-c", "a.c"]), env, kind) == loads
+
+
+def test_plan_of_an_edge_compile_runs_the_real_edge_plugin(monkeypatch):
+    from autotune.runtime import artifacts
+
+    monkeypatch.delenv("AUTOTUNE_CC", raising=False)
+    argv = cc.plan(["-c", "a.c"], cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": "edge"})
+    plugin = artifacts.edge_plugin()
+    assert plugin.is_file() and argv[-3:] == [f"-fpass-plugin={plugin}", "-c", "a.c"]
+    assert not any("autotune-selects" in a for a in argv)
 
 
 def test_build_kind_default_and_bad_value():

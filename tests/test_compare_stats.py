@@ -72,3 +72,21 @@ def test_median_interval_order_statistics():
     s = stats.median_interval([7])
     assert (s.median, s.low, s.high, s.confidence) == (7, 7, 7, 0.0)
     assert stats.Summary.from_dict(s.to_dict()) == s
+
+
+def test_spearman_by_hand():
+    # same order -> 1, reversed -> -1
+    assert stats.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert stats.spearman([1, 2, 3, 4], [9, 7, 5, 1]) == pytest.approx(-1.0)
+    # no ties: rho = 1 - 6 sum d^2 / (n (n^2 - 1)); ranks x 1..4, y 2,1,4,3 -> d^2 sum 4 -> 1 - 24/60 = 0.6
+    assert stats.spearman([1, 2, 3, 4], [20, 10, 40, 30]) == pytest.approx(0.6)
+    # ties: x ranks 1, 2.5, 2.5, 4; y ranks 1..4 -> Pearson of the ranks by hand:
+    # mean 2.5 each; sxy = (-1.5)(-1.5) + 0 + 0 + 1.5*1.5 = 4.5; sxx = 4.5; syy = 5 -> 4.5 / sqrt(22.5)
+    assert stats.spearman([5, 7, 7, 9], [1, 2, 3, 4]) == pytest.approx(4.5 / math.sqrt(22.5))
+    from scipy.stats import spearmanr
+
+    x, y = [3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8, 1, 8]
+    assert stats.spearman(x, y) == pytest.approx(float(spearmanr(x, y).statistic))
+    assert math.isnan(stats.spearman([1, 1, 1], [1, 2, 3]))
+    with pytest.raises(ValueError):
+        stats.spearman([1, 2], [1])

@@ -20,7 +20,7 @@ from autotune.tune.confirm import confirm
 from autotune.tune.inputs import MetricFacts, TuneInputs
 from autotune.tune.objective import ObjectiveSettings
 from autotune.tune.optimise import grid_search
-from autotune.tune.result import TuneResult
+from autotune.tune.result import TuneResult, load_tune_result
 from autotune.tune.run import result_from_search
 from autotune.tune.space import SearchSpace
 
@@ -95,22 +95,23 @@ def test_emitted_files_load_with_set_a_and_match_the_choice(tmp_path):
                        "report.md", "tune.png"}
     b = res.best_config
     run = _source(tmp_path / "autotune-run.env")
-    assert run["AUTOTUNE_METRIC"] == b["metric"] and run["AUTOTUNE_LAYOUT"] == b["layout"]
-    assert run["AUTOTUNE_COUNTER_BITS"] == str(b["width_bits"])
+    assert run["AUTOTUNE_METRIC"] == b.metric and run["AUTOTUNE_LAYOUT"] == b.layout
+    assert run["AUTOTUNE_COUNTER_BITS"] == str(b.width_bits)
     assert run["AUTOTUNE_SEED"] == "7"
     assert run["AUTOTUNE_KEY_HASH"] == "exact"
-    if b["layout"] == "twolevel":
+    if b.layout == "twolevel":
         assert Path(run["AUTOTUNE_INDEX_FILE"]).parent == tmp_path.resolve()
-        assert run["AUTOTUNE_INDEX_SIZE"] == str(b["map_slots"])
-        assert run["AUTOTUNE_MAP_SIZE"] == run["AFL_MAP_SIZE"] == str(res.best["precision"]["dense_slots"])
+        assert run["AUTOTUNE_INDEX_SIZE"] == str(b.map_slots)
+        assert run["AUTOTUNE_MAP_SIZE"] == run["AFL_MAP_SIZE"] == str(res.best.precision.dense_slots)
     build = _source(tmp_path / "afl-build.env")
     assert build["AFL_LLVM_INSTRUMENT"] in ("CLASSIC", "NGRAM-4")
     assert _source(tmp_path / "afl-run.env") == {"AFL_MAP_SIZE": "65536"}
     rebuilt = (tmp_path / "afl-build-rebuilt.env").read_text()
-    assert f"MAP_SIZE_POW2={int(b['map_slots']).bit_length() - 1}" in rebuilt
+    assert f"MAP_SIZE_POW2={b.map_pow2}" in rebuilt
     assert (tmp_path / "tune.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     doc = json.loads((tmp_path / "report.json").read_text())
-    assert doc["best"] == res.best and TuneResult.from_dict(doc).to_dict() == doc
+    assert doc["best"] == res.best.to_dict() and TuneResult.from_dict(doc).to_dict() == doc
+    assert load_tune_result(tmp_path) == res  # the typed document reads back equal, figures and all
     # every line of an env file is a comment, blank, or NAME=value
     for name in ("afl-build.env", "afl-run.env", "autotune-run.env", "afl-build-rebuilt.env"):
         for line in (tmp_path / name).read_text().splitlines():

@@ -13,7 +13,7 @@ from autotune.preflight import checks
 from autotune.preflight.envfile import parse_env_text
 from autotune.preflight.findings import PreflightFinding
 from autotune.preflight.preflight import PreflightResult, github_annotations
-from autotune.preflight.tuned import afl_metric, find_key, load_tuned
+from autotune.preflight.tuned import afl_metric, load_tuned
 
 
 def test_env_file_parse_keeps_order_lines_and_quotes():
@@ -49,37 +49,62 @@ def test_afl_metric_round_trips_metrics_afl_mode():
         assert afl_metric({"AFL_LLVM_INSTRUMENT": mode.instrument, **mode.extra}) == (None if m == "guard" else m)
 
 
-def test_find_key_is_breadth_first():
-    doc = {"a": {"probe_dir": "deep"}, "inputs": [{"x": 1}], "probe_dir": "top"}
-    assert find_key(doc, "probe_dir") == "top"
-    assert find_key({"inputs": {"probe_dir": "p"}}, "probe_dir") == "p"
-    assert find_key({}, "x") is None
+def _report(*, probe_dir: str | None = "/x/probe", max_collision_rate: float = 0.02) -> str:
+    """A report.json of one evaluated configuration (a TuneResult, as tune writes it)."""
+    from autotune.tune.backends import Measurement
+    from autotune.tune.inputs import MetricFacts, TuneInputs
+    from autotune.tune.objective import Evaluation, ObjectiveSettings
+    from autotune.tune.optimise import Trial
+    from autotune.tune.precision import Precision
+    from autotune.tune.result import TuneResult
+    from autotune.tune.space import Config
+
+    ev = Evaluation(config=Config("edge", "twolevel", 1 << 16, 8), measurement=Measurement(1000.0, "recorded"),
+                    precision=Precision(0.01, 0.0, 0.0, 1024), n_keys=500.0, working_set_bytes=4096,
+                    execs_per_s=1000.0, score_bits=10.0, feasible=True)
+    inputs = TuneInputs(metrics={"edge": MetricFacts("edge", 400, 500.0, {8: 0.0})}, target_exec_ns=None,
+                        probe_dir=Path(probe_dir) if probe_dir else None)
+    res = TuneResult(target="t", inputs=inputs, space={}, settings=ObjectiveSettings(max_collision_rate=max_collision_rate),
+                     backend="recorded", calls=1, seed=0, trials=(Trial(1, "initial", ev, True, 0.0),), best=ev,
+                     no_rebuild_best=None, measured=1, cache_hits=0, elapsed_s=0.0)
+    return json.dumps(res.to_dict())
 
 
-def _tuned(tmp_path: Path, *, report="{}", run_env="AUTOTUNE_METRIC=edge\n") -> Path:
+def _tuned(tmp_path: Path, *, report: str | None = None, run_env="AUTOTUNE_METRIC=edge\n") -> Path:
     d = tmp_path / "tuned"
     d.mkdir()
     (d / "afl-build.env").write_text("AFL_LLVM_INSTRUMENT=CLASSIC\n")
     (d / "afl-run.env").write_text("AFL_MAP_SIZE=65536\n")
     (d / "autotune-run.env").write_text(run_env)
-    (d / "report.json").write_text(report)
+    (d / "report.json").write_text(report if report is not None else _report())
     return d
 
 
 def test_load_tuned_reads_files_and_probe_dir(tmp_path):
-    d = _tuned(tmp_path, report=json.dumps({"inputs": {"probe_dir": "/x/probe"}, "settings": {"max_collision_rate": 0.05}}))
+    d = _tuned(tmp_path, report=_report(max_collision_rate=0.05))
     t = load_tuned(d)
-    assert t.probe_dir == Path("/x/probe") and t.max_collision_rate == 0.05 and t.max_counter_overflow is None
+    assert t.probe_dir == Path("/x/probe") and t.max_collision_rate == 0.05
     assert t.afl_metric == "edge" and t.runtime.metric == "edge" and t.runtime.layout == "twolevel"
+    assert t.report.recorded_execs_per_s(t.report.best_config) == 1000.0
 
 
-@pytest.mark.parametrize("breakage", ["no-report", "bad-json", "bad-metric", "not-pow2", "missing-env"])
+def test_report_of_another_schema_version_is_a_document_error(tmp_path):
+    doc = json.loads(_report())
+    doc["schema_version"] = 99
+    with pytest.raises(DocumentError) as e:
+        load_tuned(_tuned(tmp_path, report=json.dumps(doc)))
+    assert "schema_version" in e.value.message and e.value.fix
+
+
+@pytest.mark.parametrize("breakage", ["no-report", "bad-json", "not-a-report", "bad-metric", "not-pow2", "missing-env"])
 def test_corrupt_tuned_dir_is_a_document_error(tmp_path, breakage):
     d = _tuned(tmp_path)
     if breakage == "no-report":
         (d / "report.json").unlink()
     elif breakage == "bad-json":
         (d / "report.json").write_text("{half")
+    elif breakage == "not-a-report":
+        (d / "report.json").write_text('{"schema_version": 1, "inputs": {"probe_dir": "/x"}}')
     elif breakage == "bad-metric":
         (d / "autotune-run.env").write_text("AUTOTUNE_METRIC=ngram-99\n")
     elif breakage == "not-pow2":

@@ -79,7 +79,7 @@ def test_confirmation_turns_a_noise_picked_large_index_into_the_smaller_equivale
     # recorded in the document and the report
     res = result_from_search(search=search, inputs=inputs, space=space, settings=settings, backend="noisy",
                              calls=len(search.trials), seed=seed, cache_hits=0, host=None, confirmation=conf)
-    assert res.best_config == chosen.to_dict()
+    assert res.best_config == chosen
     d = res.to_dict()["confirmation"]
     assert d["changed"] and d["search_best"] == LUCKY.to_dict() and all(len(r["repeats_execs_per_s"]) == 5
                                                                           for r in d["rows"])
@@ -105,7 +105,7 @@ def test_recorded_figures_keep_the_search_choice_and_confirm_0_skips():
     conf = res.confirmation
     assert conf is not None and conf["band_bits"] == 0.0  # identical repeats: no spread, the top median wins
     top = max(conf["rows"], key=lambda r: r["score_bits"])
-    assert res.best_config == top["config"] == conf["chosen"]
+    assert res.best_config.to_dict() == top["config"] == conf["chosen"]
     assert all(r["repeats_execs_per_s"] == [r["repeats_execs_per_s"][0]] * 2 for r in conf["rows"])
     assert grid.best.score_bits >= top["score_bits"] - 1e-6
     off = run_tune(inputs=inputs, space=space, settings=settings, measurer=RecordedMeasurer(FIGURES["execs_per_s"]),

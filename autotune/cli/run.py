@@ -10,6 +10,7 @@ import typer
 from autotune.cli.common import err, handle_errors, out, print_json
 from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, OutDirOpt, ProbeTimeOpt,
                                   RaceOptions, SeedOpt, TargetOptions, TimeoutMsOpt, option_group)
+from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
 HELP = (
     "Profile this host, probe the target (a census of its coverage keys per metric), tune its coverage "
@@ -32,8 +33,8 @@ def register(app: typer.Typer) -> None:
 def run_cmd(
     target: TargetOptions = TargetOptions(),
     time_s: ProbeTimeOpt = 60.0,
-    calls: CallsOpt = 40,
-    max_collision_rate: MaxCollisionRateOpt = 0.02,
+    calls: CallsOpt = DEFAULT_CALLS,
+    max_collision_rate: MaxCollisionRateOpt = DEFAULT_MAX_COLLISION_RATE,
     instances: InstancesOpt = 1,
     timeout_ms: TimeoutMsOpt = 1000,
     race_opts: RaceOptions = RaceOptions(),

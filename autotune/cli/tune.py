@@ -10,7 +10,8 @@ import typer
 from autotune.cli.common import err, handle_errors, out, print_json
 from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, MaxMapBytesOpt, MinMapBytesOpt,
                                   NoPlotOpt, OutDirOpt, ProbeDirOpt, SeedOpt)
-from autotune.errors import AutotuneError
+from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAX_COLLISION_RATE,
+                                     DEFAULT_SENSITIVITY_WEIGHT, MAX_MAP_POW2, MIN_MAP_POW2)
 
 HELP = """Bayesian optimisation (scikit-optimize GP) over map size, counter width, coverage metric and
 layout for a probed target. Each point's execs/s is measured (the probe's harness replaying its
@@ -28,35 +29,34 @@ def tune_cmd(
     probe: ProbeDirOpt,
     out_dir: OutDirOpt = Path("tune-out"),
     metric: Annotated[Optional[str], typer.Option("--metric", help="Fix the coverage metric (default: search all).")] = None,
-    max_collision_rate: MaxCollisionRateOpt = 0.02,
-    sensitivity_weight: Annotated[float, typer.Option("--sensitivity-weight", help="Credit per doubling of a metric's keys, in bits.")] = 0.25,
-    calls: CallsOpt = 40,
-    confirm_k: Annotated[int, typer.Option("--confirm", help="Re-measure the top K configurations (and the best's smaller maps) in interleaved repeats before choosing; 0 skips it.")] = 5,
-    confirm_repeats: Annotated[int, typer.Option("--confirm-repeats", help="Repeats per configuration in the confirmation round.")] = 3,
+    max_collision_rate: MaxCollisionRateOpt = DEFAULT_MAX_COLLISION_RATE,
+    sensitivity_weight: Annotated[float, typer.Option("--sensitivity-weight", help="Credit per doubling of a metric's keys, in bits.")] = DEFAULT_SENSITIVITY_WEIGHT,
+    calls: CallsOpt = DEFAULT_CALLS,
+    confirm_k: Annotated[int, typer.Option("--confirm", help="Re-measure the top K configurations (and the best's smaller maps) in interleaved repeats before choosing; 0 skips it.")] = DEFAULT_CONFIRM,
+    confirm_repeats: Annotated[int, typer.Option("--confirm-repeats", help="Repeats per configuration in the confirmation round.")] = DEFAULT_CONFIRM_REPEATS,
     seed: SeedOpt = 0,
     instances: InstancesOpt = 1,
     backend: Annotated[str, typer.Option("--backend", help="auto (replay when the harness is there), replay, bench.")] = "auto",
-    min_map_bytes: MinMapBytesOpt = 1 << 13,
-    max_map_bytes: MaxMapBytesOpt = 1 << 27,
+    min_map_bytes: MinMapBytesOpt = 1 << MIN_MAP_POW2,
+    max_map_bytes: MaxMapBytesOpt = 1 << MAX_MAP_POW2,
     profile: Annotated[Optional[str], typer.Option("--profile", help="Host profile (TOML path or reference name); default: detect this host.")] = None,
     no_plot: NoPlotOpt = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Measure everything again (ignore --out's measurements.json).")] = False,
     json_out: JsonOpt = False,
 ) -> None:
+    from autotune.emit.write import emit_all
     from autotune.tune.api import tune_probe_dir
     from autotune.tune.run import run_tune
+    from autotune.tune.space import map_pow2_range
 
-    pows = []
-    for name, v in (("--min-map-bytes", min_map_bytes), ("--max-map-bytes", max_map_bytes)):
-        if v < 1 or v & (v - 1):
-            raise AutotuneError(f"{name} {v} is not a power of two", fix=f"e.g. {name} {1 << 16}")
-        pows.append(v.bit_length() - 1)
-    result, written = tune_probe_dir(
+    pows = map_pow2_range(min_map_slots=min_map_bytes, max_map_slots=max_map_bytes)
+    result = tune_probe_dir(
         probe_dir=probe, out_dir=out_dir, host=_host(profile), metric=metric,
         max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight, calls=calls, seed=seed,
-        jobs=instances, backend=backend, map_pow2=(pows[0], pows[1]), plot=not no_plot, fresh=fresh,
+        jobs=instances, backend=backend, map_pow2=(pows[0], pows[1]), fresh=fresh,
         confirm_k=confirm_k, confirm_repeats=confirm_repeats,
         run=lambda **kw: run_with_progress(run_tune, **kw), notice=lambda m: err.print(m, highlight=False))
+    written = emit_all(result=result, out_dir=out_dir, plot=not no_plot)
     if json_out:
         print_json(result.to_dict())
         return
@@ -64,13 +64,14 @@ def tune_cmd(
 
 
 def _host(profile: str | None):
-    from autotune.measure.host import current_host
+    """The HostProfile tune models the caches of: --profile's, else this host's."""
+    from autotune.measure.host import host_profile
 
     if profile:
         from autotune.profile import resolve_profile
 
-        return resolve_profile(profile).to_dict()
-    return current_host()
+        return resolve_profile(profile)
+    return host_profile()
 
 
 def run_with_progress(run_tune, **kw):
@@ -100,14 +101,13 @@ def run_with_progress(run_tune, **kw):
 def print_summary(result, out_dir: Path, names: list[str]) -> None:
     b, bc = result.best, result.best_config
     conv = result.convergence()
-    out.print(f"best: {bc['metric']}, {bc['layout']}, {bc['map_slots']} slots, {bc['width_bits']}-bit counters: "
-              f"{b['execs_per_s']:,.0f} replayed execs/s, collision rate {100 * b['precision']['collision_rate']:.2f} %, "
-              f"score {b['score_bits']:.3f} bits", highlight=False)
+    out.print(f"best: {bc.metric}, {bc.layout}, {bc.map_slots} slots, {bc.width_bits}-bit counters: "
+              f"{b.execs_per_s:,.0f} replayed execs/s, collision rate {100 * b.precision.collision_rate:.2f} %, "
+              f"score {b.score_bits:.3f} bits", highlight=False)
     nr = result.no_rebuild_best
     if nr:
-        c = nr["config"]
-        out.print(f"best without rebuilding AFL++: {c['metric']} (flat 64 KiB, 8-bit): {nr['execs_per_s']:,.0f} replayed execs/s, "
-                  f"collision rate {100 * nr['precision']['collision_rate']:.2f} %", highlight=False)
+        out.print(f"best without rebuilding AFL++: {nr.config.metric} (flat 64 KiB, 8-bit): {nr.execs_per_s:,.0f} "
+                  f"replayed execs/s, collision rate {100 * nr.precision.collision_rate:.2f} %", highlight=False)
     conf = result.confirmation
     if conf:
         out.print(f"confirmation: {conf['decision']}", highlight=False)

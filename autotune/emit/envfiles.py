@@ -6,22 +6,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
 from autotune.metrics import CONTEXT_METRICS, afl_mode, has_map_size
-from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
-from autotune.tune.space import AFL_DEFAULT_MAP_POW2
+from autotune.runtime.config import AFL_DEFAULT_MAP_POW2, AFL_DEFAULT_MAP_SLOTS, EnvVar, RuntimeConfig
+from autotune.tune.result import TuneResult
 
 _SAFE = re.compile(r"^[A-Za-z0-9_./:,+-]*$")
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
-
-
-@dataclass(frozen=True)
-class EnvVar:
-    name: str
-    value: str
-    reason: str
 
 
 def render_env(*, title: list[str], variables: list[EnvVar]) -> str:
@@ -63,21 +55,20 @@ def _afl_build_vars(*, metric: str, overflow8: float) -> list[EnvVar]:
 def afl_build_env(result: TuneResult) -> str:
     """For afl-cc: the configuration AFL++ as installed can build (map 2^16)."""
     nr = result.no_rebuild_best or result.best
-    cfg = nr["config"]
-    metric = cfg["metric"]
+    metric = nr.config.metric
     ov8 = _overflow8(result, metric)
     title = [
         "afl-build.env: for afl-cc / afl-clang-fast (AFL++ as installed, its map of 2^16 bytes), written by autotune tune",
         "load: set -a; . ./afl-build.env; set +a; then build the target with afl-clang-fast",
-        (f"target {result.target}: {metric} in a flat 64 KiB map of 8-bit counters, {nr['execs_per_s']:.0f} execs/s "
-         f"measured, {_collisions(result, metric, AFL_DEFAULT_MAP_SLOTS, nr['precision']['collision_rate'])}")
+        (f"target {result.target}: {metric} in a flat 64 KiB map of 8-bit counters, {nr.execs_per_s:.0f} execs/s "
+         f"measured, {_collisions(result, metric, AFL_DEFAULT_MAP_SLOTS, nr.precision.collision_rate)}")
         if has_map_size(metric) else
         (f"target {result.target}: {metric}, one 8-bit counter per guard (no collisions), "
-         f"{nr['execs_per_s']:.0f} execs/s measured"),
+         f"{nr.execs_per_s:.0f} execs/s measured"),
     ]
     if result.needs_afl_rebuild:
         b = result.best_config
-        title += [f"the best configuration ({b['metric']}, {b['layout']}, {b['map_slots']} slots, {b['width_bits']}-bit) "
+        title += [f"the best configuration ({b.metric}, {b.layout}, {b.map_slots} slots, {b.width_bits}-bit) "
                   f"needs a larger map: see afl-build-rebuilt.env, or run it without rebuilding AFL++ via autotune-run.env"]
     return render_env(title=title, variables=_afl_build_vars(metric=metric, overflow8=ov8))
 
@@ -87,18 +78,18 @@ def afl_build_rebuilt_env(result: TuneResult) -> str | None:
     if not result.needs_afl_rebuild:
         return None
     b = result.best_config
-    pow2 = int(b["map_slots"]).bit_length() - 1
+    pow2 = b.map_pow2
     title = [
         f"afl-build-rebuilt.env: for afl-cc of an AFL++ REBUILT with MAP_SIZE_POW2={pow2} (stock AFL++ has "
         f"{AFL_DEFAULT_MAP_POW2}), written by autotune tune",
         f"rebuild AFL++: set '#define MAP_SIZE_POW2 {pow2}' in include/config.h, then make && make install",
         "load: set -a; . ./afl-build-rebuilt.env; set +a; then build the target with that afl-clang-fast",
-        f"target {result.target}: {b['metric']} in a map of 2^{pow2} slots, "
-        f"{_collisions(result, b['metric'], int(b['map_slots']), result.best['precision']['collision_rate'])}",
-        f"AFL++'s counters are 8-bit and flat (the chosen {b['layout']} map of {b['width_bits']}-bit counters "
+        f"target {result.target}: {b.metric} in a map of 2^{pow2} slots, "
+        f"{_collisions(result, b.metric, b.map_slots, result.best.precision.collision_rate)}",
+        f"AFL++'s counters are 8-bit and flat (the chosen {b.layout} map of {b.width_bits}-bit counters "
         "runs only with our runtime)",
     ]
-    return render_env(title=title, variables=_afl_build_vars(metric=b["metric"], overflow8=_overflow8(result, b["metric"])))
+    return render_env(title=title, variables=_afl_build_vars(metric=b.metric, overflow8=_overflow8(result, b.metric)))
 
 
 def afl_run_env(result: TuneResult) -> str:
@@ -110,7 +101,7 @@ def afl_run_env(result: TuneResult) -> str:
     variables = [EnvVar("AFL_MAP_SIZE", str(AFL_DEFAULT_MAP_SLOTS),
                         "the map size afl-fuzz offers: AFL++'s compile-time map for CLASSIC/NGRAM/CTX;\n"
                         "the target reports its own size in the fork-server handshake and that wins")]
-    jobs = int(result.settings.get("jobs", 1))
+    jobs = result.settings.jobs
     if jobs > 1:
         variables.append(EnvVar("AFL_NO_AFFINITY", "1",
                                 f"--jobs {jobs}: several instances on a small host; let the OS place them"))
@@ -120,16 +111,18 @@ def afl_run_env(result: TuneResult) -> str:
 def index_file_name(result: TuneResult) -> str:
     """One index file per configuration: the runtime refuses a file made for another one."""
     b = result.best_config
-    seed = int(result.inputs.get("extra", {}).get("probe_seed", 0))
-    dense = result.best["precision"]["dense_slots"] or b["map_slots"]
-    return f"autotune-index-{b['metric']}-h{b['map_slots']}-c{dense}-w{b['width_bits']}-s{seed}.bin"
+    dense = result.best.precision.dense_slots or b.map_slots
+    return f"autotune-index-{b.metric}-h{b.map_slots}-c{dense}-w{b.width_bits}-s{result.probe_seed}.bin"
+
+
+NEVERZERO_REASON = "a wrapped counter still reads as hit (AFL++'s NeverZero)"
 
 
 def _guard_run_env(result: TuneResult) -> str:
     """autotune-run.env for the guard metric: one slot per guard (no layout, size or key hash)."""
-    b = result.best_config
-    bp = result.best["precision"]
-    inline = int(b["width_bits"]) == 8 and float(bp["counter_overflow"]) == 0.0
+    best = result.best
+    b, bp = best.config, best.precision
+    inline = b.width_bits == 8 and bp.counter_overflow == 0.0
     build = "guard" if inline else "blocks"
     title = [
         "autotune-run.env: for a target built with `autotune cc` (our runtime), run by the stock afl-fuzz",
@@ -137,77 +130,74 @@ def _guard_run_env(result: TuneResult) -> str:
         + ("(clang's inline 8-bit counters: no call per block)" if inline
            else "(guards only: no function hooks; inline counters are 8-bit and wrap)"),
         "load: set -a; . ./autotune-run.env; set +a; then afl-fuzz -i IN -o OUT -- ./target",
-        f"target {result.target}: score {result.best['score_bits']:.3f} bits, {result.best['execs_per_s']:.0f} execs/s "
+        f"target {result.target}: score {best.score_bits:.3f} bits, {best.execs_per_s:.0f} execs/s "
         "measured, no collisions (one slot per guard: the map is the target's guard count)",
     ]
-    v = [EnvVar("AUTOTUNE_METRIC", "guard",
-                f"coverage metric chosen by tune (about {result.best['n_keys']:.0f} keys): AFL++'s PCGUARD, one counter\n"
-                "per guard; the runtime reports the guard count as the map (layout and sizes do not apply)"),
-         EnvVar("AUTOTUNE_COUNTER_BITS", str(b["width_bits"]),
-                f"counter width: {_pct(bp['counter_overflow'])} of the keys overflow it in one execution")]
-    if inline:
-        v.append(EnvVar("AUTOTUNE_OVERFLOW", "wrap", "no key reached 256 hits in one execution in the census, so the\n"
-                        "inline counters' wrap never shows (an AUTOTUNE_CC_INSTRUMENT=guard build only wraps)"))
-    else:
-        v.append(EnvVar("AUTOTUNE_OVERFLOW", "neverzero", "a wrapped counter still reads as hit (AFL++'s NeverZero)"))
-    return render_env(title=title, variables=v)
+    rc = RuntimeConfig.sized(metric=b.metric, layout=b.layout, hash_slots=b.map_slots, counter_bits=b.width_bits,
+                             overflow="wrap" if inline else "neverzero")
+    reasons = {
+        "AUTOTUNE_METRIC": f"coverage metric chosen by tune (about {best.n_keys:.0f} keys): AFL++'s PCGUARD, "
+                           "one counter\nper guard; the runtime reports the guard count as the map (layout and sizes do "
+                           "not apply)",
+        "AUTOTUNE_COUNTER_BITS": f"counter width: {_pct(bp.counter_overflow)} of the keys overflow it in one execution",
+        "AUTOTUNE_OVERFLOW": ("no key reached 256 hits in one execution in the census, so the\ninline counters' wrap "
+                              "never shows (an AUTOTUNE_CC_INSTRUMENT=guard build only wraps)") if inline
+        else NEVERZERO_REASON,
+    }
+    return render_env(title=title, variables=rc.to_env(reasons=reasons))
+
+
+def tuned_runtime(result: TuneResult, *, out_dir: Path) -> RuntimeConfig:
+    """The runtime configuration of the best (its index file in ``out_dir``), as autotune-run.env sets it."""
+    return result.best_config.runtime(dense=result.best.precision.dense_slots, seed=result.probe_seed,
+                                      index_file=str(out_dir / index_file_name(result)))
 
 
 def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
     """For a target built with `autotune cc`, under the stock afl-fuzz: the best configuration."""
-    b = result.best_config
-    if not has_map_size(b["metric"]):
+    best = result.best
+    b, bp = best.config, best.precision
+    if not has_map_size(b.metric):
         return _guard_run_env(result)
-    bp = result.best["precision"]
-    seed = int(result.inputs.get("extra", {}).get("probe_seed", 0))
-    layout = b["layout"]
-    handed = b["map_slots"] if layout == "flat" else int(bp["dense_slots"] or b["map_slots"])
-    kind = ("full (the default: function hooks for the call context)" if b["metric"] in CONTEXT_METRICS
+    rc = tuned_runtime(result, out_dir=out_dir)
+    kind = ("full (the default: function hooks for the call context)" if b.metric in CONTEXT_METRICS
             else "blocks (no function hooks: this metric needs no call stack; full works too)")
     title = [
         "autotune-run.env: for a target built with `autotune cc` (our runtime), run by the stock afl-fuzz",
         f"build the target with AUTOTUNE_CC_INSTRUMENT={kind}",
         "no AFL++ rebuild is needed: the runtime sizes the map at start-up and reports it in the handshake",
         "load: set -a; . ./autotune-run.env; set +a; then afl-fuzz -i IN -o OUT -- ./target",
-        f"target {result.target}: score {result.best['score_bits']:.3f} bits, {result.best['execs_per_s']:.0f} execs/s "
-        f"measured, collision rate {_pct(bp['collision_rate'])}",
+        f"target {result.target}: score {best.score_bits:.3f} bits, {best.execs_per_s:.0f} execs/s "
+        f"measured, collision rate {_pct(bp.collision_rate)}",
     ]
-    v = [EnvVar("AUTOTUNE_METRIC", b["metric"], f"coverage metric chosen by tune (about {result.best['n_keys']:.0f} keys)"),
-         EnvVar("AUTOTUNE_LAYOUT", layout,
-                "two-level map: per-exec work covers only the used slots (BigMap, DSN 2021)" if layout == "twolevel"
-                else "flat map: the cheapest at this size on this host")]
-    if layout == "twolevel":
-        v.append(EnvVar("AUTOTUNE_INDEX_SIZE", str(b["map_slots"]),
-                        f"index slots (the hash space): collision rate {_pct(bp['collision_rate'])} by Equation 1"))
-        v.append(EnvVar("AUTOTUNE_MAP_SIZE", str(handed),
-                        f"dense slots afl-fuzz sees: twice the estimated keys, rounded up to a power of two "
-                        f"(overflow {_pct(bp['dense_overflow_rate'])})"))
-    else:
-        v.append(EnvVar("AUTOTUNE_MAP_SIZE", str(handed),
-                        f"map slots (the hash space): collision rate {_pct(bp['collision_rate'])} by Equation 1"))
-    v.append(EnvVar("AUTOTUNE_KEY_HASH", "exact",
-                    "index key = mix64 of the exact key (ngram-N: its fold): slots are uniform, so\n"
-                    "collisions follow Equation 1 (AFL++'s own hash makes distinct N-grams share a slot\n"
-                    "at every size)"))
-    if layout == "twolevel":
-        v.append(EnvVar("AUTOTUNE_INDEX_FILE", str(out_dir / index_file_name(result)),
-                        "the key->slot table shared by every fork-server child, afl tool run and resumed campaign\n"
-                        "(one file per configuration; the runtime creates it and refuses one made for another)"))
-    v.append(EnvVar("AUTOTUNE_COUNTER_BITS", str(b["width_bits"]),
-                    f"counter width: {_pct(bp['counter_overflow'])} of the keys overflow it in one execution"))
-    v.append(EnvVar("AUTOTUNE_OVERFLOW", "neverzero", "a wrapped counter still reads as hit (AFL++'s NeverZero)"))
-    v.append(EnvVar("AUTOTUNE_SEED", str(seed), "the block-id seed the probe used, so keys match its census"))
-    v.append(EnvVar("AFL_MAP_SIZE", str(handed), "the map size afl-fuzz offers, equal to the runtime's"))
+    collisions = f"collision rate {_pct(bp.collision_rate)} by Equation 1"
+    reasons = {
+        "AUTOTUNE_METRIC": f"coverage metric chosen by tune (about {best.n_keys:.0f} keys)",
+        "AUTOTUNE_LAYOUT": ("two-level map: per-exec work covers only the used slots (BigMap, DSN 2021)"
+                            if rc.dense_slots else "flat map: the cheapest at this size on this host"),
+        "AUTOTUNE_INDEX_SIZE": f"index slots (the hash space): {collisions}",
+        "AUTOTUNE_MAP_SIZE": (f"dense slots afl-fuzz sees: twice the estimated keys, rounded up to a power of two "
+                              f"(overflow {_pct(bp.dense_overflow_rate)})") if rc.dense_slots
+        else f"map slots (the hash space): {collisions}",
+        "AUTOTUNE_KEY_HASH": "index key = mix64 of the exact key (ngram-N: its fold): slots are uniform, so\n"
+                             "collisions follow Equation 1 (AFL++'s own hash makes distinct N-grams share a slot\n"
+                             "at every size)",
+        "AUTOTUNE_INDEX_FILE": "the key->slot table shared by every fork-server child, afl tool run and resumed "
+                               "campaign\n(one file per configuration; the runtime creates it and refuses one made "
+                               "for another)",
+        "AUTOTUNE_COUNTER_BITS": f"counter width: {_pct(bp.counter_overflow)} of the keys overflow it in one execution",
+        "AUTOTUNE_OVERFLOW": NEVERZERO_REASON,
+        "AUTOTUNE_SEED": "the block-id seed the probe used, so keys match its census",
+    }
+    v = rc.to_env(reasons=reasons)
+    v.append(EnvVar("AFL_MAP_SIZE", str(rc.map_slots), "the map size afl-fuzz offers, equal to the runtime's"))
     return render_env(title=title, variables=v)
 
 
 def afl_hash_collision(result: TuneResult, metric: str, map_slots: int) -> float | None:
     """The collision rate the census measured at ``map_slots`` with AFL++'s own hash, if known."""
-    for m in result.inputs.get("metrics", []):
-        if m["metric"] == metric:
-            v = (m.get("afl_hash_collision") or {}).get(str(map_slots))
-            return None if v is None else float(v)
-    return None
+    facts = result.inputs.metrics.get(metric)
+    return None if facts is None else facts.afl_hash_collision.get(map_slots)
 
 
 def _collisions(result: TuneResult, metric: str, map_slots: int, eq1: float) -> str:
@@ -218,7 +208,5 @@ def _collisions(result: TuneResult, metric: str, map_slots: int, eq1: float) -> 
 
 
 def _overflow8(result: TuneResult, metric: str) -> float:
-    for m in result.inputs.get("metrics", []):
-        if m["metric"] == metric:
-            return float(m["overflow_by_width"].get("8", 0.0))
-    return 0.0
+    facts = result.inputs.metrics.get(metric)
+    return 0.0 if facts is None else facts.overflow_by_width.get(8, 0.0)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from autotune.measure.stats import human_bytes
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
 from autotune.tune.result import TuneResult
+from autotune.tune.space import Config
 
 OBJECTIVE_MD = """score = log2(execs_per_s with N instances)
       + log2(1 - lost_keys)          # Equation 1 collisions (+ two-level dense overflow)
@@ -16,8 +18,9 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f} %"
 
 
-def _cfg(c: dict) -> str:
-    return f"{c['metric']}, {c['layout']}, {human_bytes(int(c['map_slots']))} slots, {c['width_bits']}-bit"
+def _cfg(c: Config | dict) -> str:
+    c = c if isinstance(c, Config) else Config.from_dict(c)  # confirmation rows are report.json's records
+    return f"{c.metric}, {c.layout}, {human_bytes(c.map_slots)} slots, {c.width_bits}-bit"
 
 
 def _confirmation(conf: dict | None) -> list[str]:
@@ -52,35 +55,34 @@ def render_report(result: TuneResult, *, files: list[str]) -> str:
           "(map fixed at 64 KiB, 8-bit counters): the best such configuration |"]
     if "afl-build-rebuilt.env" in files:
         L += [f"| `afl-build-rebuilt.env` + `afl-run.env` | you rebuild AFL++ with MAP_SIZE_POW2="
-              f"{int(bc['map_slots']).bit_length() - 1} to use afl-cc at the chosen map size |"]
+              f"{bc.map_pow2} to use afl-cc at the chosen map size |"]
     L += ["", "Load any of them with `set -a; . ./FILE; set +a` before building or fuzzing.", ""]
     L += ["## Choice", ""]
-    L += [f"- **Best**: {_cfg(bc)}: {b['execs_per_s']:.0f} execs/s measured ({b['measurement']['source']}), "
-          f"collision rate {_pct(b['precision']['collision_rate'])}, counter overflow "
-          f"{_pct(b['precision']['counter_overflow'])}, score {b['score_bits']:.3f} bits."]
+    L += [f"- **Best**: {_cfg(bc)}: {b.execs_per_s:.0f} execs/s measured ({b.measurement.source}), "
+          f"collision rate {_pct(b.precision.collision_rate)}, counter overflow "
+          f"{_pct(b.precision.counter_overflow)}, score {b.score_bits:.3f} bits."]
     if result.needs_afl_rebuild:
-        L += [f"- It hashes into {human_bytes(int(bc['map_slots']))} slots, more than AFL++'s compile-time "
+        L += [f"- It hashes into {human_bytes(bc.map_slots)} slots, more than AFL++'s compile-time "
               f"64 KiB for CLASSIC/NGRAM/CTX; {result.rebuild_note()}. Our runtime (`autotune-run.env`) runs it "
               f"with the stock afl-fuzz, without rebuilding AFL++."]
     else:
         L += ["- It fits AFL++'s compile-time 64 KiB map: no rebuild needed."]
     if nr:
-        afl = nr.get("afl_hash_collision_rate")
+        afl = nr.afl_hash_collision_rate
         coll = (f"collision rate {_pct(afl)} with AFL++'s own hash (census; Equation 1: "
-                f"{_pct(nr['precision']['collision_rate'])})" if afl is not None
-                else f"collision rate {_pct(nr['precision']['collision_rate'])}")
-        feasible = nr.get("afl_feasible", nr["feasible"])
-        L += [f"- **Best without a rebuild** (AFL++ as installed): {_cfg(nr['config'])}: {nr['execs_per_s']:.0f} "
-              f"execs/s, {coll}, score {nr.get('afl_score_bits', nr['score_bits']):.3f} bits"
-              + ("" if feasible else " (above the collision limit)") + "."]
+                f"{_pct(nr.precision.collision_rate)})" if afl is not None
+                else f"collision rate {_pct(nr.precision.collision_rate)}")
+        L += [f"- **Best without a rebuild** (AFL++ as installed): {_cfg(nr.config)}: {nr.execs_per_s:.0f} "
+              f"execs/s, {coll}, score {nr.chosen_score_bits:.3f} bits"
+              + ("" if nr.chosen_feasible else " (above the collision limit)") + "."]
     L += [f"- Search: {result.calls} calls, {result.measured} configurations measured, "
           f"{result.cache_hits} answered from the cache, best reached at call {result.calls_to_best()}; "
           f"backend `{result.backend}`, seed {result.seed}.", ""]
     L += _confirmation(result.confirmation)
     L += ["## Objective", "", "```", OBJECTIVE_MD, "```", ""]
-    L += [f"Settings: c_max = {s['max_collision_rate']}, w_s = {s['sensitivity_weight']}, P = {s['penalty_bits']}, "
-          f"N = {s['jobs']} instance(s)"
-          + (f", LLC {human_bytes(int(s['llc_bytes']))}" if s.get("llc_bytes") else "") + ". "
+    L += [f"Settings: c_max = {s.max_collision_rate}, w_s = {s.sensitivity_weight}, P = {s.penalty_bits}, "
+          f"N = {s.jobs} instance(s)"
+          + (f", LLC {human_bytes(int(s.llc_bytes))}" if s.llc_bytes else "") + ". "
           "Execs/s are measured: the probe's harness replaying its corpus through our runtime so configured "
           "(`replay`), or bench.c replaying the probe's key trace plus the target's own time per execution "
           "(`bench`). Collision rates are BigMap's Equation 1 (DSN 2021) at the probe's estimated key count; "
@@ -89,22 +91,23 @@ def render_report(result: TuneResult, *, files: list[str]) -> str:
     L += ["## Metrics (from the probe)", "", "| metric | keys seen | keys estimated | 8-bit overflow | "
           "collision rate at 64 KiB (Equation 1) | at 64 KiB with AFL++'s hash (census) |", "|---|---:|---:|---:|---:|---:|"]
     coll = result.curves.get("collision_rate", {})
-    for m in result.inputs.get("metrics", []):
-        c64 = coll.get(m["metric"], {}).get(str(1 << 16))
-        a64 = (m.get("afl_hash_collision") or {}).get(str(1 << 16))
-        L += [f"| {m['metric']} | {m['observed_keys']} | {m['estimated_keys']:.0f} | "
-              f"{_pct(float(m['overflow_by_width'].get('8', 0)))} | {'' if c64 is None else _pct(c64)} | "
-              f"{'' if a64 is None else _pct(float(a64))} |"]
+    for m in result.inputs.metrics.values():
+        c64 = coll.get(m.metric, {}).get(str(AFL_DEFAULT_MAP_SLOTS))
+        a64 = m.afl_hash_collision.get(AFL_DEFAULT_MAP_SLOTS)
+        L += [f"| {m.metric} | {m.observed_keys} | {m.estimated_keys:.0f} | "
+              f"{_pct(m.overflow_by_width.get(8, 0.0))} | {'' if c64 is None else _pct(c64)} | "
+              f"{'' if a64 is None else _pct(a64)} |"]
     L += ["", "Our runtime indexes with a uniform hash of the exact key (`AUTOTUNE_KEY_HASH=exact`), so Equation 1 "
           "holds for it; AFL++'s own N-gram hash makes distinct N-grams share a slot at every map size, so an "
           "afl-cc build sees the census's column."]
     L += ["", "## Best trials", "", "| call | phase | configuration | execs/s | collision | overflow | score (bits) | feasible |",
           "|---:|---|---|---:|---:|---:|---:|---|"]
-    top = sorted(result.trials, key=lambda t: (-t["score_bits"], t["call"]))[:10]
+    top = sorted(result.trials, key=lambda t: (-t.evaluation.score_bits, t.call))[:10]
     for t in top:
-        L += [f"| {t['call']} | {t['phase']} | {_cfg(t['config'])} | {t['execs_per_s']:.0f} | "
-              f"{_pct(t['precision']['collision_rate'])} | {_pct(t['precision']['counter_overflow'])} | "
-              f"{t['score_bits']:.3f} | {'yes' if t['feasible'] else 'no'} |"]
+        e = t.evaluation
+        L += [f"| {t.call} | {t.phase} | {_cfg(e.config)} | {e.execs_per_s:.0f} | "
+              f"{_pct(e.precision.collision_rate)} | {_pct(e.precision.counter_overflow)} | "
+              f"{e.score_bits:.3f} | {'yes' if e.feasible else 'no'} |"]
     conv = result.convergence()
     marks = sorted({1, len(conv) // 4, len(conv) // 2, 3 * len(conv) // 4, len(conv)} - {0})
     L += ["", "## Convergence", "", "| after call | best score (bits) |", "|---:|---:|"]

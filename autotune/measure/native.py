@@ -13,10 +13,11 @@ from autotune.errors import AutotuneError
 from autotune.measure.trace import KeyTrace
 from autotune.paths import kernels_dir
 from autotune.runtime.build import build_artifact
+from autotune.runtime.config import COUNTER_WIDTHS, LAYOUTS as LAYOUT_SPECS
 
-LAYOUTS = {"flat": 0, "twolevel": 1}
+LAYOUTS = {n: lay.bm_code for n, lay in LAYOUT_SPECS.items()}  # bench.c times the runtime's layouts
 POLICIES = {"wrap": 0, "neverzero": 1, "saturate": 2}
-WIDTHS = (8, 16, 32, 64)
+WIDTHS = COUNTER_WIDTHS
 BM_F_NO_HUGEPAGE = 1
 FIELDS = ("reset_ns", "update_ns", "classify_compare_ns", "hash_ns", "total_ns", "execs", "hits")
 # Optimised like the runtime the target links (autotune.runtime.artifacts.RUNTIME_CFLAGS).

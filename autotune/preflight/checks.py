@@ -1,7 +1,7 @@
 """The preflight checks, small functions run in order over one :class:`Context`.
 
-Each returns findings (autotune.preflight.findings). Thresholds come from report.json
-(``max_collision_rate``, ``max_counter_overflow``) or the defaults in autotune.preflight.tuned.
+Each returns findings (autotune.preflight.findings). The collision limit is the one tune ran under
+(report.json's settings); the counter-overflow limit is derived (autotune.preflight.tuned).
 """
 
 from __future__ import annotations
@@ -10,18 +10,16 @@ import mmap
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from autotune import afl
 from autotune.metrics import has_map_size
 from autotune.preflight.findings import PreflightFinding as F
 from autotune.preflight.tuned import (AFL_HASHED_MAP_SLOTS, DEFAULT_MAX_COUNTER_OVERFLOW, TUNED_OVERFLOW_SLACK,
                                       TunedDir)
-from autotune.probe.equation1 import collision_rate
 from autotune.probe.result import ProbeResult
+from autotune.runtime.config import HASH_SLOTS_POW2, LAYOUTS, VARIABLES, RuntimeConfig
 from autotune.target import build_vars_of, read_record, sha256_file
 
-MAX_POW2 = 30
 # tune picks the smallest map under the limit, so a configuration sits just below it; a short
 # re-probe's Chao estimate varies by a few per cent (its sd). Up to 10 % over the limit is a
 # warning (with the size that gives room), beyond it an error.
@@ -45,31 +43,32 @@ def _file(tuned: TunedDir, name: str) -> str:
     return str(tuned.path / name)
 
 
-def _lost(*, keys: float, hash_slots: int, dense: int | None) -> float:
-    c = collision_rate(H=hash_slots, n=max(0, int(round(keys))))
-    dov = max(0.0, keys - dense) / keys if dense and keys > 0 else 0.0
-    return 1.0 - (1.0 - c) * (1.0 - dov)
+def _lost(*, keys: float, hash_slots: int, dense: int | None, layout: str = "twolevel") -> float:
+    return LAYOUTS[layout].lost_keys(hash_slots=hash_slots, dense_slots=dense, n_keys=keys)
 
 
 def _smallest_fit(*, keys: float, limit: float, layout: str) -> tuple[int, int | None] | None:
-    for k in range(10, MAX_POW2 + 1):
+    """The smallest (hash slots, dense slots) of ``layout`` that loses at most ``limit`` of ``keys``."""
+    lay = LAYOUTS[layout]
+    lo, hi = HASH_SLOTS_POW2
+    for k in range(lo, hi + 1):
         h = 1 << k
-        dense = None
-        if layout == "twolevel":
-            dense = 1 << max(10, (max(1, int(2 * keys + 0.999)) - 1).bit_length())
-            dense = min(dense, h)
-        if _lost(keys=keys, hash_slots=h, dense=dense) <= limit:
+        dense = lay.dense_slots(hash_slots=h, estimated_keys=keys)
+        if lay.lost_keys(hash_slots=h, dense_slots=dense, n_keys=keys) <= limit:
             return h, dense
     return None
 
 
-def _size_fix(rt, fit: tuple[int, int | None] | None) -> str:
+def _size_fix(rt: RuntimeConfig, fit: tuple[int, int | None] | None) -> str:
     if fit is None:
         return "re-run `autotune tune` with a larger --max-collision-rate or another metric"
-    if rt.layout == "flat":
-        return f"set AUTOTUNE_MAP_SIZE={fit[0]} in autotune-run.env (or re-run `autotune tune`)"
-    return (f"set AUTOTUNE_INDEX_SIZE={max(fit[0], rt.index_slots)} and AUTOTUNE_MAP_SIZE="
-            f"{max(fit[1] or 0, rt.map_slots)} in autotune-run.env (or re-run `autotune tune`)")
+    h, dense = fit
+    if rt.dense_slots is not None:  # a two-level map: never smaller than what is set
+        h, dense = max(h, rt.index_slots), max(dense or 0, rt.map_slots)
+    need = RuntimeConfig.sized(metric=rt.metric, layout=rt.layout, hash_slots=h, dense_slots=dense,
+                               counter_bits=rt.counter_bits)
+    sets = " and ".join(f"{name}={getattr(need, VARIABLES[name].field)}" for name in rt.layout_spec.size_vars)
+    return f"set {sets} in autotune-run.env (or re-run `autotune tune`)"
 
 
 def _estimate(ctx: Context, metric: str) -> tuple[int, float]:
@@ -88,11 +87,11 @@ def check_collisions(ctx: Context) -> list[F]:
                                          "the map is the target's guard count)"))
     elif rt is not None:
         seen, est = _estimate(ctx, rt.metric)
-        dense = rt.map_slots if rt.layout == "twolevel" else None
-        lost = _lost(keys=est, hash_slots=rt.hash_slots, dense=dense)
+        dense = rt.dense_slots
+        lost = rt.layout_spec.lost_keys(hash_slots=rt.hash_slots, dense_slots=dense, n_keys=est)
         what = (f"{rt.metric}, {rt.layout}, {rt.hash_slots} {'index ' if dense else ''}slots"
                 + (f", {dense} dense" if dense else ""))
-        line = t.autotune_env.lines.get("AUTOTUNE_MAP_SIZE" if rt.layout == "flat" else "AUTOTUNE_INDEX_SIZE")
+        line = t.autotune_env.lines.get(rt.layout_spec.hash_var)
         if lost <= limit:
             out.append(F("collisions", "ok", f"{what}: {lost:.2%} of ~{est:.0f} keys ({seen} seen) lost to collisions "
                                              f"or dense overflow, under the limit {limit:.2%}"))
@@ -110,7 +109,7 @@ def check_collisions(ctx: Context) -> list[F]:
     am = t.afl_metric
     if am is not None:
         seen, est = _estimate(ctx, am)
-        lost = _lost(keys=est, hash_slots=AFL_HASHED_MAP_SLOTS, dense=None)
+        lost = _lost(keys=est, hash_slots=AFL_HASHED_MAP_SLOTS, dense=None, layout="flat")
         line = t.build_env.lines.get("AFL_LLVM_INSTRUMENT")
         if lost <= limit:
             out.append(F("afl_collisions", "ok", f"afl-build.env ({am}, AFL++'s 64 KiB map): {lost:.2%} of ~{est:.0f} "
@@ -149,9 +148,8 @@ def _tuned_share(ctx: Context, metric: str, width: int) -> float:
 
 
 def overflow_limit(ctx: Context, metric: str, width: int) -> float:
-    given = ctx.tuned.max_counter_overflow
-    if given is not None:
-        return given
+    """tune has no counter-overflow limit: DEFAULT_MAX_COUNTER_OVERFLOW, or a little more than the
+    tuned probe saw (autotune.preflight.tuned)."""
     return max(DEFAULT_MAX_COUNTER_OVERFLOW, TUNED_OVERFLOW_SLACK * _tuned_share(ctx, metric, width))
 
 
@@ -326,32 +324,13 @@ def check_build(ctx: Context) -> list[F]:
     return out
 
 
-def _tuned_profile(report: Any) -> dict | None:
-    level = [report]
-    while level:
-        nxt = []
-        for d in level:
-            if isinstance(d, dict):
-                if isinstance(d.get("caches"), list) and "cpu" in d:
-                    return d
-                nxt.extend(v for v in d.values() if isinstance(v, (dict, list)))
-            elif isinstance(d, list):
-                nxt.extend(v for v in d if isinstance(v, (dict, list)))
-        level = nxt
-    return None
-
-
 def check_host_profile(ctx: Context) -> list[F]:
-    from autotune.profile import HostProfile, detect_host
+    from autotune.profile import detect_host
 
-    doc = _tuned_profile(ctx.tuned.report)
-    if doc is None:
+    tuned = ctx.tuned.report.host
+    if tuned is None:
         return [F("host_profile", "warning", "report.json does not record the host profile it was tuned for",
                   "re-run `autotune tune` (it records the host's caches)")]
-    try:
-        tuned = HostProfile.from_dict(doc)
-    except Exception as exc:  # noqa: BLE001 - a bad embedded profile is a warning, not a crash
-        return [F("host_profile", "warning", f"report.json's host profile does not load ({exc})", "re-run `autotune tune`")]
     here = detect_host(sysfs_root=ctx.sysfs_root, procfs_root=ctx.procfs_root)
     diffs = []
     for name in ("l1d_bytes", "l2_bytes", "llc_bytes", "line_bytes"):

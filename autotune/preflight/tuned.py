@@ -2,50 +2,32 @@
 
 Files (docs/DESIGN.md "The tuned directory"): ``afl-build.env`` (afl-cc), ``afl-run.env``
 (afl-fuzz), ``autotune-run.env`` (our runtime under the stock afl-fuzz), ``report.json``.
-The configuration itself is read from the env files (they are what the fuzzer loads); from
-``report.json`` only: the probe directory it was tuned from, the limits it was tuned under
-(``max_collision_rate``, ``max_counter_overflow``), the tuned configuration's predicted
-``execs_per_s`` and the host's cache figures. Those are looked up by name anywhere in the
-report (first match, breadth first), so the reader does not depend on how the report nests them.
+The configuration itself is read from the env files (they are what the fuzzer loads), through
+autotune.runtime.config as the runtime reads it; ``report.json`` loads as the typed
+:class:`~autotune.tune.result.TuneResult` (its schema version checked), for the probe directory
+it was tuned from, the collision limit it was tuned under, the execs/s it recorded per
+configuration and the host profile it was tuned on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autotune.errors import DocumentError
-from autotune.io import read_json
-from autotune.metrics import METRICS
 from autotune.preflight.envfile import EnvFile, read_env_file
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfig, RuntimeConfigError
+from autotune.tune.result import TuneResult, load_tune_result
 
 BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
-DEFAULT_MAX_COLLISION_RATE = 0.02  # autotune.tune.objective's default
 # Share of keys whose counter wraps in one execution. tune has no such limit (it weighs overflow in
 # its objective), so preflight accepts up to this, or 1.25x the share the tuned probe saw, whichever
 # is larger: "still fits" means no worse than what was tuned. Sarafov et al. (FUZZING 2024, Sec. 4)
 # found 15-50 % of 8-bit slots overflowing on OSS-Fuzz corpora; 5 % keeps well clear of that.
 DEFAULT_MAX_COUNTER_OVERFLOW = 0.05
 TUNED_OVERFLOW_SLACK = 1.25
-AFL_HASHED_MAP_SLOTS = 1 << 16  # AFL++ MAP_SIZE_POW2 = 16 (include/config.h) for CLASSIC/NGRAM/CTX
+AFL_HASHED_MAP_SLOTS = AFL_DEFAULT_MAP_SLOTS  # AFL++'s map for CLASSIC/NGRAM/CTX (autotune.runtime.config)
 AFL_GUARD_MODES = ("PCGUARD", "LTO", "")  # guard-numbered modes: collision-free, map = guards
-
-
-def find_key(doc: Any, key: str) -> Any:
-    """The value of the first ``key`` found breadth first in nested dicts (None if absent)."""
-    level = [doc]
-    while level:
-        nxt = []
-        for d in level:
-            if isinstance(d, dict):
-                if key in d:
-                    return d[key]
-                nxt.extend(v for v in d.values() if isinstance(v, (dict, list)))
-            elif isinstance(d, list):
-                nxt.extend(v for v in d if isinstance(v, (dict, list)))
-        level = nxt
-    return None
 
 
 def afl_metric(build_env: dict[str, str]) -> str | None:
@@ -69,50 +51,20 @@ def afl_metric(build_env: dict[str, str]) -> str | None:
         return "ctx"
     if "CLASSIC" in parts or "AFL" in parts:
         return "edge"
+    for spec in METRIC_TABLE:  # any other hashed metric of the registry, by its own afl-cc settings
+        if spec.hashed and mode == spec.afl_instrument and all(build_env.get(k) == v for k, v in spec.afl_extra):
+            return spec.name
     return None
 
 
-@dataclass(frozen=True)
-class RuntimeConfig:
-    """Our runtime's configuration from autotune-run.env (docs/DESIGN.md defaults when unset)."""
-
-    metric: str
-    layout: str
-    index_slots: int
-    map_slots: int  # flat: H; twolevel: dense C (what afl-fuzz sees)
-    counter_bits: int
-    key_hash: str
-    seed: int
-
-    @property
-    def hash_slots(self) -> int:
-        """Slots keys are hashed into: the flat map, or the two-level index."""
-        return self.map_slots if self.layout == "flat" else self.index_slots
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
 def runtime_config(env: EnvFile) -> RuntimeConfig:
-    v = env.values
+    """autotune-run.env's configuration, read as the runtime reads it (autotune.runtime.config:
+    its defaults for unset variables, its checks and messages)."""
     try:
-        cfg = RuntimeConfig(metric=v.get("AUTOTUNE_METRIC", "edge"), layout=v.get("AUTOTUNE_LAYOUT", "twolevel"),
-                            index_slots=int(v.get("AUTOTUNE_INDEX_SIZE", 1 << 24)),
-                            map_slots=int(v.get("AUTOTUNE_MAP_SIZE", 65536)),
-                            counter_bits=int(v.get("AUTOTUNE_COUNTER_BITS", 8)),
-                            key_hash=v.get("AUTOTUNE_KEY_HASH", "exact"), seed=int(v.get("AUTOTUNE_SEED", 0)))
-    except ValueError as exc:
-        raise DocumentError(env.path, f"a value is not an integer ({exc})",
-                            fix="re-create it with `autotune tune`") from exc
-    if cfg.metric not in METRICS:
-        raise DocumentError(env.path, f"unknown metric {cfg.metric!r}", field="AUTOTUNE_METRIC",
-                            fix=f"use one of: {', '.join(METRICS)}")
-    if cfg.layout not in ("flat", "twolevel"):
-        raise DocumentError(env.path, f"unknown layout {cfg.layout!r}", field="AUTOTUNE_LAYOUT", fix="use flat or twolevel")
-    for name, n in (("AUTOTUNE_MAP_SIZE", cfg.map_slots), ("AUTOTUNE_INDEX_SIZE", cfg.index_slots)):
-        if n < 1 or n & (n - 1):
-            raise DocumentError(env.path, f"{n} is not a power of two", field=name, fix="re-run `autotune tune`")
-    return cfg
+        return RuntimeConfig.from_env(env.values)
+    except RuntimeConfigError as exc:
+        raise DocumentError(env.path, exc.message, field=exc.variable,
+                            fix=f"set {exc.variable} to {exc.valid}, or re-create the file with `autotune tune`") from exc
 
 
 @dataclass(frozen=True)
@@ -121,7 +73,7 @@ class TunedDir:
     build_env: EnvFile
     run_env: EnvFile
     autotune_env: EnvFile | None
-    report: dict
+    report: TuneResult
     probe_dir: Path | None
 
     @property
@@ -134,14 +86,8 @@ class TunedDir:
 
     @property
     def max_collision_rate(self) -> float:
-        v = find_key(self.report, "max_collision_rate")
-        return float(v) if isinstance(v, (int, float)) else DEFAULT_MAX_COLLISION_RATE
-
-    @property
-    def max_counter_overflow(self) -> float | None:
-        """The limit report.json states, else None (preflight derives one, see DEFAULT_MAX_COUNTER_OVERFLOW)."""
-        v = find_key(self.report, "max_counter_overflow")
-        return float(v) if isinstance(v, (int, float)) else None
+        """The collision limit tune ran under."""
+        return self.report.settings.max_collision_rate
 
     def to_dict(self) -> dict:
         return {"path": str(self.path), "probe_dir": str(self.probe_dir) if self.probe_dir else None,
@@ -157,18 +103,13 @@ def load_tuned(path: Path) -> TunedDir:
     if not (path / REPORT).is_file():
         raise DocumentError(path / REPORT, "file not found",
                             fix=f"pass the --out directory of `autotune tune` (it holds {REPORT} and the env files)")
-    report = read_json(path / REPORT)
-    if not isinstance(report, dict):
-        raise DocumentError(path / REPORT, "expected a JSON object", fix="re-run `autotune tune`")
+    report = load_tune_result(path / REPORT)
     build, run = read_env_file(path / BUILD_ENV), read_env_file(path / RUN_ENV)
     at = read_env_file(path / AUTOTUNE_ENV) if (path / AUTOTUNE_ENV).exists() else None
-    pd = find_key(report, "probe_dir")
-    probe_dir = None
-    if isinstance(pd, str) and pd:
-        # tune records the --probe path as given: relative to where tune ran (usually here), else to DIR
-        probe_dir = Path(pd)
-        if not probe_dir.is_absolute():
-            probe_dir = probe_dir.resolve() if probe_dir.is_dir() else (path / pd).resolve()
+    probe_dir = report.inputs.probe_dir
+    if probe_dir is not None and not probe_dir.is_absolute():
+        # a relative probe path: relative to where tune ran (usually here), else to DIR
+        probe_dir = probe_dir.resolve() if probe_dir.is_dir() else (path / probe_dir).resolve()
     tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, report=report, probe_dir=probe_dir)
     if at is not None:
         runtime_config(at)  # validate now: a corrupt file is a "could not run"

@@ -188,6 +188,11 @@ class ProbeResult:
 
     @classmethod
     def from_dict(cls, d: Mapping, *, out_dir: Path | None = None) -> "ProbeResult":
+        """The document's ProbeResult; DocumentError when it is of another schema version."""
+        if d.get("schema_version") != SCHEMA_VERSION:
+            raise DocumentError(out_dir or "<probe result>", f"schema_version {d.get('schema_version')!r} is not "
+                                f"supported (this autotune reads version {SCHEMA_VERSION})", field="schema_version",
+                                fix="run `autotune probe` again")
         return cls(config=ProbeConfig.from_dict(d["config"]), campaign=CampaignStats.from_dict(d["campaign"]),
                    exec_time=Percentiles.from_dict(d["exec_time"]),
                    metrics=[MetricCensus.from_dict(m) for m in d["metrics"]], curve=Curve.from_dict(d["curve"]),

@@ -4,12 +4,17 @@
   otherwise our runtime's ``guard`` metric on its inline-counter build, which is the same
   coverage (one counter per guard) through our runtime.
 - Each candidate metric runs on the cheapest build kind that serves it (``autotune cc``'s
-  ``AUTOTUNE_CC_INSTRUMENT``: ``guard`` = inline counters, ``blocks`` = guards only, ``full`` =
-  guards and function hooks for call-context metrics).
+  ``AUTOTUNE_CC_INSTRUMENT``: ``guard`` = inline counters, ``edge`` = edges counted inline as
+  AFL++'s CLASSIC counts them, ``blocks`` = guards only, ``full`` = guards and function hooks for
+  call-context metrics).
 - Hashed metrics use the two-level layout (BigMap): the index H is the smallest power of two
   whose Equation 1 collision rate (BigMap, DSN 2021) at twice the census's estimated keys is
   within ``max_collision_rate``, and the dense map has room for twice the estimated keys
   (``tune.space.dense_slots``), so the map afl-fuzz scans is only as large as the keys need.
+- Except edge when that H is at most ``EDGE_KIND_MAX_MAP_SLOTS``: then it runs on the edge build
+  kind, which counts inline into a flat map of H slots (no call per block: about CLASSIC's
+  instructions per execution, where the blocks kind's hook cost 1.1-1.8x), at the price of
+  afl-fuzz scanning all H slots instead of the dense map.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.race.core import Contestant
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
 DEFAULT_NAME = "aflpp-default"
 # Candidates in priority order: when the budget cannot race them all, the last ones are dropped.
@@ -27,7 +33,12 @@ DEFAULT_METRICS: tuple[str, ...] = ("guard", "edge", "ngram-4", "caller")
 KEY_HEADROOM = 2.0  # size for twice the keys the probe estimated (a campaign finds more)
 MIN_INDEX_POW2, MAX_INDEX_POW2 = 16, 24
 DEFAULT_KEYS = 1 << 14  # sizing without a probe's census
-DEFAULT_MAX_COLLISION_RATE = 0.02
+# Largest flat map the edge kind gets in the race. afl-fuzz resets, classifies and compares the
+# whole flat map each execution; BigMap (DSN 2021) measured AFL's throughput at 64 KiB about the
+# two-level map's (0.98x) and 1/1.4 of it at 256 KiB. At 2^17 the flat map's extra scanning is
+# about what the blocks kind's per-block hook costs in the target; beyond, the two-level map on
+# the blocks kind is the cheaper edge contestant.
+EDGE_KIND_MAX_MAP_SLOTS = 1 << 17
 
 
 def build_kind_for(metric: str) -> str:
@@ -52,9 +63,22 @@ def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
     return 1 << MAX_INDEX_POW2
 
 
+def edge_kind_settings(*, estimated_keys: float | None, max_collision_rate: float) -> dict[str, str] | None:
+    """The edge metric's run-time variables on the edge build kind (a flat map of Equation 1's H,
+    counted inline as CLASSIC: 8-bit NeverZero, AFL++'s hash), or None when H exceeds
+    ``EDGE_KIND_MAX_MAP_SLOTS``."""
+    keys = max(1.0, float(estimated_keys)) if estimated_keys else float(DEFAULT_KEYS)
+    h = index_slots_for(keys=keys, max_collision_rate=max_collision_rate)
+    if h > EDGE_KIND_MAX_MAP_SLOTS:
+        return None
+    return {"AUTOTUNE_METRIC": "edge", "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
+            "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "afl"}
+
+
 def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision_rate: float,
                      index_file: str = "index.bin") -> dict[str, str]:
-    """AUTOTUNE_* run-time variables of a candidate (docs/DESIGN.md "Runtime configuration")."""
+    """AUTOTUNE_* run-time variables of a candidate on the blocks or full build kind (docs/DESIGN.md
+    "Runtime configuration"); the edge kind's are :func:`edge_kind_settings`."""
     from autotune.tune.space import dense_slots
 
     if metric == "guard":
@@ -89,10 +113,17 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
     for m in metrics:
         if m == "guard" and not afl_cc:
             continue  # it is the default already
-        settings = runtime_settings(metric=m, estimated_keys=keys.get(m), max_collision_rate=max_collision_rate)
-        kind = build_kind_for(m)
-        desc = f"our runtime, {m}" + (f" ({settings['AUTOTUNE_LAYOUT']}, index {settings['AUTOTUNE_INDEX_SIZE']}, "
-                                      f"{settings['AUTOTUNE_MAP_SIZE']} slots)" if m != "guard" else " (a counter per guard)")
+        inline = edge_kind_settings(estimated_keys=keys.get(m), max_collision_rate=max_collision_rate) \
+            if m == "edge" else None
+        if inline is not None:
+            settings, kind = inline, "edge"
+            desc = f"our runtime, {m} (flat, {settings['AUTOTUNE_MAP_SIZE']} slots, counted inline)"
+        else:
+            settings = runtime_settings(metric=m, estimated_keys=keys.get(m), max_collision_rate=max_collision_rate)
+            kind = build_kind_for(m)
+            desc = f"our runtime, {m}" + (f" ({settings['AUTOTUNE_LAYOUT']}, index {settings['AUTOTUNE_INDEX_SIZE']}, "
+                                          f"{settings['AUTOTUNE_MAP_SIZE']} slots)" if m != "guard"
+                                          else " (a counter per guard)")
         out.append(Contestant(name=m, settings=tuple(sorted(settings.items())), cc_kind="autotune",
                               build=((KIND_VAR, kind),), description=f"{desc}, {kind} build"))
     return out

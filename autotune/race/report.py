@@ -29,18 +29,23 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
         return {"afl-build.env": render_env(title=title, variables=[]),
                 "afl-run.env": render_env(title=run, variables=[])}
     build = [EnvVar(k, v, "autotune cc's build kind: " + {"guard": "inline 8-bit counters, one per guard (PCGUARD's coverage)",
+                                                          "edge": "edges counted inline, as AFL++'s CLASSIC counts them",
                                                           "blocks": "guards only (block metrics, no function hooks)",
                                                           "full": "guards and function hooks (call-context metrics)"}.get(v, v))
              for k, v in chosen.build]
     settings = dict(chosen.settings)
     if "AUTOTUNE_INDEX_FILE" in settings:
         settings["AUTOTUNE_INDEX_FILE"] = str((out_dir / INDEX_FILE).resolve())
-    reasons = {"AUTOTUNE_METRIC": f"coverage metric {chosen.name}", "AUTOTUNE_LAYOUT": "two-level map (BigMap)",
+    flat = settings.get("AUTOTUNE_LAYOUT") == "flat"  # the edge kind's map
+    reasons = {"AUTOTUNE_METRIC": f"coverage metric {chosen.name}",
+               "AUTOTUNE_LAYOUT": "flat map, counted inline" if flat else "two-level map (BigMap)",
                "AUTOTUNE_INDEX_SIZE": "index slots: Equation 1 collisions within the limit at twice the census's keys",
-               "AUTOTUNE_MAP_SIZE": "dense slots afl-fuzz scans: room for twice the census's keys",
+               "AUTOTUNE_MAP_SIZE": "map slots: Equation 1 collisions within the limit at twice the census's keys"
+                                    if flat else "dense slots afl-fuzz scans: room for twice the census's keys",
                "AUTOTUNE_COUNTER_BITS": "8-bit counters (afl-fuzz classifies bytes)",
                "AUTOTUNE_OVERFLOW": "NeverZero: a counter that wraps still counts as hit",
-               "AUTOTUNE_KEY_HASH": "exact keys (collision-free before the index)",
+               "AUTOTUNE_KEY_HASH": "AFL++'s edge hash (cur ^ prev >> 1) of compile-time block ids" if flat
+                                    else "exact keys (collision-free before the index)",
                "AUTOTUNE_INDEX_FILE": "slot assignments kept across afl tool runs (resume, afl-cmin, afl-showmap)"}
     run = [EnvVar(k, v, reasons.get(k, "runtime setting")) for k, v in sorted(settings.items())]
     title = [f"autotune-build.env: build the target with autotune cc under this file ({chosen.description})", why]

@@ -14,7 +14,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
-from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_MAX_COLLISION_RATE, DEFAULT_METRICS, make_contestants
+from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contestants
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.race.core import (DEFAULT_ETA, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
                                 RaceResult, Rung, TrialFigures, TrialSpec, plan_race, run_race)
 from autotune.target.recipe import TargetSpec

@@ -10,6 +10,9 @@
   LLVM 14's headers from llvm-config): clang loads it with ``-fpass-plugin`` for every compile
   (``AUTOTUNE_CC_SELECTS=0`` turns it off), so scalar selects become branches SanitizerCoverage
   counts, as AFL++'s PCGUARD counts them.
+- the pass plugin ``autotune-edges.so`` (``kernels/plugin/autotune_edges.cpp``): the edge build
+  kind's instrumentation (``AUTOTUNE_CC_INSTRUMENT=edge``), edges counted inline as AFL++'s CLASSIC
+  counts them; loaded after the select plugin, so it sees the split selects.
 
 The C ones are compiled without coverage instrumentation (the runtime must not trace itself) by
 :func:`autotune.runtime.build.build_artifact`, so they live in the user cache under a digest of
@@ -66,6 +69,10 @@ def driver_object(*, compiler: Compiler | None = None) -> Path:
 
 PLUGIN_SOURCE = "plugin/autotune_selects.cpp"
 PLUGIN_NAME = "autotune-selects"
+EDGE_PLUGIN_SOURCE = "plugin/autotune_edges.cpp"
+EDGE_PLUGIN_NAME = "autotune-edges"
+# clang++ flags of the plugins (LLVM 14's headers are added): warning-free under -Wall -Wextra
+PLUGIN_CXXFLAGS: tuple[str, ...] = ("-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra")
 
 
 def _llvm_config() -> str:
@@ -80,15 +87,15 @@ def _llvm_config() -> str:
     raise ToolMissingError("llvm-config", "llvm-14-dev")
 
 
-def select_plugin() -> Path:
-    """Build (or reuse) the select-splitting pass plugin for clang 14 and return its path."""
+def _plugin(name: str, source_name: str) -> Path:
+    """Build (or reuse) the pass plugin ``name`` from ``kernels/<source_name>`` for clang 14."""
     import shutil
     import subprocess
 
     from autotune.errors import ToolMissingError
     from autotune.runtime.build import find_compiler
 
-    source = kernels_dir() / PLUGIN_SOURCE
+    source = kernels_dir() / source_name
     if not source.is_file():
         raise AutotuneError(f"the pass plugin source {source} is missing",
                             fix="reinstall autotune (pip install --force-reinstall autotune)")
@@ -97,7 +104,16 @@ def select_plugin() -> Path:
     if not include or not Path(include, "llvm", "Passes", "PassPlugin.h").is_file():
         raise ToolMissingError("LLVM's headers (llvm/Passes/PassPlugin.h)", "llvm-14-dev")
     cxx = shutil.which("clang++-14") and "clang++-14" or "clang++"
-    flags = ["-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra",
-             "-isystem", include, "-D__STDC_CONSTANT_MACROS", "-D__STDC_FORMAT_MACROS", "-D__STDC_LIMIT_MACROS"]
-    return build_artifact(PLUGIN_NAME, [source], kind="plugin", flags=flags,
-                          compiler=find_compiler((cxx, "clang++")))
+    flags = [*PLUGIN_CXXFLAGS, "-isystem", include, "-D__STDC_CONSTANT_MACROS", "-D__STDC_FORMAT_MACROS",
+             "-D__STDC_LIMIT_MACROS"]
+    return build_artifact(name, [source], kind="plugin", flags=flags, compiler=find_compiler((cxx, "clang++")))
+
+
+def select_plugin() -> Path:
+    """Build (or reuse) the select-splitting pass plugin for clang 14 and return its path."""
+    return _plugin(PLUGIN_NAME, PLUGIN_SOURCE)
+
+
+def edge_plugin() -> Path:
+    """Build (or reuse) the edge build kind's pass plugin for clang 14 and return its path."""
+    return _plugin(EDGE_PLUGIN_NAME, EDGE_PLUGIN_SOURCE)

@@ -21,6 +21,7 @@ import numpy as np
 
 from autotune.errors import AutotuneError
 from autotune.runtime.build import build_artifact
+from autotune.runtime.config import LAYOUTS as LAYOUT_SPECS
 
 LIB_NAME = "autotune-bigmap"
 SOURCES = ("bigmap.c", "bigmap_ops.c", "bigmap_scalar.c", "bigmap_simd.c", "bigmap_ffi.c", "cpu.c")
@@ -30,7 +31,8 @@ Layout = Literal["flat", "twolevel", "exact"]
 Policy = Literal["wrap", "neverzero", "saturate"]
 Variant = Literal["scalar", "avx2", "avx512"]
 
-LAYOUTS: dict[str, int] = {"flat": 0, "twolevel": 1, "exact": 2}
+# the runtime's layouts (autotune.runtime.config) and the kernels' exact layout (tests and bench only)
+LAYOUTS: dict[str, int] = {**{n: lay.bm_code for n, lay in LAYOUT_SPECS.items()}, "exact": 2}
 POLICIES: dict[str, int] = {"wrap": 0, "neverzero": 1, "saturate": 2}
 VARIANTS: dict[str, int] = {"scalar": 0, "avx2": 1, "avx512": 2}
 WIDTH_DTYPES: dict[int, type] = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}

@@ -11,7 +11,7 @@ Compiler kinds (``CC_KINDS``):
 
 Builds live in the cache, ``<cache>/builds/<digest>/``, the digest taken over everything that goes
 into them (recipe and its files, compiler kind, compilers and their version, build variables; for
-``autotune`` the wrapper's source and the runtime, driver and pass plugin it uses, whose paths
+``autotune`` the wrapper's source and the runtime, driver and pass plugins it uses, whose paths
 carry their source hashes; for ``plain`` the runtime and driver), so every stage and test that
 asks for the same build gets the one binary. A lock file makes concurrent builders wait.
 """
@@ -107,8 +107,10 @@ def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str],
         import autotune.cc
         from autotune.runtime import artifacts
 
-        # the wrapper's flags, the runtime it links and the pass plugin it loads (paths carry their hashes)
+        # the wrapper's flags, the runtime it links and the pass plugins it loads (paths carry their hashes)
         h.update(f"{artifacts.runtime_archive()}{artifacts.driver_object()}{artifacts.select_plugin()}".encode())
+        if autotune.cc.build_kind(env) == autotune.cc.EDGE_KIND:
+            h.update(str(artifacts.edge_plugin()).encode())
         h.update(Path(autotune.cc.__file__).read_bytes())
     return h.hexdigest()[:20]
 

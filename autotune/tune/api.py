@@ -1,6 +1,8 @@
-"""tune's whole job as one typed call: probe directory in, emitted configuration out.
+"""tune's whole job as one typed call: a probe in, the TuneResult out.
 
-``autotune tune`` and ``autotune run`` (the pipeline) both call :func:`tune_probe_dir`.
+``autotune tune`` and ``autotune run`` (the pipeline) both call :func:`tune_probe_dir`, then
+write the result with autotune.emit (tune itself does not import emit: emit renders tune's
+document, not the other way round).
 """
 
 from __future__ import annotations
@@ -9,43 +11,49 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
+from autotune.probe.result import ProbeResult
+from autotune.profile.model import HostProfile
+from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAP_POW2,
+                                     DEFAULT_MAX_COLLISION_RATE, DEFAULT_SENSITIVITY_WEIGHT)
 
 
 def tune_probe_dir(
     *,
     probe_dir: Path,
     out_dir: Path,
-    host: dict[str, Any] | None,
+    host: HostProfile | None,
+    probe: ProbeResult | None = None,
     metric: str | None = None,
-    max_collision_rate: float = 0.02,
-    sensitivity_weight: float = 0.25,
-    calls: int = 40,
+    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
+    sensitivity_weight: float = DEFAULT_SENSITIVITY_WEIGHT,
+    calls: int = DEFAULT_CALLS,
     seed: int = 0,
     jobs: int = 1,
     backend: str = "auto",
-    map_pow2: tuple[int, int] = (13, 27),
-    plot: bool = True,
+    map_pow2: tuple[int, int] = DEFAULT_MAP_POW2,
     fresh: bool = False,
-    confirm_k: int = 5,
-    confirm_repeats: int = 3,
+    confirm_k: int = DEFAULT_CONFIRM,
+    confirm_repeats: int = DEFAULT_CONFIRM_REPEATS,
     run: Callable[..., Any] | None = None,
     notice: Callable[[str], None] | None = None,
 ):
-    """Tune the map for the probe in ``probe_dir`` and emit the configuration into ``out_dir``.
+    """Tune the map for the probe in ``probe_dir`` (``probe``: its ProbeResult, when the caller has
+    it already); ``out_dir`` keeps the measurements (measurements.json) for a later run.
 
     ``run`` wraps :func:`autotune.tune.run.run_tune` (the CLI passes one with a progress bar);
-    ``notice`` receives one-line messages for the user. Returns ``(TuneResult, written paths)``.
+    ``notice`` receives one-line messages for the user. Returns the TuneResult; the caller writes
+    it (autotune.emit.write.emit_all).
     """
-    from autotune.emit.write import emit_all
-    from autotune.measure.host import l2_bytes, llc_bytes
     from autotune.tune.backends import CachedMeasurer
     from autotune.tune.cache import attach, cache_identity
     from autotune.tune.objective import ObjectiveSettings
-    from autotune.tune.run import load_inputs, make_measurer, make_space, run_tune
+    from autotune.tune.probe_inputs import inputs_from_probe
+    from autotune.tune.run import make_measurer, make_space, run_tune
+    from autotune.tune.space import check_map_pow2
 
     if not 0 < max_collision_rate < 1:
         raise AutotuneError(f"--max-collision-rate {max_collision_rate} is outside (0, 1)",
-                            fix="e.g. --max-collision-rate 0.02")
+                            fix=f"e.g. --max-collision-rate {DEFAULT_MAX_COLLISION_RATE}")
     if jobs < 1:
         raise AutotuneError(f"--instances {jobs} must be at least 1", fix="e.g. --instances 2")
     if calls < 1:
@@ -56,15 +64,15 @@ def tune_probe_dir(
         raise AutotuneError(f"--confirm-repeats {confirm_repeats} must be at least 1", fix="e.g. --confirm-repeats 3")
     if sensitivity_weight < 0:
         raise AutotuneError("--sensitivity-weight must be >= 0", fix="e.g. --sensitivity-weight 0.25")
-    if map_pow2[0] > map_pow2[1]:
-        raise AutotuneError("--min-map-bytes is larger than --max-map-bytes", fix="swap them")
+    check_map_pow2(*map_pow2)
     if not Path(probe_dir).is_dir():
         raise AutotuneError(f"--probe {probe_dir} is not a directory",
                             fix="run `autotune probe --out DIR` first and pass DIR")
-    inputs = load_inputs(Path(probe_dir))
+    inputs = inputs_from_probe(probe if probe is not None else Path(probe_dir))
     space = make_space(inputs=inputs, metric=metric, map_pow2=map_pow2)
     settings = ObjectiveSettings(max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight,
-                                 jobs=jobs, l2_bytes=l2_bytes(host), llc_bytes=llc_bytes(host))
+                                 jobs=jobs, l2_bytes=host.l2_bytes if host else None,
+                                 llc_bytes=host.llc_bytes if host else None)
     measurer = CachedMeasurer(make_measurer(backend=backend, inputs=inputs, seed=seed))
     reused = attach(measurer, out_dir=out_dir,
                     identity=cache_identity(inputs=inputs, backend=measurer.name, host=host), fresh=fresh)
@@ -73,5 +81,4 @@ def tune_probe_dir(
     runner = run or (lambda **kw: run_tune(**kw))
     result = runner(inputs=inputs, space=space, settings=settings, measurer=measurer, calls=calls, seed=seed,
                     host=host, confirm_k=confirm_k, confirm_repeats=confirm_repeats)
-    written = emit_all(result=result, out_dir=out_dir, plot=plot)
-    return result, written
+    return result

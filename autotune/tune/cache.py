@@ -13,6 +13,7 @@ from typing import Any
 
 from autotune.errors import AutotuneError
 from autotune.io import read_json, write_json_atomic
+from autotune.profile.model import HostProfile
 from autotune.tune.backends import CachedMeasurer, Measurement
 from autotune.tune.space import Config
 
@@ -20,12 +21,11 @@ SCHEMA_VERSION = 1
 FILE_NAME = "measurements.json"
 
 
-def cache_identity(*, inputs, backend: str, host: dict[str, Any] | None) -> dict[str, Any]:
-    """What a measurement depends on besides the configuration."""
+def cache_identity(*, inputs, backend: str, host: HostProfile | None) -> dict[str, Any]:
+    """What a measurement depends on besides the configuration (the host by its profile's name)."""
     ident: dict[str, Any] = {"backend": backend, "probe_dir": str(inputs.probe_dir) if inputs.probe_dir else None,
                              "harness": str(inputs.harness) if inputs.harness else None,
-                             "target_exec_ns": inputs.target_exec_ns,
-                             "host": (host or {}).get("brand") or (host or {}).get("name")}
+                             "target_exec_ns": inputs.target_exec_ns, "host": host.name if host else None}
     if inputs.harness and inputs.harness.is_file():
         st = inputs.harness.stat()
         ident["harness_size"], ident["harness_mtime_ns"] = st.st_size, st.st_mtime_ns

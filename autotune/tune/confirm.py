@@ -27,13 +27,12 @@ from typing import Any, Callable
 
 from autotune.metrics import has_map_size
 from autotune.tune.backends import Measurer
+from autotune.tune.defaults import DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
 from autotune.tune.optimise import Search
 from autotune.tune.space import Config, SearchSpace
 
-DEFAULT_CONFIRM = 5
-DEFAULT_CONFIRM_REPEATS = 3
 SMALLER_NEIGHBOURS = 2  # the incumbent's map sizes /2 and /4 join the round
 
 

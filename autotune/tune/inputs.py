@@ -53,6 +53,21 @@ class TuneInputs:
                 "target_exec_ns": self.target_exec_ns,
                 "metrics": [f.to_dict() for f in self.metrics.values()], "extra": self.extra}
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TuneInputs":
+        def path(key: str) -> Path | None:
+            return Path(d[key]) if d.get(key) else None
+
+        exec_ns = d.get("target_exec_ns")
+        return cls(metrics={m["metric"]: MetricFacts.from_dict(m) for m in d["metrics"]},
+                   target_exec_ns=None if exec_ns is None else float(exec_ns), probe_dir=path("probe_dir"),
+                   harness=path("harness"), corpus_dir=path("corpus_dir"), target=str(d.get("target", "unknown")),
+                   extra=dict(d.get("extra") or {}))
+
+    def recorded(self) -> "TuneInputs":
+        """These inputs as report.json holds them (figures rounded as to_dict rounds them)."""
+        return TuneInputs.from_dict(self.to_dict())
+
 
 def overflow_shares(max_hits) -> dict[int, float]:
     from autotune.tune.precision import counter_overflow_share

@@ -26,7 +26,7 @@ for a richer metric; a configuration whose collision rate exceeds ``c_max`` is p
   measured time per execution. BigMap Section V-D measured that sharing effect for parallel
   sessions (9.2x at 2 MiB and 12 instances).
 
-Defaults and why:
+Defaults and why (autotune.tune.defaults holds the values):
 - ``c_max = 0.02``: BigMap's Table II puts the small FuzzBench targets (zlib 0.55 % .. libjpeg
   2.2 %) at about 2 % at AFL's 64 KiB map: tune asks every metric for at least the precision AFL's
   default gives a small target, while larger metrics must pay for it with a larger map.
@@ -43,19 +43,16 @@ Defaults and why:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable
 
+from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import Measurement
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE, DEFAULT_PENALTY_BITS, DEFAULT_SENSITIVITY_WEIGHT
 from autotune.tune.inputs import MetricFacts
 from autotune.tune.precision import Precision, precision
 from autotune.tune.space import Config
 
-DEFAULT_MAX_COLLISION_RATE = 0.02
-DEFAULT_SENSITIVITY_WEIGHT = 0.25
-DEFAULT_PENALTY_BITS = 10.0
-AFL_HANDSHAKE_MAX_MAP = 1 << 23  # AFL++ 4.04c fork-server handshake: map sizes up to 2^23
-INDEX_LINE_BYTES = 64
 
 
 @dataclass(frozen=True)
@@ -69,6 +66,11 @@ class ObjectiveSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ObjectiveSettings":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
 
 
 @dataclass(frozen=True)
@@ -94,17 +96,25 @@ class Evaluation:
                 "working_set_bytes": self.working_set_bytes, "execs_per_s": round(self.execs_per_s, 3),
                 "score_bits": round(self.score_bits, 6), "feasible": self.feasible, "notes": list(self.notes)}
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Evaluation":
+        """An evaluation as report.json records it (its figures rounded as to_dict rounds them)."""
+        return cls(config=Config.from_dict(d["config"]), measurement=Measurement.from_dict(d["measurement"]),
+                   precision=Precision.from_dict(d["precision"]), n_keys=float(d["n_keys"]),
+                   working_set_bytes=int(d["working_set_bytes"]), execs_per_s=float(d["execs_per_s"]),
+                   score_bits=float(d["score_bits"]), feasible=bool(d["feasible"]),
+                   notes=tuple(str(n) for n in d.get("notes", ())))
+
+    def recorded(self) -> "Evaluation":
+        """This evaluation as report.json holds it (rounded): a result in memory and one loaded
+        from its report.json are equal."""
+        return type(self).from_dict(self.to_dict())
+
 
 def working_set_bytes(*, config: Config, n_keys: float, dense: int | None) -> int:
     """Bytes the map work touches per execution (runtime + afl-fuzz's trace and virgin maps)."""
-    wb = config.width_bits // 8
-    trace = 1 if config.width_bits > 8 else 0
-    if config.layout == "flat":
-        return config.map_slots * (wb + trace + 1)
-    c = dense or config.map_slots
-    used = min(int(n_keys), c)
-    index = min(4 * config.map_slots, INDEX_LINE_BYTES * int(n_keys))
-    return 2 * c + used * wb + index
+    return LAYOUTS[config.layout].working_set_bytes(hash_slots=config.map_slots, dense_slots=dense, n_keys=n_keys,
+                                                    width_bits=config.width_bits)
 
 
 def shared_cache_extra_ns(*, ws_bytes: int, jobs: int, l2_bytes: int | None,
@@ -121,18 +131,18 @@ def precision_feasible(*, config: Config, facts: MetricFacts, settings: Objectiv
     """The constraints known without measuring: collision rate within c_max, map within AFL++'s handshake."""
     n = max(1.0, float(facts.estimated_keys))
     p = precision(config=config, n_keys=n, overflow_by_width=facts.overflow_by_width)
-    handed = config.map_slots if config.layout == "flat" else (p.dense_slots or config.map_slots)
-    return p.lost_keys <= settings.max_collision_rate and handed <= AFL_HANDSHAKE_MAX_MAP
+    return p.lost_keys <= settings.max_collision_rate and afl_map_slots(config, p) <= AFL_MAX_MAP_SLOTS
+
+
+def afl_map_slots(config: Config, p: Precision) -> int:
+    """The slots afl-fuzz sees for ``config`` (the flat map, or the two-level dense slots)."""
+    return LAYOUTS[config.layout].afl_map_slots(hash_slots=config.map_slots, dense_slots=p.dense_slots)
 
 
 def memory_bytes(*, config: Config, dense: int | None) -> int:
     """Memory the map takes per instance (counters, trace, index): the tie-breaker within noise."""
-    wb = config.width_bits // 8
-    trace = 1 if config.width_bits > 8 else 0
-    if config.layout == "flat":
-        return config.map_slots * (wb + trace)
-    c = dense or config.map_slots
-    return c * (wb + trace) + 4 * config.map_slots
+    return LAYOUTS[config.layout].memory_bytes(hash_slots=config.map_slots, dense_slots=dense,
+                                               width_bits=config.width_bits)
 
 
 def evaluate(*, config: Config, measurement: Measurement, facts: MetricFacts, settings: ObjectiveSettings,
@@ -153,10 +163,11 @@ def evaluate(*, config: Config, measurement: Measurement, facts: MetricFacts, se
         score -= settings.penalty_bits * -math.expm1(-(lost / settings.max_collision_rate - 1.0))
         feasible = False
         notes.append(f"collision rate {lost:.2%} is above the limit {settings.max_collision_rate:.2%}")
-    handed = config.map_slots if config.layout == "flat" else (p.dense_slots or config.map_slots)
-    if handed > AFL_HANDSHAKE_MAX_MAP:
+    handed = afl_map_slots(config, p)
+    if handed > AFL_MAX_MAP_SLOTS:
         score -= settings.penalty_bits
         feasible = False
-        notes.append(f"a map of {handed} bytes is larger than AFL++ 4.04c's fork-server handshake allows (2^23)")
+        notes.append(f"a map of {handed} bytes is larger than AFL++ 4.04c's fork-server handshake allows "
+                     f"(2^{AFL_MAX_MAP_SLOTS.bit_length() - 1})")
     return Evaluation(config=config, measurement=measurement, precision=p, n_keys=n, working_set_bytes=ws,
                       execs_per_s=eps, score_bits=score, feasible=feasible, notes=tuple(notes))

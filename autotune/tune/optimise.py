@@ -16,11 +16,12 @@ from typing import Any, Callable
 
 from autotune.errors import AutotuneError
 from autotune.tune.backends import CachedMeasurer, Measurer
+from autotune.tune.defaults import DEFAULT_CALLS
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
-from autotune.tune.space import AFL_DEFAULT_MAP_POW2, Config, SearchSpace
+from autotune.runtime.config import AFL_DEFAULT_MAP_POW2
+from autotune.tune.space import Config, SearchSpace
 
-DEFAULT_CALLS = 40
 DEFAULT_INITIAL_POINTS = 8
 # Candidates the acquisition function is evaluated on per call (the space is discrete and small).
 ACQ_POINTS = 2000
@@ -43,6 +44,11 @@ class Trial:
     def to_dict(self) -> dict[str, Any]:
         return {"call": self.call, "phase": self.phase, "measured": self.measured,
                 "elapsed_s": round(self.elapsed_s, 3), **self.evaluation.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Trial":
+        return cls(call=int(d["call"]), phase=str(d["phase"]), evaluation=Evaluation.from_dict(d),
+                   measured=bool(d["measured"]), elapsed_s=float(d["elapsed_s"]))
 
 
 @dataclass(frozen=True)

@@ -22,19 +22,14 @@ import numpy as np
 
 from autotune.metrics import has_map_size
 from autotune.probe.equation1 import collision_rate as equation1
-from autotune.tune.space import Config, dense_slots
+from autotune.runtime.config import LAYOUTS, combine_lost
+from autotune.tune.space import Config
 
 
 def collision_rate(*, map_slots: int, n_keys: float) -> float:
     """Equation 1 with a (possibly fractional) key estimate."""
     n = max(0, int(round(n_keys)))
     return equation1(H=map_slots, n=n)
-
-
-def dense_overflow_rate(*, dense: int, n_keys: float) -> float:
-    if n_keys <= 0:
-        return 0.0
-    return max(0.0, n_keys - dense) / n_keys
 
 
 def counter_overflow_share(*, max_hits: np.ndarray, width_bits: int) -> float:
@@ -57,23 +52,27 @@ class Precision:
     @property
     def lost_keys(self) -> float:
         """Share of keys the map cannot tell apart (collided, or in the overflow slot)."""
-        return 1.0 - (1.0 - self.collision_rate) * (1.0 - self.dense_overflow_rate)
+        return combine_lost(collision_rate=self.collision_rate, dense_overflow_rate=self.dense_overflow_rate)
 
     def to_dict(self) -> dict:
         return {"collision_rate": round(self.collision_rate, 6),
                 "dense_overflow_rate": round(self.dense_overflow_rate, 6),
                 "counter_overflow": round(self.counter_overflow, 6), "dense_slots": self.dense_slots}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Precision":
+        dense = d.get("dense_slots")
+        return cls(collision_rate=float(d["collision_rate"]), dense_overflow_rate=float(d["dense_overflow_rate"]),
+                   counter_overflow=float(d["counter_overflow"]), dense_slots=None if dense is None else int(dense))
+
 
 def precision(*, config: Config, n_keys: float, overflow_by_width: dict[int, float]) -> Precision:
     if not has_map_size(config.metric):  # guard: one slot per guard, no hash, no dense array
         return Precision(collision_rate=0.0, dense_overflow_rate=0.0,
                          counter_overflow=float(overflow_by_width.get(config.width_bits, 0.0)), dense_slots=None)
+    layout = LAYOUTS[config.layout]  # the dense slots and their overflow, if the layout has them
     c = collision_rate(map_slots=config.map_slots, n_keys=n_keys)
-    if config.layout == "twolevel":
-        d = dense_slots(map_slots=config.map_slots, estimated_keys=n_keys)
-        dov = dense_overflow_rate(dense=d, n_keys=n_keys)
-    else:
-        d, dov = None, 0.0
+    d = layout.dense_slots(hash_slots=config.map_slots, estimated_keys=n_keys)
+    dov = layout.dense_overflow_rate(dense_slots=d, n_keys=n_keys)
     return Precision(collision_rate=c, dense_overflow_rate=dov,
                      counter_overflow=float(overflow_by_width.get(config.width_bits, 0.0)), dense_slots=d)

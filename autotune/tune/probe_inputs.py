@@ -5,14 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from autotune.errors import AutotuneError
+from autotune.probe.result import ProbeResult
 from autotune.tune.inputs import MetricFacts, TuneInputs
 from autotune.tune.space import WIDTHS
 
 
-def inputs_from_probe(probe_dir: str | Path) -> TuneInputs:
+def inputs_from_probe(probe: ProbeResult | str | Path) -> TuneInputs:
+    """The facts tune needs from a probe: its ProbeResult (with its directory), or its directory."""
     from autotune.probe import load_probe
 
-    res = load_probe(probe_dir)
+    res = probe if isinstance(probe, ProbeResult) else load_probe(probe)
+    if res.out_dir is None:
+        raise AutotuneError("the probe result names no directory (its corpus and census files)",
+                            fix="load it with autotune.probe.load_probe(DIR)")
+    probe_dir = Path(res.out_dir)
     facts = {}
     for mc in res.metrics:
         over = {int(r.counter_bits): float(r.overflow_share) for r in mc.overflow}
@@ -29,7 +35,7 @@ def inputs_from_probe(probe_dir: str | Path) -> TuneInputs:
                                        afl_hash_collision=afl)
     if not facts:
         raise AutotuneError(f"{probe_dir}: the probe holds no metric census", fix="re-run `autotune probe`")
-    out_dir = Path(res.out_dir or probe_dir).resolve()  # report.json names it; readers resolve from elsewhere
+    out_dir = probe_dir.resolve()  # report.json names it; readers resolve from elsewhere
     corpus = out_dir / "corpus"
     harness = Path(res.config.binary) if res.config.binary else None
     exec_ns = float(res.exec_time.p50_ns) if res.exec_time and res.exec_time.count else None

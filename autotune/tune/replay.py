@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from autotune.errors import AutotuneError
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, VARIABLES
 from autotune.tune.backends import Measurement
 from autotune.tune.space import Config
 
@@ -38,29 +39,16 @@ SLOW_RUN_S = 0.6
 # figure is the median over its runs of (its rate / the mean rate of the reference runs around it),
 # times the reference's best rate at the first measurement. A load change on the shared host
 # between two measurements cancels out; a blip in one run does not move the median.
-REFERENCE = Config("edge", "flat", 1 << 16, 8)
+REFERENCE = Config("edge", "flat", AFL_DEFAULT_MAP_SLOTS, 8)
 REFERENCE_INPUTS = 64
 REFERENCE_S = 0.04  # a run planned longer than this is done once, not `repeats` times
 RUN_TIMEOUT_S = 120.0
 
 
 def replay_env(*, config: Config, dense: int | None, seed: int, rounds: int) -> dict[str, str]:
-    """The AUTOTUNE_* variables of a replay run (docs/DESIGN.md "Runtime configuration")."""
-    env = {
-        "AUTOTUNE_REPLAY_ROUNDS": str(rounds),
-        "AUTOTUNE_SEED": str(seed),
-        "AUTOTUNE_METRIC": config.metric,
-        "AUTOTUNE_LAYOUT": config.layout,
-        "AUTOTUNE_COUNTER_BITS": str(config.width_bits),
-        "AUTOTUNE_OVERFLOW": "neverzero",
-        "AUTOTUNE_KEY_HASH": "exact",
-    }
-    if config.layout == "flat":
-        env["AUTOTUNE_MAP_SIZE"] = str(config.map_slots)
-    else:
-        env["AUTOTUNE_INDEX_SIZE"] = str(config.map_slots)
-        env["AUTOTUNE_MAP_SIZE"] = str(dense or config.map_slots)
-    return env
+    """The AUTOTUNE_* variables of a replay run: the runtime configuration of ``config``
+    (autotune.runtime.config) and the replay rounds (docs/DESIGN.md "Driver modes")."""
+    return {"AUTOTUNE_REPLAY_ROUNDS": str(rounds), **config.runtime(dense=dense, seed=seed).env_values()}
 
 
 class ReplayMeasurer:
@@ -101,7 +89,9 @@ class ReplayMeasurer:
         return n, rounds, (1 if run_s > SLOW_RUN_S else self.repeats)
 
     def run_once(self, config: Config, *, n_inputs: int, rounds: int) -> dict:
-        env = {**os.environ, **replay_env(config=config, dense=self.dense_for(config), seed=self.seed, rounds=rounds)}
+        # the runtime's variables of this run only: none inherited from the caller's environment
+        env = {k: v for k, v in os.environ.items() if k not in VARIABLES}
+        env.update(replay_env(config=config, dense=self.dense_for(config), seed=self.seed, rounds=rounds))
         env.pop("__AFL_SHM_ID", None)
         env.pop("AUTOTUNE_PROBE_CTL_FD", None)
         cmd = [str(self.harness), *map(str, self.inputs[:n_inputs])]

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import functools
-from pathlib import Path
+from dataclasses import fields
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
+from autotune.profile.model import HostProfile
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
-from autotune.tune.confirm import DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, Confirmation, confirm
+from autotune.tune.confirm import Confirmation, confirm
+from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS
 from autotune.tune.inputs import TuneInputs
-from autotune.tune.objective import ObjectiveSettings, working_set_bytes
-from autotune.tune.optimise import DEFAULT_CALLS, Search, Trial, optimise
+from autotune.tune.objective import Evaluation, ObjectiveSettings, working_set_bytes
+from autotune.tune.optimise import Search, Trial, optimise
 from autotune.tune.precision import collision_rate
-from autotune.tune.result import AFL_DEFAULT_MAP_SLOTS, TuneResult
-from autotune.tune.space import Config, SearchSpace, dense_slots
+from autotune.tune.result import NoRebuildEvaluation, TuneResult
+from autotune.tune.space import Config, SearchSpace
 
 BACKENDS = ("auto", "replay", "bench")
 
@@ -41,8 +44,7 @@ def make_measurer(*, backend: str, inputs: TuneInputs, seed: int) -> Measurer:
         raise AutotuneError(f"unknown backend {backend!r}", fix=f"use one of: {', '.join(BACKENDS)}")
 
     def dense_for(c: Config) -> int | None:
-        return dense_slots(map_slots=c.map_slots, estimated_keys=inputs.facts(c.metric).estimated_keys) \
-            if c.layout == "twolevel" else None
+        return LAYOUTS[c.layout].dense_slots(hash_slots=c.map_slots, estimated_keys=inputs.facts(c.metric).estimated_keys)
 
     def ws(c: Config) -> int:
         return working_set_bytes(config=c, n_keys=inputs.facts(c.metric).estimated_keys, dense=dense_for(c))
@@ -93,7 +95,7 @@ def flat_ns_per_byte() -> Callable[[int], float]:
 
 
 def run_tune(*, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSettings, measurer: Measurer,
-             calls: int = DEFAULT_CALLS, seed: int = 0, host: dict[str, Any] | None = None,
+             calls: int = DEFAULT_CALLS, seed: int = 0, host: HostProfile | None = None,
              confirm_k: int = DEFAULT_CONFIRM, confirm_repeats: int = DEFAULT_CONFIRM_REPEATS,
              progress: Callable[[Trial], None] | None = None,
              confirm_progress: Callable[[Config, int], None] | None = None) -> TuneResult:
@@ -117,8 +119,9 @@ def run_tune(*, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSetti
 
 def result_from_search(*, search: Search, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSettings,
                        backend: str, calls: int, seed: int, cache_hits: int,
-                       host: dict[str, Any] | None, confirmation: Confirmation | None = None) -> TuneResult:
-    trials = [t.to_dict() for t in search.trials]
+                       host: HostProfile | None, confirmation: Confirmation | None = None) -> TuneResult:
+    """The document of a search (and its confirmation round), its figures as report.json records them."""
+    trials = tuple(Trial.from_dict(t.to_dict()) for t in search.trials)
     best = confirmation.chosen.evaluation if confirmation else search.best
     nr = [t.evaluation for t in search.trials
           if t.evaluation.config.layout == "flat" and t.evaluation.config.map_slots == AFL_DEFAULT_MAP_SLOTS
@@ -132,14 +135,14 @@ def result_from_search(*, search: Search, inputs: TuneInputs, space: SearchSpace
                       "execs_per_s": round(t.evaluation.measurement.execs_per_s, 3)}
                      for t in {t.evaluation.config: t for t in search.trials}.values()],
     }
-    return TuneResult(target=inputs.target, inputs=inputs.to_dict(), space=space.to_dict(), settings=settings.to_dict(),
-                      backend=backend, calls=len(search.trials), seed=seed, trials=trials, best=best.to_dict(),
+    return TuneResult(target=inputs.target, inputs=inputs.recorded(), space=space.to_dict(), settings=settings,
+                      backend=backend, calls=len(search.trials), seed=seed, trials=trials, best=best.recorded(),
                       no_rebuild_best=nr_best, measured=search.measured, cache_hits=cache_hits,
                       elapsed_s=search.elapsed_s + (confirmation.elapsed_s if confirmation else 0.0), host=host,
                       curves=curves, confirmation=confirmation.to_dict() if confirmation else None)
 
 
-def _no_rebuild_best(cands, *, inputs: TuneInputs, settings: ObjectiveSettings) -> dict[str, Any] | None:
+def _no_rebuild_best(cands, *, inputs: TuneInputs, settings: ObjectiveSettings) -> NoRebuildEvaluation | None:
     """The best AFL++-as-installed point (flat, 64 KiB, 8-bit). An afl-cc build hashes with AFL++'s
     own hash, so where the census measured its collision rate at 64 KiB that rate replaces
     Equation 1's in the score and the feasibility (it is much worse for ngram-N)."""
@@ -147,22 +150,15 @@ def _no_rebuild_best(cands, *, inputs: TuneInputs, settings: ObjectiveSettings) 
 
     best, best_key = None, None
     for ev in cands:
-        d = ev.to_dict()
         afl = inputs.facts(ev.config.metric).afl_hash_collision.get(AFL_DEFAULT_MAP_SLOTS)
         score, feasible = ev.score_bits, ev.feasible
         if afl is not None:
             lost = ev.precision.lost_keys
             score = score - math.log2(max(1e-12, 1 - lost)) + math.log2(max(1e-12, 1 - afl))
             feasible = afl <= settings.max_collision_rate
-            d.update({"afl_hash_collision_rate": round(afl, 6), "afl_score_bits": round(score, 6),
-                      "afl_feasible": feasible})
         key = (not feasible, -score, ev.config)
         if best_key is None or key < best_key:
-            best, best_key = d, key
-    return best
+            extra = {} if afl is None else {"afl_hash_collision_rate": afl, "afl_score_bits": score, "afl_feasible": feasible}
+            best, best_key = NoRebuildEvaluation(**{f.name: getattr(ev, f.name) for f in fields(Evaluation)}, **extra), key
+    return NoRebuildEvaluation.from_dict(best.to_dict()) if best else None
 
-
-def load_inputs(probe_dir: Path) -> TuneInputs:
-    from autotune.tune.probe_inputs import inputs_from_probe
-
-    return inputs_from_probe(probe_dir)

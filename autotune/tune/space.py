@@ -7,15 +7,12 @@ from typing import Any
 
 from autotune.errors import AutotuneError
 from autotune.metrics import METRICS, has_map_size
+from autotune.runtime.config import (AFL_DEFAULT_MAP_POW2, COUNTER_WIDTHS, HASH_SLOTS_POW2, LAYOUTS as LAYOUT_SPECS,
+                                     RuntimeConfig)
+from autotune.tune.defaults import DEFAULT_MAP_POW2
 
-LAYOUTS: tuple[str, ...] = ("flat", "twolevel")
-WIDTHS: tuple[int, ...] = (8, 16, 32, 64)
-MIN_MAP_POW2, MAX_MAP_POW2 = 13, 27  # 8 KiB .. 128 MiB of 8-bit slots
-# Dense slots of a two-level map: room for this many times the estimated keys (keys the probe
-# did not reach yet), rounded up to a power of two, at least 2^MIN_DENSE_POW2.
-DENSE_HEADROOM = 2.0
-MIN_DENSE_POW2 = 10
-AFL_DEFAULT_MAP_POW2 = 16  # AFL++ include/config.h MAP_SIZE_POW2 (CLASSIC/NGRAM/CTX hash into 2^16)
+LAYOUTS: tuple[str, ...] = tuple(LAYOUT_SPECS)
+WIDTHS: tuple[int, ...] = COUNTER_WIDTHS
 
 
 @dataclass(frozen=True, order=True)
@@ -31,6 +28,11 @@ class Config:
     def map_pow2(self) -> int:
         return self.map_slots.bit_length() - 1
 
+    def runtime(self, *, dense: int | None, seed: int, index_file: str | None = None) -> RuntimeConfig:
+        """The runtime's configuration of this point (``dense``: a two-level map's dense slots)."""
+        return RuntimeConfig.sized(metric=self.metric, layout=self.layout, hash_slots=self.map_slots,
+                                   dense_slots=dense, counter_bits=self.width_bits, seed=seed, index_file=index_file)
+
     def key(self) -> str:
         return f"{self.metric}/{self.layout}/{self.map_slots}/{self.width_bits}"
 
@@ -45,24 +47,41 @@ class Config:
 
 
 def dense_slots(*, map_slots: int, estimated_keys: float) -> int:
-    """Dense array size C of a two-level map: next power of two >= headroom * keys, within [2^10, H]."""
-    need = max(1, int(DENSE_HEADROOM * estimated_keys + 0.999))
-    c = 1 << max(MIN_DENSE_POW2, (need - 1).bit_length())
-    return min(c, map_slots)
+    """Dense array size C of a two-level map of H = ``map_slots`` (autotune.runtime.config's rule)."""
+    return LAYOUT_SPECS["twolevel"].dense_slots(hash_slots=map_slots, estimated_keys=estimated_keys) or map_slots
+
+
+def check_map_pow2(lo: int, hi: int) -> None:
+    """The map sizes 2^lo..2^hi tune may search: ordered, and hash spaces every layout of the
+    runtime accepts (autotune.runtime.config.HASH_SLOTS_POW2)."""
+    rlo, rhi = HASH_SLOTS_POW2
+    if lo > hi:
+        raise AutotuneError(f"--min-map-bytes 2^{lo} is larger than --max-map-bytes 2^{hi}", fix="swap them")
+    if not rlo <= lo <= hi <= rhi:
+        raise AutotuneError(f"map size range 2^{lo}..2^{hi} is outside 2^{rlo}..2^{rhi} (what the runtime accepts)",
+                            fix=f"choose map sizes between {1 << rlo} and {1 << rhi} slots")
+
+
+def map_pow2_range(*, min_map_slots: int, max_map_slots: int) -> tuple[int, int]:
+    """(lo, hi) of --min-map-bytes / --max-map-bytes: powers of two in the range the runtime accepts."""
+    pows = []
+    for name, v in (("--min-map-bytes", min_map_slots), ("--max-map-bytes", max_map_slots)):
+        if v < 1 or v & (v - 1):
+            raise AutotuneError(f"{name} {v} is not a power of two", fix=f"e.g. {name} {1 << AFL_DEFAULT_MAP_POW2}")
+        pows.append(v.bit_length() - 1)
+    check_map_pow2(pows[0], pows[1])
+    return pows[0], pows[1]
 
 
 @dataclass(frozen=True)
 class SearchSpace:
-    map_pow2: tuple[int, int] = (MIN_MAP_POW2, MAX_MAP_POW2)  # inclusive range
+    map_pow2: tuple[int, int] = DEFAULT_MAP_POW2  # inclusive range
     widths: tuple[int, ...] = WIDTHS
     metrics: tuple[str, ...] = METRICS
     layouts: tuple[str, ...] = LAYOUTS
 
     def __post_init__(self) -> None:
-        lo, hi = self.map_pow2
-        if not 10 <= lo <= hi <= 30:
-            raise AutotuneError(f"map size range 2^{lo}..2^{hi} is outside 2^10..2^30",
-                                fix="choose map sizes between 1 KiB and 1 GiB")
+        check_map_pow2(*self.map_pow2)
         for m in self.metrics:
             if m not in METRICS:
                 raise AutotuneError(f"unknown metric {m!r}", fix=f"use one of: {', '.join(METRICS)}")

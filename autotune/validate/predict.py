@@ -19,6 +19,7 @@ import numpy as np
 
 from autotune.metrics import index_key
 from autotune.probe.result import ProbeResult
+from autotune.runtime.config import LAYOUTS
 
 
 def corpus_keys(*, probe: ProbeResult, metric: str) -> tuple[np.ndarray, np.ndarray]:
@@ -59,10 +60,12 @@ def predict_runtime(*, probe: ProbeResult, metric: str, layout: str, map_slots: 
     """Our runtime configured by autotune-run.env."""
     exact, hk = corpus_keys(probe=probe, metric=metric)
     slot_keys = hk if key_hash == "afl" else index_key(exact, metric=metric)
-    h = map_slots if layout == "flat" else index_slots
+    lay = LAYOUTS[layout]
+    h = lay.hash_slots(index_slots=index_slots, map_slots=map_slots)
     d = distinct_slots(slot_keys=slot_keys, slots=h)
-    if layout == "flat":
+    dense = lay.dense_of(map_slots=map_slots)
+    if dense is None:
         return Occupancy(keys=int(exact.size), hash_slots=h, distinct_slots=d, map_slots=map_slots,
                          used_slots=d, overflow_keys=0)
     return Occupancy(keys=int(exact.size), hash_slots=h, distinct_slots=d, map_slots=map_slots,
-                     used_slots=min(d, map_slots), overflow_keys=max(0, d - map_slots))
+                     used_slots=min(d, dense), overflow_keys=max(0, d - dense))

@@ -27,6 +27,8 @@ from autotune.io import write_json_atomic
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
 from autotune.probe.result import ProbeResult, load_probe
 from autotune.target import TargetSpec, build, build_vars_of, demo_spec
+from autotune.tune.result import TuneResult
+from autotune.tune.space import Config
 from autotune.validate import afl_runs, predict
 
 SCHEMA_VERSION = 1
@@ -89,25 +91,9 @@ class ValidateResult:
                 "measured_speedup": self.measured_speedup, "notes": list(self.notes)}
 
 
-def _report_execs(report: dict, *, metric: str | None, layout: str, map_slots: int, width: int) -> float | None:
-    """execs_per_s tune recorded for a configuration (looked up in any list of evaluations)."""
-    found: list[float] = []
-
-    def walk(d: Any) -> None:
-        if isinstance(d, dict):
-            cfg = d.get("config")
-            if (isinstance(cfg, dict) and isinstance(d.get("execs_per_s"), (int, float)) and cfg.get("metric") == metric
-                    and cfg.get("layout") == layout and cfg.get("map_slots") == map_slots
-                    and cfg.get("width_bits") == width):
-                found.append(float(d["execs_per_s"]))
-            for v in d.values():
-                walk(v)
-        elif isinstance(d, list):
-            for v in d:
-                walk(v)
-
-    walk(report)
-    return found[0] if found else None
+def _report_execs(report: TuneResult, *, metric: str | None, layout: str, map_slots: int, width: int) -> float | None:
+    """execs_per_s tune recorded for a configuration (TuneResult.recorded_execs_per_s)."""
+    return report.recorded_execs_per_s(Config(str(metric), layout, map_slots, width))
 
 
 def _seed_dir(corpus: Path, work: Path) -> Path:

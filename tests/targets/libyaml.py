@@ -43,9 +43,10 @@ def libyaml_sample_inputs() -> list[Path]:
 
 
 def build_libyaml_harness(*, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
-                          instrument: str = "full", cflags: str | None = None) -> Path:
+                          instrument: str = "full", cc_vars: Mapping[str, str] | None = None,
+                          cflags: str | None = None) -> Path:
     """The libyaml harness built by build.sh with ``cc_kind`` (built on first use, then cached)."""
-    return LIBYAML.build_harness(cc_kind=cc_kind, afl_env=afl_env, instrument=instrument, cflags=cflags)
+    return LIBYAML.build_harness(cc_kind=cc_kind, afl_env=afl_env, instrument=instrument, cc_vars=cc_vars, cflags=cflags)
 
 
 if __name__ == "__main__":

@@ -48,9 +48,10 @@ def lz4_sample_inputs() -> list[Path]:
 
 
 def build_lz4_harness(*, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
-                      instrument: str = "full", cflags: str | None = None) -> Path:
+                      instrument: str = "full", cc_vars: Mapping[str, str] | None = None,
+                      cflags: str | None = None) -> Path:
     """The lz4 harness built by build.sh with ``cc_kind`` (built on first use, then cached)."""
-    return LZ4.build_harness(cc_kind=cc_kind, afl_env=afl_env, instrument=instrument, cflags=cflags)
+    return LZ4.build_harness(cc_kind=cc_kind, afl_env=afl_env, instrument=instrument, cc_vars=cc_vars, cflags=cflags)
 
 
 def lz4_build_tree(harness: Path) -> Path:

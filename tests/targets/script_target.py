@@ -6,7 +6,8 @@ tree's path from one variable (``LZ4_SRC``, ``LIBYAML_SRC``). The recipe is exac
 ``--build-script DIR/build.sh --source DIR/<harness>.c --cflags CFLAGS`` gives validate, compare,
 race and run, and it builds through ``autotune.target.build`` with any compiler kind:
 
-- ``autotune``: ``autotune-cc`` (``instrument``: its ``AUTOTUNE_CC_INSTRUMENT``, default full);
+- ``autotune``: ``autotune-cc`` (``instrument``: its ``AUTOTUNE_CC_INSTRUMENT``, default full;
+  ``cc_vars``: its other compile-time variables, e.g. ``AUTOTUNE_CC_SELECTS``);
 - ``plain``: clang without instrumentation, linked with our driver and runtime (the baseline);
 - ``afl``: afl-clang-fast under the caller's AFL_* build variables (none: AFL++'s default).
 
@@ -70,15 +71,19 @@ class ScriptTarget:
         return {**base_env(env), self.source_var: str(self.source_dir())}
 
     def build_harness(self, *, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
-                      instrument: str = "full", cflags: str | None = None) -> Path:
-        """The harness built by build.sh with ``cc_kind`` (built on first use, then cached)."""
+                      instrument: str = "full", cc_vars: Mapping[str, str] | None = None,
+                      cflags: str | None = None) -> Path:
+        """The harness built by build.sh with ``cc_kind`` (built on first use, then cached).
+        ``instrument`` and ``cc_vars`` (other compile-time variables of the wrapper, e.g.
+        ``AUTOTUNE_CC_SELECTS``) apply to autotune builds, ``afl_env`` to afl builds."""
         from autotune.target import build
 
         if afl_env and cc_kind != "afl":
             raise ValueError("afl_env applies to cc_kind='afl' only")
-        if instrument != "full" and cc_kind != "autotune":
-            raise ValueError("instrument applies to cc_kind='autotune' only")
+        if (instrument != "full" or cc_vars) and cc_kind != "autotune":
+            raise ValueError("instrument and cc_vars apply to cc_kind='autotune' only")
         build_vars = {"AUTOTUNE_CC_INSTRUMENT": instrument} if cc_kind == "autotune" and instrument != "full" else {}
+        build_vars.update(cc_vars or {})
         build_vars.update(afl_env or {})
         return build(spec=self.spec(cflags), cc_kind=cc_kind, build_vars=build_vars, env=self.env())
 
