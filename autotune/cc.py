@@ -410,55 +410,6 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
                    kind_plugin=kind_plugin)
 
 
-def build_harness(
-    *,
-    sources: Sequence[Path],
-    output: Path,
-    extra_cflags: Sequence[str] = (),
-    extra_ldflags: Sequence[str] = (),
-    cxx: bool = False,
-    kind: str | None = None,
-    cc_vars: Mapping[str, str] | None = None,
-) -> Path:
-    """Compile and link an ``LLVMFuzzerTestOneInput`` harness with the runtime and the driver.
-
-    ``kind``: the build kind (``KINDS``); None: ``AUTOTUNE_CC_INSTRUMENT`` or full. ``cc_vars``: other
-    compile-time variables of the wrapper (``AUTOTUNE_CC_NGRAM``, ``AUTOTUNE_CC_SELECTS``).
-    The binary appears at ``output`` only when the build succeeded (atomic rename).
-    Raises AutotuneError carrying the compiler's message when it fails.
-    """
-    import subprocess
-    import tempfile
-    from pathlib import Path
-    output = Path(output)
-    for s in sources:
-        if not Path(s).is_file():
-            raise AutotuneError(f"harness source {s} does not exist", fix="pass an existing source file")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    args = [*extra_cflags, "-fsanitize=fuzzer", *map(str, sources), "-o", str(tmp), *extra_ldflags]
-    try:
-        env = {**os.environ, **({} if kind is None else {KIND_VAR: kind}), **(cc_vars or {})}
-        argv = plan(args, cxx=cxx, env=env)
-        try:  # the compiler gets that environment: the pass plugin reads the kind and N from it
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
-        except subprocess.TimeoutExpired as exc:
-            raise AutotuneError(f"building the harness {output} took over 600 s",
-                                fix="check the sources and flags") from exc
-        if proc.returncode != 0:
-            raise AutotuneError(
-                f"building the harness {output} failed (exit {proc.returncode}):\n"
-                f"{' '.join(argv)}\n{proc.stderr.strip()}",
-                fix="fix the errors the compiler reports above",
-            )
-        os.replace(tmp, output)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return output
-
-
 def run(args: Sequence[str], *, cxx: bool, prog: str) -> int:
     """Replace this process with the real compiler; on a wrapper error print one line, return 1."""
     env = dict(os.environ)

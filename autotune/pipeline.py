@@ -76,7 +76,7 @@ def run_pipeline(
     from autotune.tune.api import tune_probe_dir
 
     if probe_time_s <= 0:
-        raise AutotuneError(f"probe time {probe_time_s} s is not positive", fix="pass --time 60")
+        raise AutotuneError(f"probe time {probe_time_s} s is not positive", fix="pass --probe-time 60")
     out_dir = Path(out_dir).resolve()
     stage = on_stage or (lambda _s: None)
 

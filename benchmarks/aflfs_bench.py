@@ -102,7 +102,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 def demo_target() -> dict:
     from autotune import demo
-    from autotune.cc import build_harness
+    from autotune.target import build_harness
 
     src = demo.harness_source()
     ours = build_harness(sources=[src], output=Path(tempfile.mkdtemp(prefix="aflfs-demo-")) / "demo",
@@ -127,8 +127,8 @@ def lz4_target() -> dict | None:
     except ImportError:
         return None
     try:
-        ours = lz4.build_lz4_harness(cc_kind="autotune")
-        afl = lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": "NGRAM-8"})
+        ours = lz4.build_lz4_harness(cc_kind="autotune", cflags=lz4.LZ4_OWN_CFLAGS)
+        afl = lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": "NGRAM-8"}, cflags=lz4.LZ4_OWN_CFLAGS)
         seeds = small_seeds(lz4.lz4_sample_inputs())
     except Exception as exc:  # noqa: BLE001 - the target is optional: report why it is skipped
         print(f"lz4 skipped: {exc}", file=sys.stderr)
@@ -180,8 +180,10 @@ def kind_binary(target: str, builder: str, kind: str | None, cc_vars: dict[str, 
     if target == "lz4":
         from tests.targets import lz4
         if builder == "ours":
-            return lz4.build_lz4_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars)
-        return lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {})
+            return lz4.build_lz4_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars,
+                                         cflags=lz4.LZ4_OWN_CFLAGS)
+        return lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {},
+                                     cflags=lz4.LZ4_OWN_CFLAGS)
     from autotune import demo
 
     src = demo.harness_source()

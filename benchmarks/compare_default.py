@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     from autotune.compare import parse_configs, run_compare
     from autotune.compare.render import markdown
     from autotune.io import write_text_atomic
-    from autotune.preflight.target import demo_spec
+    from autotune.target import demo_spec
     from autotune import demo
 
     args.out.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,12 @@ os.environ.setdefault("COLUMNS", "120")
 os.environ.setdefault("TERM", "dumb")
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    """One build cache for the whole session, never the user's own."""
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory):
+    """One build cache for the whole test run, never the user's own: set before any fixture of any
+    scope runs, so the runtime, the targets' builds (autotune.target) and the tests' runtime objects
+    (programs/covtools.py runtime_objects) are built once per run and shared by every test."""
     cache = tmp_path_factory.getbasetemp() / "autotune-cache"
-    monkeypatch.setenv("AUTOTUNE_CACHE_DIR", str(cache))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AUTOTUNE_CACHE_DIR", str(cache))
+        yield cache

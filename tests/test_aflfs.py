@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autotune.cc import build_harness
+from autotune.target import build_harness
 from autotune.runtime.afl_index import read_index_stats
 
 PROGRAMS = Path(__file__).parent / "programs_afl"

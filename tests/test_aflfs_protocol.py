@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from autotune.cc import build_harness
+from autotune.target import build_harness
 from fake_afl import (FS_NEW_OPT_MAPSIZE, FS_NEW_OPT_SHDMEM_FUZZ, FS_NEW_VERSION, FS_OPT_ENABLED, FS_OPT_MAPSIZE,
                       FS_OPT_SHDMEM_FUZZ, FakeAfl, Shm)
 

@@ -18,14 +18,13 @@ from pathlib import Path
 import pytest
 
 from autotune.cc import INSTRUMENT_FLAGS, LINK_LIBS
-from autotune.paths import kernels_dir
 from autotune.runtime.afl_index import read_index_stats
-from autotune.runtime.artifacts import DRIVER_SOURCE, runtime_sources
 
 from fake_afl import FS_NEW_OPT_MAPSIZE, FS_NEW_OPT_SHDMEM_FUZZ, FS_NEW_VERSION, FakeAfl, Shm
+from programs.covtools import SANITIZE, runtime_objects
 from test_aflfs import AFL_FUZZ, AFL_SHOWMAP, PROGRAMS, afl_fuzz, base_env, fuzzer_stats, output, seeds, showmap
 
-SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+SAN = SANITIZE
 
 pytestmark = [
     pytest.mark.slow,
@@ -37,13 +36,7 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def san_bins(tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("aflfs-san")
-    kdir = kernels_dir()
-    objs = []
-    for src in [*runtime_sources(), kdir / DRIVER_SOURCE]:
-        obj = out / f"{src.stem}.o"
-        subprocess.run(["clang", "-std=c11", "-Wall", "-Wextra", "-D_GNU_SOURCE", "-O1", "-g", *SAN, f"-I{kdir}",
-                        "-c", str(src), "-o", str(obj)], check=True, capture_output=True, text=True, timeout=300)
-        objs.append(str(obj))
+    objs = runtime_objects(opt="-O1", san=SAN)
     bins = {}
     for name in ("branchy", "loops", "manykeys"):
         exe = out / name

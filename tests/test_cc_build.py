@@ -13,6 +13,7 @@ import pytest
 
 from autotune import cc
 from autotune.errors import AutotuneError
+from autotune.target import build_harness
 
 BIN = Path(sys.executable).parent
 AUTOTUNE_CC = str(BIN / "autotune-cc")
@@ -132,7 +133,7 @@ def test_single_step_build_from_stdin(tmp_path):
 def test_fuzzer_harness_runs_inputs_standalone(tmp_path):
     src = tmp_path / "h.c"
     src.write_text(HARNESS)
-    harness = cc.build_harness(sources=[src], output=tmp_path / "bin" / "h", extra_cflags=["-O1"])
+    harness = build_harness(sources=[src], output=tmp_path / "bin" / "h", extra_cflags=["-O1"])
     assert harness == tmp_path / "bin" / "h" and os.access(harness, os.X_OK)
     syms = symbols(harness)
     assert syms["LLVMFuzzerTestOneInput"] == "T" and syms["main"] == "T"
@@ -169,12 +170,12 @@ def test_build_harness_failure_carries_the_compiler_message(tmp_path):
     out = tmp_path / "h"
     out.write_bytes(b"previous good build")
     with pytest.raises(AutotuneError) as ei:
-        cc.build_harness(sources=[src], output=out)
+        build_harness(sources=[src], output=out)
     assert "broken.c" in ei.value.message and "nope" in ei.value.message
     assert out.read_bytes() == b"previous good build"  # a failed build leaves the old one
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.c", "h"]
     with pytest.raises(AutotuneError, match="does not exist"):
-        cc.build_harness(sources=[tmp_path / "absent.c"], output=out)
+        build_harness(sources=[tmp_path / "absent.c"], output=out)
 
 
 @pytest.mark.parametrize("cmd", [[AUTOTUNE_CC], [AUTOTUNE, "cc"]])

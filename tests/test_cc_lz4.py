@@ -1,7 +1,8 @@
 """lz4 (Debian's source package) built by its own Makefile with `autotune cc`, running its samples.
 
-Also checks the plain and afl-clang-fast builds of the same harness (tests/targets/lz4.py), which
-the later stages use for throughput comparisons and validation.
+Also checks the plain and afl-clang-fast builds of the same harness (tests/targets/lz4.py: the
+build script every stage builds lz4 with), which the later stages use for throughput comparisons,
+validation and the yardstick; each is the one build of its variant the whole test run shares.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from targets.lz4 import HARNESS_SOURCE, TargetUnavailable, build_lz4, lz4_sample_inputs, lz4_source_dir
+from targets.lz4 import (DEFAULT_CFLAGS, HARNESS_SOURCE, TargetUnavailable, build_lz4_harness, lz4_build_tree,
+                         lz4_sample_inputs, lz4_source_dir)
 
 AUTOTUNE_CC = Path(sys.executable).parent / "autotune-cc"
 
@@ -54,42 +56,52 @@ def samples(lz4_src, tmp_path_factory) -> Path:
 
 def test_lz4_builds_with_autotune_cc_and_runs_its_samples(lz4_src, samples, tmp_path):
     assert (samples / "skip.bin").is_file() and (samples / "README.md").is_file()
-    build = build_lz4(cc_kind="autotune", cli=True)
+    harness = build_lz4_harness(cc_kind="autotune")
+    library = lz4_build_tree(harness) / "lib" / "liblz4.a"
     # lz4's own Makefile compiled the library through the wrapper: instrumented, no runtime inside
-    assert {"__sanitizer_cov_trace_pc_guard", "__cyg_profile_func_enter"} <= undefined(build.library)
-    assert "LZ4_compress_default" in defined(build.library)
+    assert {"__sanitizer_cov_trace_pc_guard", "__cyg_profile_func_enter"} <= undefined(library)
+    assert "LZ4_compress_default" in defined(library)
     # the harness has the library, the runtime and the driver
-    syms = defined(build.harness)
+    syms = defined(harness)
     assert {"LLVMFuzzerTestOneInput", "main", "LZ4_decompress_safe", "LZ4F_decompress",
             "__sanitizer_cov_trace_pc_guard", "__cyg_profile_func_enter"} <= syms
 
-    # lz4's command-line tool, a whole program linked by lz4's Makefile through the wrapper,
-    # makes real .lz4 frames of the samples (and checks them) for the harness's frame decoder
+    # lz4's command-line tool, a whole program linked by lz4's Makefile through the wrapper (in a
+    # copy of the built tree: Debian's Makefile links it with the library), makes real .lz4 frames
+    # of the samples (and checks them) for the harness's frame decoder
+    tree = tmp_path / "lz4"
+    shutil.copytree(lz4_build_tree(harness), tree, symlinks=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "CC")}
+    r = subprocess.run(["make", "-j2", "-C", str(tree / "programs"), "lz4", f"CC={AUTOTUNE_CC}"], capture_output=True,
+                       timeout=600, env={**env, "CFLAGS": DEFAULT_CFLAGS})
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    cli = tree / "programs" / "lz4"
+    assert "__sanitizer_cov_trace_pc_guard" in defined(cli)
     frames = tmp_path / "frames"
     frames.mkdir()
     for p in sorted(samples.iterdir()):
         out = frames / (p.name + ".lz4")
-        r = run([build.cli, "-q", "-9", "--content-size", p, out])
+        r = run([cli, "-q", "-9", "--content-size", p, out])
         assert r.returncode == 0, r.stderr
-        assert run([build.cli, "-q", "-t", out]).returncode == 0
+        assert run([cli, "-q", "-t", out]).returncode == 0
     data = (frames / "README.md.lz4").read_bytes()
     (frames / "truncated.lz4").write_bytes(data[: len(data) // 2])
     (frames / "corrupt.lz4").write_bytes(data[:20] + bytes(b ^ 0x5A for b in data[20:60]) + data[60:])
 
     for inputs in ([samples], [frames], sorted(samples.iterdir())):
-        r = run([build.harness, *inputs])
+        r = run([harness, *inputs])
         assert r.returncode == 0, r.stderr.decode()[-2000:]
-    r = run([build.harness], input=(samples / "NEWS").read_bytes())  # stdin mode
+    r = run([harness], input=(samples / "NEWS").read_bytes())  # stdin mode
     assert r.returncode == 0, r.stderr.decode()[-2000:]
 
 
 def test_lz4_harness_under_asan_and_ubsan(lz4_src, samples, tmp_path):
     """The harness built with the user's sanitizers through the wrapper (clang's ASan/UBSan
     runtimes kept beside ours), linked with the instrumented library, runs the samples clean."""
-    build = build_lz4(cc_kind="autotune")
+    lib = lz4_build_tree(build_lz4_harness(cc_kind="autotune")) / "lib"
     out = tmp_path / "lz4_harness_asan"
     r = run([AUTOTUNE_CC, "-O1", "-g", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
-             "-I", build.root / "lib", HARNESS_SOURCE, build.library, "-o", out])
+             "-I", lib, HARNESS_SOURCE, lib / "liblz4.a", "-o", out])
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     syms = defined(out)
     assert {"__asan_init", "__sanitizer_cov_trace_pc_guard", "LLVMFuzzerTestOneInput", "main"} <= syms
@@ -98,19 +110,20 @@ def test_lz4_harness_under_asan_and_ubsan(lz4_src, samples, tmp_path):
 
 
 def test_plain_lz4_build_runs_the_same_samples(lz4_src, samples):
-    build = build_lz4(cc_kind="plain")
-    assert "__sanitizer_cov_trace_pc_guard" not in undefined(build.library)
-    assert "LLVMFuzzerTestOneInput" in defined(build.harness)
-    r = run([build.harness, samples])
+    harness = build_lz4_harness(cc_kind="plain")
+    assert "__sanitizer_cov_trace_pc_guard" not in undefined(lz4_build_tree(harness) / "lib" / "liblz4.a")
+    assert "LLVMFuzzerTestOneInput" in defined(harness)
+    r = run([harness, samples])
     assert r.returncode == 0, r.stderr.decode()[-2000:]
 
 
 @pytest.mark.skipif(shutil.which("afl-clang-fast") is None, reason="afl++ is not installed")
 def test_afl_lz4_build_is_instrumented_by_afl(lz4_src, samples, tmp_path):
-    build = build_lz4(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": "CLASSIC"})
-    assert "__afl_area_ptr" in undefined(build.library)
+    """AFL++'s default build (PCGUARD, no variables): the one validate, compare and the race build."""
+    harness = build_lz4_harness(cc_kind="afl")
+    assert "__afl_area_ptr" in undefined(lz4_build_tree(harness) / "lib" / "liblz4.a")
     out = tmp_path / "maps"
-    r = run(["afl-showmap", "-q", "-i", samples, "-o", out, "--", build.harness],
+    r = run(["afl-showmap", "-q", "-i", samples, "-o", out, "--", harness],
             env={"PATH": "/usr/bin:/bin", "AFL_QUIET": "1"})
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     readme = (out / "README.md").read_text().split()

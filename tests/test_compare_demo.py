@@ -46,7 +46,7 @@ def test_compare_demo_default_vs_runtime_edge(tmp_path):
     env_file.write_text("AUTOTUNE_METRIC=edge\nAUTOTUNE_LAYOUT=twolevel\nAUTOTUNE_INDEX_FILE=/nowhere/index.bin\n")
     out = tmp_path / "out"
     r = _cli("compare", "--demo", "--config", "default", "--config", f"edge={env_file}", "--trials", "1",
-             "--seconds", "5", "--jobs", "2", "--out", str(out), "--json")
+             "--fuzz-time", "5", "--jobs", "2", "--out", str(out), "--json")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc == json.loads((out / "compare.json").read_text())  # --json prints compare.json's content
@@ -71,7 +71,7 @@ def test_compare_demo_default_vs_runtime_edge(tmp_path):
 
 def test_compare_without_afl_clang_fast_uses_the_census_yardstick(tmp_path):
     path = _path_without(tmp_path, ("afl-clang-fast", "afl-clang-fast++", "afl-cc", "afl-c++"))
-    r = _cli("compare", "--demo", "--config", "runtime", "--trials", "1", "--seconds", "2", "--jobs", "1",
+    r = _cli("compare", "--demo", "--config", "runtime", "--trials", "1", "--fuzz-time", "2", "--jobs", "1",
              "--out", str(tmp_path / "out"), "--no-plot", env={"PATH": path})
     assert r.exit_code == 0, r.output
     assert "autotune-census-edge" in r.stdout and "afl-clang-fast was not found" in r.stdout
@@ -81,7 +81,7 @@ def test_compare_without_afl_clang_fast_uses_the_census_yardstick(tmp_path):
     y = doc["configs"][0]["trials"][0]["yardstick"]
     assert y["index_keys"] >= y["edges"] and y["overflow_keys"] == 0
     # AFL++'s default build needs afl-clang-fast: named, with the package
-    r = _cli("compare", "--demo", "--config", "default", "--trials", "1", "--seconds", "1",
+    r = _cli("compare", "--demo", "--config", "default", "--trials", "1", "--fuzz-time", "1",
              "--out", str(tmp_path / "out2"), env={"PATH": path})
     assert r.exit_code == 1 and "'afl-clang-fast' was not found" in r.stderr and "afl++" in r.stderr
 
@@ -89,7 +89,7 @@ def test_compare_without_afl_clang_fast_uses_the_census_yardstick(tmp_path):
 def test_compare_without_afl_fuzz_is_a_one_line_error(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    r = _cli("compare", "--demo", "--trials", "1", "--seconds", "1", "--out", str(tmp_path / "out"),
+    r = _cli("compare", "--demo", "--trials", "1", "--fuzz-time", "1", "--out", str(tmp_path / "out"),
              env={"PATH": str(empty)})
     assert r.exit_code == 1
     assert "'afl-fuzz' was not found on PATH" in r.stderr and "apt-get install -y afl++" in r.stderr
@@ -102,8 +102,8 @@ def test_yardstick_per_input_maps_equal_single_runs(tmp_path):
     import subprocess
 
     from autotune import demo
-    from autotune.preflight import afl
-    from autotune.preflight.target import demo_spec
+    from autotune import afl
+    from autotune.target import demo_spec
     from autotune.trials import KIND_PCGUARD, KeptInput, choose_yardstick, measure
 
     env = afl.base_env()

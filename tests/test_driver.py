@@ -14,6 +14,7 @@ import pytest
 from programs.covtools import (
     METRICS,
     PROGRAMS,
+    SANITIZE,
     ProbeClient,
     build_cc,
     build_direct,
@@ -146,7 +147,7 @@ def test_replay_configuration_errors(bins, tmp_path, var, value, valid):
 
 @pytest.mark.slow
 def test_runtime_under_asan_and_ubsan(tmp_path):
-    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+    san = SANITIZE
     crashy = build_direct(tmp_path / "crashy", [PROGRAMS / "crashy.c"], san=san, runtime_opt="-O1")
     threads = build_direct(tmp_path / "threads", [PROGRAMS / "threads.c"], san=san, runtime_opt="-O1",
                            extra=["-pthread"])

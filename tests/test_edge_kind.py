@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from autotune import demo
-from autotune.cc import build_harness
+from autotune.target import build_harness
+from programs.covtools import SANITIZE, runtime_objects
 from test_guard import clean_env, direct_map, output, replay
 
 PROGRAMS_AFL = Path(__file__).parent / "programs_afl"
@@ -372,18 +373,11 @@ def test_edge_runtime_and_harness_under_asan_and_ubsan(known, tmp_path):
     with edge-instrumented code that is itself built with ASan (our loads and stores carry nosanitize,
     so ASan's pass, which runs after ours, leaves them alone): the counts are the documented ones."""
     from autotune.cc import LINK_LIBS, kind_marker
-    from autotune.paths import kernels_dir
     from autotune.runtime import artifacts
 
     funcs, _, _ = known
-    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
-    kdir = kernels_dir()
-    objs = []
-    for src in [*artifacts.runtime_sources(), kdir / artifacts.DRIVER_SOURCE]:
-        obj = tmp_path / f"{src.stem}.o"
-        _run(["clang", "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-O1", "-g", *san, f"-I{kdir}",
-              "-c", str(src), "-o", str(obj)], clean_env(), tmp_path)
-        objs.append(str(obj))
+    san = SANITIZE
+    objs = runtime_objects(opt="-O1", san=san)  # the run's ASan+UBSan runtime, shared with the other tests
     (tmp_path / "dispatch.c").write_text(DISPATCH)
     _run(["clang", "-O1", *san, f"-fpass-plugin={artifacts.edge_plugin()}", "-c", str(funcs), "-o", "funcs.o"],
          clean_env(), tmp_path)

@@ -24,9 +24,9 @@ import numpy as np
 import pytest
 
 from autotune import demo
-from autotune.cc import build_harness
+from autotune.target import build_harness
 from autotune.metrics import index_key
-from programs.covtools import ProbeClient, read_census
+from programs.covtools import SANITIZE, ProbeClient, read_census, runtime_objects
 
 PROGRAMS_AFL = Path(__file__).parent / "programs_afl"
 PROGRAMS = Path(__file__).parent / "programs"
@@ -333,18 +333,9 @@ def test_inline_runtime_under_asan_and_ubsan(tmp_path):
     """The runtime (cov.c's counter registration, copy, crash handler) compiled with ASan+UBSan,
     linked with an inline-counter harness: replay, a crash through the handler, direct mode."""
     from autotune.cc import KINDS, LINK_LIBS, kind_marker
-    from autotune.paths import kernels_dir
-    from autotune.runtime.artifacts import DRIVER_SOURCE, runtime_sources
 
-    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
-    kdir = kernels_dir()
-    objs = []
-    for src in [*runtime_sources(), kdir / DRIVER_SOURCE]:
-        obj = tmp_path / f"{src.stem}.o"
-        subprocess.run(["clang", "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-O1", "-g", *san,
-                        f"-I{kdir}", "-c", str(src), "-o", str(obj)], check=True, capture_output=True, text=True,
-                       timeout=300)
-        objs.append(str(obj))
+    san = SANITIZE
+    objs = runtime_objects(opt="-O1", san=san)
     exe = tmp_path / "crashy"
     subprocess.run(["clang", "-O0", "-g", *san, *KINDS["guard"], str(PROGRAMS / "crashy.c"), *objs, "-o", str(exe),
                     *LINK_LIBS, kind_marker("guard")], check=True, capture_output=True, text=True, timeout=300)

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from autotune.cli.main import app
 from autotune.errors import AutotuneError
-from autotune.preflight import afl
-from autotune.preflight.target import TargetSpec
+from autotune import afl
+from autotune.target import TargetSpec
 from autotune.trials import KIND_LLVMCOV, KeptInput, choose_yardstick, measure
 from autotune.trials.llvmcov.measure import slice_index
 from autotune.trials.llvmcov.tools import find_llvm_tools
@@ -151,7 +151,7 @@ def test_remeasure_a_finished_compare(tmp_path):
     """A real 2 s compare of the demo (pcguard), re-measured by llvm-cov into another directory
     (the source untouched), then that result re-measured by pcguard: the source's edges again."""
     src = tmp_path / "cmp"
-    r = _cli("compare", "--demo", "--config", "default", "--config", "runtime", "--trials", "1", "--seconds", "2",
+    r = _cli("compare", "--demo", "--config", "default", "--config", "runtime", "--trials", "1", "--fuzz-time", "2",
              "--jobs", "2", "--out", str(src), "--no-plot")
     assert r.exit_code == 0, r.output
     before = _tree_digest(src)

@@ -15,7 +15,8 @@ import pytest
 
 from autotune import demo
 from autotune.metrics import KEY_HASHES, index_key
-from programs.covtools import PROGRAMS, ProbeClient, build_cc, build_direct, mix64, read_census
+from autotune.target import demo_harness
+from programs.covtools import PROGRAMS, SANITIZE, ProbeClient, build_cc, build_direct, mix64, read_census
 
 METRICS = ("edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
            "ctx", "caller", "ctx-2", "ctx-4", "ctx-8")  # every key function and window/context
@@ -89,7 +90,7 @@ def test_index_key_is_mix64_or_the_ngram_fold():
 
 @pytest.fixture(scope="module")
 def demo_census(tmp_path_factory):
-    binary = demo.build_demo()
+    binary = demo_harness()
     inputs = [p.read_bytes() for p in sorted(demo.seed_dir().iterdir())]
     return binary, census(binary, tmp_path_factory.mktemp("ik-probe") / "w", inputs, METRICS, seed=5)
 
@@ -139,7 +140,7 @@ def test_fast_hooks_count_what_the_general_path_counts(metric):
     holds each block back until the next guard. Same inputs, same maps: the same keys, slots,
     overflow, and the digest of every map that brought new coverage (which sees slot order and
     bucketed counts)."""
-    binary = demo.build_demo()
+    binary = demo_harness()
     fast = metric in ("edge", "ngram-2", "ngram-8")
     same = ("used_keys", "covered_slots", "overflow_keys", "coverage_digest", "new_coverage_execs")
     configs = (("twolevel", 1 << 24, 1 << 16, "8", "neverzero", None),
@@ -183,7 +184,7 @@ def test_exact_hash_has_no_structural_ngram_collisions(tmp_path):
 @pytest.mark.parametrize(("var", "value", "valid"), [("AUTOTUNE_KEY_HASH", "murmur", "exact, afl"),
                                                      ("AUTOTUNE_HOOKS", "inline", "auto, general")])
 def test_bad_value_is_refused(tmp_path, var, value, valid):
-    binary = demo.build_demo()
+    binary = demo_harness()
     (tmp_path / "x").write_bytes(b"x")
     p = subprocess.run([str(binary), str(tmp_path / "x")], capture_output=True, timeout=60,
                        env=clean_env(AUTOTUNE_REPLAY_ROUNDS="1", **{var: value}))
@@ -198,7 +199,7 @@ def test_rolling_exact_key_under_asan_and_ubsan_with_threads(tmp_path):
     whose cov_thread is reused by the next input's threads and must start from a zero window);
     under ASan+UBSan the replay's slots still equal the census's index keys, for every N-gram
     length in turn."""
-    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+    san = SANITIZE
     binary = build_direct(tmp_path / "threads", [PROGRAMS / "threads.c"], san=san, runtime_opt="-O1",
                           extra=["-pthread"])
     inputs = [b"ab", b"abcdef", b"a"]

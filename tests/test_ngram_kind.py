@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from autotune import demo
-from autotune.cc import build_harness
+from autotune.target import build_harness
 from test_edge_kind import DISPATCH, INPUTS, block_id, nonzero
 from test_guard import clean_env, direct_map, output, replay
 

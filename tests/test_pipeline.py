@@ -1,43 +1,83 @@
-"""The main job end to end: `autotune run --demo` profiles, probes, tunes and emits loadable env files."""
+"""The main job end to end: the README's first command, `autotune run --demo`, as the README writes it.
+
+The command is read from the README's first screen (its first code block), so the test follows the
+README. The real job takes about ten minutes (a 60 s probe, 40 tune calls, an 8-minute race); the
+test appends the smallest budgets the command accepts for a job with every stage (a 6 s probe, 6
+tune calls, the race of guard alone against AFL++'s default, one 5 s trial each: the race has its
+own tests), runs it with the venv's console script in a fresh directory (so its default --out,
+autotune-out/, lands there), and checks the output has the lines the README's sample output shows.
+"""
 
 import json
+import os
+import re
+import shlex
 import subprocess
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from autotune.cli.main import app
 
-pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+FIRST_SCREEN_LINES = 24
+SMALL_BUDGETS = ["--probe-time", "6", "--calls", "6", "--metrics", "guard", "--repeats", "1", "--budget", "12",
+                 "--min-trial", "5"]
 
 
-def test_run_demo_writes_every_stage_and_loadable_env_files(tmp_path):
-    out = tmp_path / "out"
-    # a tiny race: guard alone against AFL++'s default, one 5 s trial each (the race has its own tests)
-    res = CliRunner().invoke(app, ["run", "--demo", "--time", "6", "--calls", "6", "--out", str(out), "--json",
-                                   "--metrics", "guard", "--repeats", "1", "--budget", "12", "--min-trial", "5"])
-    assert res.exit_code == 0, res.output
-    doc = json.loads(res.stdout)
-    assert doc["schema_version"] == 1
-    assert doc["race_dir"] == str(out.resolve() / "race") and (out / "race" / "race.json").is_file()
+def readme_main_job() -> str:
+    """The main job's command on the README's first screen: the first code block's first line, after
+    the set-up command, without its comment."""
+    head = "\n".join((ROOT / "README.md").read_text().splitlines()[:FIRST_SCREEN_LINES])
+    block = re.search(r"^```sh\n(.*?)^```", head, re.M | re.S)
+    assert block, f"no ```sh block in the README's first {FIRST_SCREEN_LINES} lines"
+    first = block.group(1).splitlines()[0].split("#", 1)[0]
+    setup, _, job = first.partition("&&")
+    assert setup.strip() == "bash .ci/setup.sh", first
+    return job.strip()
+
+
+def test_the_readme_names_the_main_job():
+    assert readme_main_job() == ".venv/bin/autotune run --demo"
+
+
+@pytest.mark.slow
+def test_readme_main_job_runs_every_stage_and_writes_loadable_env_files(tmp_path):
+    argv = shlex.split(readme_main_job())
+    exe = ROOT / argv[0]  # the README's path is relative to the repository
+    assert exe.is_file(), f"{exe} is missing: run bash .ci/setup.sh"
+    env = {**os.environ, "COLUMNS": "1000"}  # long lines unwrapped, as in the README
+    proc = subprocess.run([str(exe), *argv[1:], *SMALL_BUDGETS], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "autotune-out"
+    # the stages and the summary lines of the README's sample output
+    for stage in ("profile", "probe", "tune", "race"):
+        assert f"==> {stage}: " in proc.stderr, stage
+    lines = proc.stdout.replace(f"{tmp_path.resolve()}/", "").splitlines()  # relative, as in the README
+    for start in ("host profile: autotune-out/host-profile.toml", "probe: autotune-out/probe/probe.json (", "best: ",
+                  "wrote ", "load: set -a; . autotune-out/tune/autotune-run.env; set +a", "race: ", "recommended: ",
+                  "report: autotune-out/race/race.md"):
+        assert any(ln.startswith(start) for ln in lines), (start, proc.stdout)
+
     race = json.loads((out / "race" / "race.json").read_text())
-    assert race["race"]["decision"] == doc["race"]
+    decision = race["race"]["decision"]
     assert {c["name"] for c in race["race"]["contestants"]} == {"aflpp-default", "guard"}
-    files = {"afl-build.env", "afl-run.env"} if doc["race"]["is_default"] else {"autotune-build.env", "autotune-run.env"}
+    files = {"afl-build.env", "afl-run.env"} if decision["is_default"] else {"autotune-build.env", "autotune-run.env"}
     assert files <= {p.name for p in (out / "race").iterdir()}
-    assert (out / "host-profile.toml").is_file()
     assert (out / "probe" / "probe.json").is_file()
     for name in ("autotune-run.env", "afl-build.env", "afl-run.env", "report.md", "report.json"):
         assert (out / "tune" / name).is_file(), name
-    assert set(doc["env_files"]) >= {"autotune-run.env", "afl-build.env", "afl-run.env"}
     # the env files load in a real shell and set what the report chose
+    best = json.loads((out / "tune" / "report.json").read_text())["best"]["config"]
     env = subprocess.run(["bash", "-c", f"set -a; . {out}/tune/autotune-run.env; set +a; env"],
                          capture_output=True, text=True, check=True).stdout
-    assert f"AUTOTUNE_METRIC={doc['best']['metric']}" in env
-    if doc["best"]["metric"] == "guard":  # one slot per guard: no layout to set
+    assert f"AUTOTUNE_METRIC={best['metric']}" in env
+    if best["metric"] == "guard":  # one slot per guard: no layout to set
         assert "AUTOTUNE_LAYOUT=" not in env
     else:
-        assert f"AUTOTUNE_LAYOUT={doc['best']['layout']}" in env
+        assert f"AUTOTUNE_LAYOUT={best['layout']}" in env
 
 
 def test_run_needs_a_target(tmp_path):

@@ -24,12 +24,10 @@ def _cli(*args: str, env: dict | None = None):
 def tuned(tmp_path_factory) -> Path:
     """probe --demo (5 s) then tune (12 calls) into a fresh directory."""
     base = tmp_path_factory.mktemp("demo-pipeline")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AUTOTUNE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "autotune-cache"))
-        r = _cli("probe", "--demo", "--time", "5", "-o", str(base / "probe"))
-        assert r.exit_code == 0, r.output
-        r = _cli("tune", "--probe", str(base / "probe"), "--out", str(base / "tuned"), "--calls", "12", "--no-plot")
-        assert r.exit_code == 0, r.output
+    r = _cli("probe", "--demo", "--probe-time", "5", "-o", str(base / "probe"))
+    assert r.exit_code == 0, r.output
+    r = _cli("tune", "--probe", str(base / "probe"), "--out", str(base / "tuned"), "--calls", "12", "--no-plot")
+    assert r.exit_code == 0, r.output
     return base / "tuned"
 
 
@@ -49,7 +47,7 @@ def test_validate_demo_prediction_is_exact_for_our_runtime(tuned, tmp_path):
     """Dense map of 256 slots for a metric with ~1000 keys: used and overflow keys exactly as predicted."""
     d = _with_env(tuned, tmp_path / "t", AUTOTUNE_LAYOUT="twolevel", AUTOTUNE_INDEX_SIZE=str(1 << 20),
                   AUTOTUNE_MAP_SIZE="256", AFL_MAP_SIZE="256")
-    r = _cli("validate", str(d), "--time", "1")
+    r = _cli("validate", str(d), "--fuzz-time", "1")
     assert r.exit_code == 0, r.output
     for word in ("aflpp-default", "aflpp-tuned", "autotune", "PCGUARD", "used_key", "written:"):
         assert word in r.stdout
@@ -72,13 +70,13 @@ def test_validate_demo_prediction_is_exact_for_our_runtime(tuned, tmp_path):
 
 
 def _harness() -> Path:
-    from autotune import demo
+    from autotune.target import demo_harness
 
-    return demo.build_demo()
+    return demo_harness()
 
 
 def test_preflight_fits_exit_0(tuned):
-    r = _cli("preflight", str(tuned), "--demo", "--budget", "3", "--json", "--github")
+    r = _cli("preflight", str(tuned), "--demo", "--probe-time", "3", "--json", "--github")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout[: r.stdout.rindex("}") + 1])
     assert doc["fits"] and doc["exit_code"] == 0 and doc["counts"]["error"] == 0
@@ -90,7 +88,7 @@ def test_preflight_fits_exit_0(tuned):
 
 def test_preflight_undersized_exit_2_names_the_fix(tuned, tmp_path):
     d = _with_env(tuned, tmp_path / "small", AUTOTUNE_LAYOUT="flat", AUTOTUNE_MAP_SIZE="1024", AFL_MAP_SIZE="1024")
-    r = _cli("preflight", str(d), "--demo", "--budget", "3", "--github")
+    r = _cli("preflight", str(d), "--demo", "--probe-time", "3", "--github")
     assert r.exit_code == 2, r.output
     assert "does NOT fit" in r.stdout
     err_line = next(ln for ln in r.stdout.splitlines() if ln.startswith("::error file=") and "collisions" in ln)
@@ -101,7 +99,7 @@ def test_preflight_missing_afl_exit_1(tuned, tmp_path):
     harness = _harness()
     empty = tmp_path / "bin"
     empty.mkdir()
-    r = _cli("preflight", str(tuned), str(harness), "--budget", "1", env={"PATH": str(empty)})
+    r = _cli("preflight", str(tuned), str(harness), "--probe-time", "1", env={"PATH": str(empty)})
     assert r.exit_code == 1, r.output
     assert "'afl-fuzz' was not found on PATH" in r.stderr and "apt-get install -y afl++" in r.stderr
 
@@ -114,6 +112,6 @@ def test_preflight_corrupt_tuned_dir_exit_1(tuned, tmp_path, breakage):
         (d / "report.json").write_text('{"schema_version": 1, "inputs": ')
     else:
         (d / "autotune-run.env").write_text("AUTOTUNE_METRIC=ngram-99\n")
-    r = _cli("preflight", str(d), "--demo", "--budget", "1")
+    r = _cli("preflight", str(d), "--demo", "--probe-time", "1")
     assert r.exit_code == 1, r.output
     assert "error:" in r.stderr and "fix:" in r.stderr and "Traceback" not in r.output

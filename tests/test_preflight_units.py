@@ -166,7 +166,7 @@ def test_smallest_fit_meets_the_limit_and_is_minimal():
     ("afl-fuzz++5.01a", "5.01a", "versioned"),
 ])
 def test_parse_aflpp_version(text, version, handshake):
-    from autotune.preflight.afl import parse_aflpp_version
+    from autotune.afl import parse_aflpp_version
 
     v = parse_aflpp_version(text)
     assert str(v) == version and v.handshake == handshake
@@ -174,13 +174,13 @@ def test_parse_aflpp_version(text, version, handshake):
 
 @pytest.mark.parametrize("text", ["afl-fuzz 2.57b by <lcamtuf@google.com>", "g++ 12.2.0", "c++17", "", "++4.22"])
 def test_parse_aflpp_version_none(text):
-    from autotune.preflight.afl import parse_aflpp_version
+    from autotune.afl import parse_aflpp_version
 
     assert parse_aflpp_version(text) is None
 
 
 def test_aflpp_versions_order():
-    from autotune.preflight.afl import parse_aflpp_version as p
+    from autotune.afl import parse_aflpp_version as p
 
     assert p("++4.04c") < p("++4.10c") < p("++4.20c") < p("++4.22a") < p("++5.00c")
 
@@ -214,7 +214,7 @@ def test_check_afl_version_of_the_installed_afl_fuzz(tmp_path):
     """The real afl-fuzz (Debian's 4.04c here): its version is found in the binary."""
     import shutil
 
-    from autotune.preflight.afl import aflpp_version
+    from autotune.afl import aflpp_version
 
     tool = shutil.which("afl-fuzz")
     if tool is None:

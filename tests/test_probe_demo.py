@@ -13,6 +13,7 @@ from autotune.cli.main import app
 from autotune.metrics import METRICS
 from autotune.probe import load_probe, run_probe
 from autotune.probe import equation1
+from autotune.target import demo_harness
 
 pytestmark = pytest.mark.slow
 
@@ -22,12 +23,12 @@ NGRAMS_ABOVE_EDGE = ("ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngr
 
 @pytest.fixture(scope="module")
 def demo_bin():
-    return demo.build_demo()
+    return demo_harness()
 
 
 def test_demo_probe_within_budget_and_richer_metrics(tmp_path):
     budget = 6.0
-    res = CliRunner().invoke(app, ["probe", "--demo", "--time", str(budget), "-o", str(tmp_path / "out"),
+    res = CliRunner().invoke(app, ["probe", "--demo", "--probe-time", str(budget), "-o", str(tmp_path / "out"),
                                    "--json", "--timeout-ms", "200"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)

@@ -168,7 +168,7 @@ def test_race_on_the_demo_in_the_real_afl_fuzz(tmp_path):
     from typer.testing import CliRunner
 
     from autotune.cli.main import app
-    from autotune.preflight.target import read_record
+    from autotune.target import read_record
 
     if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
         pytest.skip("afl++ is not installed (apt-get install -y afl++)")

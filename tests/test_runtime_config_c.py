@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from autotune import demo
 from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS, METRIC_TABLE, VARIABLES, RuntimeConfig
+from autotune.target import demo_harness
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
 # what the driver's JSON line calls each variable
@@ -33,7 +33,7 @@ SMALL = {"AUTOTUNE_INDEX_SIZE": str(1 << 12), "AUTOTUNE_MAP_SIZE": str(1 << 10)}
 
 @pytest.fixture(scope="module")
 def harness():
-    return demo.build_demo()
+    return demo_harness()
 
 
 @pytest.fixture(scope="module")

@@ -22,9 +22,8 @@ def demo_probe(tmp_path_factory):
     import os
 
     out = tmp_path_factory.mktemp("probe") / "p"
-    cache = tmp_path_factory.getbasetemp() / "autotune-cache"  # the session cache of conftest.py
-    r = subprocess.run([str(EXE), "probe", "--demo", "--max-execs", "2000", "--time", "30", "--out", str(out)],
-                       capture_output=True, text=True, timeout=180, env={**os.environ, "AUTOTUNE_CACHE_DIR": str(cache)})
+    r = subprocess.run([str(EXE), "probe", "--demo", "--max-execs", "2000", "--probe-time", "30", "--out", str(out)],
+                       capture_output=True, text=True, timeout=180, env=dict(os.environ))  # the run's cache (conftest.py)
     assert r.returncode == 0, r.stderr
     return out
 
@@ -76,7 +75,7 @@ def test_tune_bench_backend_and_fixed_metric(demo_probe, tmp_path):
     out = tmp_path / "tune"
     r = CliRunner().invoke(app, ["tune", "--probe", str(demo_probe), "--backend", "bench", "--metric", "ctx",
                                  "--calls", "6", "--max-map-bytes", str(1 << 18), "--no-plot", "--out", str(out),
-                                 "--jobs", "2"])
+                                 "--instances", "2"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "report.json").read_text())
     assert doc["backend"] == "bench" and {t["config"]["metric"] for t in doc["trials"]} == {"ctx"}
@@ -94,7 +93,7 @@ def test_replay_env_names_the_runtime_variables():
 @pytest.mark.parametrize("args, msg", [
     (["--probe", "/nonexistent/probe"], "is not a directory"),
     (["--probe", ".", "--max-collision-rate", "2"], "--max-collision-rate"),
-    (["--probe", ".", "--jobs", "0"], "--jobs"),
+    (["--probe", ".", "--instances", "0"], "--instances"),
     (["--probe", ".", "--max-map-bytes", "1000"], "power of two"),
     (["--probe", ".", "--confirm", "-1"], "--confirm"),
     (["--probe", ".", "--confirm-repeats", "0"], "--confirm-repeats"),

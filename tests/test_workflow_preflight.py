@@ -3,7 +3,7 @@
 The YAML is parsed (PyYAML, a dependency of scikit-optimize's pyaml) and every step's `run:`
 commands execute in a fresh clone of the repository with the job's environment, in order, with
 bash's GitHub defaults (-e -o pipefail), the real tools and shorter budgets (PROBE_TIME_S,
-PREFLIGHT_BUDGET_S). `uses:` steps stand for themselves: the clone is the checkout, the cache
+PREFLIGHT_TIME_S). `uses:` steps stand for themselves: the clone is the checkout, the cache
 starts empty. The set-up step is checked with `bash -n` only: .ci/setup.sh would reinstall the
 running venv from the temporary clone; the clone gets this venv instead (.ci/run runs setup.sh
 for real on CI).
@@ -27,7 +27,7 @@ WORKFLOW = ROOT / ".github" / "workflows" / "autotune-preflight.yml"
 # the probe saw, and a probe no longer than the check can see fewer keys than the check when the
 # host slows down during it (a 3 s probe on a host with 10-20 % steal tuned ngram-7 into 64 Ki
 # slots for fewer than 2,600 keys; the 3 s preflight then saw 3,067, 2.32 % collisions > 2 %).
-SHORT = {"PROBE_TIME_S": "6", "PREFLIGHT_BUDGET_S": "3"}
+SHORT = {"PROBE_TIME_S": "6", "PREFLIGHT_TIME_S": "3"}
 
 
 def _job() -> dict:

@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
+from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.options import JsonOpt, MaxMapBytesOpt, MinMapBytesOpt, OutDirOpt, ProbeDirOpt, SeedOpt
 from autotune.errors import AutotuneError
 
 HELP = (
@@ -21,13 +22,13 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def bench_cmd(
-    probe: Annotated[Optional[Path], typer.Option("--probe", "-p", help="Probe directory: replay its key trace.")] = None,
+    probe: ProbeDirOpt = None,
     metric: Annotated[str, typer.Option("--metric", help="Which of the probe's traces to replay.")] = "edge",
     key_hash: Annotated[str, typer.Option("--key-hash", help="Index key replayed from a probe trace: exact (the runtime's default) or afl (hk32).")] = "exact",
     synthetic_keys: Annotated[Optional[int], typer.Option("--synthetic-keys", help="Replay a synthetic trace of N keys instead.")] = None,
     seed: SeedOpt = 0,
-    min_map_bytes: Annotated[int, typer.Option("--min-map-bytes", help="Smallest map (slots = bytes of an 8-bit map).")] = 8 << 10,
-    max_map_bytes: Annotated[int, typer.Option("--max-map-bytes", help="Largest map (power of two).")] = 128 << 20,
+    min_map_bytes: MinMapBytesOpt = 8 << 10,
+    max_map_bytes: MaxMapBytesOpt = 128 << 20,
     widths: Annotated[str, typer.Option("--widths", help="Counter widths, comma-separated.")] = "8,16,32,64",
     rounds: Annotated[int, typer.Option("--rounds", help="Timed rounds per configuration (median).")] = 5,
     round_ms: Annotated[float, typer.Option("--round-ms", help="Minimum duration of a round.")] = 20.0,

@@ -1,4 +1,5 @@
-"""What every command shares: the two consoles, --debug state, error handling, shared options."""
+"""What every command shares: the two consoles, --debug state, error handling, JSON output.
+The options several commands take are in autotune.cli.options."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ import functools
 import json
 import sys
 import traceback
-from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Any, Callable
 
 import typer
 from rich.console import Console
@@ -60,30 +60,3 @@ def print_json(obj: Any) -> None:
     """Print a document as JSON on stdout (plain, no rich markup)."""
     sys.stdout.write(json.dumps(obj, indent=2) + "\n")
     sys.stdout.flush()
-
-
-# Options used by several commands, defined once.
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for every random choice.")]
-OutDirOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]
-SysfsRootOpt = Annotated[Path, typer.Option("--sysfs-root", help="Root of the sysfs tree to read (tests use fake trees).")]
-ProcfsRootOpt = Annotated[Path, typer.Option("--procfs-root", help="Root of the procfs tree to read.")]
-
-# The target of probe, run, validate and preflight: a harness binary, its sources, or the demo.
-HarnessArg = Annotated[Optional[Path], typer.Argument(help="Harness binary built with `autotune cc -fsanitize=fuzzer`.")]
-SourceOpt = Annotated[Optional[list[Path]], typer.Option("--source", "-s", help="Harness source file (repeat); built with autotune cc.")]
-CflagsOpt = Annotated[str, typer.Option("--cflags", help="Extra compiler flags for --source builds.")]
-LdflagsOpt = Annotated[str, typer.Option("--ldflags", help="Extra linker flags for --source builds (e.g. -lz).")]
-CxxOpt = Annotated[bool, typer.Option("--cxx", help="Build --source files as C++.")]
-DemoOpt = Annotated[bool, typer.Option("--demo", help="The bundled demo target and its seeds.")]
-CorpusOpt = Annotated[Optional[Path], typer.Option("--corpus", "-c", help="Seed corpus directory.")]
-BuildScriptOpt = Annotated[Optional[Path], typer.Option(
-    "--build-script", help="OSS-Fuzz style build script (uses $CC $CXX $CFLAGS $LIB_FUZZING_ENGINE, writes $OUT/fuzzer).")]
-BudgetOpt = Annotated[float, typer.Option(
-    "--budget", min=1.0, help="Wall seconds for the race in afl-fuzz (all trials, on --jobs cores).")]
-RaceMetricsOpt = Annotated[str, typer.Option(
-    "--metrics", help="Candidate metrics for the race, in priority order (comma list); the last are left out "
-                      "when the budget is short.")]
-RaceJobsOpt = Annotated[Optional[int], typer.Option(
-    "--jobs", "-j", min=1, help="afl-fuzz trials at once, one per core (default: the cores).")]
-RepeatsOpt = Annotated[int, typer.Option("--repeats", min=1, help="Trials per contestant and rung (paired seeds).")]

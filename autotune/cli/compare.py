@@ -4,12 +4,12 @@ measured by one yardstick; medians, Mann-Whitney U, A12, coverage over time."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import (CflagsOpt, CorpusOpt, CxxOpt, DemoOpt, JsonOpt, LdflagsOpt, SourceOpt, err,
-                                 handle_errors, out, print_json)
+from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.options import FuzzTimeOpt, JobsOpt, JsonOpt, NoPlotOpt, SeedOpt, TargetOptions, option_group
 
 HELP = (
     "Run K afl-fuzz trials of T minutes for each configuration (one afl-fuzz per core, interleaved), replay "
@@ -17,8 +17,8 @@ HELP = (
     "runtime's exact edge keys when afl-clang-fast is missing) and report medians with intervals, "
     "Mann-Whitney U and Vargha-Delaney A12 per pair, and coverage over time. Writes compare.json, "
     "compare.md and coverage.png to --out.\n\n"
-    "--config (repeat): default (AFL++'s afl-clang-fast PCGUARD build), runtime (autotune cc, runtime "
-    "defaults), an env file (autotune-run.env: autotune cc build; afl-build.env: afl-clang-fast with "
+    "Each trial runs --fuzz-time seconds (or --minutes). --config (repeat): default (AFL++'s afl-clang-fast "
+    "PCGUARD build), runtime (autotune cc, runtime defaults), an env file (autotune-run.env: autotune cc build; afl-build.env: afl-clang-fast with "
     "its afl-run.env), or BUILD.env+RUN.env; label one with NAME=SPEC.\n\n"
     "The target: --demo, --source files (with --cflags/--ldflags), or an OSS-Fuzz style --build-script "
     "(uses $CC $CXX $CFLAGS $LIB_FUZZING_ENGINE and writes $OUT/fuzzer).\n\n"
@@ -30,92 +30,69 @@ HELP = (
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("compare", help=HELP)
-    @handle_errors
-    def compare_cmd(
-        demo: DemoOpt = False,
-        source: SourceOpt = None,
-        cflags: CflagsOpt = "-O2 -g",
-        ldflags: LdflagsOpt = "",
-        cxx: CxxOpt = False,
-        build_script: Annotated[Optional[Path], typer.Option("--build-script", help="OSS-Fuzz style build script.")] = None,
-        corpus: CorpusOpt = None,
-        config: Annotated[Optional[list[str]], typer.Option(
-            "--config", help="A configuration: default, runtime, FILE.env, BUILD.env+RUN.env, as NAME=SPEC to "
-                             "label it (repeat; default: default).")] = None,
-        trials: Annotated[int, typer.Option("--trials", "-k", min=1, help="Trials per configuration.")] = 5,
-        minutes: Annotated[float, typer.Option("--minutes", "-m", min=0.0, help="afl-fuzz time per trial.")] = 10.0,
-        seconds: Annotated[Optional[int], typer.Option("--seconds", min=1,
-                                                       help="afl-fuzz time per trial in seconds (instead of --minutes).")] = None,
-        jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1,
-                                                    help="Trials at once, one per core (default: the cores).")] = None,
-        seed: Annotated[int, typer.Option("--seed", help="afl-fuzz RNG seed of trial 0 (-s); trial k gets seed+k.")] = 0,
-        out_dir: Annotated[Optional[Path], typer.Option(
-            "--out", "-o", help="Output directory (default: compare-out; with --remeasure DIR, DIR-<yardstick>).")] = None,
-        yardstick: Annotated[str, typer.Option(
-            "--yardstick", help="What every trial is measured by: pcguard (AFL++'s default PCGUARD build under "
-                                "afl-showmap; our census build without afl-clang-fast) or llvm-cov (the target's "
-                                "clang source-based coverage build, covered branches).")] = "pcguard",
-        remeasure: Annotated[Optional[Path], typer.Option(
-            "--remeasure", help="A finished compare's output directory: measure its trials again by --yardstick "
-                                "(no afl-fuzz run; the target is the one it recorded unless given).")] = None,
-        no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not write coverage.png.")] = False,
-        json_out: JsonOpt = False,
-    ) -> None:
-        from autotune.compare.compare import JSON_NAME, MD_NAME, PLOT_NAME
-        from autotune.errors import AutotuneError
-        from autotune.preflight.target import make_spec
-        from autotune.trials.yardstick import CHOICES
-
-        if yardstick not in CHOICES:
-            raise AutotuneError(f"--yardstick {yardstick!r} is not one of {', '.join(CHOICES)}",
-                                fix="pass --yardstick pcguard or --yardstick llvm-cov")
-        spec = make_spec(demo=demo, sources=list(source or []), cflags=cflags, ldflags=ldflags, cxx=cxx,
-                         script=build_script)
-        say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
-        if remeasure is not None:
-            from autotune.compare.remeasure import remeasure_compare
-
-            if config or corpus is not None:
-                raise AutotuneError("--remeasure takes the configurations and seeds of the compare it re-measures",
-                                    fix="drop --config/--corpus")
-            src = remeasure.resolve()
-            res = remeasure_compare(source=src, out_dir=out_dir or src.with_name(f"{src.name}-{yardstick}"),
-                                    yardstick=yardstick, spec=spec, jobs=jobs, plot=not no_plot, progress=say)
-        else:
-            res = _run_campaigns(spec=spec, demo=demo, corpus=corpus, config=config, trials=trials, minutes=minutes,
-                                 seconds=seconds, out_dir=out_dir or Path("compare-out"), jobs=jobs, seed=seed,
-                                 no_plot=no_plot, yardstick=yardstick, say=say)
-        if json_out:
-            print_json(res.to_dict())
-            return
-        from autotune.compare.render import markdown
-
-        out.print(markdown(res), highlight=False, markup=False, soft_wrap=True)
-        files = [JSON_NAME, MD_NAME] + ([] if no_plot else [PLOT_NAME])
-        out.print(f"written: {', '.join(str(Path(res.out_dir) / f) for f in files)}", highlight=False, markup=False,
-                  soft_wrap=True)
+    app.command("compare", help=HELP)(compare_cmd)
 
 
-def _run_campaigns(*, spec, demo: bool, corpus: Optional[Path], config: Optional[list[str]], trials: int,
-                   minutes: float, seconds: Optional[int], out_dir: Path, jobs: Optional[int], seed: int,
-                   no_plot: bool, yardstick: str, say: Callable[[str], None]):
-    """The campaigns of a new compare (the non --remeasure path)."""
-    from autotune.compare.compare import run_compare
+@handle_errors
+@option_group("target", TargetOptions, omit=("harness",))
+def compare_cmd(
+    target: TargetOptions = TargetOptions(),
+    config: Annotated[Optional[list[str]], typer.Option(
+        "--config", help="A configuration: default, runtime, FILE.env, BUILD.env+RUN.env, as NAME=SPEC to "
+                         "label it (repeat; default: default).")] = None,
+    trials: Annotated[int, typer.Option("--trials", "-k", min=1, help="Trials per configuration.")] = 5,
+    minutes: Annotated[float, typer.Option("--minutes", "-m", min=0.0, help="afl-fuzz time per trial in minutes.")] = 10.0,
+    fuzz_s: FuzzTimeOpt = None,
+    jobs: JobsOpt = None,
+    seed: SeedOpt = 0,
+    out_dir: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="Output directory (default: compare-out; with --remeasure DIR, DIR-<yardstick>).")] = None,
+    yardstick: Annotated[str, typer.Option(
+        "--yardstick", help="What every trial is measured by: pcguard (AFL++'s default PCGUARD build under "
+                            "afl-showmap; our census build without afl-clang-fast) or llvm-cov (the target's "
+                            "clang source-based coverage build, covered branches).")] = "pcguard",
+    remeasure: Annotated[Optional[Path], typer.Option(
+        "--remeasure", help="A finished compare's output directory: measure its trials again by --yardstick "
+                            "(no afl-fuzz run; the target is the one it recorded unless given).")] = None,
+    no_plot: NoPlotOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    from autotune.compare.compare import JSON_NAME, MD_NAME, PLOT_NAME, run_compare
     from autotune.compare.config import parse_configs
     from autotune.errors import AutotuneError
+    from autotune.trials.yardstick import CHOICES
 
-    if spec is None:
-        raise AutotuneError("no target given", fix="pass --demo, --source FILE (repeat), or --build-script FILE")
-    if corpus is None:
-        if not demo:
-            raise AutotuneError("no seed corpus given", fix="pass --corpus DIR")
-        from autotune import demo as demo_pkg
+    if yardstick not in CHOICES:
+        raise AutotuneError(f"--yardstick {yardstick!r} is not one of {', '.join(CHOICES)}",
+                            fix="pass --yardstick pcguard or --yardstick llvm-cov")
+    spec = target.recipe()
+    say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
+    if remeasure is not None:
+        from autotune.compare.remeasure import remeasure_compare
 
-        corpus = demo_pkg.seed_dir()
-    secs = seconds if seconds is not None else int(round(minutes * 60))
-    if secs < 1:
-        raise AutotuneError(f"--minutes {minutes} is under a second", fix="pass --minutes > 0 or --seconds N")
-    configs = parse_configs(list(config or ["default"]))
-    return run_compare(spec=spec, corpus=corpus, configs=configs, trials=trials, seconds=secs, out_dir=out_dir,
-                       jobs=jobs, rng_seed=seed, plot=not no_plot, yardstick=yardstick, progress=say)
+        if config or target.corpus is not None:
+            raise AutotuneError("--remeasure takes the configurations and seeds of the compare it re-measures",
+                                fix="drop --config/--corpus")
+        src = remeasure.resolve()
+        res = remeasure_compare(source=src, out_dir=out_dir or src.with_name(f"{src.name}-{yardstick}"),
+                                yardstick=yardstick, spec=spec, jobs=jobs, plot=not no_plot, progress=say)
+    else:
+        if spec is None:
+            raise AutotuneError("no target given", fix="pass --demo, --source FILE (repeat), or --build-script FILE")
+        corpus = target.seeds(required=True)
+        secs = fuzz_s if fuzz_s is not None else int(round(minutes * 60))
+        if secs < 1:
+            raise AutotuneError(f"--minutes {minutes} is under a second", fix="pass --minutes > 0 or --fuzz-time N")
+        configs = parse_configs(list(config or ["default"]))
+        res = run_compare(spec=spec, corpus=corpus, configs=configs, trials=trials, seconds=secs,
+                          out_dir=out_dir or Path("compare-out"), jobs=jobs, rng_seed=seed, plot=not no_plot,
+                          yardstick=yardstick, progress=say)
+    if json_out:
+        print_json(res.to_dict())
+        return
+    from autotune.compare.render import markdown
+
+    out.print(markdown(res), highlight=False, markup=False, soft_wrap=True)
+    files = [JSON_NAME, MD_NAME] + ([] if no_plot else [PLOT_NAME])
+    out.print(f"written: {', '.join(str(Path(res.out_dir) / f) for f in files)}", highlight=False, markup=False,
+              soft_wrap=True)

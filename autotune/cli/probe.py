@@ -7,68 +7,66 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import (CflagsOpt, CorpusOpt, CxxOpt, DemoOpt, HarnessArg, JsonOpt, LdflagsOpt, OutDirOpt, SeedOpt, SourceOpt, err, handle_errors, out, print_json)
-from autotune.probe.target import resolve_target  # noqa: F401  (also used by preflight)
+from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.options import (JsonOpt, OutDirOpt, ProbeTimeOpt, SeedOpt, TargetOptions, TimeoutMsOpt,
+                                  option_group)
 
 HELP = (
     "Run a short coverage-guided campaign on a harness and take an exact census of the coverage keys "
     "of every metric (edge, N-gram, call context): keys, hashed collisions per map size beside BigMap's "
     "Equation 1, counter overflows, discovery curve, Chao estimate of the total.\n\n"
-    "The harness is a binary built with `autotune cc -fsanitize=fuzzer`, or its sources (--source; probe "
-    "builds them), or --demo (the bundled demo target and its seeds). Results go to --out: probe.json, "
+    "The harness is a binary built with `autotune cc -fsanitize=fuzzer`, or its recipe, which probe builds with "
+    "`autotune cc`: --source files, an OSS-Fuzz style --build-script, or --demo (the bundled demo target and its "
+    "seeds). Results go to --out: probe.json, "
     "census/, traces/, corpus/, crashes/, hangs/."
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("probe", help=HELP)
-    @handle_errors
-    def probe_cmd(
-        harness: HarnessArg = None,
-        source: SourceOpt = None,
-        cflags: CflagsOpt = "-O2 -g",
-        ldflags: LdflagsOpt = "",
-        cxx: CxxOpt = False,
-        demo: DemoOpt = False,
-        corpus: CorpusOpt = None,
-        time_s: Annotated[float, typer.Option("--time", "-t", help="Time budget in seconds: the whole probe, building the harness excepted.")] = 60.0,
-        max_execs: Annotated[Optional[int], typer.Option("--max-execs", help="Stop after this many executions (reproducible census).")] = None,
-        seed: SeedOpt = 0,
-        timeout_ms: Annotated[int, typer.Option("--timeout-ms", help="Per-input time limit in ms; slower inputs are hangs (a sanitizer report counts: keep it loose for ASan builds).")] = 1000,
-        max_input_bytes: Annotated[int, typer.Option("--max-input-bytes", help="Largest input (seeds above it are skipped).")] = 1 << 20,
-        capacity: Annotated[int, typer.Option("--capacity", help="Census table size per metric (power of two).")] = 1 << 18,
-        metrics: Annotated[str, typer.Option("--metrics", help="Census of these metrics only (comma list), or all.")] = "all",
-        max_trace_inputs: Annotated[int, typer.Option("--max-trace-inputs", help="Trace at most this many kept inputs for replay.")] = 1000,
-        out_dir: OutDirOpt = Path("probe-out"),
-        json_out: JsonOpt = False,
-    ) -> None:
-        from rich.live import Live
+    app.command("probe", help=HELP)(probe_cmd)
 
-        from autotune.probe.campaign import run_probe
-        from autotune.probe.display import live_view, summary_table
 
-        binary, corpus_dir = resolve_target(harness=harness, sources=list(source or []), cflags=cflags,
-                                            ldflags=ldflags, cxx=cxx, demo=demo, corpus=corpus)
-        live = Live(console=err, auto_refresh=False, transient=False) if err.is_terminal else None
+@handle_errors
+@option_group("target", TargetOptions)
+def probe_cmd(
+    target: TargetOptions = TargetOptions(),
+    time_s: ProbeTimeOpt = 60.0,
+    max_execs: Annotated[Optional[int], typer.Option("--max-execs", help="Stop after this many executions (reproducible census).")] = None,
+    seed: SeedOpt = 0,
+    timeout_ms: TimeoutMsOpt = 1000,
+    max_input_bytes: Annotated[int, typer.Option("--max-input-bytes", help="Largest input (seeds above it are skipped).")] = 1 << 20,
+    capacity: Annotated[int, typer.Option("--capacity", help="Census table size per metric (power of two).")] = 1 << 18,
+    metrics: Annotated[str, typer.Option("--metrics", help="Census of these metrics only (comma list), or all.")] = "all",
+    max_trace_inputs: Annotated[int, typer.Option("--max-trace-inputs", help="Trace at most this many kept inputs for replay.")] = 1000,
+    out_dir: OutDirOpt = Path("probe-out"),
+    json_out: JsonOpt = False,
+) -> None:
+    from rich.live import Live
 
-        def on_progress(p) -> None:
-            if live is not None:
-                live.update(live_view(p), refresh=True)
+    from autotune.probe.campaign import run_probe
+    from autotune.probe.display import live_view, summary_table
 
+    binary, corpus_dir = target.probe_harness(), target.seeds(required=False)
+    live = Live(console=err, auto_refresh=False, transient=False) if err.is_terminal else None
+
+    def on_progress(p) -> None:
         if live is not None:
-            live.start()
-        try:
-            result = run_probe(binary=binary, out_dir=out_dir, corpus_dir=corpus_dir, time_s=time_s,
-                               max_execs=max_execs, seed=seed, timeout_ms=timeout_ms,
-                               max_input_bytes=max_input_bytes, capacity=capacity, demo=demo,
-                               max_trace_inputs=max_trace_inputs,
-                               metrics=[m.strip() for m in metrics.split(",") if m.strip()],
-                               on_progress=on_progress)
-        finally:
-            if live is not None:
-                live.stop()
-        if json_out:
-            print_json(result.to_dict())
-            err.print(summary_table(result))
-        else:
-            out.print(summary_table(result))
+            live.update(live_view(p), refresh=True)
+
+    if live is not None:
+        live.start()
+    try:
+        result = run_probe(binary=binary, out_dir=out_dir, corpus_dir=corpus_dir, time_s=time_s,
+                           max_execs=max_execs, seed=seed, timeout_ms=timeout_ms,
+                           max_input_bytes=max_input_bytes, capacity=capacity, demo=target.demo,
+                           max_trace_inputs=max_trace_inputs,
+                           metrics=[m.strip() for m in metrics.split(",") if m.strip()],
+                           on_progress=on_progress)
+    finally:
+        if live is not None:
+            live.stop()
+    if json_out:
+        print_json(result.to_dict())
+        err.print(summary_table(result))
+    else:
+        out.print(summary_table(result))

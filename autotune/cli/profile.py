@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from autotune.cli.common import JsonOpt, ProcfsRootOpt, SysfsRootOpt, handle_errors, out, print_json
+from autotune.cli.common import handle_errors, out, print_json
+from autotune.cli.options import JsonOpt, ProcfsRootOpt, SysfsRootOpt
 from autotune.errors import AutotuneError
 
 

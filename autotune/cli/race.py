@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import (BudgetOpt, BuildScriptOpt, CflagsOpt, CorpusOpt, CxxOpt, DemoOpt, HarnessArg, JsonOpt,
-                                 LdflagsOpt, RaceJobsOpt, RaceMetricsOpt, RepeatsOpt, SeedOpt, SourceOpt, err,
-                                 handle_errors, out, print_json)
-from autotune.race.contestants import DEFAULT_METRICS
+from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.options import (JobsOpt, JsonOpt, OutDirOpt, ProbeDirOpt, RaceOptions, SeedOpt, TargetOptions,
+                                  option_group)
 
 HELP = (
     "Race AFL++'s default (afl-clang-fast PCGUARD; our runtime's guard metric without afl-clang-fast) "
@@ -19,7 +17,8 @@ HELP = (
     "yardstick. The winner is recommended only if it covers significantly more than the default "
     "(exact Mann-Whitney, p <= 0.05); otherwise the default is. Writes race.json, race.md and the "
     "recommendation's env files to --out. With --probe, the two-level maps are sized from that "
-    "probe's census."
+    "probe's census. The target: a recipe (--demo, --source files, an OSS-Fuzz style --build-script), "
+    "which each contestant's compiler builds, or a harness binary alone, which every contestant runs."
 )
 
 
@@ -28,31 +27,23 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
+@option_group("target", TargetOptions)
+@option_group("race_opts", RaceOptions)
 def race_cmd(
-    harness: HarnessArg = None,
-    source: SourceOpt = None,
-    cflags: CflagsOpt = "-O2 -g",
-    ldflags: LdflagsOpt = "",
-    cxx: CxxOpt = False,
-    demo: DemoOpt = False,
-    build_script: BuildScriptOpt = None,
-    corpus: CorpusOpt = None,
-    probe: Annotated[Optional[Path], typer.Option("--probe", help="A probe directory: its census sizes the maps.")] = None,
-    budget: BudgetOpt = 600.0,
-    metrics: RaceMetricsOpt = ",".join(DEFAULT_METRICS),
-    jobs: RaceJobsOpt = None,
-    repeats: RepeatsOpt = 3,
-    min_trial: Annotated[int, typer.Option("--min-trial", min=1, help="Shortest trial in seconds (the first rung's); "
-                                           "a budget too small for it is an error that names the budget needed.")] = 20,
+    target: TargetOptions = TargetOptions(),
+    probe: ProbeDirOpt = None,
+    race_opts: RaceOptions = RaceOptions(),
+    jobs: JobsOpt = None,
     seed: SeedOpt = 0,
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("race-out"),
+    out_dir: OutDirOpt = Path("race-out"),
     json_out: JsonOpt = False,
 ) -> None:
     from autotune.race.stage import race_cli
 
-    outcome = race_cli(harness=harness, sources=list(source or []), cflags=cflags, ldflags=ldflags, cxx=cxx,
-                       demo=demo, build_script=build_script, corpus=corpus, probe_dir=probe, budget_s=budget,
-                       metrics=metrics, jobs=jobs, repeats=repeats, min_trial_s=min_trial, seed=seed, out_dir=out_dir,
+    harness, spec = target.binary_or_recipe()
+    outcome = race_cli(harness=harness, spec=spec, corpus=target.seeds(required=True), probe_dir=probe,
+                       budget_s=race_opts.budget, metrics=race_opts.metric_names(), jobs=jobs,
+                       repeats=race_opts.repeats, min_trial_s=race_opts.min_trial, seed=seed, out_dir=out_dir,
                        notice=lambda m: err.print(m, highlight=False),
                        progress=lambda m: err.print(f"[dim]{m}[/]", highlight=False))
     if json_out:

@@ -1,4 +1,4 @@
-"""`autotune run`: the main job — profile, probe and tune in one command."""
+"""`autotune run`: the main job — profile, probe, tune and race in one command."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
-from autotune.cli.common import (BudgetOpt, BuildScriptOpt, CflagsOpt, CorpusOpt, CxxOpt, DemoOpt, HarnessArg, JsonOpt,
-                                 LdflagsOpt, OutDirOpt, RaceMetricsOpt, RepeatsOpt, SeedOpt, SourceOpt, err,
-                                 handle_errors, out, print_json)
-from autotune.race.contestants import DEFAULT_METRICS
+from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, OutDirOpt, ProbeTimeOpt,
+                                  RaceOptions, SeedOpt, TargetOptions, TimeoutMsOpt, option_group)
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
 HELP = (
@@ -29,24 +28,16 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
+@option_group("target", TargetOptions)
+@option_group("race_opts", RaceOptions, defaults={"budget": 480.0})
 def run_cmd(
-    harness: HarnessArg = None,
-    source: SourceOpt = None,
-    cflags: CflagsOpt = "-O2 -g",
-    ldflags: LdflagsOpt = "",
-    cxx: CxxOpt = False,
-    demo: DemoOpt = False,
-    build_script: BuildScriptOpt = None,
-    corpus: CorpusOpt = None,
-    time_s: Annotated[float, typer.Option("--time", "-t", help="Probe time budget in seconds.")] = 60.0,
-    calls: Annotated[int, typer.Option("--calls", help="Optimiser calls (evaluations).")] = DEFAULT_CALLS,
-    max_collision_rate: Annotated[float, typer.Option("--max-collision-rate", help="Largest acceptable collision rate (0..1).")] = DEFAULT_MAX_COLLISION_RATE,
-    jobs: Annotated[int, typer.Option("--jobs", help="Fuzzer instances sharing the last-level cache.")] = 1,
-    timeout_ms: Annotated[int, typer.Option("--timeout-ms", help="Per-input time limit in ms during the probe.")] = 1000,
-    budget: BudgetOpt = 480.0,
-    metrics: RaceMetricsOpt = ",".join(DEFAULT_METRICS),
-    repeats: RepeatsOpt = 3,
-    min_trial: Annotated[int, typer.Option("--min-trial", min=1, help="Shortest race trial in seconds.")] = 20,
+    target: TargetOptions = TargetOptions(),
+    time_s: ProbeTimeOpt = 60.0,
+    calls: CallsOpt = DEFAULT_CALLS,
+    max_collision_rate: MaxCollisionRateOpt = DEFAULT_MAX_COLLISION_RATE,
+    instances: InstancesOpt = 1,
+    timeout_ms: TimeoutMsOpt = 1000,
+    race_opts: RaceOptions = RaceOptions(),
     no_race: Annotated[bool, typer.Option("--no-race", help="Stop after tune (no afl-fuzz race).")] = False,
     seed: SeedOpt = 0,
     out_dir: OutDirOpt = Path("autotune-out"),
@@ -54,34 +45,22 @@ def run_cmd(
 ) -> None:
     from autotune.cli.race import print_race_summary
     from autotune.cli.tune import print_summary, run_with_progress
-    from autotune.pipeline import run_pipeline
-    from autotune.probe.target import resolve_target
     from autotune.errors import AutotuneError
-    from autotune.race.stage import parse_metrics
+    from autotune.pipeline import run_pipeline
+    from autotune.target import probe_harness
     from autotune.tune.run import run_tune
 
-    names = parse_metrics(metrics)
-    script_spec = None
-    if build_script is not None:
-        from autotune.preflight.afl import base_env
-        from autotune.preflight.target import build, make_spec
-
-        if harness is not None or source or demo:
-            raise AutotuneError("give exactly one target: a harness, --source, --build-script or --demo",
-                                fix="drop the others")
-        script_spec = make_spec(demo=False, sources=[], cflags=cflags, ldflags=ldflags, cxx=cxx, script=build_script)
-        harness = build(spec=script_spec, cc_kind="autotune", build_vars={}, env=base_env())
-    binary, corpus_dir = resolve_target(harness=harness, sources=list(source or []), cflags=cflags,
-                                        ldflags=ldflags, cxx=cxx, demo=demo, corpus=corpus)
+    names = race_opts.metric_names()
+    harness, spec = target.binary_or_recipe()
+    binary = probe_harness(harness=harness, spec=spec)
+    corpus_dir = target.seeds(required=False)
     if not no_race and corpus_dir is None:
         raise AutotuneError("the race in afl-fuzz needs seeds", fix="pass --corpus DIR (or --no-race)")
-    race = None if no_race else _race_stage(
-        spec=script_spec or _recipe(demo=demo, source=list(source or []), cflags=cflags, ldflags=ldflags, cxx=cxx),
-        binary=binary, corpus=corpus_dir, metrics=names, budget=budget, repeats=repeats, min_trial=min_trial,
-        seed=seed)
+    race = None if no_race else _race_stage(spec=spec, binary=binary, corpus=corpus_dir, metrics=names,
+                                            race_opts=race_opts, seed=seed)
     result = run_pipeline(
-        out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=demo, probe_time_s=time_s, seed=seed,
-        calls=calls, max_collision_rate=max_collision_rate, jobs=jobs, timeout_ms=timeout_ms,
+        out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=target.demo, probe_time_s=time_s, seed=seed,
+        calls=calls, max_collision_rate=max_collision_rate, jobs=instances, timeout_ms=timeout_ms,
         on_stage=lambda s: err.print(f"[bold]==>[/] {s}", highlight=False),
         tune_run=lambda **kw: run_with_progress(run_tune, **kw),
         notice=lambda m: err.print(m, highlight=False), race=race)
@@ -101,17 +80,11 @@ def run_cmd(
                   "(apt-get install -y afl++ to race the candidates in afl-fuzz)", highlight=False)
 
 
-def _recipe(*, demo: bool, source: list[Path], cflags: str, ldflags: str, cxx: bool):
-    """The recipe the race rebuilds each contestant from (None with a binary alone)."""
-    from autotune.preflight.target import make_spec
-
-    return make_spec(demo=demo, sources=source, cflags=cflags, ldflags=ldflags, cxx=cxx, script=None)
-
-
-def _race_stage(*, spec, binary, corpus, metrics, budget, repeats, min_trial, seed):
-    """The race as run_pipeline calls it, or None when afl-fuzz is missing (said in the summary)."""
+def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed):
+    """The race as run_pipeline calls it, or None when afl-fuzz is missing (said in the summary).
+    With a binary alone (no recipe), every contestant runs that binary."""
+    from autotune.afl import base_env, find_tool
     from autotune.errors import ToolMissingError
-    from autotune.preflight.afl import base_env, find_tool
     from autotune.race.stage import estimated_keys_of, race_target, rung_line, trial_line
 
     try:
@@ -121,8 +94,9 @@ def _race_stage(*, spec, binary, corpus, metrics, budget, repeats, min_trial, se
 
     def race(*, out_dir, probe_dir):
         return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=None if spec else binary,
-                           estimated_keys=estimated_keys_of(probe_dir), metrics=metrics, budget_s=budget,
-                           repeats=repeats, min_trial_s=min_trial, seed=seed,
+                           estimated_keys=estimated_keys_of(probe_dir), metrics=metrics,
+                           budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
+                           seed=seed,
                            notice=lambda m: err.print(m, highlight=False),
                            on_rung=lambda r: err.print(f"[dim]{rung_line(r)}[/]", highlight=False),
                            on_trial=lambda t: err.print(f"[dim]{trial_line(t)}[/]", highlight=False))

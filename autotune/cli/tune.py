@@ -7,7 +7,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import JsonOpt, OutDirOpt, SeedOpt, err, handle_errors, out, print_json
+from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, MaxMapBytesOpt, MinMapBytesOpt,
+                                  NoPlotOpt, OutDirOpt, ProbeDirOpt, SeedOpt)
 from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAX_COLLISION_RATE,
                                      DEFAULT_SENSITIVITY_WEIGHT, MAX_MAP_POW2, MIN_MAP_POW2)
 
@@ -24,21 +26,21 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def tune_cmd(
-    probe: Annotated[Path, typer.Option("--probe", "-p", help="Probe output directory (autotune probe --out).")],
+    probe: ProbeDirOpt,
     out_dir: OutDirOpt = Path("tune-out"),
     metric: Annotated[Optional[str], typer.Option("--metric", help="Fix the coverage metric (default: search all).")] = None,
-    max_collision_rate: Annotated[float, typer.Option("--max-collision-rate", help="Largest acceptable collision rate (0..1).")] = DEFAULT_MAX_COLLISION_RATE,
+    max_collision_rate: MaxCollisionRateOpt = DEFAULT_MAX_COLLISION_RATE,
     sensitivity_weight: Annotated[float, typer.Option("--sensitivity-weight", help="Credit per doubling of a metric's keys, in bits.")] = DEFAULT_SENSITIVITY_WEIGHT,
-    calls: Annotated[int, typer.Option("--calls", help="Optimiser calls (evaluations).")] = DEFAULT_CALLS,
+    calls: CallsOpt = DEFAULT_CALLS,
     confirm_k: Annotated[int, typer.Option("--confirm", help="Re-measure the top K configurations (and the best's smaller maps) in interleaved repeats before choosing; 0 skips it.")] = DEFAULT_CONFIRM,
     confirm_repeats: Annotated[int, typer.Option("--confirm-repeats", help="Repeats per configuration in the confirmation round.")] = DEFAULT_CONFIRM_REPEATS,
     seed: SeedOpt = 0,
-    jobs: Annotated[int, typer.Option("--jobs", help="Fuzzer instances sharing the last-level cache.")] = 1,
+    instances: InstancesOpt = 1,
     backend: Annotated[str, typer.Option("--backend", help="auto (replay when the harness is there), replay, bench.")] = "auto",
-    min_map_bytes: Annotated[int, typer.Option("--min-map-bytes", help="Smallest map size (slots, power of two).")] = 1 << MIN_MAP_POW2,
-    max_map_bytes: Annotated[int, typer.Option("--max-map-bytes", help="Largest map size (slots, power of two).")] = 1 << MAX_MAP_POW2,
+    min_map_bytes: MinMapBytesOpt = 1 << MIN_MAP_POW2,
+    max_map_bytes: MaxMapBytesOpt = 1 << MAX_MAP_POW2,
     profile: Annotated[Optional[str], typer.Option("--profile", help="Host profile (TOML path or reference name); default: detect this host.")] = None,
-    no_plot: Annotated[bool, typer.Option("--no-plot", help="Skip the PNG plot.")] = False,
+    no_plot: NoPlotOpt = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Measure everything again (ignore --out's measurements.json).")] = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -51,7 +53,7 @@ def tune_cmd(
     result = tune_probe_dir(
         probe_dir=probe, out_dir=out_dir, host=_host(profile), metric=metric,
         max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight, calls=calls, seed=seed,
-        jobs=jobs, backend=backend, map_pow2=(pows[0], pows[1]), fresh=fresh,
+        jobs=instances, backend=backend, map_pow2=(pows[0], pows[1]), fresh=fresh,
         confirm_k=confirm_k, confirm_repeats=confirm_repeats,
         run=lambda **kw: run_with_progress(run_tune, **kw), notice=lambda m: err.print(m, highlight=False))
     written = emit_all(result=result, out_dir=out_dir, plot=not no_plot)

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from autotune import afl
 from autotune.compare.config import CC_AFL, ConfigSpec
-from autotune.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
 from autotune.errors import AutotuneError
 from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic
-from autotune.preflight import afl
-from autotune.preflight.target import TargetSpec, build
+from autotune.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
+from autotune.target import TargetSpec, build
 from autotune.trials import TrialResult, TrialSpec, Yardstick, choose_yardstick, host_cores, interleaved, run_trials
 
 SCHEMA_VERSION = 1

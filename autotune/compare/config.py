@@ -25,7 +25,7 @@ from typing import Mapping
 
 from autotune.errors import AutotuneError
 from autotune.preflight.envfile import read_env_file
-from autotune.preflight.target import build_vars_of
+from autotune.target import build_vars_of
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 CC_AFL = "afl"

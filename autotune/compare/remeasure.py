@@ -23,8 +23,8 @@ from autotune.compare.compare import (JSON_NAME, CompareResult, compare_pairs, c
                                       outcome_of, write_outputs)
 from autotune.errors import AutotuneError, DocumentError
 from autotune.io import read_json, write_json_atomic
-from autotune.preflight import afl
-from autotune.preflight.target import TargetSpec
+from autotune import afl
+from autotune.target import TargetSpec
 from autotune.trials import TrialResult, Yardstick, choose_yardstick, host_cores, kept_inputs, measure
 
 

@@ -11,14 +11,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autotune import afl
 from autotune.metrics import has_map_size
-from autotune.preflight import afl
 from autotune.preflight.findings import PreflightFinding as F
-from autotune.preflight.target import build_vars_of, read_record, sha256_file
 from autotune.preflight.tuned import (AFL_HASHED_MAP_SLOTS, DEFAULT_MAX_COUNTER_OVERFLOW, TUNED_OVERFLOW_SLACK,
                                       TunedDir)
 from autotune.probe.result import ProbeResult
 from autotune.runtime.config import HASH_SLOTS_POW2, LAYOUTS, VARIABLES, RuntimeConfig
+from autotune.target import build_vars_of, read_record, sha256_file
 
 # tune picks the smallest map under the limit, so a configuration sits just below it; a short
 # re-probe's Chao estimate varies by a few per cent (its sd). Up to 10 % over the limit is a

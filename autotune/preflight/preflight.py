@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from autotune.preflight import afl
+from autotune import afl
 from autotune.preflight.checks import AFL_TOOLS, CHECKS, Context
 from autotune.preflight.findings import LEVELS, PreflightFinding
 from autotune.preflight.tuned import load_tuned

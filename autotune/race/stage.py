@@ -18,6 +18,7 @@ from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contes
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.race.core import (DEFAULT_ETA, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
                                 RaceResult, Rung, TrialFigures, TrialSpec, plan_race, run_race)
+from autotune.target.recipe import TargetSpec
 
 RACE_JSON = "race.json"
 RACE_MD = "race.md"
@@ -41,7 +42,7 @@ class RaceOutcome:
 
 
 def _afl_cc_installed(env: Mapping[str, str]) -> bool:
-    from autotune.preflight.afl import find_tool
+    from autotune.afl import find_tool
 
     try:
         find_tool("afl-clang-fast", env=env)
@@ -96,11 +97,11 @@ def afl_backend(*, contestants: Sequence[Contestant], binaries: Mapping[str, Pat
     return run
 
 
-def build_contestants(*, contestants: Sequence[Contestant], spec, binary: Path | None,
+def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | None, binary: Path | None,
                       env: Mapping[str, str]) -> dict[str, Path]:
     """The binary of each contestant: the recipe built by its compiler and build kind (cached), or,
     without a recipe, the one binary given for every contestant of our runtime."""
-    from autotune.preflight.target import build
+    from autotune.target import build
 
     out: dict[str, Path] = {}
     for c in contestants:
@@ -114,7 +115,7 @@ def build_contestants(*, contestants: Sequence[Contestant], spec, binary: Path |
     return out
 
 
-def race_target(*, out_dir: Path, corpus: Path, spec=None, binary: Path | None = None,
+def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, binary: Path | None = None,
                 estimated_keys: Mapping[str, float] | None = None, metrics: Sequence[str] = DEFAULT_METRICS,
                 budget_s: float = 900.0, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
@@ -124,8 +125,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec=None, binary: Path | None =
                 notice: Callable[[str], None] | None = None) -> RaceOutcome:
     """Race AFL++'s default and our runtime's ``metrics`` on the target; write the outcome to ``out_dir``."""
     from autotune.compare.compare import stage_seeds
-    from autotune.preflight.afl import base_env, find_tool
-    from autotune.preflight.target import TargetSpec
+    from autotune.afl import base_env, find_tool
     from autotune.trials import choose_yardstick, host_cores, yardstick_for_binary
     from autotune.trials.yardstick import KIND_CENSUS
 
@@ -198,33 +198,16 @@ def parse_metrics(text: str) -> tuple[str, ...]:
     return names
 
 
-def race_cli(*, harness: Path | None, sources: list[Path], cflags: str, ldflags: str, cxx: bool, demo: bool,
-             build_script: Path | None, corpus: Path | None, probe_dir: Path | None, budget_s: float, metrics: str,
-             jobs: int | None, repeats: int, seed: int, out_dir: Path, notice: Callable[[str], None],
-             progress: Callable[[str], None], min_trial_s: int = DEFAULT_MIN_TRIAL_S) -> RaceOutcome:
-    """`autotune race`'s checks and call: the target (recipe or binary), the corpus, the probe's sizes."""
-    from autotune.preflight.target import make_spec
-
-    names = parse_metrics(metrics)
-    spec = make_spec(demo=demo, sources=sources, cflags=cflags, ldflags=ldflags, cxx=cxx, script=build_script)
-    if spec is not None and harness is not None:
-        raise AutotuneError("give the harness binary or a recipe (--demo, --source, --build-script), not both",
-                            fix="drop one")
-    if spec is None and harness is None:
-        raise AutotuneError("no target given", fix="pass a harness binary, --demo, --source FILE or --build-script FILE")
-    if harness is not None and not harness.is_file():
-        raise AutotuneError(f"harness {harness} does not exist", fix="build it with autotune cc -fsanitize=fuzzer")
-    if corpus is None:
-        if not demo:
-            raise AutotuneError("no seed corpus given", fix="pass --corpus DIR")
-        from autotune import demo as demo_pkg
-
-        corpus = demo_pkg.seed_dir()
+def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, probe_dir: Path | None, budget_s: float,
+             metrics: Sequence[str], jobs: int | None, repeats: int, seed: int, out_dir: Path,
+             notice: Callable[[str], None], progress: Callable[[str], None],
+             min_trial_s: int = DEFAULT_MIN_TRIAL_S) -> RaceOutcome:
+    """`autotune race`'s call: the target (recipe or binary), its seeds, the sizes from the probe's census."""
     keys = estimated_keys_of(probe_dir) if probe_dir is not None else None
     if keys is None:
         notice(f"no --probe: two-level maps are sized for {DEFAULT_KEYS:,} keys (run `autotune probe` and pass --probe to "
                "size them from the census)")
-    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, estimated_keys=keys, metrics=names,
+    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, estimated_keys=keys, metrics=metrics,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
                        on_rung=lambda r: progress(rung_line(r)), on_trial=lambda t: progress(trial_line(t)))
 

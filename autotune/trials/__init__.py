@@ -1,5 +1,5 @@
 """afl-fuzz trials and the yardstick every configuration is measured by (see docs/DESIGN.md, "Trials
-and compare"): :func:`run_trial` (one afl-fuzz), :func:`measure` (replay its kept inputs through the
+and the yardstick"): :func:`run_trial` (one afl-fuzz), :func:`measure` (replay its kept inputs through the
 yardstick), :func:`run_trials` (several side by side, one per core)."""
 
 from autotune.trials.afl_output import KeptInput, PlotData, kept_inputs, read_plot_data

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from autotune import afl
 from autotune.errors import AutotuneError
-from autotune.preflight import afl
 from autotune.trials.afl_output import KINDS, PlotData, instance_dir, kept_inputs, read_fuzzer_stats, read_plot_data
 from autotune.trials.yardstick import YardstickCoverage, pin_prefix
 

@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from autotune import afl
 from autotune.errors import AutotuneError, ToolMissingError
-from autotune.preflight import afl
 from autotune.trials.afl_output import KeptInput
 
 SCHEMA_VERSION = 1
@@ -103,7 +103,7 @@ class Yardstick:
 def yardstick_for_binary(*, kind: str, binary: Path, tools: Mapping | None = None) -> Yardstick:
     """A yardstick of a binary built elsewhere (``kind``: aflpp-pcguard, autotune-census-edge, or
     llvm-cov-branches with its ``tools``)."""
-    from autotune.preflight.target import sha256_file
+    from autotune.target import sha256_file
 
     if kind not in DESCRIPTIONS:
         raise AutotuneError(f"unknown yardstick kind {kind!r}", fix=f"use one of {', '.join(DESCRIPTIONS)}")
@@ -116,7 +116,7 @@ def yardstick_for_binary(*, kind: str, binary: Path, tools: Mapping | None = Non
 def choose_yardstick(*, spec, env: Mapping[str, str], choice: str = "pcguard") -> Yardstick:
     """``choice`` pcguard: AFL++'s default PCGUARD build of ``spec`` when afl-clang-fast exists, else
     our census build; llvm-cov: the source-based coverage build (autotune.trials.llvmcov)."""
-    from autotune.preflight.target import build
+    from autotune.target import build
 
     if choice not in CHOICES:
         raise AutotuneError(f"unknown yardstick {choice!r}", fix=f"use one of {', '.join(CHOICES)}")

@@ -55,7 +55,7 @@ def tune_probe_dir(
         raise AutotuneError(f"--max-collision-rate {max_collision_rate} is outside (0, 1)",
                             fix=f"e.g. --max-collision-rate {DEFAULT_MAX_COLLISION_RATE}")
     if jobs < 1:
-        raise AutotuneError(f"--jobs {jobs} must be at least 1", fix="e.g. --jobs 2")
+        raise AutotuneError(f"--instances {jobs} must be at least 1", fix="e.g. --instances 2")
     if calls < 1:
         raise AutotuneError(f"--calls {calls} must be at least 1", fix="e.g. --calls 40")
     if confirm_k < 0:

@@ -9,6 +9,7 @@ import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 PROGRAMS = Path(__file__).resolve().parent
 KERNELS = PROGRAMS.parent.parent / "kernels"
@@ -28,23 +29,47 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     return proc
 
 
-def build_direct(out: Path, sources: list[Path], *, opt: str = "-O0", san: list[str] = (),
-                 extra: list[str] = (), driver: bool = True, runtime_opt: str = "-O2",
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+
+
+def runtime_objects(*, opt: str = "-O2", san: Sequence[str] = (), driver: bool = True) -> list[str]:
+    """The runtime archive's sources (and the driver) compiled by clang with ``opt`` and ``san``,
+    uninstrumented: once per flavour and test run, in the run's cache (keyed by the flags and the
+    sources and headers), so every test of that flavour links the same objects."""
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    from autotune.io import file_lock
+    from autotune.paths import cache_dir, kernels_dir
+    from autotune.runtime.artifacts import DRIVER_SOURCE, runtime_sources
+
+    kdir = kernels_dir()
+    sources = [*runtime_sources(), *([kdir / DRIVER_SOURCE] if driver else [])]
+    flags = [*C_FLAGS, opt, "-g", *san]
+    h = hashlib.sha256("\0".join(flags).encode())
+    for f in [*sources, *sorted(kdir.glob("*.h"))]:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    objdir = cache_dir() / "test-runtime" / h.hexdigest()[:16]
+    objs = [objdir / f"{src.stem}.o" for src in sources]
+    with file_lock(objdir / ".lock"):
+        todo = [(src, o) for src, o in zip(sources, objs) if not o.exists()]
+
+        def compile_one(job: tuple[Path, Path]) -> None:
+            src, o = job
+            tmp = o.with_suffix(".tmp.o")
+            run(["clang", *flags, "-c", str(src), "-o", str(tmp)])
+            tmp.replace(o)
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            list(pool.map(compile_one, todo))
+    return [str(o) for o in objs]
+
+
+def build_direct(out: Path, sources: list[Path], *, opt: str = "-O0", san: Sequence[str] = (),
+                 extra: Sequence[str] = (), driver: bool = True, runtime_opt: str = "-O2",
                  instrument: bool = True) -> Path:
     """Build with clang directly: instrumented sources, uninstrumented runtime (+ driver)."""
-    import hashlib
-
-    tag = hashlib.sha256(" ".join([runtime_opt, *san]).encode()).hexdigest()[:12]
-    objdir = out.parent / f"runtime-{tag}"  # shared by the programs of one directory
-    objdir.mkdir(parents=True, exist_ok=True)
-    objs = []
-    for src in RUNTIME + (["driver.c"] if driver else []):
-        o = objdir / (Path(src).stem + ".o")
-        if not o.exists():
-            tmp = o.with_suffix(".tmp.o")
-            run(["clang", *C_FLAGS, runtime_opt, "-g", *san, "-c", str(KERNELS / src), "-o", str(tmp)])
-            tmp.replace(o)
-        objs.append(str(o))
+    objs = runtime_objects(opt=runtime_opt, san=san, driver=driver)
     run(["clang", opt, "-g", *(INSTRUMENT if instrument else []), *san, *extra, *map(str, sources), *objs, "-o", str(out),
          "-lpthread", "-ldl"])
     return out
@@ -207,7 +232,7 @@ class ProbeClient:
 def build_cc(out: Path, sources: list[Path], *, opt: str = "-O0", cflags: list[str] = (),
              ldflags: list[str] = ()) -> Path:
     """An LLVMFuzzerTestOneInput harness linked by `autotune cc` (runtime + driver)."""
-    from autotune.cc import build_harness
+    from autotune.target import build_harness
 
     return build_harness(sources=list(sources), output=out, extra_cflags=[opt, *cflags],
                          extra_ldflags=list(ldflags))

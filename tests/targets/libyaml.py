@@ -1,20 +1,13 @@
 """libyaml as a real third-party target with many small functions (benchmarks, compare, race).
 
-The source comes from Debian's source package (``apt-get source libyaml`` with a private,
-temporary apt configuration: targets/debsrc.py), unpacked once into the autotune cache. The one
-recipe is the OSS-Fuzz-style build script libyaml/build.sh: libyaml's own CMake build
-(``libyaml.a``) and our harness (libyaml/libyaml_harness.c) linked through ``-fsanitize=fuzzer``.
-The same script is what ``autotune compare/validate --build-script`` and the race build; here
-it runs through ``autotune.preflight.target.build`` (cached by a digest of the script, the
-harness, the compiler, its variables and our runtime) with ``autotune-cc`` (any
-``AUTOTUNE_CC_INSTRUMENT``) or ``afl-clang-fast`` (the caller's AFL_* build variables).
+The recipe is libyaml/build.sh (targets/script_target.py): libyaml's own CMake build
+(``libyaml.a``) and our harness libyaml/libyaml_harness.c.
 
     python tests/targets/libyaml.py --source     # fetch (once) and print the source tree's path
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Mapping
@@ -22,75 +15,39 @@ from typing import Mapping
 if __name__ == "__main__":  # run as a script: the repository's root and tests/ on the path
     sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
 
-from autotune.paths import cache_dir  # noqa: E402
-
 try:  # imported as targets.* (tests) or tests.targets.* (benchmarks)
-    from .debsrc import SourceUnavailable, cached_source_tree
+    from .script_target import ScriptTarget, TargetUnavailable
 except ImportError:  # run as a script
-    from targets.debsrc import SourceUnavailable, cached_source_tree  # noqa: E402
+    from targets.script_target import ScriptTarget, TargetUnavailable  # noqa: E402
 
-PACKAGE = "libyaml"
-HERE = Path(__file__).resolve().parent / "libyaml"
-BUILD_SCRIPT = HERE / "build.sh"
-HARNESS_SOURCE = HERE / "libyaml_harness.c"
 DEFAULT_CFLAGS = "-O2 -g"
+LIBYAML = ScriptTarget(package="libyaml", folder=Path(__file__).resolve().parent / "libyaml",
+                       harness="libyaml_harness.c", proof="include/yaml.h", source_var="LIBYAML_SRC",
+                       cflags=DEFAULT_CFLAGS)
+BUILD_SCRIPT = LIBYAML.build_script
+HARNESS_SOURCE = LIBYAML.harness_source
 
-
-class TargetUnavailable(Exception):
-    """libyaml's source cannot be fetched on this machine."""
+__all__ = ["BUILD_SCRIPT", "DEFAULT_CFLAGS", "HARNESS_SOURCE", "LIBYAML", "TargetUnavailable",
+           "build_libyaml_harness", "libyaml_sample_inputs", "libyaml_source_dir"]
 
 
 def libyaml_source_dir() -> Path:
-    """The unpacked upstream libyaml tree, fetched once per cache dir (TargetUnavailable if not)."""
-    try:
-        return cached_source_tree(PACKAGE, cache=cache_dir() / "targets", proof="include/yaml.h")
-    except SourceUnavailable as exc:
-        raise TargetUnavailable(str(exc)) from exc
+    return LIBYAML.source_dir()
 
 
 def libyaml_sample_inputs() -> list[Path]:
     """The YAML files libyaml's tree ships (examples/, regression-inputs/)."""
-    src = libyaml_source_dir()
+    src = LIBYAML.source_dir()
     files = sorted((src / "examples").glob("*.yaml")) + sorted((src / "regression-inputs").glob("*"))
     return [p for p in files if p.is_file()]
 
 
-def libyaml_spec(cflags: str = DEFAULT_CFLAGS):
-    """The recipe as validate/compare/race take it: the build script (its harness hashed with it)."""
-    from autotune.preflight.target import TargetSpec
-
-    return TargetSpec(kind="script", script=str(BUILD_SCRIPT), sources=(str(HARNESS_SOURCE),), cflags=cflags)
-
-
-def libyaml_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment the build script needs: the caller's plus LIBYAML_SRC."""
-    return {**(os.environ if env is None else env), "LIBYAML_SRC": str(libyaml_source_dir())}
-
-
 def build_libyaml_harness(*, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
-                          instrument: str = "full", cflags: str = DEFAULT_CFLAGS,
-                          cc_vars: Mapping[str, str] | None = None) -> Path:
-    """The harness built by build.sh with ``cc_kind`` (autotune: the wrapper with
-    ``AUTOTUNE_CC_INSTRUMENT=instrument`` and the compile-time variables ``cc_vars``; afl:
-    afl-clang-fast with ``afl_env``)."""
-    from autotune.preflight.afl import base_env
-    from autotune.preflight.target import build
-
-    if cc_kind == "autotune":
-        build_vars = {"AUTOTUNE_CC_INSTRUMENT": instrument, **(cc_vars or {})}
-    elif cc_kind == "afl":
-        build_vars = dict(afl_env or {})
-    else:
-        raise ValueError(f"cc_kind must be autotune or afl, not {cc_kind!r}")
-    return build(spec=libyaml_spec(cflags), cc_kind=cc_kind, build_vars=build_vars, env=libyaml_env(base_env()))
+                          instrument: str = "full", cc_vars: Mapping[str, str] | None = None,
+                          cflags: str | None = None) -> Path:
+    """The libyaml harness built by build.sh with ``cc_kind`` (built on first use, then cached)."""
+    return LIBYAML.build_harness(cc_kind=cc_kind, afl_env=afl_env, instrument=instrument, cc_vars=cc_vars, cflags=cflags)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--source"]:
-        print("usage: python tests/targets/libyaml.py --source", file=sys.stderr)
-        sys.exit(2)
-    try:
-        print(libyaml_source_dir())
-    except TargetUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
+    sys.exit(LIBYAML.main(sys.argv[1:]))

@@ -1,5 +1,5 @@
 """The llvm-cov yardstick's binary: the compared target's recipe (demo, harness sources, or the
-OSS-Fuzz style build script, :class:`~autotune.preflight.target.TargetSpec`) built by plain clang
+OSS-Fuzz style build script, :class:`~autotune.target.TargetSpec`) built by plain clang
 with source-based coverage, as FuzzBench's coverage builds are:
 
 - ``CFLAGS``/``CXXFLAGS`` = the recipe's flags + ``-fprofile-instr-generate -fcoverage-mapping``
@@ -30,7 +30,8 @@ from typing import Mapping
 from autotune.errors import AutotuneError
 from autotune.io import file_lock
 from autotune.paths import cache_dir
-from autotune.preflight.target import TargetSpec, read_record, sha256_file, write_record
+from autotune.target import TargetSpec, read_record, sha256_file
+from autotune.target.record import write_record
 from autotune.trials.llvmcov.tools import LlvmTools
 
 CC_KIND = "llvm-cov"

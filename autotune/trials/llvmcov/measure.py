@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError
-from autotune.preflight import afl
+from autotune import afl
 from autotune.trials.afl_output import KeptInput
 from autotune.trials.llvmcov.profiles import CoverageTotals, export_totals, merge_profiles
 from autotune.trials.llvmcov.replay import replay_batches

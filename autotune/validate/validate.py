@@ -9,7 +9,7 @@ for a time-box with afl-fuzz (HOST_ENV only: nothing on the host is changed):
 - ``autotune``: `autotune cc` build, afl-fuzz under autotune-run.env (issue 7's runtime), with
   AUTOTUNE_INDEX_FILE pointed into validate's own work directory.
 
-Predicted occupancy comes from the probe's traces (autotune.preflight.predict), predicted execs/s
+Predicted occupancy comes from the probe's traces (autotune.validate.predict), predicted execs/s
 from report.json (what tune measured). Each row says where and why the prediction misses.
 validate.json (schema_version 1) is written atomically into the tuned directory.
 """
@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from autotune import afl
 from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
-from autotune.preflight import afl, predict
-from autotune.preflight.target import TargetSpec, build, build_vars_of, demo_spec
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
 from autotune.probe.result import ProbeResult, load_probe
+from autotune.target import TargetSpec, build, build_vars_of, demo_spec
 from autotune.tune.result import TuneResult
 from autotune.tune.space import Config
+from autotune.validate import afl_runs, predict
 
 SCHEMA_VERSION = 1
 FILE_NAME = "validate.json"
@@ -45,8 +46,8 @@ class VariantResult:
     run_vars: dict[str, str]
     metric: str | None
     predicted: predict.Occupancy | None
-    showmap: afl.ShowmapResult
-    fuzz: afl.FuzzResult
+    showmap: afl_runs.ShowmapResult
+    fuzz: afl_runs.FuzzResult
     index_stats: dict | None = None  # two-level runtime: used_key/overflow_keys after afl-showmap
     predicted_execs_per_s: float | None = None
     execs_vs_default: float | None = None  # measured execs/s / aflpp-default's
@@ -160,7 +161,7 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
         if idx_path:
             Path(idx_path).unlink(missing_ok=True)
         say(f"{name}: afl-showmap over {corpus}")
-        sm = afl.showmap(binary=binary, corpus=corpus, env=run_env, work=vdir)
+        sm = afl_runs.showmap(binary=binary, corpus=corpus, env=run_env, work=vdir)
         index_stats = None
         if idx_path and Path(idx_path).is_file():
             from autotune.runtime.afl_index import read_index_stats
@@ -169,7 +170,7 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
             index_stats = {"used_key": s.used_key, "overflow_keys": s.overflow_keys, "keys": s.keys}
             Path(idx_path).unlink()
         say(f"{name}: afl-fuzz for {fuzz_s} s")
-        fz = afl.fuzz(binary=binary, seeds=seeds, env=run_env, work=vdir, seconds=fuzz_s)
+        fz = afl_runs.fuzz(binary=binary, seeds=seeds, env=run_env, work=vdir, seconds=fuzz_s)
         if name == "autotune" and rt is not None:
             metric = rt.metric
             pred = predict.predict_runtime(probe=probe, metric=metric, layout=rt.layout, map_slots=rt.map_slots,

@@ -1,0 +1,100 @@
+"""A real third-party target built by an OSS-Fuzz-style build script beside its harness.
+
+Its source comes from Debian's source package (targets/debsrc.py: ``apt-get source`` with a
+private, temporary apt configuration), unpacked once into the autotune cache; the script reads the
+tree's path from one variable (``LZ4_SRC``, ``LIBYAML_SRC``). The recipe is exactly what
+``--build-script DIR/build.sh --source DIR/<harness>.c --cflags CFLAGS`` gives validate, compare,
+race and run, and it builds through ``autotune.target.build`` with any compiler kind:
+
+- ``autotune``: ``autotune-cc`` (``instrument``: its ``AUTOTUNE_CC_INSTRUMENT``, default full;
+  ``cc_vars``: its other compile-time variables, e.g. ``AUTOTUNE_CC_SELECTS``);
+- ``plain``: clang without instrumentation, linked with our driver and runtime (the baseline);
+- ``afl``: afl-clang-fast under the caller's AFL_* build variables (none: AFL++'s default).
+
+Builds are cached by autotune.target under a digest of the recipe, compiler and variables, so
+every test of a run that asks for one variant shares one build (the tests' cache is one per
+session: tests/conftest.py), validate's, the race's and the yardstick's included.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from autotune.paths import cache_dir
+
+try:  # imported as targets.* (tests) or tests.targets.* (benchmarks)
+    from .debsrc import SourceUnavailable, cached_source_tree
+except ImportError:  # run as a script
+    from targets.debsrc import SourceUnavailable, cached_source_tree  # noqa: E402
+
+
+class TargetUnavailable(Exception):
+    """The target's source cannot be fetched on this machine (no apt-get source)."""
+
+
+@dataclass(frozen=True)
+class ScriptTarget:
+    package: str  # the Debian source package
+    folder: Path  # build.sh and the harness
+    harness: str  # the harness's file name in ``folder``
+    proof: str  # a file the unpacked tree must hold
+    source_var: str  # the variable build.sh reads the tree's path from
+    cflags: str  # the tests' CFLAGS
+
+    @property
+    def build_script(self) -> Path:
+        return self.folder / "build.sh"
+
+    @property
+    def harness_source(self) -> Path:
+        return self.folder / self.harness
+
+    def source_dir(self) -> Path:
+        """The unpacked upstream tree, fetched once per cache dir (TargetUnavailable if it cannot be)."""
+        try:
+            return cached_source_tree(self.package, cache=cache_dir() / "targets", proof=self.proof)
+        except SourceUnavailable as exc:
+            raise TargetUnavailable(str(exc)) from exc
+
+    def spec(self, cflags: str | None = None):
+        from autotune.target import make_spec
+
+        return make_spec(script=self.build_script, sources=[self.harness_source], cflags=cflags or self.cflags)
+
+    def env(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment the build script needs: ``autotune.afl.base_env`` of the caller's, plus the tree."""
+        from autotune.afl import base_env
+
+        return {**base_env(env), self.source_var: str(self.source_dir())}
+
+    def build_harness(self, *, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
+                      instrument: str = "full", cc_vars: Mapping[str, str] | None = None,
+                      cflags: str | None = None) -> Path:
+        """The harness built by build.sh with ``cc_kind`` (built on first use, then cached).
+        ``instrument`` and ``cc_vars`` (other compile-time variables of the wrapper, e.g.
+        ``AUTOTUNE_CC_SELECTS``) apply to autotune builds, ``afl_env`` to afl builds."""
+        from autotune.target import build
+
+        if afl_env and cc_kind != "afl":
+            raise ValueError("afl_env applies to cc_kind='afl' only")
+        if (instrument != "full" or cc_vars) and cc_kind != "autotune":
+            raise ValueError("instrument and cc_vars apply to cc_kind='autotune' only")
+        build_vars = {"AUTOTUNE_CC_INSTRUMENT": instrument} if cc_kind == "autotune" and instrument != "full" else {}
+        build_vars.update(cc_vars or {})
+        build_vars.update(afl_env or {})
+        return build(spec=self.spec(cflags), cc_kind=cc_kind, build_vars=build_vars, env=self.env())
+
+    def main(self, argv: list[str]) -> int:
+        """``python tests/targets/<name>.py --source``: print the unpacked tree (build.sh's variable)."""
+        if argv != ["--source"]:
+            print(f"usage: python tests/targets/{self.package}.py --source", file=sys.stderr)
+            return 2
+        try:
+            print(self.source_dir())
+        except TargetUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        return 0
