@@ -85,6 +85,15 @@ def test_config_specs(tmp_path):
     (race / "both.env").write_text("AUTOTUNE_METRIC=edge\nAUTOTUNE_CC_INSTRUMENT=blocks\n")
     c = parse_config(str(race / "both.env"))
     assert (c.build_vars, c.run_vars) == ({"AUTOTUNE_CC_INSTRUMENT": "blocks"}, {"AUTOTUNE_METRIC": "edge"})
+    # every compile-time variable of the wrapper is a build variable (the ngram kind needs its N)
+    (race / "ngram.env").write_text("AUTOTUNE_METRIC=ngram-8\nAUTOTUNE_CC_INSTRUMENT=ngram\nAUTOTUNE_CC_NGRAM=8\n")
+    c = parse_config(str(race / "ngram.env"))
+    assert (c.build_vars, c.run_vars) == ({"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "8"},
+                                          {"AUTOTUNE_METRIC": "ngram-8"})
+    (race / "nb.env").write_text("AUTOTUNE_METRIC=ngram-4\n")
+    (race / "autotune-build.env").write_text("AUTOTUNE_CC_INSTRUMENT=ngram\nAUTOTUNE_CC_NGRAM=4\n")
+    c = parse_config(str(race / "nb.env"))
+    assert c.build_vars == {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "4"}
     c = parse_config(f"ng4={tune / 'afl-build.env'}")
     assert (c.name, c.cc_kind, c.build_vars, c.run_vars) == ("ng4", "afl", {"AFL_LLVM_INSTRUMENT": "NGRAM-4"},
                                                              {"AFL_MAP_SIZE": "65536"})

@@ -30,6 +30,7 @@ from autotune.target import build_vars_of
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 CC_AFL = "afl"
 CC_AUTOTUNE = "autotune"
+CC_VAR_PREFIX = "AUTOTUNE_CC_"  # autotune cc's compile-time variables (AUTOTUNE_CC_INSTRUMENT, _NGRAM, _SELECTS)
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,13 @@ def parse_config(arg: str) -> ConfigSpec:
         from autotune.cc import KIND_VAR
 
         files = (str(path),)
-        build_vars = {KIND_VAR: values.pop(KIND_VAR)} if KIND_VAR in values else {}
+        # the wrapper's compile-time variables (the build kind, the ngram kind's N, selects)
+        build_vars = {k: values.pop(k) for k in sorted(values) if k.startswith(CC_VAR_PREFIX)}
         beside = path.with_name("autotune-build.env")
         if not build_vars and beside.is_file() and beside != path:
-            build_vars = {k: v for k, v in read_env_file(beside).values.items() if k == KIND_VAR}
+            build_vars = {k: v for k, v in read_env_file(beside).values.items() if k.startswith(CC_VAR_PREFIX)}
             files = (str(beside), str(path))
-        kind = f" ({KIND_VAR}={build_vars[KIND_VAR]})" if build_vars else ""
+        kind = f" ({KIND_VAR}={build_vars[KIND_VAR]})" if KIND_VAR in build_vars else ""
         return ConfigSpec(name=name or _label(path), cc_kind=CC_AUTOTUNE, build_vars=build_vars, run_vars=values,
                           files=files, description=f"autotune cc build{kind}, stock afl-fuzz under {path.name}")
     if path.name == "afl-build.env" or any(k.startswith("AFL_LLVM_") for k in values):
