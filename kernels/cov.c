@@ -930,6 +930,16 @@ int cov_key_hash(void) {
   return cov_key_hash_v;
 }
 
+/* No hooked metric feeds a map (none set, or the inline kinds, whose blocks count by themselves). */
+static void map_sink_off(void) {
+  cov_map_on = 0;
+  cov_map = NULL;
+  cov_map_ctxsel = -1;
+  cov_map_kf = -1;
+  sinks_update();
+  cov_gen_bump();
+}
+
 void cov_map_sink_set(bm_map *map, int metric) {
   cov_cnt_dst = NULL;
   cov_guard_limit = 0;
@@ -940,22 +950,12 @@ void cov_map_sink_set(bm_map *map, int metric) {
     if (map && metric == served && map->layout == BM_FLAT && map->width_bits == 8 &&
         map->index_slots <= (1ull << 32))
       edge_area_set((uint8_t *)map->counters, (uint32_t)(map->index_slots - 1));
-    cov_map_on = 0;
-    cov_map = NULL;
-    cov_map_ctxsel = -1;
-    cov_map_kf = -1;
-    sinks_update();
-    cov_gen_bump();
+    map_sink_off();
     return;
   }
   if (!map || metric < 0 || metric >= COV_N_METRICS ||
       (metric == COV_M_GUARD && (map->layout != BM_FLAT || bm_width_index(map->width_bits) > 3))) {
-    cov_map_on = 0;
-    cov_map = NULL;
-    cov_map_ctxsel = -1;
-    cov_map_kf = -1;
-    sinks_update();
-    cov_gen_bump();
+    map_sink_off();
     return;
   }
   if (metric == COV_M_GUARD) { /* no key hash: the slot is the guard's index */

@@ -26,7 +26,7 @@ import pytest
 from autotune import demo
 from autotune.target import build_harness
 from programs.covtools import SANITIZE, runtime_objects
-from test_guard import clean_env, direct_map, output, replay
+from test_guard import _showmap_maps, clean_env, direct_map, output, replay
 
 PROGRAMS_AFL = Path(__file__).parent / "programs_afl"
 PROGRAMS = Path(__file__).parent / "programs"
@@ -211,6 +211,15 @@ def demo_edge(tmp_path_factory) -> Path:
                          extra_cflags=list(demo.DEMO_CFLAGS), kind="edge")
 
 
+def assert_refused(binary: Path, tmp_path: Path, env: dict[str, str], needle: str) -> None:
+    """Replaying one input under ``env`` stops with exit 2 and one line holding ``needle`` and a fix."""
+    (tmp_path / "x").write_bytes(b"x")
+    p = subprocess.run([str(binary), str(tmp_path / "x")], capture_output=True, timeout=60, text=True,
+                       env=clean_env(AUTOTUNE_REPLAY_ROUNDS="1", **env))
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and needle in p.stderr and "fix:" in p.stderr, p.stderr
+
+
 @pytest.mark.parametrize("env, needle", [
     ({"AUTOTUNE_METRIC": "ngram-4"}, "AUTOTUNE_CC_INSTRUMENT=edge; fix: set AUTOTUNE_METRIC=edge"),
     ({"AUTOTUNE_METRIC": "guard"}, "AUTOTUNE_METRIC=guard needs SanitizerCoverage guards"),
@@ -222,11 +231,7 @@ def demo_edge(tmp_path_factory) -> Path:
     ({"AUTOTUNE_SEED": "7"}, "AUTOTUNE_SEED=7"),
 ])
 def test_a_configuration_the_edge_build_cannot_serve_is_refused(demo_edge, tmp_path, env, needle):
-    (tmp_path / "x").write_bytes(b"x")
-    p = subprocess.run([str(demo_edge), str(tmp_path / "x")], capture_output=True, timeout=60, text=True,
-                       env=clean_env(AUTOTUNE_REPLAY_ROUNDS="1", **env))
-    assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.count("\n") == 1 and needle in p.stderr and "fix:" in p.stderr, p.stderr
+    assert_refused(demo_edge, tmp_path, env, needle)
 
 
 def test_what_it_can_serve_is_accepted_explicitly(demo_edge):
@@ -278,14 +283,6 @@ def afl_bins(tmp_path_factory) -> dict[str, Path]:
             for name, src in (("branchy", PROGRAMS_AFL / "branchy.c"), ("crashy", PROGRAMS / "crashy.c"))}
 
 
-def _showmap(binary: Path, in_dir: Path, out_dir: Path, env: dict[str, str]) -> dict[str, dict[int, int]]:
-    proc = subprocess.run([AFL_SHOWMAP, "-r", "-i", str(in_dir), "-o", str(out_dir), "--", str(binary)],
-                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, output(proc)
-    return {f.name: {int(a): int(b) for a, b in (ln.split(":") for ln in f.read_text().split())}
-            for f in sorted(out_dir.iterdir())}
-
-
 @needs_afl
 @pytest.mark.parametrize("persistent", ["10000", "1"])
 def test_afl_showmap_reads_the_known_edges(known, tmp_path, persistent):
@@ -296,7 +293,7 @@ def test_afl_showmap_reads_the_known_edges(known, tmp_path, persistent):
     in_dir.mkdir()
     for name, data in INPUTS.items():
         (in_dir / name).write_bytes(data)
-    maps = _showmap(one, in_dir, tmp_path / "o", clean_env(AUTOTUNE_AFL_PERSISTENT=persistent))
+    maps = _showmap_maps(one, in_dir, tmp_path / "o", clean_env(AUTOTUNE_AFL_PERSISTENT=persistent))
     for name, data in INPUTS.items():
         want = expected(funcs, data)
         if not want:  # no edge: afl-showmap writes an empty map file (or none)

@@ -26,8 +26,8 @@ import pytest
 
 from autotune import demo
 from autotune.target import build_harness
-from test_edge_kind import DISPATCH, INPUTS, block_id, nonzero
-from test_guard import clean_env, direct_map, output, replay
+from test_edge_kind import DISPATCH, INPUTS, _run, assert_refused, block_id, nonzero
+from test_guard import _showmap_maps, clean_env, direct_map, output, replay
 
 PROGRAMS_AFL = Path(__file__).parent / "programs_afl"
 AFL_FUZZ = shutil.which("afl-fuzz")
@@ -60,12 +60,6 @@ __attribute__((noinline)) void fb(void) { sink += 2; }
 __attribute__((noinline)) void fc(void) { sink += 3; }
 """
 NGRAM_INPUTS = {**INPUTS, "long": b"abcabcaabbccacbcbabcbbbaaacxcab" * 3}
-
-
-def _run(cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, f"{' '.join(cmd)}\n{p.stderr}"
-    return p
 
 
 def build_known(d: Path, funcs: Path, n: int, funcs_env: dict[str, str] | None = None) -> Path:
@@ -173,11 +167,7 @@ def demo_ngram(tmp_path_factory) -> Path:
     ({"AUTOTUNE_SEED": "7"}, "AUTOTUNE_SEED=7: a program built with AUTOTUNE_CC_INSTRUMENT=ngram"),
 ])
 def test_a_configuration_the_ngram_build_cannot_serve_is_refused(demo_ngram, tmp_path, env, needle):
-    (tmp_path / "x").write_bytes(b"x")
-    p = subprocess.run([str(demo_ngram), str(tmp_path / "x")], capture_output=True, timeout=60, text=True,
-                       env=clean_env(AUTOTUNE_REPLAY_ROUNDS="1", **env))
-    assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.count("\n") == 1 and needle in p.stderr and "fix:" in p.stderr, p.stderr
+    assert_refused(demo_ngram, tmp_path, env, needle)
 
 
 def test_what_it_can_serve_is_accepted_explicitly(demo_ngram):
@@ -263,14 +253,6 @@ def test_afl_showmap_shows_the_refusal(demo_ngram, tmp_path):
 
 # ---- under the real afl tools -----------------------------------------------------------------------
 
-def _showmap(binary: Path, in_dir: Path, out_dir: Path, env: dict[str, str]) -> dict[str, dict[int, int]]:
-    proc = subprocess.run([AFL_SHOWMAP, "-r", "-i", str(in_dir), "-o", str(out_dir), "--", str(binary)],
-                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, output(proc)
-    return {f.name: {int(a): int(b) for a, b in (ln.split(":") for ln in f.read_text().split())}
-            for f in sorted(out_dir.iterdir())}
-
-
 @needs_afl
 @pytest.mark.parametrize("persistent", ["10000", "1"])
 def test_afl_showmap_reads_the_known_ngrams(known, tmp_path, persistent):
@@ -281,7 +263,7 @@ def test_afl_showmap_reads_the_known_ngrams(known, tmp_path, persistent):
     for name, data in NGRAM_INPUTS.items():
         (in_dir / name).write_bytes(data)
     for n in (3, 8):
-        maps = _showmap(known["builds"][n], in_dir, tmp_path / f"o{n}", clean_env(AUTOTUNE_AFL_PERSISTENT=persistent))
+        maps = _showmap_maps(known["builds"][n], in_dir, tmp_path / f"o{n}", clean_env(AUTOTUNE_AFL_PERSISTENT=persistent))
         for name, data in NGRAM_INPUTS.items():
             want = expected(known["funcs"], data, n)
             if not want:

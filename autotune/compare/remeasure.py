@@ -13,7 +13,6 @@ beside the new ones.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +24,8 @@ from autotune.errors import AutotuneError, DocumentError
 from autotune.io import read_json, write_json_atomic
 from autotune import afl
 from autotune.target import TargetSpec
-from autotune.trials import TrialResult, Yardstick, choose_yardstick, host_cores, kept_inputs, measure
+from autotune.trials import TrialResult, Yardstick, choose_yardstick, kept_inputs, measure
+from autotune.trials.runner import on_cores
 
 
 def load_compare(source: Path) -> CompareResult:
@@ -68,43 +68,18 @@ def afl_out_of(*, source: Path, old: CompareResult, trial: TrialResult) -> Path:
 def _measure_all(*, tasks: Sequence[tuple[TrialResult, Path, Path]], yardstick: Yardstick, jobs: int | None,
                  env: Mapping[str, str] | None, say: Callable[[str], None]) -> list[TrialResult]:
     """Measure each (trial, afl-out, scratch dir), ``jobs`` at once, worker w pinned to a core."""
-    cores = host_cores()
-    jobs = max(1, min(jobs or len(cores), len(tasks) or 1))
-    results: list[TrialResult | None] = [None] * len(tasks)
-    errors: list[BaseException] = []
-    lock = threading.Lock()
-    next_i = [0]
 
-    def worker(w: int) -> None:
-        core = cores[w % len(cores)] if cores else None
-        while True:
-            with lock:
-                if errors or next_i[0] >= len(tasks):
-                    return
-                i = next_i[0]
-                next_i[0] += 1
-            trial, afl_out, work = tasks[i]
-            try:
-                inputs = kept_inputs(afl_out)
-                cov = measure(yardstick=yardstick, inputs=inputs, seconds=trial.spec.seconds, work=work, env=env,
-                              core=core)
-                results[i] = trial.with_yardstick(cov)
-                write_json_atomic(work.parent / "trial.json", results[i].to_dict())
-                say(f"{trial.spec.config} trial {trial.spec.index}: {cov.edges} yardstick {yardstick.unit} "
-                    f"({len(inputs)} inputs)")
-            except BaseException as exc:  # noqa: BLE001 - raised below
-                with lock:
-                    errors.append(exc)
-                return
+    def one(task: tuple[TrialResult, Path, Path], core: int | None) -> TrialResult:
+        trial, afl_out, work = task
+        inputs = kept_inputs(afl_out)
+        cov = measure(yardstick=yardstick, inputs=inputs, seconds=trial.spec.seconds, work=work, env=env, core=core)
+        res = trial.with_yardstick(cov)
+        write_json_atomic(work.parent / "trial.json", res.to_dict())
+        say(f"{trial.spec.config} trial {trial.spec.index}: {cov.edges} yardstick {yardstick.unit} "
+            f"({len(inputs)} inputs)")
+        return res
 
-    threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in range(jobs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    return [r for r in results if r is not None]
+    return on_cores(tasks, one, jobs=jobs)
 
 
 def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: TargetSpec | None = None,

@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.io import file_lock
@@ -116,23 +116,29 @@ def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str],
     return h.hexdigest()[:20]
 
 
+def recipe_command(*, spec: TargetSpec, cc: str, cxx: str, cflags: str, engine: Sequence[str], binary: Path,
+                   run_env: dict) -> tuple[list[str], Path]:
+    """The command that builds ``spec`` into ``binary`` with these compilers, flags and fuzzing engine
+    (argv, cwd): the compiler on the sources, or the build script in OSS-Fuzz's convention (``run_env``
+    gains CC, CXX, CFLAGS, CXXFLAGS, LIB_FUZZING_ENGINE, OUT and WORK; WORK is made afresh)."""
+    out_dir = binary.parent
+    if spec.kind in ("demo", "sources"):
+        return ([cxx if spec.cxx else cc, *shlex.split(cflags), *spec.sources, *engine, "-o", str(binary),
+                 *shlex.split(spec.ldflags)], out_dir)
+    work = out_dir / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    run_env.update(CC=cc, CXX=cxx, CFLAGS=cflags, CXXFLAGS=cflags, LIB_FUZZING_ENGINE=shlex.join(engine),
+                   OUT=str(out_dir), WORK=str(work))
+    return ["bash", "-eu", str(spec.script)], work
+
+
 def _build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], run_env: dict, cc: str, cxx: str,
            engine: tuple[str, ...], binary: Path) -> Path:
-    out_dir = binary.parent
-    out_dir.mkdir(parents=True, exist_ok=True)
+    binary.parent.mkdir(parents=True, exist_ok=True)
     binary.unlink(missing_ok=True)
-    if spec.kind in ("demo", "sources"):
-        argv = [cxx if spec.cxx else cc, *shlex.split(spec.cflags), *spec.sources, *engine,
-                "-o", str(binary), *shlex.split(spec.ldflags)]
-        cwd = out_dir
-    else:
-        work = out_dir / "work"
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir()
-        run_env.update(CC=cc, CXX=cxx, CFLAGS=spec.cflags, CXXFLAGS=spec.cflags,
-                       LIB_FUZZING_ENGINE=shlex.join(engine), OUT=str(out_dir), WORK=str(work))
-        argv = ["bash", "-eu", str(spec.script)]
-        cwd = work
+    argv, cwd = recipe_command(spec=spec, cc=cc, cxx=cxx, cflags=spec.cflags, engine=engine, binary=binary,
+                               run_env=run_env)
     try:
         proc = subprocess.run(argv, cwd=cwd, env=run_env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:

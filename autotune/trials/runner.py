@@ -8,12 +8,14 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, TypeVar
 
-from autotune.errors import AutotuneError
 from autotune.trials.afl_output import kept_inputs
 from autotune.trials.trial import TrialResult, TrialSpec, run_trial
 from autotune.trials.yardstick import CURVE_POINTS, Yardstick, measure
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def host_cores() -> list[int]:
@@ -29,17 +31,14 @@ def interleaved(configs: Sequence[str], trials: int) -> list[tuple[int, str]]:
     return [(k, c) for k in range(trials) for c in configs]
 
 
-def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs: int | None = None,
-               cores: Sequence[int] | None = None, caller_env: Mapping[str, str] | None = None,
-               points: int = CURVE_POINTS,
-               on_done: Callable[[TrialResult], None] | None = None,
-               on_start: Callable[[TrialSpec, int | None], None] | None = None) -> list[TrialResult]:
-    """Run every spec (``jobs`` at once, worker w pinned to ``cores[w % len(cores)]``); each result
-    carries its yardstick coverage when a yardstick is given. Results are in the order of ``specs``.
-    The first failure stops the workers from taking new trials and is raised once the running ones end."""
+def on_cores(items: Sequence[T], work: Callable[[T, int | None], R], *, jobs: int | None = None,
+             cores: Sequence[int] | None = None) -> list[R]:
+    """``work(item, core)`` for every item, ``jobs`` at once, worker w pinned to ``cores[w % len(cores)]``
+    (default: this process's CPUs), items taken in the order given; results in that order. The first
+    failure stops the workers from taking new items and is raised once the running ones end."""
     cores = list(cores) if cores is not None else host_cores()
-    jobs = max(1, min(jobs or len(cores), len(specs) or 1))
-    results: list[TrialResult | None] = [None] * len(specs)
+    jobs = max(1, min(jobs or len(cores), len(items) or 1))
+    results: list[R | None] = [None] * len(items)
     lock = threading.Lock()
     next_i = [0]
     errors: list[BaseException] = []
@@ -48,23 +47,12 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
         core = cores[w % len(cores)] if cores else None
         while True:
             with lock:
-                if errors or next_i[0] >= len(specs):
+                if errors or next_i[0] >= len(items):
                     return
                 i = next_i[0]
                 next_i[0] += 1
-            spec = specs[i]
             try:
-                if on_start:
-                    on_start(spec, core)
-                res = run_trial(spec=spec, core=core, caller_env=caller_env)
-                if yardstick is not None:
-                    cov = measure(yardstick=yardstick, inputs=kept_inputs(Path(spec.out_dir) / "afl-out"),
-                                  seconds=spec.seconds, work=Path(spec.out_dir) / "yardstick", env=caller_env,
-                                  core=core, points=points)
-                    res = res.with_yardstick(cov)
-                results[i] = res
-                if on_done:
-                    on_done(res)
+                results[i] = work(items[i], core)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                 with lock:
                     errors.append(exc)
@@ -77,7 +65,29 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
         t.join()
     if errors:
         raise errors[0]
-    missing = [s for s, r in zip(specs, results) if r is None]
-    if missing:
-        raise AutotuneError(f"{len(missing)} trials did not run", fix="run again with --debug")
-    return [r for r in results if r is not None]
+    return results  # type: ignore[return-value]  # every item ran: a worker stops early only on an error
+
+
+def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs: int | None = None,
+               cores: Sequence[int] | None = None, caller_env: Mapping[str, str] | None = None,
+               points: int = CURVE_POINTS,
+               on_done: Callable[[TrialResult], None] | None = None,
+               on_start: Callable[[TrialSpec, int | None], None] | None = None) -> list[TrialResult]:
+    """Run every spec (``jobs`` at once, worker w pinned to ``cores[w % len(cores)]``); each result
+    carries its yardstick coverage when a yardstick is given. Results are in the order of ``specs``.
+    The first failure stops the workers from taking new trials and is raised once the running ones end."""
+
+    def one(spec: TrialSpec, core: int | None) -> TrialResult:
+        if on_start:
+            on_start(spec, core)
+        res = run_trial(spec=spec, core=core, caller_env=caller_env)
+        if yardstick is not None:
+            cov = measure(yardstick=yardstick, inputs=kept_inputs(Path(spec.out_dir) / "afl-out"),
+                          seconds=spec.seconds, work=Path(spec.out_dir) / "yardstick", env=caller_env,
+                          core=core, points=points)
+            res = res.with_yardstick(cov)
+        if on_done:
+            on_done(res)
+        return res
+
+    return on_cores(specs, one, jobs=jobs, cores=cores)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Mapping
@@ -31,6 +30,7 @@ from autotune.errors import AutotuneError
 from autotune.io import file_lock
 from autotune.paths import cache_dir
 from autotune.target import TargetSpec, read_record, sha256_file
+from autotune.target.build import recipe_command
 from autotune.target.record import write_record
 from autotune.trials.llvmcov.tools import LlvmTools
 
@@ -87,18 +87,8 @@ def _build(*, spec: TargetSpec, tools: LlvmTools, env: Mapping[str, str], binary
     engine = [str(main_obj), "-fprofile-instr-generate"]
     cflags = coverage_cflags(spec)
     run_env = {k: v for k, v in env.items() if not k.startswith("AFL_")}
-    if spec.kind in ("demo", "sources"):
-        argv = [tools.clangxx if spec.cxx else tools.clang, *shlex.split(cflags), *spec.sources, *engine,
-                "-o", str(binary), *shlex.split(spec.ldflags)]
-        cwd = out_dir
-    else:
-        work = out_dir / "work"
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir()
-        run_env.update(CC=tools.clang, CXX=tools.clangxx, CFLAGS=cflags, CXXFLAGS=cflags,
-                       LIB_FUZZING_ENGINE=shlex.join(engine), OUT=str(out_dir), WORK=str(work))
-        argv = ["bash", "-eu", str(spec.script)]
-        cwd = work
+    argv, cwd = recipe_command(spec=spec, cc=tools.clang, cxx=tools.clangxx, cflags=cflags, engine=engine,
+                               binary=binary, run_env=run_env)
     _run(argv, cwd=cwd, env=run_env, what=f"the coverage build of the target with {Path(tools.clang).name}")
     if not binary.is_file():
         raise AutotuneError(f"the coverage build wrote no {binary}",
