@@ -54,6 +54,7 @@ def run_pipeline(
     corpus_dir: Path | None,
     demo: bool = False,
     probe_time_s: float = 60.0,
+    probe_engine: str = "auto",
     max_execs: int | None = None,
     seed: int = 0,
     calls: int = DEFAULT_CALLS,
@@ -88,7 +89,7 @@ def run_pipeline(
     probe_dir = out_dir / "probe"
     probe = run_probe(binary=binary, out_dir=probe_dir, corpus_dir=corpus_dir, time_s=probe_time_s,
                       max_execs=max_execs, seed=seed, timeout_ms=timeout_ms, demo=demo,
-                      on_progress=on_probe_progress)
+                      engine=probe_engine, on_progress=on_probe_progress)
 
     stage(f"tune: Bayesian optimisation, {calls} calls, measured by replaying the probe's corpus")
     tune_dir = out_dir / "tune"

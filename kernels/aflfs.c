@@ -58,6 +58,7 @@ typedef struct aflfs_config {
   int shm_input;          /* take shared-memory test cases when afl offers them */
   aflfs_handshake handshake; /* AUTOTUNE_AFL_HANDSHAKE (auto: decided at the hello) */
   const char *index_file; /* AUTOTUNE_INDEX_FILE or NULL */
+  uint32_t union_mask;    /* AUTOTUNE_AFL_UNION: these metrics' keys together in afl's map (0: off) */
 } aflfs_config;
 
 /* ---- errors: a clear message where the afl-fuzz user sees it --------------------------------- */
@@ -173,6 +174,25 @@ static void read_config(aflfs_config *c) {
   if (!si || !*si || strcmp(si, "1") == 0) c->shm_input = 1;
   else if (strcmp(si, "0") == 0) c->shm_input = 0;
   else fatal("set AUTOTUNE_AFL_SHM_INPUT to 0 or 1", "bad AUTOTUNE_AFL_SHM_INPUT=%s", si);
+
+  /* The probe's afl-fuzz engine: afl-fuzz sees every listed metric's keys at once (a flat 8-bit
+   * map of AUTOTUNE_MAP_SIZE slots), so it keeps an input new for any of them. */
+  const char *un = getenv("AUTOTUNE_AFL_UNION");
+  if (un && *un && strcmp(un, "0") != 0) {
+    const char *badp = NULL;
+    size_t badn = 0;
+    uint32_t mask = strcmp(un, "1") == 0 ? COV_ALL_METRICS : cov_metric_mask_parse(un, &badp, &badn);
+    if (!mask)
+      fatal("set AUTOTUNE_AFL_UNION to 1 (every metric) or a comma-separated list of metrics",
+            "bad AUTOTUNE_AFL_UNION=%s: unknown metric '%.*s'", un, (int)badn, badp ? badp : "");
+    if (cov_census_check(mask, err, sizeof err) != 0)
+      fatal("build the harness with autotune cc's default (full) kind: unset AUTOTUNE_CC_INSTRUMENT",
+            "AUTOTUNE_AFL_UNION=%s: %s", un, err);
+    if (cc.layout != BM_FLAT || cc.map_size & (cc.map_size - 1))
+      fatal("set AUTOTUNE_LAYOUT=flat and AUTOTUNE_MAP_SIZE to a power of two",
+            "AUTOTUNE_AFL_UNION needs a flat map of a power-of-two size");
+    c->union_mask = mask;
+  }
 
   const char *hs = getenv("AUTOTUNE_AFL_HANDSHAKE");
   if (!hs || !*hs || strcmp(hs, "auto") == 0) c->handshake = AFLFS_HS_AUTO;
@@ -296,6 +316,11 @@ typedef struct aflfs_state {
 static void map_setup(aflfs_state *s) {
   aflfs_config *c = &s->cfg;
   s->afl_map = shm_attach("__AFL_SHM_ID", 0);
+  if (c->union_mask) { /* no metric's map: the events of each execution fill afl's map (run_one) */
+    cov_map_sink_set(NULL, -1);
+    cov_event_sink_set(c->union_mask);
+    return;
+  }
   void *shared = NULL;
   if (c->map.layout != BM_FLAT)
     shared = c->index_file ? index_file_map(c) : anon(bm_shared_bytes(&c->map), 1);
@@ -392,6 +417,7 @@ static void run_one(aflfs_state *s, cov_test_one_fn test_one) {
   if (s->wide) memset(s->wide, 0, (size_t)bm_map_used(&s->map) * (s->cfg.map.width_bits / 8));
   test_one(data, len);
   cov_exec_end();
+  if (s->cfg.union_mask) cov_events_to_map(s->afl_map, s->cfg.map_bytes, s->cfg.union_mask);
   if (s->wide) export_wide(s);
   free(data);
 }

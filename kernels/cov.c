@@ -1000,8 +1000,9 @@ void cov_map_sink_set(bm_map *map, int metric) {
   cov_gen_bump();
 }
 
-void cov_census_sink_set(cov_census *census) {
-  uint32_t mask = census ? cov_census_mask(census) : 0;
+void cov_census_sink_set(cov_census *census) { cov_event_sink_set(census ? cov_census_mask(census) : 0); }
+
+void cov_event_sink_set(uint32_t mask) {
   uint32_t depth = 0;
   for (int m = 0; m < COV_N_METRICS; m++) {
     if (!(mask & (1u << m))) continue;
@@ -1012,7 +1013,7 @@ void cov_census_sink_set(cov_census *census) {
     cov_wmask[i] = (2 * i < depth ? 0xffffffffull : 0) | (2 * i + 1 < depth ? 0xffffffffull << 32 : 0);
   uint32_t ctx_mask = ((1u << (COV_M_CTX8 + 1)) - 1u) & ~((1u << COV_M_CTX) - 1u);
   cov_digmask = (mask & ctx_mask) ? ~0ull : 0;
-  cov_census_on = census != NULL;
+  cov_census_on = mask != 0;
   sinks_update();
   cov_gen_bump();
 }

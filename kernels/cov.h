@@ -228,6 +228,13 @@ uint32_t cov_census_mask(const cov_census *c);
 uint64_t cov_census_execs(const cov_census *c);
 /* Discard the current execution's events (a TRACE does this itself). */
 void cov_census_discard(void);
+/* The event sink alone, for the metrics of metric_mask (0: off): every execution's events are
+ * recorded as for a census, without one (the union map below consumes them). */
+void cov_event_sink_set(uint32_t metric_mask);
+/* Every metric_mask metric's keys of the current execution (after cov_exec_end) into the flat
+ * 8-bit map of slots (a power of two) entries, hits added saturating; the events are consumed.
+ * The map afl-fuzz sees when it is the probe's engine (AUTOTUNE_AFL_UNION=1). */
+void cov_events_to_map(uint8_t *map, uint64_t slots, uint32_t metric_mask);
 /* Events dropped because a per-thread event table could not grow (0 in practice). */
 uint64_t cov_census_events_dropped(void);
 

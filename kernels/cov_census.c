@@ -472,3 +472,34 @@ int cov_census_dump(const cov_census *c, const char *dir) {
   }
   return 0;
 }
+
+/* ---- the union map: afl-fuzz as the probe's engine ------------------------------------------ */
+/* Every selected metric's keys of the current execution into one flat 8-bit map: key k of metric
+ * m at slot mix64(k ^ salt(m)) & (slots - 1), its hits added saturating at 255 (afl-fuzz
+ * classifies the counts itself). An input new for any metric is then new to afl-fuzz, up to the
+ * map's collisions. The events are consumed (their tables cleared). */
+void cov_events_to_map(uint8_t *map, uint64_t slots, uint32_t metric_mask) {
+  uint64_t gen = cov_gen_now();
+  uint64_t mask = slots - 1, ex[COV_N_METRICS];
+  uint32_t hk[COV_N_METRICS];
+  int metrics[COV_N_METRICS], nm = 0;
+  for (int m = 0; m < COV_N_METRICS; m++)
+    if (metric_mask & (1u << m)) metrics[nm++] = m;
+  cov_registry_lock();
+  for (cov_evtab *et = cov_evtab_first(); et; et = et->next) {
+    if (et->gen != gen || !et->n) continue;
+    for (uint32_t i = 0; i < et->n; i++) {
+      const cov_event *e = &et->ev[i];
+      cov_keys(e->w, e->cx, ex, hk);
+      uint64_t add = e->count > 255 ? 255 : e->count;
+      for (int j = 0; j < nm; j++) {
+        int m = metrics[j];
+        uint8_t *c = &map[cov_mix64(ex[m] ^ ((uint64_t)(m + 1) * 0x9e3779b97f4a7c15ull)) & mask];
+        uint64_t v = *c + add;
+        *c = (uint8_t)(v > 255 ? 255 : v);
+      }
+    }
+    cov_evtab_clear(et);
+  }
+  cov_registry_unlock();
+}

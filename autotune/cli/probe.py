@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 import typer
 
 from autotune.cli.common import err, handle_errors, out, print_json
-from autotune.cli.options import (JsonOpt, OutDirOpt, ProbeTimeOpt, SeedOpt, TargetOptions, TimeoutMsOpt,
-                                  option_group)
+from autotune.cli.options import (JsonOpt, OutDirOpt, ProbeEngineOpt, ProbeTimeOpt, SeedOpt, TargetOptions,
+                                  TimeoutMsOpt, option_group)
 
 HELP = (
     "Run a short coverage-guided campaign on a harness and take an exact census of the coverage keys "
@@ -31,6 +31,7 @@ def register(app: typer.Typer) -> None:
 def probe_cmd(
     target: TargetOptions = TargetOptions(),
     time_s: ProbeTimeOpt = 60.0,
+    engine: ProbeEngineOpt = "auto",
     max_execs: Annotated[Optional[int], typer.Option("--max-execs", help="Stop after this many executions (reproducible census).")] = None,
     seed: SeedOpt = 0,
     timeout_ms: TimeoutMsOpt = 1000,
@@ -60,7 +61,7 @@ def probe_cmd(
                            max_execs=max_execs, seed=seed, timeout_ms=timeout_ms,
                            max_input_bytes=max_input_bytes, capacity=capacity, demo=target.demo,
                            max_trace_inputs=max_trace_inputs,
-                           metrics=[m.strip() for m in metrics.split(",") if m.strip()],
+                           metrics=[m.strip() for m in metrics.split(",") if m.strip()], engine=engine,
                            on_progress=on_progress)
     finally:
         if live is not None:

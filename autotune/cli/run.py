@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from autotune.cli.common import err, handle_errors, out, print_json
-from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, OutDirOpt, ProbeTimeOpt,
-                                  RaceOptions, SeedOpt, TargetOptions, TimeoutMsOpt, option_group)
+from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, OutDirOpt, ProbeEngineOpt,
+                                  ProbeTimeOpt, RaceOptions, SeedOpt, TargetOptions, TimeoutMsOpt, option_group)
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
 HELP = (
@@ -33,6 +33,7 @@ def register(app: typer.Typer) -> None:
 def run_cmd(
     target: TargetOptions = TargetOptions(),
     time_s: ProbeTimeOpt = 60.0,
+    engine: ProbeEngineOpt = "auto",
     calls: CallsOpt = DEFAULT_CALLS,
     max_collision_rate: MaxCollisionRateOpt = DEFAULT_MAX_COLLISION_RATE,
     instances: InstancesOpt = 1,
@@ -59,7 +60,7 @@ def run_cmd(
     race = None if no_race else _race_stage(spec=spec, binary=binary, corpus=corpus_dir, metrics=names,
                                             race_opts=race_opts, seed=seed)
     result = run_pipeline(
-        out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=target.demo, probe_time_s=time_s, seed=seed,
+        out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=target.demo, probe_time_s=time_s, probe_engine=engine, seed=seed,
         calls=calls, max_collision_rate=max_collision_rate, jobs=instances, timeout_ms=timeout_ms,
         on_stage=lambda s: err.print(f"[bold]==>[/] {s}", highlight=False),
         tune_run=lambda **kw: run_with_progress(run_tune, **kw),

@@ -27,6 +27,8 @@ from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
 from autotune.metrics import METRICS
 from autotune.probe import protocol as P
+from autotune.probe.afl_engine import (AFL_SHARE, AFL_START_S, ENGINES, MIN_AFL_SECONDS, AflEngineRun, afl_fuzz_path,
+                                       run_afl_engine)
 from autotune.probe.census import analyse, percentiles
 from autotune.probe.client import ProbeServer, status_of
 from autotune.probe.mutator import Havoc
@@ -230,14 +232,14 @@ class _Campaign:
                                   execs_per_s=self.execs / el if el > 0 else 0.0, crashes=self.n_crashes,
                                   hangs=self.n_hangs, kept=len(self.corpus), total_keys=self.totals))
 
-    def run_seeds(self, seeds: list[tuple[str, bytes]], counts: dict) -> tuple[str | None, dict]:
+    def run_seeds(self, seeds: list[tuple[str, bytes]], counts: dict, origin: str = "seed:") -> tuple[str | None, dict]:
         for i, (name, data) in enumerate(seeds):
             now = time.monotonic()
             stop = self.done(now)
             if stop:
                 counts["not_run"] = len(seeds) - i
                 return stop, counts
-            st = self.execute(data, f"seed:{name}")
+            st = self.execute(data, f"{origin}{name}")
             if st in (P.ST_OK, P.ST_FULL):
                 self.ok_seeds.append(data)
             counts["ok" if st in (P.ST_OK, P.ST_FULL) else "crash" if st == P.ST_CRASH else "hang"] += 1
@@ -304,8 +306,50 @@ def _select_metrics(metrics: Sequence[str] | None) -> tuple[str, ...] | None:
     return tuple(m for m in METRICS if m in metrics)
 
 
+def _afl_phase(*, engine: str, binary: Path, seeds: list[tuple[str, bytes]], staging: Path, seconds: float,
+               max_execs: int | None, seed: int, metrics: Sequence[str] | None,
+               notes: list[str]) -> tuple[AflEngineRun | None, list[tuple[str, bytes]]]:
+    """afl-fuzz's part of the probe (``seconds`` of the time left after the seeds), when the engine
+    is afl, or auto and afl-fuzz is installed."""
+    if engine == "havoc":
+        return None, []
+    if max_execs is not None:  # an execution budget asks for a reproducible census: afl-fuzz's time-box is not
+        if engine == "afl":
+            raise AutotuneError("--max-execs and the afl-fuzz engine do not go together (afl-fuzz runs for a "
+                                "time, not a number of executions)", fix="pass --engine havoc, or drop --max-execs")
+        return None, []
+    if afl_fuzz_path() is None:
+        if engine == "afl":
+            raise AutotuneError("afl-fuzz was not found on PATH", fix="install AFL++ (afl++), or pass --engine havoc")
+        notes.append("afl-fuzz was not found: the probe mutated with its own havoc loop (install AFL++ so that "
+                     "the census counts the keys afl-fuzz's mutations reach)")
+        return None, []
+    secs = int(seconds - AFL_START_S)
+    if secs < MIN_AFL_SECONDS:
+        if engine == "afl":
+            raise AutotuneError(f"the probe's time left too little for afl-fuzz ({secs} s after the seeds, "
+                                f"at least {MIN_AFL_SECONDS} s needed)", fix="pass a longer --probe-time")
+        notes.append("the time left after the seeds was too short for afl-fuzz: the probe used its own havoc loop")
+        return None, []
+    try:
+        run, inputs = run_afl_engine(binary=binary, seeds=seeds, work=staging / "afl", seconds=secs, seed=seed,
+                                     metrics=metrics)
+    except AutotuneError as exc:
+        if engine == "afl":
+            raise
+        lines = exc.message.splitlines()
+        why = next((ln.strip() for ln in reversed(lines) if ln.lstrip().startswith(("[-]", "[autotune]"))), "")
+        notes.append(f"afl-fuzz could not run the harness ({lines[0].rstrip(':')}{': ' + why if why else ''}): "
+                     f"the probe used its own havoc loop")
+        return None, []
+    finally:
+        shutil.rmtree(staging / "afl" / "in", ignore_errors=True)
+    notes.append(run.note())
+    return run, inputs
+
+
 def _build_result(*, camp: _Campaign, staging: Path, config: ProbeConfig, seeds, seed_counts: dict, stop: str,
-                  loop_s: float, notes: list[str]) -> ProbeResult:
+                  loop_s: float, notes: list[str], afl_run: AflEngineRun | None = None) -> ProbeResult:
     """Read the census files the server wrote, analyse them, and assemble the ProbeResult."""
     names = [m for m in METRICS if config.metrics is None or m in config.metrics]
     for m in names:
@@ -336,7 +380,8 @@ def _build_result(*, camp: _Campaign, staging: Path, config: ProbeConfig, seeds,
         server_ns_per_exec=mean_exec_ns,
         overhead_ns_per_exec=max(loop_s * 1e9 / camp.execs - mean_exec_ns, 0.0) if camp.execs else 0.0)
     return ProbeResult(config=config, campaign=stats, exec_time=percentiles(values_ns=ex), metrics=metrics,
-                       curve=curve, corpus=camp.corpus, crashes=camp.crashes, hangs=camp.hangs, notes=notes)
+                       curve=curve, corpus=camp.corpus, crashes=camp.crashes, hangs=camp.hangs, notes=notes,
+                       afl=afl_run)
 
 
 def run_probe(
@@ -353,9 +398,17 @@ def run_probe(
     max_trace_inputs: int = 1000,
     metrics: Sequence[str] | None = None,
     demo: bool = False,
+    engine: str = "auto",
     on_progress: Callable[[Progress], None] | None = None,
 ) -> ProbeResult:
-    """Run the probe campaign on ``binary`` and write the results to ``out_dir``."""
+    """Run the probe campaign on ``binary`` and write the results to ``out_dir``.
+
+    ``engine``: ``afl`` runs afl-fuzz on the union map of every metric for most of the time and
+    takes the census by replaying what it kept (afl_engine); ``havoc`` mutates with the probe's
+    own loop; ``auto`` is afl when afl-fuzz is installed, else havoc (and says so in the notes).
+    """
+    if engine not in ENGINES:
+        raise AutotuneError(f"unknown probe engine {engine!r}", fix=f"choose one of: {', '.join(ENGINES)}")
     _validate(time_s=time_s, max_execs=max_execs, timeout_ms=timeout_ms, max_input_bytes=max_input_bytes,
               capacity=capacity)
     selected = _select_metrics(metrics)
@@ -373,6 +426,7 @@ def run_probe(
                             fix="choose a writable --out") from exc
     notes = list(seeds.notes)
     try:
+        afl_run, afl_wall_s = None, 0.0
         server = ProbeServer(binary=binary, probe_dir=staging, seed=seed, max_input_bytes=max_input_bytes,
                              capacity=capacity, timeout_ms=timeout_ms, metrics=selected)
         with server:
@@ -389,6 +443,23 @@ def run_probe(
                 stop, seed_counts = camp.run_seeds(seeds.inputs, seed_counts)
                 # trace the kept seeds now: it measures what a TRACE costs, for the time budget
                 camp.trace_kept(deadline=camp.deadline, notes=None)
+                afl_inputs: list[tuple[str, bytes]] = []
+                if stop is None:
+                    camp.phase = "afl-fuzz"
+                    camp.progress(time.monotonic(), force=True)
+                    t_afl = time.monotonic()
+                    afl_run, afl_inputs = _afl_phase(
+                        engine=engine, binary=binary, seeds=seeds.inputs, staging=staging,
+                        seconds=AFL_SHARE * (camp.deadline - t_afl), max_execs=max_execs, seed=seed,
+                        metrics=selected, notes=notes)
+                    afl_wall_s = time.monotonic() - t_afl
+                if stop is None and afl_inputs:
+                    camp.phase = "replay"
+                    afl_counts = {"ok": 0, "crash": 0, "hang": 0, "not_run": 0}
+                    stop, afl_counts = camp.run_seeds(afl_inputs, afl_counts, origin="")
+                    if afl_counts["not_run"]:
+                        notes.append(f"replayed {len(afl_inputs) - afl_counts['not_run']} of the {len(afl_inputs)} "
+                                     f"inputs afl-fuzz kept (limit: the time budget)")
                 if stop is None:
                     if not camp.queue:
                         notes.append("no seed reached a coverage key: mutating the seeds that ran"
@@ -398,7 +469,7 @@ def run_probe(
                 stop = "interrupt"
                 server.drain()
                 notes.append("interrupted: the census covers the executions done so far")
-            loop_s = time.monotonic() - t0
+            loop_s = time.monotonic() - t0 - afl_wall_s  # the probe's own executions (afl-fuzz's are its own)
             camp.phase = "trace"
             camp.progress(time.monotonic(), force=True)
             camp.trace_kept(deadline=t_start + time_s - reserve - camp.finish_estimate_s(), notes=notes)
@@ -411,9 +482,10 @@ def run_probe(
                              corpus_dir=str(Path(corpus_dir).resolve()) if corpus_dir else None, seed=seed,
                              time_budget_s=time_s, max_execs=max_execs, timeout_ms=timeout_ms,
                              max_input_bytes=max_input_bytes, capacity=capacity,
-                             metrics=list(selected) if selected else None)
+                             metrics=list(selected) if selected else None,
+                             engine="afl" if afl_run is not None else "havoc")
         result = _build_result(camp=camp, staging=staging, config=config, seeds=seeds, seed_counts=seed_counts,
-                               stop=stop, loop_s=loop_s, notes=notes)
+                               stop=stop, loop_s=loop_s, notes=notes, afl_run=afl_run)
         result.out_dir = out_dir
         for name in (P.INPUT_BUF_NAME, "target.log"):
             (staging / name).unlink(missing_ok=True)

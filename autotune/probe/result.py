@@ -16,6 +16,7 @@ import numpy as np
 from autotune.errors import DocumentError
 from autotune.io import check_schema, read_json
 from autotune.probe import protocol as P
+from autotune.probe.afl_engine import AflEngineRun
 from autotune.probe.census import MetricCensus, Percentiles
 
 SCHEMA_VERSION = 1
@@ -39,6 +40,7 @@ class ProbeConfig:
     max_input_bytes: int
     capacity: int
     metrics: list[str] | None = None  # the census's metrics; None = all 13
+    engine: str = "havoc"  # what mutated: "afl" (afl-fuzz on the union map, then replayed) or "havoc"
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -49,7 +51,8 @@ class ProbeConfig:
                    seed=int(d["seed"]), time_budget_s=float(d["time_budget_s"]),
                    max_execs=None if d.get("max_execs") is None else int(d["max_execs"]),
                    timeout_ms=int(d["timeout_ms"]), max_input_bytes=int(d["max_input_bytes"]),
-                   capacity=int(d["capacity"]), metrics=None if d.get("metrics") is None else list(d["metrics"]))
+                   capacity=int(d["capacity"]), metrics=None if d.get("metrics") is None else list(d["metrics"]),
+                   engine=str(d.get("engine", "havoc")))
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,7 @@ class ProbeResult:
     crashes: list[Finding]
     hangs: list[Finding]
     notes: list[str] = field(default_factory=list)
+    afl: AflEngineRun | None = None  # afl-fuzz's figures when it was the engine
     out_dir: Path | None = None  # where it was loaded from / written to (not serialised)
     schema_version: int = SCHEMA_VERSION
 
@@ -182,6 +186,7 @@ class ProbeResult:
             "crashes": [c.to_dict() for c in self.crashes],
             "hangs": [c.to_dict() for c in self.hangs],
             "notes": list(self.notes),
+            "afl": self.afl.to_dict() if self.afl else None,
             "files": {"census": [f"census/{m.metric}.bin" for m in self.metrics],
                       "traces": [f"traces/{m.metric}.bin" for m in self.metrics]},
         }
@@ -199,7 +204,7 @@ class ProbeResult:
                    corpus=[CorpusEntry.from_dict(c) for c in d["corpus"]],
                    crashes=[Finding.from_dict(c) for c in d["crashes"]],
                    hangs=[Finding.from_dict(c) for c in d["hangs"]], notes=[str(n) for n in d.get("notes", [])],
-                   out_dir=out_dir, schema_version=int(d["schema_version"]))
+                   afl=AflEngineRun.from_dict(d["afl"]) if d.get("afl") else None, out_dir=out_dir, schema_version=int(d["schema_version"]))
 
     # --- the binary files beside probe.json ---------------------------------------------------
     def _dir(self) -> Path:

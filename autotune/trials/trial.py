@@ -107,14 +107,14 @@ def trial_env(*, config_env: Mapping[str, str], trial_dir: Path,
 
 def run_trial(*, spec: TrialSpec, core: int | None = None, caller_env: Mapping[str, str] | None = None) -> TrialResult:
     """Run afl-fuzz for ``spec.seconds`` in ``spec.out_dir`` (emptied first); its figures."""
-    tdir = Path(spec.out_dir)
+    tdir = Path(spec.out_dir).resolve()  # afl-fuzz runs in it: every path it gets is absolute
     shutil.rmtree(tdir, ignore_errors=True)
     tdir.mkdir(parents=True)
     env, applied = trial_env(config_env=spec.env, trial_dir=tdir, caller_env=caller_env)
     tool = afl.find_tool("afl-fuzz", env=env)
     afl_out = tdir / "afl-out"
-    cmd = [*pin_prefix(core, env=env), tool, "-i", spec.seeds, "-o", str(afl_out), "-V", str(int(spec.seconds)),
-           "-s", str(int(spec.rng_seed)), "--", spec.binary]
+    cmd = [*pin_prefix(core, env=env), tool, "-i", str(Path(spec.seeds).resolve()), "-o", str(afl_out), "-V", str(int(spec.seconds)),
+           "-s", str(int(spec.rng_seed)), "--", str(Path(spec.binary).resolve())]
     t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, stdin=subprocess.DEVNULL, cwd=tdir,
