@@ -188,7 +188,8 @@ def test_census_full_is_reported(fake, tmp_path):
 
 
 def test_time_budget(fake, tmp_path):
-    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abc"}), time_s=2.0)
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abc"}), time_s=2.0,
+                  engine="havoc")
     assert r.campaign.stop_reason == "time" and r.campaign.execs > 10
     assert r.campaign.loop_s < 3.0  # stops before the deadline, give or take one execution
 
@@ -240,7 +241,7 @@ def test_interrupt_finishes_with_a_partial_census(fake, tmp_path):
             raise KeyboardInterrupt
 
     r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}),
-                  time_s=30, on_progress=on_progress)
+                  time_s=30, on_progress=on_progress, engine="havoc")
     assert r.campaign.stop_reason == "interrupt" and any("interrupted" in n for n in r.notes)
     assert load_probe(tmp_path / "o").census_dict() == r.census_dict()
     assert calls[0].phase == "seeds" and calls[-1].phase == "trace"
