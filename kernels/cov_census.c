@@ -477,24 +477,106 @@ int cov_census_dump(const cov_census *c, const char *dir) {
 /* Every selected metric's keys of the current execution into one flat 8-bit map: key k of metric
  * m at slot mix64(k ^ salt(m)) & (slots - 1), its hits added saturating at 255 (afl-fuzz
  * classifies the counts itself). An input new for any metric is then new to afl-fuzz, up to the
- * map's collisions. The events are consumed (their tables cleared). */
+ * map's collisions. The events are consumed (their tables cleared).
+ * An event's slots are cached (process-local: a persistent child fills its own cache): the same
+ * windows recur in almost every execution, and computing every metric's key is the main cost. */
+typedef struct ucache_ent {
+  uint32_t w[8];
+  uint64_t dig;
+  uint32_t slot[COV_N_METRICS]; /* in metric order of the selected metrics */
+} ucache_ent;
+
+static struct {
+  uint32_t n, cap;     /* entries, capacity (index: 2 * cap) */
+  uint32_t epoch;      /* cov_seed_epoch the slots belong to */
+  uint32_t metric_mask;
+  uint64_t slots;
+  uint32_t *index;     /* 0 empty, else entry + 1 */
+  ucache_ent *ent;
+} uc;
+
+#define UC_MAX (1u << 18)
+
+static void uc_reset(uint32_t metric_mask, uint64_t slots) {
+  free(uc.index);
+  free(uc.ent);
+  memset(&uc, 0, sizeof uc);
+  uc.epoch = cov_seed_epoch_now();
+  uc.metric_mask = metric_mask;
+  uc.slots = slots;
+}
+
+static int uc_grow(void) {
+  uint32_t ncap = uc.cap ? uc.cap * 2 : 4096;
+  if (ncap > UC_MAX) return -1;
+  uint32_t *nidx = calloc((size_t)2 * ncap, sizeof *nidx);
+  ucache_ent *nent = realloc(uc.ent, (size_t)ncap * sizeof *nent);
+  if (!nidx || !nent) {
+    free(nidx);
+    if (nent) uc.ent = nent;
+    return -1;
+  }
+  uc.ent = nent;
+  free(uc.index);
+  uc.index = nidx;
+  uc.cap = ncap;
+  uint32_t mask = 2 * ncap - 1;
+  for (uint32_t i = 0; i < uc.n; i++) {
+    uint32_t s = ec_hash(nent[i].w, nent[i].dig) & mask;
+    while (nidx[s]) s = (s + 1) & mask;
+    nidx[s] = i + 1;
+  }
+  return 0;
+}
+
+/* The event's slots, from the cache or computed into *tmp (and cached when there is room). */
+static const uint32_t *uc_slots(const cov_event *e, const int *metrics, int nm, uint32_t *tmp) {
+  uint32_t mask = uc.cap ? 2 * uc.cap - 1 : 0, s = 0;
+  if (uc.cap) {
+    for (s = ec_hash(e->w, e->dig) & mask;; s = (s + 1) & mask) {
+      uint32_t i = uc.index[s];
+      if (!i) break;
+      const ucache_ent *x = &uc.ent[i - 1];
+      if (x->dig == e->dig && memcmp(x->w, e->w, sizeof x->w) == 0) return x->slot;
+    }
+  }
+  uint64_t ex[COV_N_METRICS];
+  uint32_t hk[COV_N_METRICS];
+  cov_keys(e->w, e->cx, ex, hk);
+  for (int j = 0; j < nm; j++)
+    tmp[j] = (uint32_t)(cov_mix64(ex[metrics[j]] ^ ((uint64_t)(metrics[j] + 1) * 0x9e3779b97f4a7c15ull)) &
+                        (uc.slots - 1));
+  if (uc.n == uc.cap) {
+    if (uc_grow() != 0) return tmp;
+    mask = 2 * uc.cap - 1;
+    s = ec_hash(e->w, e->dig) & mask;
+    while (uc.index[s]) s = (s + 1) & mask;
+  }
+  ucache_ent *x = &uc.ent[uc.n];
+  memcpy(x->w, e->w, sizeof x->w);
+  x->dig = e->dig;
+  memcpy(x->slot, tmp, (size_t)nm * sizeof *tmp);
+  uc.index[s] = ++uc.n;
+  return x->slot;
+}
+
 void cov_events_to_map(uint8_t *map, uint64_t slots, uint32_t metric_mask) {
   uint64_t gen = cov_gen_now();
-  uint64_t mask = slots - 1, ex[COV_N_METRICS];
-  uint32_t hk[COV_N_METRICS];
+  uint32_t tmp[COV_N_METRICS];
   int metrics[COV_N_METRICS], nm = 0;
   for (int m = 0; m < COV_N_METRICS; m++)
     if (metric_mask & (1u << m)) metrics[nm++] = m;
+  if (uc.metric_mask != metric_mask || uc.slots != slots || uc.epoch != cov_seed_epoch_now())
+    uc_reset(metric_mask, slots);
   cov_registry_lock();
   for (cov_evtab *et = cov_evtab_first(); et; et = et->next) {
     if (et->gen != gen || !et->n) continue;
     for (uint32_t i = 0; i < et->n; i++) {
       const cov_event *e = &et->ev[i];
-      cov_keys(e->w, e->cx, ex, hk);
+      const uint32_t *sl = uc_slots(e, metrics, nm, tmp);
       uint64_t add = e->count > 255 ? 255 : e->count;
       for (int j = 0; j < nm; j++) {
-        int m = metrics[j];
-        uint8_t *c = &map[cov_mix64(ex[m] ^ ((uint64_t)(m + 1) * 0x9e3779b97f4a7c15ull)) & mask];
+        uint8_t *c = &map[sl[j]];
         uint64_t v = *c + add;
         *c = (uint8_t)(v > 255 ? 255 : v);
       }
