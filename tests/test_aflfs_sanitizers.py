@@ -97,3 +97,15 @@ def test_versioned_handshake_under_sanitizers(san_bins):
         assert afl.proc.returncode == 0, afl.proc.stderr.read().decode()
     finally:
         fuzz.close()
+
+
+def test_afl_fuzz_on_the_union_map_under_sanitizers(san_bins, tmp_path):
+    """The probe's afl-fuzz engine: every metric's keys in one map (cov_events_to_map and its
+    slot cache), persistent children, the sanitized runtime runs clean."""
+    env = base_env(AUTOTUNE_AFL_UNION="1", AUTOTUNE_LAYOUT="flat", AUTOTUNE_MAP_SIZE="65536",
+                   AUTOTUNE_AFL_PERSISTENT="50")
+    proc, inst = afl_fuzz(san_bins["branchy"], tmp_path, seconds=5, env=env)
+    assert proc.returncode == 0, output(proc)
+    stats = fuzzer_stats(inst)
+    assert int(stats["saved_crashes"]) == 0 and int(stats["corpus_count"]) > 1
+    assert stats["stability"] == "100.00%"
