@@ -106,4 +106,7 @@ def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed):
 
 def _probe_line(p) -> str:
     keys = ", ".join(f"{m.metric} {m.keys:,}" for m in p.metrics if m.metric in ("edge", "ngram-8", "ctx"))
+    if p.afl is not None and p.afl.execs is not None:  # afl-fuzz mutated; the probe replayed what it kept
+        return (f"afl-fuzz {p.afl.execs:,} execs, queue {p.afl.queue:,}; census of {p.campaign.execs:,} probe "
+                f"executions; keys: {keys}")
     return f"{p.campaign.execs:,} execs; keys: {keys}"
