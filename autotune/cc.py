@@ -29,7 +29,7 @@ bits of ``mix64(FNV-1a-64(source file name, NUL, function name) ^ seed ^ index *
 same sources built by the same commands get the same ids. ``prev`` is a thread-local the runtime
 zeroes at each execution; ``map`` and ``mask`` are globals it points at afl-fuzz's map (mask = map
 size - 1). The runtime refuses another metric, layout, width, overflow policy, key hash or seed
-for such a build (kernels/cov.c ``edge_config_check``).
+for such a build (kernels/cov_config.c ``edge_config_check``).
 
 The ngram kind (``AUTOTUNE_CC_INSTRUMENT=ngram AUTOTUNE_CC_NGRAM=N``, N from 2 to 8, required) is the
 same pass on the same blocks with the same ids, map and counters, keyed by the last N instrumented
@@ -126,7 +126,7 @@ def ngram_size(env: Mapping[str, str], kind: str) -> int | None:
 
 
 def kind_marker(kind: str) -> str:
-    """The link flag that tells the runtime its build kind (kernels/cov.c cov_build_kind)."""
+    """The link flag that tells the runtime its build kind (kernels/cov_ids.c cov_build_kind)."""
     return f"-Wl,--defsym=autotune_instrument_kind=autotune_kind_{kind}"
 LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
 # clang links UBSan's standalone runtime (whole, with its signal handlers and its weak

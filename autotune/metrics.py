@@ -1,4 +1,4 @@
-"""The coverage metrics autotune knows, in census order (ids match kernels/cov.h).
+"""The coverage metrics autotune knows, in census order (ids match kernels/cov_keys.h COV_METRICS).
 
 The registry is autotune.runtime.config.METRIC_TABLE; this module gives its names and what is
 computed per metric in Python (the index key, the afl-cc settings)."""
@@ -38,7 +38,7 @@ def index_key(exact: np.ndarray, *, metric: str) -> np.ndarray:
     """The runtime map sink's index key of ``metric`` under ``AUTOTUNE_KEY_HASH=exact``, as uint64:
     ``ngram-N``: ``fold(exact) = exact ^ (exact >> 32)`` (the exact key is already a uniform
     polynomial over mix64 terms; the fold brings its carries into the low bits); edge and the
-    ctx-like metrics: ``mix64(exact)`` (kernels/cov.c ``cov_mix64``, splitmix64's finaliser; their
+    ctx-like metrics: ``mix64(exact)`` (kernels/cov_ids.c ``cov_mix64``, splitmix64's finaliser; their
     exact keys are structured). Both are bijections of the 64-bit exact key.
 
     The slot at a map of H slots (H a power of two) is ``index_key(exact) & (H - 1)``, a uniform

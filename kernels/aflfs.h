@@ -2,7 +2,7 @@
  *
  * Taken by the driver (kernels/driver.c) when __AFL_SHM_ID is set and fd 199 is writable:
  * speaks afl-fuzz's fork-server protocol (AFL++ 4.20c+'s versioned handshake when the parent afl
- * tool is 4.20c or later, else 4.04c's "old" hello, which every AFL++ 4.x accepts), runs the harness in persistent mode, and points the coverage sink (kernels/cov.c) at a map
+ * tool is 4.20c or later, else 4.04c's "old" hello, which every AFL++ 4.x accepts), runs the harness in persistent mode, and points the coverage sink (kernels/cov_sink.c) at a map
  * whose dense counters are afl-fuzz's shared memory and whose key->slot index is shared by every
  * child (anonymous MAP_SHARED memory, or the file $AUTOTUNE_INDEX_FILE). docs/DESIGN.md
  * "Running under afl-fuzz" is the contract.

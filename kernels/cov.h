@@ -24,14 +24,7 @@
  * committed after enter(f) and gets f's context, as in AFL++ where the entry block is keyed with
  * the context loaded on entry.
  *
- * Keys of a block hit cur with previous blocks p1 (latest) .. p7, contexts cX (64-bit XORs):
- *   metric      hashed hk32                                     exact 64-bit key
- *   edge        (R[p1] >> 1) ^ R[cur]                            (u64)p1 << 32 | cur
- *   ngram-N     R[cur] ^ XOR_{i=1..N-1} (R[p_i] >> 1)            m_{N-1}: m_0 = mix64(cur),
- *                                                                m_i = mix64(m_{i-1} ^ p_i)
- *   ctx-like    (R[p1] >> 1) ^ R[cur] ^ (u32)cX                  mix64(mix64(edge_exact) ^ cX)
- *   guard       cur (the slot: no hash; slot 0 unused)           cur (the guard index g)
- * mix64 is splitmix64's finaliser (no increment); splitmix64(x) = mix64(x + 0x9e3779b97f4a7c15).
+ * Keys of a block hit: cov_keys.h (the metrics and their key functions).
  * Every exec starts with p1..p7 = 0 and an empty stack (cX = 0).
  *
  * Sinks (each costs one predictable branch per block when off):
@@ -60,26 +53,23 @@
 #include <stdint.h>
 
 #include "bigmap.h"
+#include "cov_keys.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define COV_N_METRICS 14
+/* The metrics, in census order (cov_keys.h COV_METRICS): COV_M_EDGE, COV_M_NGRAM2 .. COV_M_NGRAM8
+ * (ngram-N has id N - 1), COV_M_CTX, COV_M_CALLER, COV_M_CTX2, COV_M_CTX4, COV_M_CTX8, COV_M_GUARD. */
 enum {
-  COV_M_EDGE = 0,
-  COV_M_NGRAM2 = 1, /* ngram-N has id N - 1 */
-  COV_M_NGRAM8 = 7,
-  COV_M_CTX = 8,
-  COV_M_CALLER = 9,
-  COV_M_CTX2 = 10,
-  COV_M_CTX4 = 11,
-  COV_M_CTX8 = 12,
-  COV_M_GUARD = 13 /* the guard (block) itself: AFL++'s PCGUARD, slot g, one per guard */
+#define COV_M_ENUM(ID, NAME, KEY, WIN, CX) COV_M_##ID,
+  COV_METRICS(COV_M_ENUM)
+#undef COV_M_ENUM
+  COV_N_METRICS
 };
 #define COV_ALL_METRICS ((1u << COV_N_METRICS) - 1u)
 
-/* Canonical names in census order (autotune/metrics.py holds the same list). */
+/* Canonical names in census order (autotune/runtime/config.py METRIC_TABLE holds the same list). */
 extern const char *const cov_metric_names[COV_N_METRICS];
 int cov_metric_id(const char *name); /* -1 if unknown */
 /* Parse "edge,ngram-4,ctx" (or "all") into a mask; 0 on error with *bad set to the bad item. */
@@ -100,7 +90,7 @@ uint64_t cov_function_id(const void *fn);
  * multiplier, splitmix64's golden gamma), so it rolls in O(1) per hit. */
 #define COV_NGRAM_P 0x9e3779b97f4a7c15ull
 
-/* All 14 keys of one block hit: w = {cur, p1, .., p7} (guard indices, 0 = none),
+/* Every metric's keys of one block hit: w = {cur, p1, .., p7} (guard indices, 0 = none),
  * cx = {ctx, caller, ctx-2, ctx-4, ctx-8} (64-bit XORs of function ids). */
 void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_METRICS],
               uint32_t hk32[COV_N_METRICS]);
@@ -110,9 +100,9 @@ void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_ME
  * blocks  trace-pc-guard only: edge, ngram-N, guard (no call stack: no ctx-like metric)
  * guard   -fsanitize-coverage=inline-8bit-counters only: the guard metric, counted inline
  * edge    our pass kernels/plugin/autotune_edges.cpp: the edge metric counted inline as AFL++'s
- *         CLASSIC (8-bit NeverZero, flat map, compile-time block ids; cov.c "inline edges")
+ *         CLASSIC (8-bit NeverZero, flat map, compile-time block ids; cov_ids.c "inline edges")
  * ngram   the same pass with AUTOTUNE_CC_NGRAM=N: the ngram-N metric counted inline as AFL++'s
- *         NGRAM-N (same map, counters and ids; cov.c "inline edges")
+ *         NGRAM-N (same map, counters and ids; cov_ids.c "inline edges")
  * The link records the kind (`--defsym=autotune_instrument_kind=autotune_kind_<kind>`); what
  * registered at start-up decides too: inline counters without guards are a guard build, modules
  * of the edge pass without guards or counters an edge build, of its ngram mode (all with one N) an

@@ -366,7 +366,7 @@ def test_the_race_runs_edge_on_the_edge_kind_when_its_flat_map_fits():
 
 @pytest.mark.slow
 def test_edge_runtime_and_harness_under_asan_and_ubsan(known, tmp_path):
-    """The runtime (cov.c's edge area, config check, exec begin/end) compiled with ASan+UBSan, linked
+    """The runtime (cov_ids.c's edge area, cov_config.c's check, cov_sink.c's exec begin/end) compiled with ASan+UBSan, linked
     with edge-instrumented code that is itself built with ASan (our loads and stores carry nosanitize,
     so ASan's pass, which runs after ours, leaves them alone): the counts are the documented ones."""
     from autotune.cc import LINK_LIBS, kind_marker

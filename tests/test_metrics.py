@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from programs.covtools import (
+    KEY_INDEX,
     METRICS,
     PROGRAMS,
     ProbeClient,
@@ -179,21 +180,26 @@ def test_threads_keep_their_own_history(bins, tmp_path):
 
 
 def test_c_and_python_metric_lists_agree():
+    """kernels/cov_keys.h's COV_METRICS (the C side's one list: cov.h's ids, the names, the keys)
+    against autotune/runtime/config.py's METRIC_TABLE: names in census order, each C key function's
+    index key under AUTOTUNE_KEY_HASH=exact, and the call context."""
     import re
 
     from autotune.metrics import METRICS as PY_METRICS
+    from autotune.runtime.config import METRIC_SPECS
 
-    src = (PROGRAMS.parent.parent / "kernels" / "cov.c").read_text()
-    block = src[src.index("cov_metric_names[COV_N_METRICS] = {"):]
-    block = block[:block.index("};")]
-    assert tuple(re.findall(r'"([a-z0-9-]+)"', block)) == PY_METRICS == METRICS
-    header = (PROGRAMS.parent.parent / "kernels" / "cov.h").read_text()
-    ids = dict(re.findall(r"COV_M_([A-Z0-9]+) = (\d+)", header))
-    assert int(ids["EDGE"]) == PY_METRICS.index("edge")
-    assert int(ids["NGRAM8"]) == PY_METRICS.index("ngram-8")
-    for name in ("CTX", "CALLER", "CTX2", "CTX4", "CTX8"):
-        py = {"CTX": "ctx", "CALLER": "caller"}.get(name, f"ctx-{name[3:]}")
-        assert int(ids[name]) == PY_METRICS.index(py)
+    src = (PROGRAMS.parent.parent / "kernels" / "cov_keys.h").read_text()
+    block = src[src.index("#define COV_METRICS(X)"):]
+    block = block[:block.index("\n\n")]
+    rows = re.findall(r'X\((\w+), "([a-z0-9-]+)", (\w+), (\d+), (-?\d+)\)', block)
+    assert tuple(name for _, name, *_ in rows) == PY_METRICS == METRICS
+    for ident, name, key, win, cx in rows:
+        spec = METRIC_SPECS[name]
+        assert KEY_INDEX[key] == spec.index_key, name
+        assert (int(cx) >= 0) == spec.call_context, name
+        assert ident == name.upper().replace("-", ""), name  # COV_M_<ID>: e.g. ngram-8 is COV_M_NGRAM8
+        if name.startswith("ngram-"):
+            assert int(win) == int(name[6:]) - 1 == PY_METRICS.index(name)  # ngram-N: N - 1 previous blocks, id N - 1
 
 
 def test_ngram_counts_by_hand(bins, tmp_path):

@@ -4,7 +4,7 @@ against the C runtime itself.
 Sturdier than reading C source text: the runtime reports what it accepts. A harness built with
 `autotune cc` runs in the driver's replay mode (kernels/driver.c): with no AUTOTUNE_* variable it
 prints its effective configuration (the defaults); a refused value makes cov_config_from_env print
-"VAR='value' is not valid; valid values: ..." built from its own name tables (cov.c bad_choice),
+"VAR='value' is not valid; valid values: ..." built from its own name tables (cov_config.c bad_choice),
 so the Python wording must equal it; each name Python registers must be accepted and echoed
 back. Two facts the replay mode cannot report (the fork server's largest map and the variables
 cov_config_from_env reads) are read from the C source."""
@@ -107,7 +107,7 @@ def test_a_configuration_round_trips_through_the_runtime(harness, one_input):
 
 
 def test_what_the_c_source_says_and_the_runtime_cannot_report():
-    src = (KERNELS / "cov.c").read_text()
+    src = (KERNELS / "cov_config.c").read_text()
     body = src[src.index("int cov_config_from_env("):src.index("void cov_config_to_bm(")]
     read = set(re.findall(r'getenv\("(AUTOTUNE_[A-Z_]+)"\)', body))
     assert read - {"AUTOTUNE_HOOKS"} == set(VARIABLES)  # AUTOTUNE_HOOKS: a C-only switch for comparisons

@@ -50,7 +50,7 @@ class _Trace(ctypes.Structure):
 
 
 def bench_sources(*, kdir: Path | None = None) -> list[Path]:
-    """bench.c, the bigmap sources and the CPU-feature check (not cov.c: no tracing here)."""
+    """bench.c, the bigmap sources and the CPU-feature check (not the cov_*.c tracing runtime)."""
     kdir = kdir or kernels_dir()
     srcs = [kdir / "bench.c", *sorted(kdir.glob("bigmap*.c")), kdir / "cpu.c"]
     missing = [s for s in srcs if not s.is_file()]

@@ -1,9 +1,9 @@
-"""The runtime's configuration contract, written once: the AUTOTUNE_* variables kernels/cov.c reads
+"""The runtime's configuration contract, written once: the AUTOTUNE_* variables kernels/cov_config.c reads
 (``cov_config_from_env``), and the registries of coverage metrics and map layouts.
 
 - :data:`VARIABLES`: each variable's name, default, accepted values (in the C runtime's words) and
   the reason an env file gives for it.
-- :data:`METRIC_TABLE`: every coverage metric in census-id order (kernels/cov.h ``COV_M_*``): its
+- :data:`METRIC_TABLE`: every coverage metric in census-id order (kernels/cov_keys.h ``COV_METRICS``, cov.h's ``COV_M_*``): its
   index key, whether it needs the call stack, and the afl-cc instrumentation that gives it.
 - :data:`LAYOUTS`: what "map size" means for each map layout: the hash space, the dense slots, the
   slots afl-fuzz sees, the working set and memory per execution, the keys it loses, its variables.
@@ -180,7 +180,7 @@ class TwoLevelLayout(Layout):
 
 
 class RuntimeConfigError(AutotuneError):
-    """A value the runtime refuses; the message is the one kernels/cov.c gives for it."""
+    """A value the runtime refuses; the message is the one kernels/cov_config.c gives for it."""
 
     def __init__(self, variable: str, value: str, valid: str):
         super().__init__(f"{variable}='{value}' is not valid; valid values: {valid}", fix=f"set {variable} to {valid}")
@@ -190,7 +190,7 @@ class RuntimeConfigError(AutotuneError):
 
 
 def parse_u64(text: str) -> int | None:
-    """strtoull(text, &end, 0) as kernels/cov.c ``parse_u64`` uses it (decimal, 0x hex, 0 octal);
+    """strtoull(text, &end, 0) as kernels/cov_config.c ``parse_u64`` uses it (decimal, 0x hex, 0 octal);
     None when the C runtime would refuse it."""
     if not text or text[0] in "-+ ":
         return None
@@ -209,7 +209,7 @@ def parse_u64(text: str) -> int | None:
 
 @dataclass(frozen=True)
 class Variable:
-    """One AUTOTUNE_* variable as kernels/cov.c ``cov_config_from_env`` reads it."""
+    """One AUTOTUNE_* variable as kernels/cov_config.c ``cov_config_from_env`` reads it."""
 
     name: str
     field: str  # the RuntimeConfig field
@@ -285,7 +285,7 @@ _PARSERS: dict[str, Callable[[Variable, str], Any]] = {
     "index_file": _path, "counter_bits": _counter_bits, "overflow": _choice, "seed": _seed,
 }
 
-# In env-file order. Defaults, choices and ranges are kernels/cov.c cov_config_from_env's.
+# In env-file order. Defaults, choices and ranges are kernels/cov_config.c cov_config_from_env's.
 VARIABLES: dict[str, Variable] = {v.name: v for v in (
     Variable("AUTOTUNE_METRIC", "metric", "edge", "the coverage metric", choices=tuple(METRIC_SPECS)),
     Variable("AUTOTUNE_LAYOUT", "layout", "twolevel", "the map layout", choices=("flat", "twolevel")),
@@ -424,7 +424,7 @@ class RuntimeConfig:
 
     @classmethod
     def from_env(cls, values: Mapping[str, str]) -> "RuntimeConfig":
-        """Parse AUTOTUNE_* values as kernels/cov.c does: unset or empty takes the default, a bad
+        """Parse AUTOTUNE_* values as kernels/cov_config.c does: unset or empty takes the default, a bad
         value raises RuntimeConfigError with the runtime's own message. Other names are ignored."""
         kw = {}
         for var in VARIABLES.values():

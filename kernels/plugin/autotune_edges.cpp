@@ -1,6 +1,6 @@
 // autotune_edges.cpp - the pass of `autotune cc`'s inline build kinds, an LLVM pass plugin for clang 14
 // (new pass manager). Our own code. Two modes, chosen by the environment of the compile (autotune cc
-// sets it and checks the values; kernels/cov.c serves the result):
+// sets it and checks the values; kernels/cov_ids.c and cov_sink.c serve the result):
 // - edge (AUTOTUNE_CC_INSTRUMENT unset or not "ngram"): edges counted as AFL++'s CLASSIC mode does
 //   (afl-llvm-pass), with the map size chosen at run time;
 // - ngram (AUTOTUNE_CC_INSTRUMENT=ngram, AUTOTUNE_CC_NGRAM=N, 2 <= N <= 16 as AFL++'s NGRAM_SIZE_MAX):
@@ -12,7 +12,7 @@
 //   source file name, the function's (mangled) name and the block's index in the function), so
 //   two builds of the same sources from the same command lines give the same ids.
 // - prev: the thread-local uint32_t `autotune_edge_prev`; the runtime zeroes it when an execution
-//   starts (kernels/cov.c cov_exec_begin).
+//   starts (kernels/cov_sink.c cov_exec_begin).
 // - map, mask: the fields of the global `autotune_edge_area` {uint8_t *map; uint32_t mask;} the
 //   runtime sets: mask = map size - 1 (a power of two), map = the counters (afl-fuzz's shared
 //   memory); before that, a dummy area and mask 0, so nothing is written out of bounds.
@@ -27,7 +27,7 @@
 // (autotune_edge_register), so the runtime can tell an edge build and refuse mixed ones.
 // Code generation (measured with callgrind on the demo, benchmarks/aflfs_bench.py --build-kinds):
 // - the map and mask loads carry !invariant.load: they change only between executions, when no
-//   instrumented function runs (kernels/cov.c), so the backend may keep them in registers across a
+//   instrumented function runs (kernels/cov_ids.c), so the backend may keep them in registers across a
 //   function and its loops instead of reloading both at every block (our counter store could
 //   otherwise alias them): 3,968 -> 3,867 instructions per execution;
 // - the prev load is volatile: it is then not folded into the xor, whose 32-bit constant id stays
@@ -77,7 +77,7 @@ namespace {
 constexpr uint64_t kEdgeSeed = 0x6175746f74756e65ull;
 constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
 
-uint64_t mix64(uint64_t x) {  // splitmix64's finaliser (kernels/cov.c cov_mix64)
+uint64_t mix64(uint64_t x) {  // splitmix64's finaliser (kernels/cov_ids.c cov_mix64)
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);

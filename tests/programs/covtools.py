@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from autotune.runtime.artifacts import runtime_sources
+from autotune.runtime.config import METRIC_TABLE
+
 PROGRAMS = Path(__file__).resolve().parent
 KERNELS = PROGRAMS.parent.parent / "kernels"
-METRICS = ("edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
-           "ctx", "caller", "ctx-2", "ctx-4", "ctx-8", "guard")
+METRICS = tuple(m.name for m in METRIC_TABLE)  # census order (kernels/cov_keys.h COV_METRICS)
 INSTRUMENT = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining"]
-RUNTIME = ["cov.c", "cov_census.c", "probe_server.c", "bigmap.c", "bigmap_ops.c", "bigmap_scalar.c",
-           "bigmap_simd.c", "cpu.c"]
+RUNTIME = [p.name for p in runtime_sources(kdir=KERNELS)]  # the runtime archive's sources
 C_FLAGS = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
 M64 = (1 << 64) - 1
 
@@ -264,6 +265,12 @@ def function_id(seed: int, offset: int) -> int:
     return splitmix64(seed ^ offset)
 
 
+# The index key (autotune/runtime/config.py Metric.index_key) of each key function of
+# kernels/cov_keys.h (a COV_METRICS line's KEY) under AUTOTUNE_KEY_HASH=exact: docs/DESIGN.md
+# "The map sink's index key". tests/test_metrics.py checks every metric's against its registry entry.
+KEY_INDEX = {"xedge": "mix64", "xctx": "mix64", "xngram": "fold", "guard": "slot"}
+
+
 def model_keys(hits: list[tuple[int, list[int]]], *, seed: int) -> list[dict[int, list[int]]]:
     """Per metric: exact key -> [hk32, hits] of one execution.
 
@@ -295,6 +302,7 @@ def model_keys(hits: list[tuple[int, list[int]]], *, seed: int) -> list[dict[int
         for cx in (full, xor_first(1), xor_first(2), xor_first(4), xor_first(8)):
             keys.append((mix64(e ^ cx), edge_hk ^ (cx & 0xFFFFFFFF)))
         keys.append((w[0], w[0]))  # guard: the guard itself, at slot g
+        assert len(keys) == len(METRICS), "model_keys: a metric without a model"
         for mid, (ex, hk) in enumerate(keys):
             rec = out[mid].setdefault(ex, [hk, 0])
             rec[1] += 1

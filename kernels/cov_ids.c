@@ -1,0 +1,355 @@
+/* cov_ids.c - the metrics' names, block ids and seeds, the registration of instrumented modules
+ * (trace-pc-guard guards, inline 8-bit counters, inline edges), build kinds and what each can
+ * serve. See cov.h for the definitions; docs/DESIGN.md "Keys, ids and metrics". */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "cov.h"
+#include "cov_internal.h"
+
+/* ngram-N has id N - 1: ngram builds (cov_ngram_build_metric) and autotune cc's AUTOTUNE_CC_NGRAM
+ * rely on it */
+_Static_assert(COV_M_NGRAM2 == 1 && COV_M_NGRAM8 == 7, "ngram-N has id N - 1");
+_Static_assert(COV_N_METRICS < 32, "metric masks are 32-bit (COV_ALL_METRICS)");
+
+const char *const cov_metric_names[COV_N_METRICS] = {
+#define COV_M_NAME(ID, NAME, KEY, WIN, CX) NAME,
+    COV_METRICS(COV_M_NAME)
+#undef COV_M_NAME
+};
+
+const cov_metric_info cov_metric_infos[COV_N_METRICS] = {
+#define COV_M_INFO(ID, NAME, KEY, WIN, CX) {COV_KEYFN_##KEY, WIN, CX},
+    COV_METRICS(COV_M_INFO)
+#undef COV_M_INFO
+};
+
+int cov_metric_id(const char *name) {
+  for (int i = 0; i < COV_N_METRICS; i++)
+    if (strcmp(name, cov_metric_names[i]) == 0) return i;
+  return -1;
+}
+
+uint32_t cov_metric_mask_parse(const char *list, const char **bad, size_t *bad_len) {
+  if (strcmp(list, "all") == 0) return COV_ALL_METRICS;
+  uint32_t mask = 0;
+  const char *p = list;
+  while (*p) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    int id = -1;
+    for (int i = 0; i < COV_N_METRICS; i++)
+      if (strlen(cov_metric_names[i]) == len && strncmp(p, cov_metric_names[i], len) == 0) id = i;
+    if (id < 0) {
+      if (bad) *bad = p;
+      if (bad_len) *bad_len = len;
+      return 0;
+    }
+    mask |= 1u << id;
+    if (!e) break;
+    p = e + 1;
+  }
+  if (!mask && bad) {
+    *bad = list;
+    *bad_len = 0;
+  }
+  return mask;
+}
+
+/* ---- ids ---------------------------------------------------------------------------------- */
+uint64_t cov_mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+uint64_t cov_splitmix64(uint64_t x) { return splitmix64(x); }
+
+pthread_mutex_t cov_init_lock = PTHREAD_MUTEX_INITIALIZER;
+uint64_t cov_seed_v;
+uint32_t cov_seed_epoch = 1;
+static uint32_t cov_nguards;
+uint32_t *cov_R;
+uint32_t cov_R_cap;
+uint64_t *cov_T;
+uint32_t cov_T_cap;
+static int cov_ids_ready;
+int cov_tables_full;
+uint32_t cov_guard_limit;
+
+static void cov_ids_init_locked(void) {
+  if (cov_ids_ready) return;
+  cov_ids_ready = 1;
+  const char *s = getenv("AUTOTUNE_SEED");
+  if (s && *s) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (!errno && *end == 0 && s[0] != '-') cov_seed_v = v; /* else: reported by the config */
+  }
+  void *p = mmap(NULL, (size_t)COV_R_CAP * 4, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p != MAP_FAILED) {
+    cov_R = p;
+    cov_R_cap = COV_R_CAP;
+  }
+  p = mmap(NULL, (size_t)COV_R_CAP * 8, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p != MAP_FAILED) {
+    cov_T = p;
+    cov_T_cap = COV_R_CAP;
+  }
+}
+
+uint32_t cov_block_id(uint32_t g) { return rid(g); }
+uint32_t cov_guard_count(void) { return __atomic_load_n(&cov_nguards, __ATOMIC_ACQUIRE); }
+uint64_t cov_seed(void) { return cov_seed_v; }
+
+uint64_t cov_gen = 1; /* >= 1: cov_no_thread's gen (0) never matches */
+
+void cov_set_seed(uint64_t seed) {
+  pthread_mutex_lock(&cov_init_lock);
+  cov_ids_init_locked();
+  cov_seed_v = seed;
+  uint32_t n = cov_nguards < cov_R_cap ? cov_nguards : (cov_R_cap ? cov_R_cap - 1 : 0);
+  for (uint32_t g = 1; g <= n; g++) cov_R[g] = (uint32_t)cov_splitmix64(seed ^ g);
+  __atomic_fetch_add(&cov_seed_epoch, 1, __ATOMIC_ACQ_REL);
+  pthread_mutex_unlock(&cov_init_lock);
+  cov_gen_bump();
+}
+
+void __sanitizer_cov_trace_pc_guard_init(uint32_t *start, uint32_t *stop) {
+  if (start == stop || *start) return;
+  pthread_mutex_lock(&cov_init_lock);
+  cov_ids_init_locked();
+  for (uint32_t *x = start; x < stop; x++) {
+    uint32_t g = cov_nguards + 1;
+    if (g < cov_R_cap) cov_R[g] = (uint32_t)cov_splitmix64(cov_seed_v ^ g);
+    if (g < cov_T_cap) cov_T[g] = mix64(g);
+    if (g >= cov_R_cap || g >= cov_T_cap) { /* before g is published: leave the fast hooks */
+      cov_tables_full = 1;
+      hook_select();
+    }
+    *x = cov_guard_limit && g > cov_guard_limit ? 0 : g;
+    __atomic_store_n(&cov_nguards, g, __ATOMIC_RELEASE);
+  }
+  hook_select(); /* the tables may be new */
+  pthread_mutex_unlock(&cov_init_lock);
+}
+
+/* ---- inline 8-bit counters (AUTOTUNE_CC_INSTRUMENT=guard) ---------------------------------- */
+/* -fsanitize-coverage=inline-8bit-counters: clang increments one byte per block inline (no call,
+ * 8-bit; made NeverZero, 255 + 1 = 1 as AFL++'s PCGUARD counts, by the guard kind's pass plugin
+ * kernels/plugin/autotune_counters.cpp) in the module's __sancov_cntrs section and registers the
+ * section here. The
+ * guard metric's slot of counter i (over all modules, in registration order) is i + 1, as a
+ * trace-pc-guard build's guard g has slot g. The map sink adds them into its counters (a
+ * copy under afl-fuzz, which zeroes its map before each run) and zeroes them after every
+ * execution (cov_exec_end), on a crash signal and at exit() during an execution. */
+cov_cnt_region cov_cnt[COV_CNT_REGIONS];
+uint32_t cov_ncnt_regions;
+uint32_t cov_ncounters;
+static int cov_cnt_lost; /* a region beyond COV_CNT_REGIONS (not counted) */
+
+void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop);
+void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop) {
+  if (start >= stop) return;
+  pthread_mutex_lock(&cov_init_lock);
+  for (uint32_t i = 0; i < cov_ncnt_regions; i++)
+    if (cov_cnt[i].start == start) { /* registered already (one module, two constructors) */
+      pthread_mutex_unlock(&cov_init_lock);
+      return;
+    }
+  if (cov_ncnt_regions < COV_CNT_REGIONS) {
+    cov_cnt[cov_ncnt_regions].start = start;
+    cov_cnt[cov_ncnt_regions].n = (size_t)(stop - start);
+    cov_ncnt_regions++;
+    cov_ncounters += (uint32_t)(stop - start);
+  } else {
+    cov_cnt_lost = 1;
+  }
+  pthread_mutex_unlock(&cov_init_lock);
+}
+
+/* ---- inline edges (AUTOTUNE_CC_INSTRUMENT=edge, and ngram) ---------------------------------- */
+/* kernels/plugin/autotune_edges.cpp counts each instrumented block inline, as AFL++'s CLASSIC:
+ *   idx = (cur ^ autotune_edge_prev) & area.mask; area.map[idx]++ (NeverZero); prev = cur >> 1
+ * with cur the block's compile-time id. The runtime owns these three globals: prev is zeroed when
+ * an execution starts (cov_exec_begin), map and mask point at the map sink's counters (a flat
+ * 8-bit map: afl-fuzz's shared memory under aflfs.c) while the edge metric is the sink, and at
+ * a dummy area with mask 0 otherwise (before main, the probe, standalone runs: every count lands
+ * in its byte 0), so a count never lands outside a map. They change only between executions, when
+ * no instrumented function is running (the pass lets the compiler keep map and mask in registers
+ * for a whole function): a map is attached with its pointer first and its mask second, detached
+ * in the opposite order. */
+struct autotune_edge_area_s {
+  uint8_t *map;
+  uint32_t mask;
+};
+static uint8_t cov_edge_dummy[64];
+__attribute__((aligned(64))) struct autotune_edge_area_s autotune_edge_area = {cov_edge_dummy, 0};
+__thread uint32_t autotune_edge_prev __attribute__((tls_model("initial-exec")));
+static uint32_t cov_edge_modules, cov_edge_blocks; /* registered by the instrumented modules */
+int cov_edge_on;
+
+void autotune_edge_register(uint32_t blocks);
+void autotune_edge_register(uint32_t blocks) { /* a constructor of each instrumented module */
+  __atomic_fetch_add(&cov_edge_modules, 1u, __ATOMIC_ACQ_REL);
+  __atomic_fetch_add(&cov_edge_blocks, blocks, __ATOMIC_ACQ_REL);
+}
+
+/* The ngram mode of the same pass (AUTOTUNE_CC_INSTRUMENT=ngram, AUTOTUNE_CC_NGRAM=N) counts into the
+ * same area; its history is the thread-local window autotune_ngram_hist: [0] the xor of [1..N-1],
+ * the last N-1 blocks' (id >> 1), newest first (kernels/plugin/autotune_edges.cpp). Zeroed when an
+ * execution starts, as prev. Sized for AFL++'s largest N, 16. */
+__thread uint32_t autotune_ngram_hist[COV_NGRAM_HIST_WORDS] __attribute__((tls_model("initial-exec")));
+static uint32_t cov_ngram_modules, cov_ngram_conflict;
+uint32_t cov_ngram_n_v;
+
+void autotune_ngram_register(uint32_t blocks, uint32_t n);
+void autotune_ngram_register(uint32_t blocks, uint32_t n) { /* a constructor of each ngram module */
+  uint32_t expected = 0;
+  if (!__atomic_compare_exchange_n(&cov_ngram_n_v, &expected, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+      expected != n)
+    __atomic_store_n(&cov_ngram_conflict, 1u, __ATOMIC_RELEASE); /* modules of two N: a mixed build */
+  __atomic_fetch_add(&cov_ngram_modules, 1u, __ATOMIC_ACQ_REL);
+  __atomic_fetch_add(&cov_edge_blocks, blocks, __ATOMIC_ACQ_REL);
+}
+
+uint32_t cov_ngram_n(void) { return __atomic_load_n(&cov_ngram_n_v, __ATOMIC_ACQUIRE); }
+
+uint32_t cov_edge_blocks_registered(void) { return __atomic_load_n(&cov_edge_blocks, __ATOMIC_ACQUIRE); }
+int cov_edge_inline_active(void) { return cov_edge_on; }
+
+void cov_edge_area_set(uint8_t *map, uint32_t mask) {
+  if (map) { /* attach: the map before the mask that lets indices reach into it */
+    __atomic_store_n(&autotune_edge_area.map, map, __ATOMIC_RELEASE);
+    __atomic_store_n(&autotune_edge_area.mask, mask, __ATOMIC_RELEASE);
+  } else { /* detach: mask 0 (index 0 only) before the dummy */
+    __atomic_store_n(&autotune_edge_area.mask, 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&autotune_edge_area.map, cov_edge_dummy, __ATOMIC_RELEASE);
+  }
+  cov_edge_on = map != NULL;
+}
+
+/* AUTOTUNE_CC_INSTRUMENT of the link (autotune cc passes --defsym autotune_instrument_kind=
+ * autotune_kind_<kind>); absent when the program was linked without the wrapper. */
+__attribute__((used)) const int autotune_kind_full = COV_BUILD_FULL;
+__attribute__((used)) const int autotune_kind_blocks = COV_BUILD_BLOCKS;
+__attribute__((used)) const int autotune_kind_guard = COV_BUILD_GUARD;
+__attribute__((used)) const int autotune_kind_edge = COV_BUILD_EDGE;
+__attribute__((used)) const int autotune_kind_ngram = COV_BUILD_NGRAM;
+extern const int autotune_instrument_kind __attribute__((weak));
+
+int cov_build_kind(void) {
+  int linked = &autotune_instrument_kind ? autotune_instrument_kind : -1;
+  int guards = cov_guard_count() > 0, counters = cov_ncounters > 0;
+  int edges = __atomic_load_n(&cov_edge_modules, __ATOMIC_ACQUIRE) > 0;
+  int ngrams = __atomic_load_n(&cov_ngram_modules, __ATOMIC_ACQUIRE) > 0;
+  if (guards + counters + edges + ngrams > 1 || __atomic_load_n(&cov_ngram_conflict, __ATOMIC_ACQUIRE))
+    return COV_BUILD_MIXED;
+  if (ngrams || linked == COV_BUILD_NGRAM) /* as edge below */
+    return (ngrams && linked >= 0 && linked != COV_BUILD_NGRAM) || guards || counters || edges
+               ? COV_BUILD_MIXED
+               : COV_BUILD_NGRAM;
+  if (edges || linked == COV_BUILD_EDGE) /* edge objects in another kind's link, or the reverse */
+    return (edges && linked >= 0 && linked != COV_BUILD_EDGE) || guards || counters ? COV_BUILD_MIXED
+                                                                                     : COV_BUILD_EDGE;
+  if (counters || linked == COV_BUILD_GUARD) return guards ? COV_BUILD_MIXED : COV_BUILD_GUARD;
+  return linked == COV_BUILD_BLOCKS ? COV_BUILD_BLOCKS : COV_BUILD_FULL;
+}
+
+const char *cov_build_kind_name(int kind) {
+  static const char *const names[] = {"full", "blocks", "guard", "mixed", "edge", "ngram"};
+  return kind >= 0 && kind <= COV_BUILD_NGRAM ? names[kind] : "?";
+}
+
+uint32_t cov_guard_slots(void) {
+  return cov_build_kind() == COV_BUILD_GUARD ? cov_ncounters : cov_guard_count();
+}
+
+uint64_t cov_guard_map_bytes(void) {
+  uint64_t n = (uint64_t)cov_guard_slots() + 1; /* slots 1..guards; slot 0 unused */
+  return (n + 63) & ~(uint64_t)63;
+}
+
+/* "<what> needs <need>, but this program was built with AUTOTUNE_CC_INSTRUMENT=<kind>; fix: <fix>" */
+static int kind_error(char *err, size_t errlen, const char *what, int needs_hooks, const char *fix) {
+  int k = cov_build_kind();
+  if (!err || !errlen) return -1;
+  if (k == COV_BUILD_MIXED)
+    snprintf(err, errlen, "this program mixes objects of different build kinds (inline counters of "
+             "AUTOTUNE_CC_INSTRUMENT=guard, inline edges of edge or ngram (or ngram of two N), "
+             "trace-pc-guard of full or blocks); "
+             "fix: rebuild every object and the link with one AUTOTUNE_CC_INSTRUMENT");
+  else
+    snprintf(err, errlen, "%s needs %s, but this program was built with "
+             "AUTOTUNE_CC_INSTRUMENT=%s; fix: %s", what,
+             needs_hooks ? "function entry/exit hooks (AUTOTUNE_CC_INSTRUMENT=full)"
+                         : "SanitizerCoverage guards (AUTOTUNE_CC_INSTRUMENT=full or blocks)",
+             cov_build_kind_name(k), fix);
+  return -1;
+}
+
+/* The metric an ngram build counts: ngram-N of its modules' N (-1: none registered, or N > 8, which
+ * autotune cc does not build: the runtime names ngram-2 .. ngram-8). */
+int cov_ngram_build_metric(void) {
+  uint32_t n = cov_ngram_n();
+  return n >= 2 && n <= COV_M_NGRAM8 + 1 ? COV_M_NGRAM2 + (int)n - 2 : -1;
+}
+
+int cov_metric_check(int metric, char *err, size_t errlen) {
+  int k = cov_build_kind();
+  if (k == COV_BUILD_NGRAM && metric != cov_ngram_build_metric()) {
+    uint32_t n = cov_ngram_n();
+    const char *m = metric >= 0 && metric < COV_N_METRICS ? cov_metric_names[metric] : "?";
+    if (err && errlen) {
+      int want_ngram = metric >= COV_M_NGRAM2 && metric <= COV_M_NGRAM8;
+      char rebuild[96] = "";
+      if (want_ngram)
+        snprintf(rebuild, sizeof rebuild, "AUTOTUNE_CC_NGRAM=%d (ngram-%d) or ", metric + 1, metric + 1);
+      snprintf(err, errlen, "AUTOTUNE_METRIC=%s: this program was built with AUTOTUNE_CC_INSTRUMENT=ngram "
+               "AUTOTUNE_CC_NGRAM=%u, which counts ngram-%u inline and nothing else; fix: set "
+               "AUTOTUNE_METRIC=ngram-%u (or unset it), or rebuild with %sAUTOTUNE_CC_INSTRUMENT=blocks "
+               "(edge, ngram-N, guard) or full (every metric)", m, n, n, n, rebuild);
+    }
+    return -1;
+  }
+  if (k == COV_BUILD_MIXED || (k == COV_BUILD_GUARD && metric != COV_M_GUARD) ||
+      (k == COV_BUILD_EDGE && metric != COV_M_EDGE) ||
+      (k == COV_BUILD_BLOCKS && cov_metric_needs_stack(metric))) {
+    char what[64];
+    snprintf(what, sizeof what, "AUTOTUNE_METRIC=%s",
+             metric >= 0 && metric < COV_N_METRICS ? cov_metric_names[metric] : "?");
+    const char *fix = k == COV_BUILD_GUARD
+                          ? "set AUTOTUNE_METRIC=guard, or rebuild with AUTOTUNE_CC_INSTRUMENT=edge "
+                            "(edge), blocks (edge, ngram-N, guard) or full (every metric)"
+                      : k == COV_BUILD_EDGE
+                          ? "set AUTOTUNE_METRIC=edge, or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks "
+                            "(edge, ngram-N, guard) or full (every metric)"
+                          : "set AUTOTUNE_METRIC to edge, ngram-N or guard, or rebuild with "
+                            "AUTOTUNE_CC_INSTRUMENT=full (every metric)";
+    return kind_error(err, errlen, what, k == COV_BUILD_BLOCKS || cov_metric_needs_stack(metric), fix);
+  }
+  return 0;
+}
+
+int cov_census_check(uint32_t metric_mask, char *err, size_t errlen) {
+  int k = cov_build_kind();
+  if (k == COV_BUILD_MIXED || k == COV_BUILD_GUARD || k == COV_BUILD_EDGE || k == COV_BUILD_NGRAM)
+    return kind_error(err, errlen, "the census (probe)", 0,
+                      "rebuild the probe's harness with AUTOTUNE_CC_INSTRUMENT=full (the default)");
+  if (k == COV_BUILD_BLOCKS)
+    for (int m = 0; m < COV_N_METRICS; m++)
+      if (cov_metric_needs_stack(m) && (metric_mask & (1u << m))) {
+        char what[96];
+        snprintf(what, sizeof what, "the census of %s (AUTOTUNE_PROBE_METRICS)", cov_metric_names[m]);
+        return kind_error(err, errlen, what, 1,
+                          "rebuild with AUTOTUNE_CC_INSTRUMENT=full (the default), or probe only "
+                          "edge, ngram-N and guard");
+      }
+  return 0;
+}
