@@ -15,8 +15,9 @@ import struct
 import sys
 import time
 
-METRICS = ["edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
-           "ctx", "caller", "ctx-2", "ctx-4", "ctx-8", "guard"]
+from autotune.runtime.config import METRIC_SPECS  # run by the venv's python (tests/test_probe_campaign.py)
+
+METRICS = list(METRIC_SPECS)  # census order, as the runtime's
 N = len(METRICS)
 REPLY = struct.Struct(f"<IIQ{N}I{N}I")
 
@@ -33,14 +34,15 @@ def keys_of(data: bytes):
     out = []
     for m in METRICS:
         seq = []
-        if m == "guard":
+        spec = METRIC_SPECS[m]
+        if not spec.hashed:  # a slot per block (guard)
             seq = [(m, (b,)) for b in blocks]
-        elif m == "edge" or m.startswith("ngram"):
-            n = 2 if m == "edge" else int(m.split("-")[1])
+        elif not spec.call_context:  # windows of n blocks (edge: 2, ngram-N: N)
+            n = int(m.split("-")[1]) if m.startswith("ngram-") else 2
             for i in range(len(blocks)):
                 seq.append((m, tuple(blocks[max(0, i - n + 1):i + 1])))
         else:
-            k = {"ctx": 3, "caller": 1, "ctx-2": 2, "ctx-4": 4, "ctx-8": 5}[m]
+            k = {"ctx": 3, "caller": 1, "ctx-2": 2, "ctx-4": 4, "ctx-8": 5}.get(m, 1)
             for i in range(len(blocks)):
                 seq.append((m, tuple(blocks[max(0, i - 1):i + 1]), ctx % (k + 1)))
         counts = {}
