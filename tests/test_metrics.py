@@ -16,6 +16,8 @@ import pytest
 from programs.covtools import (
     KEY_INDEX,
     METRICS,
+    c_key_funcs,
+    c_metrics,
     PROGRAMS,
     ProbeClient,
     build_cc,
@@ -182,24 +184,20 @@ def test_threads_keep_their_own_history(bins, tmp_path):
 def test_c_and_python_metric_lists_agree():
     """kernels/cov_keys.h's COV_METRICS (the C side's one list: cov.h's ids, the names, the keys)
     against autotune/runtime/config.py's METRIC_TABLE: names in census order, each C key function's
-    index key under AUTOTUNE_KEY_HASH=exact, and the call context."""
-    import re
-
+    index key under AUTOTUNE_KEY_HASH=exact (and whether it is hashed), and the call context."""
     from autotune.metrics import METRICS as PY_METRICS
     from autotune.runtime.config import METRIC_SPECS
 
-    src = (PROGRAMS.parent.parent / "kernels" / "cov_keys.h").read_text()
-    block = src[src.index("#define COV_METRICS(X)"):]
-    block = block[:block.index("\n\n")]
-    rows = re.findall(r'X\((\w+), "([a-z0-9-]+)", (\w+), (\d+), (-?\d+)\)', block)
+    rows = c_metrics()
     assert tuple(name for _, name, *_ in rows) == PY_METRICS == METRICS
+    keys = c_key_funcs()
     for ident, name, key, win, cx in rows:
         spec = METRIC_SPECS[name]
-        assert KEY_INDEX[key] == spec.index_key, name
-        assert (int(cx) >= 0) == spec.call_context, name
+        assert KEY_INDEX[key] == spec.index_key and keys[key][0] == spec.hashed, name
+        assert (cx >= 0) == spec.call_context, name
         assert ident == name.upper().replace("-", ""), name  # COV_M_<ID>: e.g. ngram-8 is COV_M_NGRAM8
         if name.startswith("ngram-"):
-            assert int(win) == int(name[6:]) - 1 == PY_METRICS.index(name)  # ngram-N: N - 1 previous blocks, id N - 1
+            assert win == int(name[6:]) - 1 == PY_METRICS.index(name)  # ngram-N: N - 1 previous blocks, id N - 1
 
 
 def test_ngram_counts_by_hand(bins, tmp_path):

@@ -15,11 +15,18 @@ import pytest
 
 from autotune import demo
 from autotune.metrics import KEY_HASHES, index_key
+from autotune.runtime.config import METRIC_SPECS, METRIC_TABLE
 from autotune.target import demo_harness
-from programs.covtools import PROGRAMS, SANITIZE, ProbeClient, build_cc, build_direct, mix64, read_census
+from programs.covtools import (PROGRAMS, SANITIZE, ProbeClient, build_cc, build_direct, c_key_funcs, c_metrics, mix64,
+                               read_census)
 
-METRICS = ("edge", "ngram-2", "ngram-3", "ngram-4", "ngram-5", "ngram-6", "ngram-7", "ngram-8",
-           "ctx", "caller", "ctx-2", "ctx-4", "ctx-8")  # every key function and window/context
+METRICS = tuple(m.name for m in METRIC_TABLE if m.hashed)  # every hashed key function and window/context
+# the fast hooks' check: the first metric of each of kernels/cov_keys.h's hashed key functions, and
+# the longest window and a second context
+KEY_FUNCS = c_key_funcs()
+KEY_OF = {name: key for _, name, key, _, _ in c_metrics()}
+FAST_CHECKED = tuple(m for m in METRICS
+                     if m in ("ngram-8", "caller") or m == next(n for n in METRICS if KEY_OF[n] == KEY_OF[m]))
 
 
 def clean_env(**kw):
@@ -133,7 +140,7 @@ def test_replay_slots_are_the_index_keys_of_the_census(demo_census, metric):
     assert differs  # the two hashes give different slot counts here, so the check can tell them apart
 
 
-@pytest.mark.parametrize("metric", ("edge", "ngram-2", "ngram-8", "ctx", "caller"))
+@pytest.mark.parametrize("metric", FAST_CHECKED)
 def test_fast_hooks_count_what_the_general_path_counts(metric):
     """AUTOTUNE_HOOKS=auto keys and counts each block at its own guard through one specialised
     function when the map sink is alone and the metric needs no call stack; the general path
@@ -141,7 +148,7 @@ def test_fast_hooks_count_what_the_general_path_counts(metric):
     overflow, and the digest of every map that brought new coverage (which sees slot order and
     bucketed counts)."""
     binary = demo_harness()
-    fast = metric in ("edge", "ngram-2", "ngram-8")
+    fast = KEY_FUNCS[KEY_OF[metric]][1] != "NONE" and not METRIC_SPECS[metric].call_context  # cov_keys.h
     same = ("used_keys", "covered_slots", "overflow_keys", "coverage_digest", "new_coverage_execs")
     configs = (("twolevel", 1 << 24, 1 << 16, "8", "neverzero", None),
                ("twolevel", 1 << 12, 1 << 6, "16", "saturate", "afl"),  # overflows the dense map

@@ -115,11 +115,14 @@ def test_trace_file(tmp_path):
 
 
 def test_reply_layout():
-    assert P.REPLY_SIZE == 128
-    r = P.Reply(status=1, detail=6, exec_ns=123, new_keys=tuple(range(14)), total_keys=tuple(range(14, 28)))
+    from autotune.metrics import METRICS
+
+    n = len(METRICS)  # 14 today: 128 bytes
+    assert P.REPLY_SIZE == 16 + 8 * n
+    r = P.Reply(status=1, detail=6, exec_ns=123, new_keys=tuple(range(n)), total_keys=tuple(range(n, 2 * n)))
     raw = r.pack()
     assert raw[:16] == struct.pack("<IIQ", 1, 6, 123) and P.Reply.unpack(raw) == r
-    assert raw[P.NEW_KEYS_SLICE] == struct.pack("<14I", *range(14))
+    assert raw[P.NEW_KEYS_SLICE] == struct.pack(f"<{n}I", *range(n))
 
 
 def test_percentiles():

@@ -265,6 +265,27 @@ def function_id(seed: int, offset: int) -> int:
     return splitmix64(seed ^ offset)
 
 
+def c_metrics() -> list[tuple[str, str, str, int, int]]:
+    """kernels/cov_keys.h's COV_METRICS lines, in census order: (ID, name, key function, WIN, CX)."""
+    import re
+
+    src = (KERNELS / "cov_keys.h").read_text()
+    block = src[src.index("#define COV_METRICS(X)"):]
+    block = block[:block.index("\n\n")]
+    return [(i, n, k, int(w), int(c))
+            for i, n, k, w, c in re.findall(r'X\((\w+), "([a-z0-9-]+)", (\w+), (\d+), (-?\d+)\)', block)]
+
+
+def c_key_funcs() -> dict[str, tuple[bool, str]]:
+    """kernels/cov_keys.h's COV_KEY_FUNCS lines: key function -> (hashed, the shape of its fast hook)."""
+    import re
+
+    src = (KERNELS / "cov_keys.h").read_text()
+    block = src[src.index("#define COV_KEY_FUNCS(Y)"):]
+    block = block[:block.index("\n\n")]
+    return {k: (h == "1", f) for k, h, f in re.findall(r"Y\((\w+), ([01]), (\w+)\)", block)}
+
+
 # The index key (autotune/runtime/config.py Metric.index_key) of each key function of
 # kernels/cov_keys.h (a COV_METRICS line's KEY) under AUTOTUNE_KEY_HASH=exact: docs/DESIGN.md
 # "The map sink's index key". tests/test_metrics.py checks every metric's against its registry entry.
