@@ -185,6 +185,8 @@ def test_c_and_python_metric_lists_agree():
     """kernels/cov_keys.h's COV_METRICS (the C side's one list: cov.h's ids, the names, the keys)
     against autotune/runtime/config.py's METRIC_TABLE: names in census order, each C key function's
     index key under AUTOTUNE_KEY_HASH=exact (and whether it is hashed), and the call context."""
+    import re
+
     from autotune.metrics import METRICS as PY_METRICS
     from autotune.runtime.config import METRIC_SPECS
 
@@ -196,8 +198,8 @@ def test_c_and_python_metric_lists_agree():
         assert KEY_INDEX[key] == spec.index_key and keys[key][0] == spec.hashed, name
         assert (cx >= 0) == spec.call_context, name
         assert ident == name.upper().replace("-", ""), name  # COV_M_<ID>: e.g. ngram-8 is COV_M_NGRAM8
-        if name.startswith("ngram-"):
-            assert win == int(name[6:]) - 1 == PY_METRICS.index(name)  # ngram-N: N - 1 previous blocks, id N - 1
+        if (n := re.fullmatch(r"ngram-(\d+)", name)):
+            assert win == int(n.group(1)) - 1 == PY_METRICS.index(name)  # ngram-N: N - 1 previous blocks, id N - 1
 
 
 def test_ngram_counts_by_hand(bins, tmp_path):
