@@ -54,7 +54,7 @@ def run_pipeline(
     corpus_dir: Path | None,
     demo: bool = False,
     probe_time_s: float = 60.0,
-    probe_engine: str = "auto",
+    probe_engine: str = "havoc",
     max_execs: int | None = None,
     seed: int = 0,
     calls: int = DEFAULT_CALLS,

@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
 def probe_cmd(
     target: TargetOptions = TargetOptions(),
     time_s: ProbeTimeOpt = 60.0,
-    engine: ProbeEngineOpt = "auto",
+    engine: ProbeEngineOpt = "havoc",
     max_execs: Annotated[Optional[int], typer.Option("--max-execs", help="Stop after this many executions (reproducible census).")] = None,
     seed: SeedOpt = 0,
     timeout_ms: TimeoutMsOpt = 1000,

@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
 def run_cmd(
     target: TargetOptions = TargetOptions(),
     time_s: ProbeTimeOpt = 60.0,
-    engine: ProbeEngineOpt = "auto",
+    engine: ProbeEngineOpt = "havoc",
     calls: CallsOpt = DEFAULT_CALLS,
     max_collision_rate: MaxCollisionRateOpt = DEFAULT_MAX_COLLISION_RATE,
     instances: InstancesOpt = 1,
