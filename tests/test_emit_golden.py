@@ -22,10 +22,13 @@ from autotune.tune.objective import ObjectiveSettings
 from autotune.tune.optimise import grid_search
 from autotune.tune.result import TuneResult, load_tune_result
 from autotune.tune.run import result_from_search
+from autotune.runtime.config import LAYOUTS
 from autotune.tune.space import SearchSpace
 
 GOLDEN = Path(__file__).parent / "golden"
 FIGURES = json.loads((GOLDEN / "tune_figures.json").read_text())
+# the layouts the figures were recorded with (a layout added since has no figures to replay)
+RECORDED_LAYOUTS = tuple(lay for lay in LAYOUTS if any(f"/{lay}/" in k for k in FIGURES["execs_per_s"]))
 # collision rates a census measured with AFL++'s hash (hk32) per map size: N-grams stay high
 AFL_HASH = {"edge": {32768: 0.045, 65536: 0.023, 131072: 0.012, 262144: 0.006},
             "ngram-4": {32768: 0.31, 65536: 0.2, 131072: 0.14, 262144: 0.11},
@@ -38,7 +41,7 @@ def _result(*, metrics: tuple[str, ...], map_pow2: tuple[int, int], max_collisio
     inputs = TuneInputs(metrics={m: MetricFacts(m, int(FIGURES["keys"][m] * 0.9), float(FIGURES["keys"][m]), OVERFLOW[m],
                                                 AFL_HASH[m]) for m in metrics},
                         target_exec_ns=20000.0, target="golden-target", extra={"probe_seed": 7})
-    space = SearchSpace(map_pow2=map_pow2, metrics=metrics).ordered(lambda m: inputs.metrics[m].estimated_keys)
+    space = SearchSpace(map_pow2=map_pow2, metrics=metrics, layouts=RECORDED_LAYOUTS).ordered(lambda m: inputs.metrics[m].estimated_keys)
     settings = ObjectiveSettings(max_collision_rate=max_collision_rate, l2_bytes=2 << 20, llc_bytes=105 << 20)
     search = grid_search(inputs=inputs, measurer=RecordedMeasurer(FIGURES["execs_per_s"]), space=space,
                          settings=settings)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from autotune.errors import AutotuneError
+from autotune.runtime.config import LAYOUTS
 from autotune.tune.backends import CachedMeasurer, Measurement, RecordedMeasurer
 from autotune.tune.inputs import MetricFacts, TuneInputs
 from autotune.tune.objective import (ObjectiveSettings, evaluate, precision_feasible, shared_cache_extra_ns,
@@ -30,7 +31,8 @@ def recorded_inputs() -> TuneInputs:
 
 
 def small_space(inputs: TuneInputs) -> SearchSpace:
-    return SearchSpace(map_pow2=(13, 18), metrics=tuple(FIGURES["keys"])).ordered(
+    recorded = tuple(lay for lay in LAYOUTS if any(f"/{lay}/" in k for k in FIGURES["execs_per_s"]))
+    return SearchSpace(map_pow2=(13, 18), metrics=tuple(FIGURES["keys"]), layouts=recorded).ordered(
         lambda m: inputs.metrics[m].estimated_keys)
 
 

@@ -22,13 +22,14 @@ from pathlib import Path
 
 from autotune.errors import AutotuneError
 from autotune.metrics import KEY_HASHES, METRICS
+from autotune.runtime.config import LAYOUTS
 
 INDEX_MAGIC = b"ATAFLIX3"
 # older formats: 1 stored the slot as is (0xFFFFFFFF = unassigned); 2 indexed ngram-N by mix64
 INDEX_MAGIC_OLD = {b"ATAFLIX1": 1, b"ATAFLIX2": 2}
 HEADER = struct.Struct("<8sIIIIQQQII8x")  # 64 bytes
 CTL = struct.Struct("<QIIQQII")  # the first 40 bytes of bm_ctl
-LAYOUTS = {0: "flat", 1: "twolevel", 2: "exact"}
+LAYOUT_NAMES = {lay.bm_code: name for name, lay in LAYOUTS.items()}  # the header's layout code -> name
 SCHEMA_VERSION = 1
 
 
@@ -83,7 +84,7 @@ def read_index_stats(*, path: str | Path) -> AflIndexStats:
     _m, _lay, _w, _h, _c, used_key, overflow_keys = CTL.unpack_from(head, HEADER.size)
     return AflIndexStats(
         path=str(p),
-        layout=LAYOUTS.get(layout, str(layout)),
+        layout=LAYOUT_NAMES.get(layout, str(layout)),
         metric=METRICS[metric] if metric < len(METRICS) else str(metric),
         seed=seed,
         guards=guards,
