@@ -35,7 +35,7 @@
 #define AT_BENCH_E_ARGS (-10)
 
 typedef struct at_bench_spec {
-  int32_t layout;          /* BM_FLAT or BM_TWOLEVEL */
+  int32_t layout;          /* a bm_layout */
   uint32_t width_bits;     /* 8, 16, 32, 64 */
   int32_t policy;          /* BM_WRAP, BM_NEVERZERO, BM_SATURATE */
   uint32_t flags;          /* bm_map_create flags (BM_F_NO_HUGEPAGE) */
@@ -103,12 +103,12 @@ typedef void (*replay_fn)(bm_map *m, const uint32_t *keys, const uint32_t *count
 #define AT_DEF_REPLAY_L(L) AT_DEF_REPLAY_W(L, 8) AT_DEF_REPLAY_W(L, 16) AT_DEF_REPLAY_W(L, 32) AT_DEF_REPLAY_W(L, 64)
 AT_DEF_REPLAY_L(flat)
 AT_DEF_REPLAY_L(twolevel)
+AT_DEF_REPLAY_L(exact)
 
 #define AT_ROW(L, W) {replay_##L##_u##W##_wrap, replay_##L##_u##W##_nz, replay_##L##_u##W##_sat}
-static const replay_fn replay_table[2][4][3] = {
-    {AT_ROW(flat, 8), AT_ROW(flat, 16), AT_ROW(flat, 32), AT_ROW(flat, 64)},
-    {AT_ROW(twolevel, 8), AT_ROW(twolevel, 16), AT_ROW(twolevel, 32), AT_ROW(twolevel, 64)},
-};
+#define AT_LAYOUT(L) {AT_ROW(L, 8), AT_ROW(L, 16), AT_ROW(L, 32), AT_ROW(L, 64)}
+static const replay_fn replay_table[][4][3] = {AT_LAYOUT(flat), AT_LAYOUT(twolevel), AT_LAYOUT(exact)};
+#define AT_N_LAYOUTS (sizeof replay_table / sizeof replay_table[0]) /* indexed by bm_layout */
 
 /* One execution; adds the per-phase nanoseconds to acc[0..3]; returns hits replayed. */
 static uint64_t run_exec(bm_map *m, replay_fn replay, const at_trace *t, uint64_t e, uint8_t *virgin,
@@ -145,7 +145,7 @@ static int check_trace(const at_trace *t) {
  * (bigmap's BM_E_*, or AT_BENCH_E_ARGS for a bad spec/trace). */
 int at_bench_run(const at_bench_spec *spec, const at_trace *trace, double *out, at_bench_info *info) {
   if (!spec || !out || !info || !check_trace(trace)) return AT_BENCH_E_ARGS;
-  if (spec->layout != BM_FLAT && spec->layout != BM_TWOLEVEL) return AT_BENCH_E_ARGS;
+  if (spec->layout < 0 || (size_t)spec->layout >= AT_N_LAYOUTS) return AT_BENCH_E_ARGS;
   if (spec->policy < BM_WRAP || spec->policy > BM_SATURATE || spec->rounds == 0) return AT_BENCH_E_ARGS;
   bm_config cfg = {.layout = (bm_layout)spec->layout,
                    .width_bits = spec->width_bits,

@@ -172,7 +172,7 @@ int main(void) {
   uint32_t k[9] = {1, 2, 3, 1, 4000000000u, 7, 8, 9, 10}, c[9] = {1, 300, 70000, 2, 1, 1, 1, 1, 5};
   trace t = {3, off, k, c};
   double out[3 * 7];
-  for (int layout = 0; layout < 2; layout++)
+  for (int layout = 0; layout < 3; layout++) /* flat, twolevel, exact */
     for (uint32_t w = 8; w <= 64; w *= 2)
       for (int pol = 0; pol < 3; pol++) {
         spec s = {layout, w, pol, 1, 1u << 13, layout ? 4 : 0, 1, 3, 0, 2, 0};
@@ -181,6 +181,9 @@ int main(void) {
         if (rc != 0) { printf("rc %d\n", rc); return 1; }
         if (layout && i.ov != 10 - 1 - 4 + 0 && i.u != 4) { printf("bad used %llu\n", (unsigned long long)i.u); return 1; }
       }
+  spec bad = {3, 8, 0, 1, 1u << 13, 4, 1, 3, 0, 2, 0};
+  info bi;
+  if (at_bench_run(&bad, &t, out, &bi) == 0) { puts("layout 3 accepted"); return 1; }
   puts("ok");
   return 0;
 }
