@@ -22,13 +22,10 @@ from autotune.tune.objective import ObjectiveSettings
 from autotune.tune.optimise import grid_search
 from autotune.tune.result import TuneResult, load_tune_result
 from autotune.tune.run import result_from_search
-from autotune.runtime.config import LAYOUTS
 from autotune.tune.space import SearchSpace
+from recorded_figures import FIGURES, RECORDED_LAYOUTS
 
 GOLDEN = Path(__file__).parent / "golden"
-FIGURES = json.loads((GOLDEN / "tune_figures.json").read_text())
-# the layouts the figures were recorded with (a layout added since has no figures to replay)
-RECORDED_LAYOUTS = tuple(lay for lay in LAYOUTS if any(f"/{lay}/" in k for k in FIGURES["execs_per_s"]))
 # collision rates a census measured with AFL++'s hash (hk32) per map size: N-grams stay high
 AFL_HASH = {"edge": {32768: 0.045, 65536: 0.023, 131072: 0.012, 262144: 0.006},
             "ngram-4": {32768: 0.31, 65536: 0.2, 131072: 0.14, 262144: 0.11},

@@ -3,15 +3,12 @@ backend: figures bench.c measured once, tests/golden/record_tune_figures.py), an
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from autotune.errors import AutotuneError
-from autotune.runtime.config import LAYOUTS
 from autotune.tune.backends import CachedMeasurer, Measurement, RecordedMeasurer
 from autotune.tune.inputs import MetricFacts, TuneInputs
 from autotune.tune.objective import (ObjectiveSettings, evaluate, precision_feasible, shared_cache_extra_ns,
@@ -19,8 +16,8 @@ from autotune.tune.objective import (ObjectiveSettings, evaluate, precision_feas
 from autotune.tune.optimise import grid_search, optimise
 from autotune.tune.precision import collision_rate, counter_overflow_share
 from autotune.tune.space import Config, SearchSpace, dense_slots
+from recorded_figures import FIGURES, RECORDED_LAYOUTS
 
-FIGURES = json.loads((Path(__file__).parent / "golden" / "tune_figures.json").read_text())
 OVERFLOW = {"edge": {8: 0.05, 16: 0.001, 32: 0.0, 64: 0.0}, "ngram-4": {8: 0.08, 16: 0.002, 32: 0.0, 64: 0.0},
             "ctx": {8: 0.06, 16: 0.0, 32: 0.0, 64: 0.0}}
 
@@ -31,8 +28,7 @@ def recorded_inputs() -> TuneInputs:
 
 
 def small_space(inputs: TuneInputs) -> SearchSpace:
-    recorded = tuple(lay for lay in LAYOUTS if any(f"/{lay}/" in k for k in FIGURES["execs_per_s"]))
-    return SearchSpace(map_pow2=(13, 18), metrics=tuple(FIGURES["keys"]), layouts=recorded).ordered(
+    return SearchSpace(map_pow2=(13, 18), metrics=tuple(FIGURES["keys"]), layouts=RECORDED_LAYOUTS).ordered(
         lambda m: inputs.metrics[m].estimated_keys)
 
 
