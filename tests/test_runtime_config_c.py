@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from autotune.runtime import binding
 from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS, METRIC_TABLE, VARIABLES, RuntimeConfig
 from autotune.target import demo_harness
 
@@ -113,5 +114,11 @@ def test_what_the_c_source_says_and_the_runtime_cannot_report():
     assert read - {"AUTOTUNE_HOOKS"} == set(VARIABLES)  # AUTOTUNE_HOOKS: a C-only switch for comparisons
     enum = dict(re.findall(r"BM_([A-Z]+) = (\d+)", (KERNELS / "bigmap.h").read_text()))
     assert {n: lay.bm_code for n, lay in LAYOUTS.items()} == {n: int(enum[n.upper()]) for n in LAYOUTS}
+    # the ctypes binding names every bm_layout (the kernels-only exact layout too) and bm_policy
+    header = (KERNELS / "bigmap.h").read_text()
+    for table, typedef in ((binding.LAYOUTS, "bm_layout"), (binding.POLICIES, "bm_policy")):
+        body = re.search(r"typedef enum \{([^}]*)\} " + typedef + ";", header)
+        assert body, typedef
+        assert table == {n.lower(): int(v) for n, v in re.findall(r"BM_([A-Z]+) = (\d+)", body.group(1))}
     m = re.search(r"#define AFLFS_MAX_MAPSIZE \((\d+)u << (\d+)\)", (KERNELS / "aflfs.h").read_text())
     assert m and int(m.group(1)) << int(m.group(2)) == AFL_MAX_MAP_SLOTS

@@ -32,7 +32,8 @@ Policy = Literal["wrap", "neverzero", "saturate"]
 Variant = Literal["scalar", "avx2", "avx512"]
 
 # the runtime's layouts (autotune.runtime.config) and the kernels' exact layout (tests and bench only)
-LAYOUTS: dict[str, int] = {**{n: lay.bm_code for n, lay in LAYOUT_SPECS.items()}, "exact": 2}
+LAYOUTS: dict[str, int] = {**{n: lay.bm_code for n, lay in LAYOUT_SPECS.items()},
+                           "exact": 2}  # kernels/bigmap.h BM_EXACT (tests/test_runtime_config_c.py checks the table)
 POLICIES: dict[str, int] = {"wrap": 0, "neverzero": 1, "saturate": 2}
 VARIANTS: dict[str, int] = {"scalar": 0, "avx2": 1, "avx512": 2}
 WIDTH_DTYPES: dict[int, type] = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
