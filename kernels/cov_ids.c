@@ -202,10 +202,12 @@ void autotune_edge_register(uint32_t blocks) { /* a constructor of each instrume
 }
 
 /* The ngram mode of the same pass (AUTOTUNE_CC_INSTRUMENT=ngram, AUTOTUNE_CC_NGRAM=N) counts into the
- * same area; its history is the thread-local window autotune_ngram_hist: [0] the xor of [1..N-1],
- * the last N-1 blocks' (id >> 1), newest first (kernels/plugin/autotune_edges.cpp). Zeroed when an
- * execution starts, as prev. Sized for AFL++'s largest N, 16. */
-__thread uint32_t autotune_ngram_hist[COV_NGRAM_HIST_WORDS] __attribute__((tls_model("initial-exec")));
+ * same area; its history is the thread-local autotune_ngram_hist: [0] the xor of the window, [4..N+2]
+ * the window, the last N-1 blocks' (id >> 1), newest first, moved as aligned 4-word vectors
+ * (kernels/plugin/autotune_edges.cpp). Zeroed when an execution starts, as prev. Sized for AFL++'s
+ * largest N, 16. */
+__thread uint32_t autotune_ngram_hist[COV_NGRAM_HIST_WORDS]
+    __attribute__((tls_model("initial-exec"), aligned(16)));
 static uint32_t cov_ngram_modules, cov_ngram_conflict;
 uint32_t cov_ngram_n_v;
 

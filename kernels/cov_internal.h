@@ -142,9 +142,10 @@ extern uint32_t cov_ncounters COV_HIDDEN;
 
 /* The inline edges of an edge or ngram build (kernels/plugin/autotune_edges.cpp). Default
  * visibility: instrumented shared objects refer to them. */
-#define COV_NGRAM_HIST_WORDS 16
+#define COV_NGRAM_HIST_WORDS 20 /* X, padding, a window of up to 16 words in 16-byte aligned vectors */
 extern __thread uint32_t autotune_edge_prev __attribute__((tls_model("initial-exec")));
-extern __thread uint32_t autotune_ngram_hist[COV_NGRAM_HIST_WORDS] __attribute__((tls_model("initial-exec")));
+extern __thread uint32_t autotune_ngram_hist[COV_NGRAM_HIST_WORDS]
+    __attribute__((tls_model("initial-exec"), aligned(16)));
 extern int cov_edge_on COV_HIDDEN;           /* the edge area points at the map sink */
 extern uint32_t cov_ngram_n_v COV_HIDDEN;    /* the N of an ngram build's modules (0: none) */
 /* Point the edge area at map (mask: its slots - 1), or at the dummy (map NULL). */

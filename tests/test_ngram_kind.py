@@ -76,11 +76,13 @@ def build_known(d: Path, funcs: Path, n: int, funcs_env: dict[str, str] | None =
 
 @pytest.fixture(scope="module")
 def known(tmp_path_factory) -> dict:
-    """The source and builds for N = 2, 3, 8 (and a second N = 8 build in another directory)."""
+    """The source and builds for N = 2, 3, 5, 8 (and a second N = 8 build in another directory). The
+    pass moves the window of N - 1 words as 4-word vectors: N = 3 fills part of one, N = 5 all of
+    one, N = 8 spans two (a word crosses from the first to the second at each block)."""
     src_dir = tmp_path_factory.mktemp("ngram-src")
     funcs = src_dir / "funcs.c"
     funcs.write_text(FUNCS)
-    builds = {n: build_known(src_dir / f"n{n}", funcs, n) for n in (2, 3, 8)}
+    builds = {n: build_known(src_dir / f"n{n}", funcs, n) for n in (2, 3, 5, 8)}
     return {"funcs": funcs, "builds": builds, "again8": build_known(src_dir / "again8", funcs, 8)}
 
 
