@@ -17,8 +17,13 @@ queue: the median over rounds of microseconds per execution for each configurati
 configuration's median paired ratio to the reference (the first configuration, or --reference)
 on the same queue and round (> 1: costs more than the reference).
 
+Without a finished compare (say, binaries built by hand, or a compare stopped before it wrote
+compare.json): --binary NAME=PATH[:VAR=VALUE,...] (repeat; the variables are the run's) and --queue
+NAME=DIR (repeat; an afl-fuzz queue directory, or any directory of inputs).
+
 Run from the repository root with nothing else running on the host:
   .venv/bin/python benchmarks/replay_cost.py --compare /tmp/cmp-lz4 --trial 0 --rounds 5 --repeat 10 --out /tmp/replay-cost
+  .venv/bin/python benchmarks/replay_cost.py --binary afl=/path/fuzzer --binary ours=/path/fuzzer:AUTOTUNE_METRIC=guard --queue q=/path/queue --out /tmp/replay-cost
 Writes <out>/replay_cost.json (host profile inside) and replay_cost.md; nothing outside --out.
 """
 
@@ -57,9 +62,55 @@ def perf_works() -> str | None:
     return perf if p.returncode == 0 and b"task-clock" in p.stderr else None
 
 
-def queue_files(afl_out: Path) -> list[Path]:
-    q = afl_out / "default" / "queue"
+def queue_files(q: Path) -> list[Path]:
     return sorted(p for p in q.iterdir() if p.is_file())
+
+
+class Contestant:
+    """A binary and the variables of its runs (a compare's configuration, or --binary)."""
+
+    def __init__(self, name: str, binary: str, env: dict[str, str]):
+        self.name, self.binary, self.env = name, binary, env
+
+
+def from_compare(a: argparse.Namespace) -> tuple[list[Contestant], dict[str, Path], dict]:
+    result = load_compare(a.compare)
+    outcomes = [o for o in result.configs if not a.configs or o.config.name in a.configs.split(",")]
+    people, queues = [], {}
+    for o in outcomes:
+        trial = next((t for t in o.trials if t.spec.index == a.trial), None)
+        if trial is None:
+            raise SystemExit(f"{o.config.name} has no trial {a.trial}")
+        people.append(Contestant(o.config.name, o.binary, dict(trial.spec.env)))
+        queues[o.config.name] = afl_out_of(source=a.compare, old=result, trial=trial) / "default" / "queue"
+    return people, queues, {o.config.name: o.execs_per_s.median for o in outcomes}
+
+
+def _named(arg: str, what: str) -> tuple[str, str]:
+    name, sep, rest = arg.partition("=")
+    if not sep or not name or not rest:
+        raise SystemExit(f"bad {what} {arg!r}: expected NAME=...")
+    return name, rest
+
+
+def from_args(a: argparse.Namespace) -> tuple[list[Contestant], dict[str, Path], dict]:
+    people = []
+    for arg in a.binary:
+        name, rest = _named(arg, "--binary")
+        path, _, variables = rest.partition(":")
+        env = dict(_named(v, "variable") for v in variables.split(",") if v)
+        if not os.access(path, os.X_OK):
+            raise SystemExit(f"--binary {name}: {path} is not an executable")
+        people.append(Contestant(name, path, env))
+    queues = {}
+    for arg in a.queue:
+        name, d = _named(arg, "--queue")
+        if not Path(d).is_dir():
+            raise SystemExit(f"--queue {name}: {d} is not a directory")
+        queues[name] = Path(d)
+    if not queues:
+        raise SystemExit("--binary needs at least one --queue")
+    return people, queues, {}
 
 
 def stage_queue(files: list[Path], dest: Path, repeat: int) -> int:
@@ -102,20 +153,23 @@ def one_run(*, perf: str | None, showmap: str, binary: str, env: dict, queue: Pa
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--compare", type=Path, required=True, help="a finished autotune compare --out directory")
+    ap.add_argument("--compare", type=Path, help="a finished autotune compare --out directory")
     ap.add_argument("--trial", type=int, default=0, help="whose queue: this trial index of every configuration")
     ap.add_argument("--configs", default="", help="comma-separated configurations to keep (default: all)")
+    ap.add_argument("--binary", action="append", default=[], help="NAME=PATH[:VAR=VALUE,...] instead of --compare")
+    ap.add_argument("--queue", action="append", default=[], help="NAME=DIR: inputs to replay (with --binary)")
     ap.add_argument("--reference", default="", help="the configuration ratios are taken to (default: the first)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=10, help="copies of each queue in one run")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
 
-    result = load_compare(a.compare)
-    outcomes = [o for o in result.configs if not a.configs or o.config.name in a.configs.split(",")]
-    if len(outcomes) < 2:
+    if bool(a.compare) == bool(a.binary):
+        raise SystemExit("give either --compare DIR or --binary (with --queue)")
+    people, queue_dirs, campaign = from_compare(a) if a.compare else from_args(a)
+    if len(people) < 2:
         raise SystemExit("need at least two configurations")
-    names = [o.config.name for o in outcomes]
+    names = [p.name for p in people]
     ref = a.reference or names[0]
     if ref not in names:
         raise SystemExit(f"--reference {ref} is none of {', '.join(names)}")
@@ -127,16 +181,14 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="work-", dir=a.out))
     queues: dict[str, tuple[Path, int, int]] = {}  # queue owner -> (dir, inputs per run, queue entries)
     envs: dict[str, dict] = {}
-    for o in outcomes:
-        trial = next((t for t in o.trials if t.spec.index == a.trial), None)
-        if trial is None:
-            raise SystemExit(f"{o.config.name} has no trial {a.trial}")
-        files = queue_files(afl_out_of(source=a.compare, old=result, trial=trial))
-        qdir = work / "queues" / config_dir_name(o.config.name)
-        queues[o.config.name] = (qdir, stage_queue(files, qdir, a.repeat), len(files))
-        rdir = work / "runs" / config_dir_name(o.config.name)
+    for q, qsrc in queue_dirs.items():
+        files = queue_files(qsrc)
+        qdir = work / "queues" / config_dir_name(q)
+        queues[q] = (qdir, stage_queue(files, qdir, a.repeat), len(files))
+    for p in people:
+        rdir = work / "runs" / config_dir_name(p.name)
         rdir.mkdir(parents=True)
-        envs[o.config.name] = trial_env(config_env=trial.spec.env, trial_dir=rdir)[0]
+        envs[p.name] = trial_env(config_env=p.env, trial_dir=rdir)[0]
 
     load_before = os.getloadavg()
     runs = []
@@ -144,12 +196,12 @@ def main(argv: list[str] | None = None) -> int:
         for q, (qdir, n, _) in queues.items():
             order = names[r % len(names):] + names[:r % len(names)]
             for c in order:
-                o = outcomes[names.index(c)]
+                binary = people[names.index(c)].binary
                 rdir = work / "runs" / config_dir_name(c)
                 idx = Path(envs[c].get("AUTOTUNE_INDEX_FILE", rdir / "none"))
                 if idx.exists():
                     idx.unlink()  # every run starts from a fresh index, as a trial does
-                m = one_run(perf=perf, showmap=showmap, binary=o.binary, env=envs[c], queue=qdir, scratch=rdir)
+                m = one_run(perf=perf, showmap=showmap, binary=binary, env=envs[c], queue=qdir, scratch=rdir)
                 runs.append({"round": r, "queue": q, "config": c, "inputs": n, **m})
                 print(f"round {r} queue {q} config {c}: {m['cpu_ms'] or m['wall_ms']:.0f} ms", flush=True)
     load_after = os.getloadavg()
@@ -170,10 +222,11 @@ def main(argv: list[str] | None = None) -> int:
                                  "ratio_to_reference": round(statistics.median(ratios), 4),
                                  "paired_ratios": [round(v, 4) for v in ratios]}
         table.append(row)
-    campaign = {o.config.name: o.execs_per_s.median for o in outcomes}
     from autotune.measure.host import current_host
 
-    doc = {"schema_version": 1, "compare": str(a.compare.resolve()), "trial": a.trial, "rounds": a.rounds,
+    doc = {"schema_version": 1, "compare": str(a.compare.resolve()) if a.compare else None, "trial": a.trial,
+           "binaries": {p.name: {"binary": p.binary, "env": p.env} for p in people},
+           "queues": {q: str(d) for q, d in queue_dirs.items()}, "rounds": a.rounds,
            "repeat": a.repeat, "reference": ref, "measure": "task-clock (perf stat)" if perf else "wall time",
            "afl_showmap": showmap, "campaign_execs_per_s_median": campaign,
            "load_before": load_before, "load_after": load_after, "table": table, "runs": runs,
@@ -182,15 +235,18 @@ def main(argv: list[str] | None = None) -> int:
     unit = "CPU µs per execution (task-clock)" if perf else "wall µs per execution (perf unavailable)"
     md = [f"# Replay cost: {', '.join(names)} on each other's queues", "",
           f"{unit}; median of {a.rounds} rounds; ratio = median paired ratio to `{ref}` on the same queue "
-          f"and round. Queues: trial {a.trial} of each configuration of `{a.compare}`, x{a.repeat}. "
+          f"and round. Queues: " + (f"trial {a.trial} of each configuration of `{a.compare}`" if a.compare else
+                                    ", ".join(f"{q} = `{d}`" for q, d in queue_dirs.items())) + f", x{a.repeat}. "
           f"Load average before {load_before[0]:.2f}, after {load_after[0]:.2f}.", "",
           "| queue (entries) | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for row in table:
         cells = [f"{row['configs'][c]['us_per_exec']:.1f} ({row['configs'][c]['ratio_to_reference']:.3f}x)"
                  for c in names]
         md.append(f"| {row['queue']} ({row['queue_entries']}) | " + " | ".join(cells) + " |")
-    md += ["", "Campaign execs/s (median of the compare's trials): "
-           + ", ".join(f"{c} {v:,.0f}" for c, v in campaign.items()), ""]
+    if campaign:
+        md += ["", "Campaign execs/s (median of the compare's trials): "
+               + ", ".join(f"{c} {v:,.0f}" for c, v in campaign.items())]
+    md.append("")
     write_text_atomic(a.out / "replay_cost.md", "\n".join(md))
     print("\n".join(md))
     return 0
