@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +48,7 @@ from autotune import afl  # noqa: E402
 from autotune.compare.compare import config_dir_name  # noqa: E402
 from autotune.compare.remeasure import afl_out_of, load_compare  # noqa: E402
 from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
+from autotune.measure.host import current_host  # noqa: E402
 from autotune.trials.trial import trial_env  # noqa: E402
 
 
@@ -66,11 +68,13 @@ def queue_files(q: Path) -> list[Path]:
     return sorted(p for p in q.iterdir() if p.is_file())
 
 
+@dataclass(frozen=True)
 class Contestant:
     """A binary and the variables of its runs (a compare's configuration, or --binary)."""
 
-    def __init__(self, name: str, binary: str, env: dict[str, str]):
-        self.name, self.binary, self.env = name, binary, env
+    name: str
+    binary: str
+    env: dict[str, str]
 
 
 def from_compare(a: argparse.Namespace) -> tuple[list[Contestant], dict[str, Path], dict]:
@@ -128,9 +132,8 @@ def stage_queue(files: list[Path], dest: Path, repeat: int) -> int:
 
 
 def one_run(*, perf: str | None, showmap: str, binary: str, env: dict, queue: Path, scratch: Path) -> dict:
-    out = scratch / "map"
-    if out.exists():
-        shutil.rmtree(out) if out.is_dir() else out.unlink()
+    out = scratch / "map"  # afl-showmap -C writes one file
+    out.unlink(missing_ok=True)
     stat = scratch / "perf.csv"
     cmd = [showmap, "-q", "-i", str(queue), "-C", "-o", str(out), "-t", "1000", "--", binary]
     if perf:
@@ -222,8 +225,6 @@ def main(argv: list[str] | None = None) -> int:
                                  "ratio_to_reference": round(statistics.median(ratios), 4),
                                  "paired_ratios": [round(v, 4) for v in ratios]}
         table.append(row)
-    from autotune.measure.host import current_host
-
     doc = {"schema_version": 1, "compare": str(a.compare.resolve()) if a.compare else None, "trial": a.trial,
            "binaries": {p.name: {"binary": p.binary, "env": p.env} for p in people},
            "queues": {q: str(d) for q, d in queue_dirs.items()}, "rounds": a.rounds,

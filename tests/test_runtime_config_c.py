@@ -112,10 +112,10 @@ def test_what_the_c_source_says_and_the_runtime_cannot_report():
     body = src[src.index("int cov_config_from_env("):src.index("void cov_config_to_bm(")]
     read = set(re.findall(r'getenv\("(AUTOTUNE_[A-Z_]+)"\)', body))
     assert read - {"AUTOTUNE_HOOKS"} == set(VARIABLES)  # AUTOTUNE_HOOKS: a C-only switch for comparisons
-    enum = dict(re.findall(r"BM_([A-Z]+) = (\d+)", (KERNELS / "bigmap.h").read_text()))
+    header = (KERNELS / "bigmap.h").read_text()
+    enum = dict(re.findall(r"BM_([A-Z]+) = (\d+)", header))
     assert {n: lay.bm_code for n, lay in LAYOUTS.items()} == {n: int(enum[n.upper()]) for n in LAYOUTS}
     # the ctypes binding names every bm_layout (the kernels-only exact layout too) and bm_policy
-    header = (KERNELS / "bigmap.h").read_text()
     for table, typedef in ((binding.LAYOUTS, "bm_layout"), (binding.POLICIES, "bm_policy")):
         body = re.search(r"typedef enum \{([^}]*)\} " + typedef + ";", header)
         assert body, typedef

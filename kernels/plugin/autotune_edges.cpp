@@ -134,8 +134,8 @@ bool selected(const BasicBlock &BB, const Function &F) {
 }
 
 constexpr unsigned kNgramMax = 16;   // AFL++'s NGRAM_SIZE_MAX
-constexpr unsigned kHistWords = 20;  // X, 3 words of padding, the window: 4 vectors for N - 1 <= 15 blocks
-constexpr unsigned kWindowAt = 4;    // the window's first word (16-byte aligned)
+constexpr unsigned kWindowAt = 4;    // the window's first word (16-byte aligned): X, then 3 words of padding
+constexpr unsigned kHistWords = kWindowAt + kNgramMax;  // 4 vectors hold a window of N - 1 <= 15 blocks
 
 // 0 for the edge mode, else the N of AUTOTUNE_CC_NGRAM under AUTOTUNE_CC_INSTRUMENT=ngram (a bad N is
 // a compile error: autotune cc refuses it before, so only a direct -fpass-plugin user meets this).
@@ -166,7 +166,7 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
     auto *Area = dyn_cast_or_null<GlobalVariable>(M.getNamedValue("autotune_edge_area"));
     if (!Area)
       Area = new GlobalVariable(M, AreaTy, false, GlobalValue::ExternalLinkage, nullptr, "autotune_edge_area");
-    // edge: uint32_t autotune_edge_prev; ngram: uint32_t autotune_ngram_hist[16] (X, then the window)
+    // edge: uint32_t autotune_edge_prev; ngram: uint32_t autotune_ngram_hist[kHistWords] (X, then the window)
     ArrayType *HistTy = ArrayType::get(I32, kHistWords);
     Type *PrevTy = ngram ? static_cast<Type *>(HistTy) : I32;
     const char *prevName = ngram ? "autotune_ngram_hist" : "autotune_edge_prev";
