@@ -122,3 +122,13 @@ def test_what_the_c_source_says_and_the_runtime_cannot_report():
         assert table == {n.lower(): int(v) for n, v in re.findall(r"BM_([A-Z]+) = (\d+)", body.group(1))}
     m = re.search(r"#define AFLFS_MAX_MAPSIZE \((\d+)u << (\d+)\)", (KERNELS / "aflfs.h").read_text())
     assert m and int(m.group(1)) << int(m.group(2)) == AFL_MAX_MAP_SLOTS
+
+
+def test_the_ngram_window_is_sized_alike_in_the_pass_and_the_runtime():
+    """The pass declares autotune_ngram_hist with kWindowAt + kNgramMax words; the runtime defines it
+    with COV_NGRAM_HIST_WORDS: a smaller definition would let the pass write past it."""
+    plugin = (KERNELS / "plugin" / "autotune_edges.cpp").read_text()
+    consts = {k: int(v) for k, v in re.findall(r"constexpr unsigned (kWindowAt|kNgramMax) = (\d+);", plugin)}
+    assert re.search(r"kHistWords = kWindowAt \+ kNgramMax;", plugin)
+    m = re.search(r"#define COV_NGRAM_HIST_WORDS (\d+)", (KERNELS / "cov_internal.h").read_text())
+    assert m and int(m.group(1)) == consts["kWindowAt"] + consts["kNgramMax"]
