@@ -468,12 +468,37 @@ static void server_exit(pid_t child, int code) {
   _exit(code);
 }
 
+/* Set by SIGCHLD (SA_NOCLDSTOP: terminations only) in the server: a child may have died. A hint
+ * that costs nothing per execution: before resuming a stopped child the server checks it with
+ * waitpid only when this is set (a child killed behind afl's back while stopped is then reaped
+ * and replaced). AFL++'s own runtime resumes without checking; an unconditional waitpid(WNOHANG)
+ * per execution cost one system call more than it (0.5 us of lz4's 39 us per execution under
+ * afl-fuzz 4.04c, perf cpu-clock). */
+static volatile sig_atomic_t aflfs_child_ended;
+static struct sigaction aflfs_old_sigchld;
+
+static void on_sigchld(int sig) {
+  (void)sig;
+  aflfs_child_ended = 1;
+}
+
+static void watch_children(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigchld;
+  sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGCHLD, &sa, &aflfs_old_sigchld) != 0)
+    fatal(NULL, "sigaction(SIGCHLD): %s", strerror(errno));
+}
+
 static pid_t spawn(aflfs_state *s, cov_test_one_fn test_one, pid_t server) {
   pid_t pid = fork();
   if (pid < 0) fatal("lower the number of processes or raise the limit", "fork: %s", strerror(errno));
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the server, even when stopped */
     if (getppid() != server) _exit(0);
+    sigaction(SIGCHLD, &aflfs_old_sigchld, NULL); /* the harness's own disposition */
     close(AFLFS_CTL_FD);
     close(AFLFS_ST_FD);
     child_loop(s, test_one);
@@ -611,6 +636,7 @@ int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv
   if (choose_handshake(&s.cfg) == AFLFS_HS_VERSIONED) hello_versioned(&s);
   else hello_old(&s);
   const int persistent = s.cfg.iters > 1;
+  watch_children();
   pid_t server = getpid(), child = -1;
   int stopped = 0;
   for (;;) {
@@ -623,7 +649,12 @@ int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv
     }
     int resumed = 0;
     if (stopped) { /* resume it, unless something else killed it meanwhile: then reap, fork */
-      if (wait_child(child, &status, WNOHANG) == 0 && kill(child, SIGCONT) == 0) resumed = 1;
+      int alive = 1;
+      if (aflfs_child_ended) {
+        aflfs_child_ended = 0; /* cleared first: a death after this sets it again */
+        alive = wait_child(child, &status, WNOHANG) == 0;
+      }
+      if (alive && kill(child, SIGCONT) == 0) resumed = 1;
       stopped = 0;
     }
     if (!resumed) child = spawn(&s, test_one, server);
