@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,6 +58,7 @@ typedef struct aflfs_config {
   uint32_t iters;         /* persistent iterations per child (1: a fork per input) */
   int shm_input;          /* take shared-memory test cases when afl offers them */
   aflfs_handshake handshake; /* AUTOTUNE_AFL_HANDSHAKE (auto: decided at the hello) */
+  int child_reports;      /* AUTOTUNE_AFL_STATUS=child (default): a persistent child talks to afl */
   const char *index_file; /* AUTOTUNE_INDEX_FILE or NULL */
   uint32_t union_mask;    /* AUTOTUNE_AFL_UNION: these metrics' keys together in afl's map (0: off) */
 } aflfs_config;
@@ -191,6 +193,12 @@ static void read_config(aflfs_config *c) {
             "AUTOTUNE_AFL_UNION needs a flat map of a power-of-two size");
     c->union_mask = mask;
   }
+
+  const char *rs = getenv("AUTOTUNE_AFL_STATUS");
+  if (!rs || !*rs || strcmp(rs, "child") == 0) c->child_reports = 1;
+  else if (strcmp(rs, "server") == 0) c->child_reports = 0;
+  else fatal("set AUTOTUNE_AFL_STATUS to child (the default) or server",
+             "bad AUTOTUNE_AFL_STATUS=%s", rs);
 
   const char *hs = getenv("AUTOTUNE_AFL_HANDSHAKE");
   if (!hs || !*hs || strcmp(hs, "auto") == 0) c->handshake = AFLFS_HS_AUTO;
@@ -430,6 +438,49 @@ __attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn
   }
 }
 
+/* A persistent child that talks to afl itself (AUTOTUNE_AFL_STATUS=child, the default).
+ *
+ * In AFL++'s design (and ours with AUTOTUNE_AFL_STATUS=server) every execution wakes the fork
+ * server twice: afl's request (the server sends SIGCONT and the child's pid) and the child's
+ * SIGSTOP (the server reads the stop from waitpid and sends it on). Here the child reads afl's
+ * request, sends its own pid, runs the input and sends the status a stopped child would have
+ * (W_STOPCODE(SIGSTOP)); the server sleeps in waitpid until the child dies, and then sends what
+ * afl is still owed, told by the stage the child left in shared memory:
+ *   IDLE    waiting for a request: nothing owed
+ *   ASKED   a request read, the pid not yet sent (only an outside kill ends a child here): the
+ *           dead child's pid and its death's status
+ *   RUN     the pid is sent, the input runs (a crash, exit(), afl's timeout kill, or the child's
+ *           last input, after which it exits 0): the death's wait status, as AFL++'s server sends
+ *   REPORT  between the stage store and the status write: afl's timeout kill landed on those
+ *           few instructions. Written if afl comes back with its next request (the server waits
+ *           for one, AFLFS_REPORT_WAIT_MS); else the death's status is sent.
+ * Afl reads the same words in the same order either way, so 4.04c and 4.22a need nothing new. */
+enum { AFLFS_IDLE = 0, AFLFS_ASKED = 1, AFLFS_RUN = 2, AFLFS_REPORT = 3 };
+#define AFLFS_REPORT_WAIT_MS 2000
+#define AFLFS_STOPPED_STATUS 0x137fu /* W_STOPCODE(SIGSTOP): what waitpid(WUNTRACED) reports */
+static volatile uint32_t *aflfs_stage; /* MAP_SHARED: the child writes, the server reads */
+
+static int write4(int fd, uint32_t v);
+static int read4(int fd, uint32_t *v);
+
+__attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_test_one_fn test_one) {
+  const uint32_t self = (uint32_t)getpid();
+  (void)fcntl(AFLFS_CTL_FD, F_SETFD, FD_CLOEXEC); /* not for programs the harness runs */
+  (void)fcntl(AFLFS_ST_FD, F_SETFD, FD_CLOEXEC);
+  for (uint32_t it = 0;;) { /* this input's request is read (the first one by the server) */
+    if (write4(AFLFS_ST_FD, self) != 0) _exit(0);
+    *aflfs_stage = AFLFS_RUN;
+    run_one(s, test_one);
+    if (++it >= s->cfg.iters) _exit(0); /* the server sends "exited 0" (stage RUN) */
+    *aflfs_stage = AFLFS_REPORT;
+    if (write4(AFLFS_ST_FD, AFLFS_STOPPED_STATUS) != 0) _exit(0);
+    *aflfs_stage = AFLFS_IDLE;
+    uint32_t was_killed;
+    if (read4(AFLFS_CTL_FD, &was_killed) != 0) _exit(0); /* afl went away */
+    *aflfs_stage = AFLFS_ASKED;
+  }
+}
+
 /* ---- the server ---------------------------------------------------------------------------- */
 
 static int read4(int fd, uint32_t *v) {
@@ -476,6 +527,7 @@ static void server_exit(pid_t child, int code) {
  * afl-fuzz 4.04c, perf cpu-clock). */
 static volatile sig_atomic_t aflfs_child_ended;
 static struct sigaction aflfs_old_sigchld;
+static int aflfs_watching; /* the handler is installed (the server-reports mode) */
 
 static void on_sigchld(int sig) {
   (void)sig;
@@ -490,6 +542,7 @@ static void watch_children(void) {
   sigemptyset(&sa.sa_mask);
   if (sigaction(SIGCHLD, &sa, &aflfs_old_sigchld) != 0)
     fatal(NULL, "sigaction(SIGCHLD): %s", strerror(errno));
+  aflfs_watching = 1;
 }
 
 static pid_t spawn(aflfs_state *s, cov_test_one_fn test_one, pid_t server) {
@@ -498,7 +551,8 @@ static pid_t spawn(aflfs_state *s, cov_test_one_fn test_one, pid_t server) {
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the server, even when stopped */
     if (getppid() != server) _exit(0);
-    sigaction(SIGCHLD, &aflfs_old_sigchld, NULL); /* the harness's own disposition */
+    if (aflfs_watching) sigaction(SIGCHLD, &aflfs_old_sigchld, NULL); /* the harness's own */
+    if (aflfs_stage) child_loop_reporting(s, test_one);
     close(AFLFS_CTL_FD);
     close(AFLFS_ST_FD);
     child_loop(s, test_one);
@@ -620,6 +674,35 @@ static void hello_versioned(const aflfs_state *s) {
   send4(AFLFS_NEW_VERSION);         /* the closing word */
 }
 
+/* The server of child_loop_reporting: it reads a request only when no child lives, starts a
+ * child for it, and sleeps until that child dies; then it sends what afl is owed (see the
+ * stages above) and waits for the next request. */
+__attribute__((noreturn)) static void serve_reporting(aflfs_state *s, cov_test_one_fn test_one) {
+  void *m = mmap(NULL, sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) fatal(NULL, "mmap of the child's stage word: %s", strerror(errno));
+  aflfs_stage = m;
+  const pid_t server = getpid();
+  for (;;) {
+    uint32_t was_killed; /* no child lives: nothing for the server to reap */
+    if (read4(AFLFS_CTL_FD, &was_killed) != 0) server_exit(-1, 0);
+    *aflfs_stage = AFLFS_ASKED;
+    pid_t child = spawn(s, test_one, server);
+    int status;
+    if (wait_child(child, &status, 0) < 0) fatal(NULL, "waitpid: %s", strerror(errno));
+    uint32_t stage = *aflfs_stage;
+    int owed = stage == AFLFS_RUN || stage == AFLFS_ASKED;
+    if (stage == AFLFS_REPORT) { /* sent, if afl comes back with its next request */
+      struct pollfd pfd = {.fd = AFLFS_CTL_FD, .events = POLLIN};
+      int r;
+      do r = poll(&pfd, 1, AFLFS_REPORT_WAIT_MS);
+      while (r < 0 && errno == EINTR);
+      owed = r == 0;
+    }
+    if (stage == AFLFS_ASKED && write4(AFLFS_ST_FD, (uint32_t)child) != 0) server_exit(-1, 0);
+    if (owed && write4(AFLFS_ST_FD, (uint32_t)status) != 0) server_exit(-1, 0);
+  }
+}
+
 int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv) {
   static aflfs_state s; /* static: shared by the server and (copied into) its children */
   read_config(&s.cfg);
@@ -636,6 +719,7 @@ int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv
   if (choose_handshake(&s.cfg) == AFLFS_HS_VERSIONED) hello_versioned(&s);
   else hello_old(&s);
   const int persistent = s.cfg.iters > 1;
+  if (persistent && s.cfg.child_reports) serve_reporting(&s, test_one);
   watch_children();
   pid_t server = getpid(), child = -1;
   int stopped = 0;

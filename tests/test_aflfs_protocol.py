@@ -63,10 +63,11 @@ def zombie(pid: int) -> bool:
     return False
 
 
-def test_persistent_child_killed_while_stopped(branchy, tmp_path):
+@pytest.mark.parametrize("reporter", ["child", "server"])
+def test_persistent_child_killed_while_stopped(branchy, tmp_path, reporter):
     cur = tmp_path / "cur_input"
     cur.write_bytes(b"FUZZ\x90\x90\x90\x90")
-    afl = FakeAfl(branchy, [str(cur)], clean_env())
+    afl = FakeAfl(branchy, [str(cur)], clean_env(AUTOTUNE_AFL_STATUS=reporter))
     try:
         hello = afl.read4()
         assert hello == FS_OPT_ENABLED | FS_OPT_MAPSIZE | ((65536 - 1) << 1)  # no shm input: @@ given
@@ -92,10 +93,12 @@ def test_persistent_child_killed_while_stopped(branchy, tmp_path):
     assert gone(pid3)  # the server does not leave its stopped child behind
 
 
-def test_iterations_per_child_and_shared_memory_input(branchy, tmp_path):
+@pytest.mark.parametrize("reporter", ["child", "server"])
+def test_iterations_per_child_and_shared_memory_input(branchy, tmp_path, reporter):
     fuzz = Shm(1 << 20)
     try:
-        afl = FakeAfl(branchy, [], clean_env(AUTOTUNE_AFL_PERSISTENT="2", __AFL_SHM_FUZZ_ID=str(fuzz.id)))
+        afl = FakeAfl(branchy, [], clean_env(AUTOTUNE_AFL_PERSISTENT="2", __AFL_SHM_FUZZ_ID=str(fuzz.id),
+                                             AUTOTUNE_AFL_STATUS=reporter))
         try:
             hello = afl.read4()
             assert hello & FS_OPT_SHDMEM_FUZZ and hello & FS_OPT_MAPSIZE == FS_OPT_MAPSIZE
@@ -114,6 +117,87 @@ def test_iterations_per_child_and_shared_memory_input(branchy, tmp_path):
             afl.close()
     finally:
         fuzz.close()
+
+
+@pytest.fixture(scope="module")
+def crashhang(tmp_path_factory) -> Path:
+    return build_harness(sources=[PROGRAMS / "crashhang.c"], output=tmp_path_factory.mktemp("proto") / "crashhang",
+                         extra_cflags=["-O0"])
+
+
+def _wakeups(pid: int) -> int:
+    """Times the process has gone to sleep and been woken (voluntary context switches)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("voluntary_ctxt_switches:"):
+            return int(line.split()[1])
+    raise AssertionError("no voluntary_ctxt_switches")
+
+
+@pytest.mark.parametrize("reporter", ["child", "server"])
+def test_who_reports_and_what_afl_reads_on_a_crash_and_a_timeout(crashhang, reporter):
+    """AUTOTUNE_AFL_STATUS=child (the default): the persistent child answers afl itself and the
+    fork server sleeps through every ordinary execution; =server: the server relays each one
+    (AFL++'s design). Either way afl reads the same words: the pid, then a stopped status; a
+    crash's signal; after a timeout kill, SIGKILL; then a new child."""
+    fuzz = Shm(1 << 16)
+
+    def put(data: bytes) -> None:
+        fuzz.write(struct.pack("<I", len(data)) + data)
+
+    try:
+        afl = FakeAfl(crashhang, [], clean_env(__AFL_SHM_FUZZ_ID=str(fuzz.id), AUTOTUNE_AFL_STATUS=reporter))
+        try:
+            assert afl.read4() & FS_OPT_SHDMEM_FUZZ
+            afl.write4(FS_OPT_ENABLED | FS_OPT_SHDMEM_FUZZ)
+            put(b"xy")
+            pid0, st, m = afl.run()
+            assert os.WIFSTOPPED(st) and os.WSTOPSIG(st) == signal.SIGSTOP and any(m)
+            before = _wakeups(afl.proc.pid)
+            for _ in range(50):
+                pid, st, _ = afl.run()
+                assert pid == pid0 and os.WIFSTOPPED(st)
+            woken = _wakeups(afl.proc.pid) - before
+            if reporter == "child":
+                assert woken == 0  # the server slept in waitpid through all 50
+            else:
+                assert woken >= 50  # woken by every request and every stop
+
+            put(b"C")  # abort() in the same child: its signal, sent by the server
+            pid, st, _ = afl.run()
+            assert pid == pid0 and os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGABRT
+            assert gone(pid0)
+            put(b"xy")
+            pid1, st, _ = afl.run()
+            assert pid1 != pid0 and os.WIFSTOPPED(st)
+
+            put(b"H")  # spins: afl's timeout kills the child, then reads the status
+            afl.map.clear()
+            afl.write4(0)
+            assert afl.read4() == pid1
+            time.sleep(0.1)
+            os.kill(pid1, signal.SIGKILL)
+            st = afl.read4()
+            assert os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL
+            put(b"xy")
+            pid2, st, m = afl.run(was_killed=1)
+            assert pid2 not in (pid0, pid1) and os.WIFSTOPPED(st) and any(m)
+            assert gone(pid1)
+        finally:
+            afl.close()
+    finally:
+        fuzz.close()
+    assert afl.proc.returncode == 0
+
+
+def test_bad_status_value(branchy):
+    afl = FakeAfl(branchy, [], clean_env(AUTOTUNE_AFL_STATUS="afl"))
+    try:
+        assert os.read(afl.st_r, 4) == b""
+        afl.proc.wait(timeout=30)
+        err = afl.proc.stderr.read().decode()
+        assert afl.proc.returncode == 1 and "AUTOTUNE_AFL_STATUS=afl" in err and "fix:" in err
+    finally:
+        afl.close()
 
 
 def test_bad_value_before_the_hello(branchy, tmp_path):
