@@ -459,6 +459,17 @@ enum { AFLFS_IDLE = 0, AFLFS_ASKED = 1, AFLFS_RUN = 2, AFLFS_REPORT = 3 };
 #define AFLFS_REPORT_WAIT_MS 2000
 #define AFLFS_STOPPED_STATUS 0x137fu /* W_STOPCODE(SIGSTOP): what waitpid(WUNTRACED) reports */
 static volatile uint32_t *aflfs_stage; /* MAP_SHARED: the child writes, the server reads */
+static volatile uint32_t *aflfs_lost;  /* the next word: the child lost fd 198/199 */
+
+/* The harness closed (or replaced) fd 198 or 199 under the child: it cannot answer afl. It
+ * leaves what it owes to the server (a status not written: stage RUN) and says so; the server
+ * then serves the rest of the run as AFL++'s relay (AUTOTUNE_AFL_STATUS=server), whose children
+ * need neither fd. */
+__attribute__((noreturn)) static void child_lost_pipes(uint32_t stage) {
+  *aflfs_stage = stage;
+  *aflfs_lost = 1;
+  _exit(0);
+}
 
 static int write4(int fd, uint32_t v);
 static int read4(int fd, uint32_t *v);
@@ -468,15 +479,19 @@ __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_t
   (void)fcntl(AFLFS_CTL_FD, F_SETFD, FD_CLOEXEC); /* not for programs the harness runs */
   (void)fcntl(AFLFS_ST_FD, F_SETFD, FD_CLOEXEC);
   for (uint32_t it = 0;;) { /* this input's request is read (the first one by the server) */
-    if (write4(AFLFS_ST_FD, self) != 0) _exit(0);
+    if (write4(AFLFS_ST_FD, self) != 0) child_lost_pipes(AFLFS_ASKED);
     *aflfs_stage = AFLFS_RUN;
     run_one(s, test_one);
     if (++it >= s->cfg.iters) _exit(0); /* the server sends "exited 0" (stage RUN) */
     *aflfs_stage = AFLFS_REPORT;
-    if (write4(AFLFS_ST_FD, AFLFS_STOPPED_STATUS) != 0) _exit(0);
+    if (write4(AFLFS_ST_FD, AFLFS_STOPPED_STATUS) != 0) child_lost_pipes(AFLFS_RUN);
     *aflfs_stage = AFLFS_IDLE;
     uint32_t was_killed;
-    if (read4(AFLFS_CTL_FD, &was_killed) != 0) _exit(0); /* afl went away */
+    errno = 0;
+    if (read4(AFLFS_CTL_FD, &was_killed) != 0) { /* afl went away (end of file), or the fd did */
+      if (errno) child_lost_pipes(AFLFS_IDLE);
+      _exit(0);
+    }
     *aflfs_stage = AFLFS_ASKED;
   }
 }
@@ -676,13 +691,15 @@ static void hello_versioned(const aflfs_state *s) {
 
 /* The server of child_loop_reporting: it reads a request only when no child lives, starts a
  * child for it, and sleeps until that child dies; then it sends what afl is owed (see the
- * stages above) and waits for the next request. */
-__attribute__((noreturn)) static void serve_reporting(aflfs_state *s, cov_test_one_fn test_one) {
-  void *m = mmap(NULL, sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+ * stages above) and waits for the next request. Returns when a child lost its pipes (the
+ * caller goes on as the relay). */
+static void serve_reporting(aflfs_state *s, cov_test_one_fn test_one) {
+  void *m = mmap(NULL, 2 * sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) fatal(NULL, "mmap of the child's stage word: %s", strerror(errno));
   aflfs_stage = m;
+  aflfs_lost = aflfs_stage + 1;
   const pid_t server = getpid();
-  for (;;) {
+  while (!*aflfs_lost) {
     uint32_t was_killed; /* no child lives: nothing for the server to reap */
     if (read4(AFLFS_CTL_FD, &was_killed) != 0) server_exit(-1, 0);
     *aflfs_stage = AFLFS_ASKED;
@@ -701,6 +718,7 @@ __attribute__((noreturn)) static void serve_reporting(aflfs_state *s, cov_test_o
     if (stage == AFLFS_ASKED && write4(AFLFS_ST_FD, (uint32_t)child) != 0) server_exit(-1, 0);
     if (owed && write4(AFLFS_ST_FD, (uint32_t)status) != 0) server_exit(-1, 0);
   }
+  aflfs_stage = NULL; /* the relay's children close both fds and stop between inputs */
 }
 
 int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv) {
@@ -719,7 +737,7 @@ int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv
   if (choose_handshake(&s.cfg) == AFLFS_HS_VERSIONED) hello_versioned(&s);
   else hello_old(&s);
   const int persistent = s.cfg.iters > 1;
-  if (persistent && s.cfg.child_reports) serve_reporting(&s, test_one);
+  if (persistent && s.cfg.child_reports) serve_reporting(&s, test_one); /* returns: lost pipes */
   watch_children();
   pid_t server = getpid(), child = -1;
   int stopped = 0;

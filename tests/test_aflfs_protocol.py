@@ -152,10 +152,12 @@ def test_who_reports_and_what_afl_reads_on_a_crash_and_a_timeout(crashhang, repo
             put(b"xy")
             pid0, st, m = afl.run()
             assert os.WIFSTOPPED(st) and os.WSTOPSIG(st) == signal.SIGSTOP and any(m)
+            time.sleep(0.05)  # the server asleep again: a wake-up count that has settled
             before = _wakeups(afl.proc.pid)
             for _ in range(50):
                 pid, st, _ = afl.run()
                 assert pid == pid0 and os.WIFSTOPPED(st)
+            time.sleep(0.05)
             woken = _wakeups(afl.proc.pid) - before
             if reporter == "child":
                 assert woken == 0  # the server slept in waitpid through all 50
@@ -182,6 +184,41 @@ def test_who_reports_and_what_afl_reads_on_a_crash_and_a_timeout(crashhang, repo
             pid2, st, m = afl.run(was_killed=1)
             assert pid2 not in (pid0, pid1) and os.WIFSTOPPED(st) and any(m)
             assert gone(pid1)
+        finally:
+            afl.close()
+    finally:
+        fuzz.close()
+    assert afl.proc.returncode == 0
+
+
+def test_a_harness_that_closes_the_pipes_turns_the_server_into_the_relay(tmp_path_factory):
+    """The child cannot answer afl once the harness closed fd 198/199: afl reads that input as the
+    child's exit, and the server relays from then on (its children never need either fd)."""
+    binary = build_harness(sources=[PROGRAMS / "closefds.c"], output=tmp_path_factory.mktemp("proto") / "closefds",
+                           extra_cflags=["-O0"])
+    fuzz = Shm(1 << 16)
+    try:
+        afl = FakeAfl(binary, [], clean_env(__AFL_SHM_FUZZ_ID=str(fuzz.id)))
+        try:
+            assert afl.read4() & FS_OPT_SHDMEM_FUZZ
+            afl.write4(FS_OPT_ENABLED | FS_OPT_SHDMEM_FUZZ)
+            fuzz.write(struct.pack("<I", 2) + b"xy")
+            pid0, st, _ = afl.run()
+            assert os.WIFSTOPPED(st)
+            fuzz.write(struct.pack("<I", 1) + b"K")
+            pid, st, m = afl.run()
+            assert pid == pid0 and os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0 and any(m)
+            pids = []
+            time.sleep(0.05)  # the server asleep again: a wake-up count that has settled
+            before = _wakeups(afl.proc.pid)
+            for data in (b"xy", b"K", b"xy", b"xy"):
+                fuzz.write(struct.pack("<I", len(data)) + data)
+                pid, st, m = afl.run()
+                assert os.WIFSTOPPED(st) and any(m)
+                pids.append(pid)
+            time.sleep(0.05)
+            assert _wakeups(afl.proc.pid) - before >= 4  # the relay: woken by every execution
+            assert pid0 not in pids and len(set(pids)) == 1
         finally:
             afl.close()
     finally:

@@ -63,8 +63,10 @@ def test_showmap_overflow_and_wide_counters_under_sanitizers(san_bins, tmp_path)
     assert max(maps["seed2"].values()) == 255
 
 
-def test_afl_fuzz_persistent_under_sanitizers(san_bins, tmp_path):
-    env = base_env(AUTOTUNE_AFL_PERSISTENT="50", AUTOTUNE_INDEX_FILE=str(tmp_path / "i.idx"))
+@pytest.mark.parametrize("reporter", ["child", "server"])
+def test_afl_fuzz_persistent_under_sanitizers(san_bins, tmp_path, reporter):
+    env = base_env(AUTOTUNE_AFL_PERSISTENT="50", AUTOTUNE_INDEX_FILE=str(tmp_path / "i.idx"),
+                   AUTOTUNE_AFL_STATUS=reporter)
     proc, inst = afl_fuzz(san_bins["branchy"], tmp_path, seconds=5, env=env)
     assert proc.returncode == 0, output(proc)
     stats = fuzzer_stats(inst)
