@@ -447,10 +447,11 @@ __attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn
  * (W_STOPCODE(SIGSTOP)); the server sleeps in waitpid until the child dies, and then sends what
  * afl is still owed, told by the stage the child left in shared memory:
  *   IDLE    waiting for a request: nothing owed
- *   ASKED   a request read, the pid not yet sent (only an outside kill ends a child here): the
- *           dead child's pid and its death's status
- *   RUN     the pid is sent, the input runs (a crash, exit(), afl's timeout kill, or the child's
- *           last input, after which it exits 0): the death's wait status, as AFL++'s server sends
+ *   ASKED   a request read, the pid not yet being sent (only an outside kill ends a child
+ *           here): the dead child's pid and its death's status
+ *   RUN     the pid is being sent or sent, the input runs (a crash, exit(), afl's timeout kill,
+ *           or the child's last input, after which it exits 0): the death's wait status, as
+ *           AFL++'s server sends
  *   REPORT  between the stage store and the status write: afl's timeout kill landed on those
  *           few instructions. Written if afl comes back with its next request (the server waits
  *           for one, AFLFS_REPORT_WAIT_MS); else the death's status is sent.
@@ -479,8 +480,14 @@ __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_t
   (void)fcntl(AFLFS_CTL_FD, F_SETFD, FD_CLOEXEC); /* not for programs the harness runs */
   (void)fcntl(AFLFS_ST_FD, F_SETFD, FD_CLOEXEC);
   for (uint32_t it = 0;;) { /* this input's request is read (the first one by the server) */
-    if (write4(AFLFS_ST_FD, self) != 0) child_lost_pipes(AFLFS_ASKED);
+    /* RUN before the pid: afl's timeout kill can land as soon as afl has read it, even before
+     * this child runs another instruction (afl-fuzz, woken by the pid, often takes the core);
+     * a child dying there owes a status only. With the store after the write, such a death read
+     * as ASKED and the server sent the pid a second time: afl-fuzz 4.04c read it as the status
+     * ("crashes" with the pid's low bits as the signal) and later aborted ("Fork server is
+     * misbehaving"), once in 27 million lz4 executions under a 20 ms timeout. */
     *aflfs_stage = AFLFS_RUN;
+    if (write4(AFLFS_ST_FD, self) != 0) child_lost_pipes(AFLFS_ASKED);
     run_one(s, test_one);
     if (++it >= s->cfg.iters) _exit(0); /* the server sends "exited 0" (stage RUN) */
     *aflfs_stage = AFLFS_REPORT;

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import struct
@@ -222,6 +223,44 @@ def test_a_harness_that_closes_the_pipes_turns_the_server_into_the_relay(tmp_pat
         finally:
             afl.close()
     finally:
+        fuzz.close()
+    assert afl.proc.returncode == 0
+
+
+def test_a_timeout_kill_right_after_the_pid_leaves_exactly_one_status(crashhang):
+    """afl-fuzz starts its timeout once it has read the pid and may kill the child before the
+    child runs another instruction (woken by the pid, afl often takes the core). Whatever the
+    child had done by then, afl must read exactly one status word for the run: an extra word
+    shifts every later read (afl 4.04c then reads a pid as a status, a status as a pid, and
+    aborts). Both processes on one CPU, so the kill lands anywhere in the child's loop."""
+    fuzz = Shm(1 << 16)
+    cpu = min(os.sched_getaffinity(0))
+    mask = os.sched_getaffinity(0)
+    try:
+        afl = FakeAfl(crashhang, [], clean_env(__AFL_SHM_FUZZ_ID=str(fuzz.id)))
+        os.sched_setaffinity(0, {cpu})
+        os.sched_setaffinity(afl.proc.pid, {cpu})
+        try:
+            assert afl.read4() & FS_OPT_SHDMEM_FUZZ
+            afl.write4(FS_OPT_ENABLED | FS_OPT_SHDMEM_FUZZ)
+            fuzz.write(struct.pack("<I", 2) + b"xy")
+            was_killed = 0
+            for _ in range(40):
+                afl.map.clear()
+                afl.write4(was_killed)
+                pid = afl.read4()
+                os.kill(pid, signal.SIGKILL)  # the "timeout", at once
+                st = afl.read4()
+                assert os.WIFSTOPPED(st) or (os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL), hex(st)
+                ready, _, _ = select.select([afl.st_r], [], [], 0.05)
+                assert not ready, "a second word for one run"
+                was_killed = 1
+            pid, st, m = afl.run(was_killed=1)
+            assert os.WIFSTOPPED(st) and any(m)
+        finally:
+            afl.close()
+    finally:
+        os.sched_setaffinity(0, mask)
         fuzz.close()
     assert afl.proc.returncode == 0
 
