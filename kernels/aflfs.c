@@ -58,7 +58,7 @@ typedef struct aflfs_config {
   uint32_t iters;         /* persistent iterations per child (1: a fork per input) */
   int shm_input;          /* take shared-memory test cases when afl offers them */
   aflfs_handshake handshake; /* AUTOTUNE_AFL_HANDSHAKE (auto: decided at the hello) */
-  int child_reports;      /* AUTOTUNE_AFL_STATUS=child (default): a persistent child talks to afl */
+  int child_reports;      /* AUTOTUNE_AFL_STATUS=child: a persistent child talks to afl (default: server) */
   const char *index_file; /* AUTOTUNE_INDEX_FILE or NULL */
   uint32_t union_mask;    /* AUTOTUNE_AFL_UNION: these metrics' keys together in afl's map (0: off) */
 } aflfs_config;
@@ -195,9 +195,11 @@ static void read_config(aflfs_config *c) {
   }
 
   const char *rs = getenv("AUTOTUNE_AFL_STATUS");
-  if (!rs || !*rs || strcmp(rs, "child") == 0) c->child_reports = 1;
-  else if (strcmp(rs, "server") == 0) c->child_reports = 0;
-  else fatal("set AUTOTUNE_AFL_STATUS to child (the default) or server",
+  /* server (AFL++'s relay) is the default until the child mode's hang in
+   * test_persistent_child_killed_while_stopped (seen once in CI) is understood */
+  if (!rs || !*rs || strcmp(rs, "server") == 0) c->child_reports = 0;
+  else if (strcmp(rs, "child") == 0) c->child_reports = 1;
+  else fatal("set AUTOTUNE_AFL_STATUS to server (the default) or child",
              "bad AUTOTUNE_AFL_STATUS=%s", rs);
 
   const char *hs = getenv("AUTOTUNE_AFL_HANDSHAKE");
