@@ -430,6 +430,27 @@ static void run_one(aflfs_state *s, cov_test_one_fn test_one) {
   free(data);
 }
 
+/* ---- afl's pipes: one host-order u32 at a time ------------------------------------------------ */
+
+static int read4(int fd, uint32_t *v) {
+  size_t got = 0;
+  while (got < 4) {
+    ssize_t r = read(fd, (char *)v + got, 4 - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+static int write4(int fd, uint32_t v) {
+  for (;;) {
+    ssize_t r = write(fd, &v, 4);
+    if (r < 0 && errno == EINTR) continue;
+    return r == 4 ? 0 : -1;
+  }
+}
+
 /* ---- the child: run inputs, stop between them ------------------------------------------------ */
 
 __attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn test_one) {
@@ -440,7 +461,7 @@ __attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn
   }
 }
 
-/* A persistent child that talks to afl itself (AUTOTUNE_AFL_STATUS=child, the default).
+/* A persistent child that talks to afl itself (AUTOTUNE_AFL_STATUS=child; opt-in, see read_config).
  *
  * In AFL++'s design (and ours with AUTOTUNE_AFL_STATUS=server) every execution wakes the fork
  * server twice: afl's request (the server sends SIGCONT and the child's pid) and the child's
@@ -461,21 +482,21 @@ __attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn
 enum { AFLFS_IDLE = 0, AFLFS_ASKED = 1, AFLFS_RUN = 2, AFLFS_REPORT = 3 };
 #define AFLFS_REPORT_WAIT_MS 2000
 #define AFLFS_STOPPED_STATUS 0x137fu /* W_STOPCODE(SIGSTOP): what waitpid(WUNTRACED) reports */
-static volatile uint32_t *aflfs_stage; /* MAP_SHARED: the child writes, the server reads */
-static volatile uint32_t *aflfs_lost;  /* the next word: the child lost fd 198/199 */
+typedef struct aflfs_shared {
+  uint32_t stage; /* AFLFS_IDLE .. AFLFS_REPORT */
+  uint32_t lost;  /* the child lost fd 198/199 */
+} aflfs_shared;
+static volatile aflfs_shared *aflfs_sh; /* MAP_SHARED: the child writes, the server reads; NULL: relay */
 
 /* The harness closed (or replaced) fd 198 or 199 under the child: it cannot answer afl. It
  * leaves what it owes to the server (a status not written: stage RUN) and says so; the server
  * then serves the rest of the run as AFL++'s relay (AUTOTUNE_AFL_STATUS=server), whose children
  * need neither fd. */
 __attribute__((noreturn)) static void child_lost_pipes(uint32_t stage) {
-  *aflfs_stage = stage;
-  *aflfs_lost = 1;
+  aflfs_sh->stage = stage;
+  aflfs_sh->lost = 1;
   _exit(0);
 }
-
-static int write4(int fd, uint32_t v);
-static int read4(int fd, uint32_t *v);
 
 __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_test_one_fn test_one) {
   const uint32_t self = (uint32_t)getpid();
@@ -488,43 +509,24 @@ __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_t
      * as ASKED and the server sent the pid a second time: afl-fuzz 4.04c read it as the status
      * ("crashes" with the pid's low bits as the signal) and later aborted ("Fork server is
      * misbehaving"), once in 27 million lz4 executions under a 20 ms timeout. */
-    *aflfs_stage = AFLFS_RUN;
+    aflfs_sh->stage = AFLFS_RUN;
     if (write4(AFLFS_ST_FD, self) != 0) child_lost_pipes(AFLFS_ASKED);
     run_one(s, test_one);
     if (++it >= s->cfg.iters) _exit(0); /* the server sends "exited 0" (stage RUN) */
-    *aflfs_stage = AFLFS_REPORT;
+    aflfs_sh->stage = AFLFS_REPORT;
     if (write4(AFLFS_ST_FD, AFLFS_STOPPED_STATUS) != 0) child_lost_pipes(AFLFS_RUN);
-    *aflfs_stage = AFLFS_IDLE;
+    aflfs_sh->stage = AFLFS_IDLE;
     uint32_t was_killed;
     errno = 0;
     if (read4(AFLFS_CTL_FD, &was_killed) != 0) { /* afl went away (end of file), or the fd did */
       if (errno) child_lost_pipes(AFLFS_IDLE);
       _exit(0);
     }
-    *aflfs_stage = AFLFS_ASKED;
+    aflfs_sh->stage = AFLFS_ASKED;
   }
 }
 
 /* ---- the server ---------------------------------------------------------------------------- */
-
-static int read4(int fd, uint32_t *v) {
-  size_t got = 0;
-  while (got < 4) {
-    ssize_t r = read(fd, (char *)v + got, 4 - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    got += (size_t)r;
-  }
-  return 0;
-}
-
-static int write4(int fd, uint32_t v) {
-  for (;;) {
-    ssize_t r = write(fd, &v, 4);
-    if (r < 0 && errno == EINTR) continue;
-    return r == 4 ? 0 : -1;
-  }
-}
 
 static pid_t wait_child(pid_t pid, int *status, int options) {
   for (;;) {
@@ -576,7 +578,7 @@ static pid_t spawn(aflfs_state *s, cov_test_one_fn test_one, pid_t server) {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the server, even when stopped */
     if (getppid() != server) _exit(0);
     if (aflfs_watching) sigaction(SIGCHLD, &aflfs_old_sigchld, NULL); /* the harness's own */
-    if (aflfs_stage) child_loop_reporting(s, test_one);
+    if (aflfs_sh) child_loop_reporting(s, test_one);
     close(AFLFS_CTL_FD);
     close(AFLFS_ST_FD);
     child_loop(s, test_one);
@@ -703,19 +705,18 @@ static void hello_versioned(const aflfs_state *s) {
  * stages above) and waits for the next request. Returns when a child lost its pipes (the
  * caller goes on as the relay). */
 static void serve_reporting(aflfs_state *s, cov_test_one_fn test_one) {
-  void *m = mmap(NULL, 2 * sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void *m = mmap(NULL, sizeof(aflfs_shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) fatal(NULL, "mmap of the child's stage word: %s", strerror(errno));
-  aflfs_stage = m;
-  aflfs_lost = aflfs_stage + 1;
+  aflfs_sh = m;
   const pid_t server = getpid();
-  while (!*aflfs_lost) {
+  while (!aflfs_sh->lost) {
     uint32_t was_killed; /* no child lives: nothing for the server to reap */
     if (read4(AFLFS_CTL_FD, &was_killed) != 0) server_exit(-1, 0);
-    *aflfs_stage = AFLFS_ASKED;
+    aflfs_sh->stage = AFLFS_ASKED;
     pid_t child = spawn(s, test_one, server);
     int status;
     if (wait_child(child, &status, 0) < 0) fatal(NULL, "waitpid: %s", strerror(errno));
-    uint32_t stage = *aflfs_stage;
+    uint32_t stage = aflfs_sh->stage;
     int owed = stage == AFLFS_RUN || stage == AFLFS_ASKED;
     if (stage == AFLFS_REPORT) { /* sent, if afl comes back with its next request */
       struct pollfd pfd = {.fd = AFLFS_CTL_FD, .events = POLLIN};
@@ -727,7 +728,7 @@ static void serve_reporting(aflfs_state *s, cov_test_one_fn test_one) {
     if (stage == AFLFS_ASKED && write4(AFLFS_ST_FD, (uint32_t)child) != 0) server_exit(-1, 0);
     if (owed && write4(AFLFS_ST_FD, (uint32_t)status) != 0) server_exit(-1, 0);
   }
-  aflfs_stage = NULL; /* the relay's children close both fds and stop between inputs */
+  aflfs_sh = NULL; /* the relay's children close both fds and stop between inputs */
 }
 
 int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv) {

@@ -18,6 +18,7 @@ import struct
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,24 @@ def crashhang(tmp_path_factory) -> Path:
                          extra_cflags=["-O0"])
 
 
+@contextmanager
+def shm_afl(binary: Path, **env: str):
+    """A fake afl past the old hello with shared-memory test cases: yields (afl, put), put(data)
+    being the next test case; closes both and checks the server's clean exit."""
+    fuzz = Shm(1 << 16)
+    try:
+        afl = FakeAfl(binary, [], clean_env(__AFL_SHM_FUZZ_ID=str(fuzz.id), **env))
+        try:
+            assert afl.read4() & FS_OPT_SHDMEM_FUZZ
+            afl.write4(FS_OPT_ENABLED | FS_OPT_SHDMEM_FUZZ)
+            yield afl, lambda data: fuzz.write(struct.pack("<I", len(data)) + data)
+        finally:
+            afl.close()
+    finally:
+        fuzz.close()
+    assert afl.proc.returncode == 0
+
+
 def _wakeups(pid: int) -> int:
     """Times the process has gone to sleep and been woken (voluntary context switches)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -136,60 +155,49 @@ def _wakeups(pid: int) -> int:
 
 @pytest.mark.parametrize("reporter", ["child", "server"])
 def test_who_reports_and_what_afl_reads_on_a_crash_and_a_timeout(crashhang, reporter):
-    """AUTOTUNE_AFL_STATUS=child (the default): the persistent child answers afl itself and the
+    """AUTOTUNE_AFL_STATUS=child: the persistent child answers afl itself and the
     fork server sleeps through every ordinary execution; =server: the server relays each one
     (AFL++'s design). Either way afl reads the same words: the pid, then a stopped status; a
     crash's signal; after a timeout kill, SIGKILL; then a new child."""
-    fuzz = Shm(1 << 16)
-
-    def put(data: bytes) -> None:
-        fuzz.write(struct.pack("<I", len(data)) + data)
-
-    try:
-        afl = FakeAfl(crashhang, [], clean_env(__AFL_SHM_FUZZ_ID=str(fuzz.id), AUTOTUNE_AFL_STATUS=reporter))
-        try:
-            assert afl.read4() & FS_OPT_SHDMEM_FUZZ
-            afl.write4(FS_OPT_ENABLED | FS_OPT_SHDMEM_FUZZ)
-            put(b"xy")
-            pid0, st, m = afl.run()
-            assert os.WIFSTOPPED(st) and os.WSTOPSIG(st) == signal.SIGSTOP and any(m)
-            time.sleep(0.05)  # the server asleep again: a wake-up count that has settled
-            before = _wakeups(afl.proc.pid)
-            for _ in range(50):
-                pid, st, _ = afl.run()
-                assert pid == pid0 and os.WIFSTOPPED(st)
-            time.sleep(0.05)
-            woken = _wakeups(afl.proc.pid) - before
-            if reporter == "child":
-                assert woken == 0  # the server slept in waitpid through all 50
-            else:
-                assert woken >= 50  # woken by every request and every stop
-
-            put(b"C")  # abort() in the same child: its signal, sent by the server
+    with shm_afl(crashhang, AUTOTUNE_AFL_STATUS=reporter) as (afl, put):
+        put(b"xy")
+        pid0, st, m = afl.run()
+        assert os.WIFSTOPPED(st) and os.WSTOPSIG(st) == signal.SIGSTOP and any(m)
+        time.sleep(0.05)  # the server asleep again: a wake-up count that has settled
+        before = _wakeups(afl.proc.pid)
+        for _ in range(50):
             pid, st, _ = afl.run()
-            assert pid == pid0 and os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGABRT
-            assert gone(pid0)
-            put(b"xy")
-            pid1, st, _ = afl.run()
-            assert pid1 != pid0 and os.WIFSTOPPED(st)
+            assert pid == pid0 and os.WIFSTOPPED(st)
+        time.sleep(0.05)
+        woken = _wakeups(afl.proc.pid) - before
+        if reporter == "child":
+            assert woken == 0  # the server slept in waitpid through all 50
+        else:
+            # the relay sleeps in read and in waitpid, but on a loaded host the request or the
+            # stop may already be there when it gets to either: how often it sleeps is the
+            # scheduler's choice, that it sleeps at all is the design's
+            assert woken > 0
 
-            put(b"H")  # spins: afl's timeout kills the child, then reads the status
-            afl.map.clear()
-            afl.write4(0)
-            assert afl.read4() == pid1
-            time.sleep(0.1)
-            os.kill(pid1, signal.SIGKILL)
-            st = afl.read4()
-            assert os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL
-            put(b"xy")
-            pid2, st, m = afl.run(was_killed=1)
-            assert pid2 not in (pid0, pid1) and os.WIFSTOPPED(st) and any(m)
-            assert gone(pid1)
-        finally:
-            afl.close()
-    finally:
-        fuzz.close()
-    assert afl.proc.returncode == 0
+        put(b"C")  # abort() in the same child: its signal, sent by the server
+        pid, st, _ = afl.run()
+        assert pid == pid0 and os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGABRT
+        assert gone(pid0)
+        put(b"xy")
+        pid1, st, _ = afl.run()
+        assert pid1 != pid0 and os.WIFSTOPPED(st)
+
+        put(b"H")  # spins: afl's timeout kills the child, then reads the status
+        afl.map.clear()
+        afl.write4(0)
+        assert afl.read4() == pid1
+        time.sleep(0.1)
+        os.kill(pid1, signal.SIGKILL)
+        st = afl.read4()
+        assert os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL
+        put(b"xy")
+        pid2, st, m = afl.run(was_killed=1)
+        assert pid2 not in (pid0, pid1) and os.WIFSTOPPED(st) and any(m)
+        assert gone(pid1)
 
 
 def test_a_harness_that_closes_the_pipes_turns_the_server_into_the_relay(tmp_path_factory):
@@ -197,34 +205,24 @@ def test_a_harness_that_closes_the_pipes_turns_the_server_into_the_relay(tmp_pat
     child's exit, and the server relays from then on (its children never need either fd)."""
     binary = build_harness(sources=[PROGRAMS / "closefds.c"], output=tmp_path_factory.mktemp("proto") / "closefds",
                            extra_cflags=["-O0"])
-    fuzz = Shm(1 << 16)
-    try:
-        afl = FakeAfl(binary, [], clean_env(__AFL_SHM_FUZZ_ID=str(fuzz.id), AUTOTUNE_AFL_STATUS="child"))
-        try:
-            assert afl.read4() & FS_OPT_SHDMEM_FUZZ
-            afl.write4(FS_OPT_ENABLED | FS_OPT_SHDMEM_FUZZ)
-            fuzz.write(struct.pack("<I", 2) + b"xy")
-            pid0, st, _ = afl.run()
-            assert os.WIFSTOPPED(st)
-            fuzz.write(struct.pack("<I", 1) + b"K")
+    with shm_afl(binary, AUTOTUNE_AFL_STATUS="child") as (afl, put):
+        put(b"xy")
+        pid0, st, _ = afl.run()
+        assert os.WIFSTOPPED(st)
+        put(b"K")
+        pid, st, m = afl.run()
+        assert pid == pid0 and os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0 and any(m)
+        pids = []
+        time.sleep(0.05)  # the server asleep again: a wake-up count that has settled
+        before = _wakeups(afl.proc.pid)
+        for data in (b"xy", b"K", b"xy", b"xy") * 5:
+            put(data)
             pid, st, m = afl.run()
-            assert pid == pid0 and os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0 and any(m)
-            pids = []
-            time.sleep(0.05)  # the server asleep again: a wake-up count that has settled
-            before = _wakeups(afl.proc.pid)
-            for data in (b"xy", b"K", b"xy", b"xy"):
-                fuzz.write(struct.pack("<I", len(data)) + data)
-                pid, st, m = afl.run()
-                assert os.WIFSTOPPED(st) and any(m)
-                pids.append(pid)
-            time.sleep(0.05)
-            assert _wakeups(afl.proc.pid) - before >= 4  # the relay: woken by every execution
-            assert pid0 not in pids and len(set(pids)) == 1
-        finally:
-            afl.close()
-    finally:
-        fuzz.close()
-    assert afl.proc.returncode == 0
+            assert os.WIFSTOPPED(st) and any(m)
+            pids.append(pid)
+        time.sleep(0.05)
+        assert _wakeups(afl.proc.pid) - before > 0  # the relay: woken by executions
+        assert pid0 not in pids and len(set(pids)) == 1
 
 
 def test_a_timeout_kill_right_after_the_pid_leaves_exactly_one_status(crashhang):
@@ -233,17 +231,13 @@ def test_a_timeout_kill_right_after_the_pid_leaves_exactly_one_status(crashhang)
     child had done by then, afl must read exactly one status word for the run: an extra word
     shifts every later read (afl 4.04c then reads a pid as a status, a status as a pid, and
     aborts). Both processes on one CPU, so the kill lands anywhere in the child's loop."""
-    fuzz = Shm(1 << 16)
-    cpu = min(os.sched_getaffinity(0))
     mask = os.sched_getaffinity(0)
+    cpu = min(mask)
     try:
-        afl = FakeAfl(crashhang, [], clean_env(__AFL_SHM_FUZZ_ID=str(fuzz.id), AUTOTUNE_AFL_STATUS="child"))
-        os.sched_setaffinity(0, {cpu})
-        os.sched_setaffinity(afl.proc.pid, {cpu})
-        try:
-            assert afl.read4() & FS_OPT_SHDMEM_FUZZ
-            afl.write4(FS_OPT_ENABLED | FS_OPT_SHDMEM_FUZZ)
-            fuzz.write(struct.pack("<I", 2) + b"xy")
+        with shm_afl(crashhang, AUTOTUNE_AFL_STATUS="child") as (afl, put):
+            os.sched_setaffinity(0, {cpu})
+            os.sched_setaffinity(afl.proc.pid, {cpu})
+            put(b"xy")
             was_killed = 0
             for _ in range(40):
                 afl.map.clear()
@@ -257,12 +251,8 @@ def test_a_timeout_kill_right_after_the_pid_leaves_exactly_one_status(crashhang)
                 was_killed = 1
             pid, st, m = afl.run(was_killed=1)
             assert os.WIFSTOPPED(st) and any(m)
-        finally:
-            afl.close()
     finally:
         os.sched_setaffinity(0, mask)
-        fuzz.close()
-    assert afl.proc.returncode == 0
 
 
 def test_bad_status_value(branchy):
