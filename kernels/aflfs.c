@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/shm.h>
@@ -58,7 +59,7 @@ typedef struct aflfs_config {
   uint32_t iters;         /* persistent iterations per child (1: a fork per input) */
   int shm_input;          /* take shared-memory test cases when afl offers them */
   aflfs_handshake handshake; /* AUTOTUNE_AFL_HANDSHAKE (auto: decided at the hello) */
-  int child_reports;      /* AUTOTUNE_AFL_STATUS=child: a persistent child talks to afl (default: server) */
+  int child_reports;      /* AUTOTUNE_AFL_STATUS=child (the default): a persistent child talks to afl */
   const char *index_file; /* AUTOTUNE_INDEX_FILE or NULL */
   uint32_t union_mask;    /* AUTOTUNE_AFL_UNION: these metrics' keys together in afl's map (0: off) */
 } aflfs_config;
@@ -195,11 +196,9 @@ static void read_config(aflfs_config *c) {
   }
 
   const char *rs = getenv("AUTOTUNE_AFL_STATUS");
-  /* server (AFL++'s relay) is the default until the child mode's hang in
-   * test_persistent_child_killed_while_stopped (seen once in CI) is understood */
-  if (!rs || !*rs || strcmp(rs, "server") == 0) c->child_reports = 0;
-  else if (strcmp(rs, "child") == 0) c->child_reports = 1;
-  else fatal("set AUTOTUNE_AFL_STATUS to server (the default) or child",
+  if (!rs || !*rs || strcmp(rs, "child") == 0) c->child_reports = 1;
+  else if (strcmp(rs, "server") == 0) c->child_reports = 0; /* AFL++'s relay */
+  else fatal("set AUTOTUNE_AFL_STATUS to child (the default) or server",
              "bad AUTOTUNE_AFL_STATUS=%s", rs);
 
   const char *hs = getenv("AUTOTUNE_AFL_HANDSHAKE");
@@ -461,7 +460,7 @@ __attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn
   }
 }
 
-/* A persistent child that talks to afl itself (AUTOTUNE_AFL_STATUS=child; opt-in, see read_config).
+/* A persistent child that talks to afl itself (AUTOTUNE_AFL_STATUS=child, the default).
  *
  * In AFL++'s design (and ours with AUTOTUNE_AFL_STATUS=server) every execution wakes the fork
  * server twice: afl's request (the server sends SIGCONT and the child's pid) and the child's
@@ -469,9 +468,13 @@ __attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn
  * request, sends its own pid, runs the input and sends the status a stopped child would have
  * (W_STOPCODE(SIGSTOP)); the server sleeps in waitpid until the child dies, and then sends what
  * afl is still owed, told by the stage the child left in shared memory:
- *   IDLE    waiting for a request: nothing owed
- *   ASKED   a request read, the pid not yet being sent (only an outside kill ends a child
- *           here): the dead child's pid and its death's status
+ *   IDLE    waiting (in poll) for a request, none consumed: nothing owed; the server reads the
+ *           request itself when it comes
+ *   ASKED   a request came, and the child may or may not have read it when it died (only an
+ *           outside kill ends a child here, e.g. afl's timeout kill of a child that had just
+ *           answered). Still in the pipe (FIONREAD): nothing owed, as IDLE. Consumed: the
+ *           server starts a new child for it; if that one dies in ASKED too, afl gets its pid
+ *           and its death's status.
  *   RUN     the pid is being sent or sent, the input runs (a crash, exit(), afl's timeout kill,
  *           or the child's last input, after which it exits 0): the death's wait status, as
  *           AFL++'s server sends
@@ -487,6 +490,14 @@ typedef struct aflfs_shared {
   uint32_t lost;  /* the child lost fd 198/199 */
 } aflfs_shared;
 static volatile aflfs_shared *aflfs_sh; /* MAP_SHARED: the child writes, the server reads; NULL: relay */
+
+/* Why the child polls before it reads (the stage IDLE store alone is not enough): a child
+ * SIGKILLed while blocked in read(fd 198) dies only when it next runs, and if afl's next request
+ * is in the pipe by then the kernel's pipe read copies it out first. The request was gone with
+ * the stage still IDLE: the server waited for another request, afl for a pid (the hang of
+ * test_persistent_child_killed_while_stopped[child]). poll() takes nothing from the pipe, so a
+ * child that dies before its ASKED store has not consumed the request, and after it the server
+ * can tell from the bytes left in the pipe. Cost: one poll per execution. */
 
 /* The harness closed (or replaced) fd 198 or 199 under the child: it cannot answer afl. It
  * leaves what it owes to the server (a status not written: stage RUN) and says so; the server
@@ -516,13 +527,19 @@ __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_t
     aflfs_sh->stage = AFLFS_REPORT;
     if (write4(AFLFS_ST_FD, AFLFS_STOPPED_STATUS) != 0) child_lost_pipes(AFLFS_RUN);
     aflfs_sh->stage = AFLFS_IDLE;
+    struct pollfd pfd = {.fd = AFLFS_CTL_FD, .events = POLLIN};
+    int r;
+    do r = poll(&pfd, 1, -1);
+    while (r < 0 && errno == EINTR);
+    if (r < 0 || pfd.revents & POLLNVAL) child_lost_pipes(AFLFS_IDLE); /* the fd is gone */
+    aflfs_sh->stage = AFLFS_ASKED;
     uint32_t was_killed;
     errno = 0;
     if (read4(AFLFS_CTL_FD, &was_killed) != 0) { /* afl went away (end of file), or the fd did */
       if (errno) child_lost_pipes(AFLFS_IDLE);
+      aflfs_sh->stage = AFLFS_IDLE; /* nothing taken, nothing owed: the server sees the end too */
       _exit(0);
     }
-    aflfs_sh->stage = AFLFS_ASKED;
   }
 }
 
@@ -709,14 +726,28 @@ static void serve_reporting(aflfs_state *s, cov_test_one_fn test_one) {
   if (m == MAP_FAILED) fatal(NULL, "mmap of the child's stage word: %s", strerror(errno));
   aflfs_sh = m;
   const pid_t server = getpid();
+  int have_request = 0, respawned = 0;
   while (!aflfs_sh->lost) {
-    uint32_t was_killed; /* no child lives: nothing for the server to reap */
-    if (read4(AFLFS_CTL_FD, &was_killed) != 0) server_exit(-1, 0);
+    if (!have_request) { /* no child lives: nothing for the server to reap */
+      uint32_t was_killed;
+      if (read4(AFLFS_CTL_FD, &was_killed) != 0) server_exit(-1, 0);
+    }
+    have_request = 0;
     aflfs_sh->stage = AFLFS_ASKED;
     pid_t child = spawn(s, test_one, server);
     int status;
     if (wait_child(child, &status, 0) < 0) fatal(NULL, "waitpid: %s", strerror(errno));
     uint32_t stage = aflfs_sh->stage;
+    if (stage == AFLFS_ASKED && !aflfs_sh->lost && !respawned) {
+      int unread = 0;
+      if (ioctl(AFLFS_CTL_FD, FIONREAD, &unread) != 0) unread = 0;
+      if (unread < 4) { /* the child took the request with it: a new child answers it */
+        have_request = respawned = 1;
+        continue;
+      }
+      stage = AFLFS_IDLE; /* still in the pipe: read as any other */
+    }
+    respawned = 0;
     int owed = stage == AFLFS_RUN || stage == AFLFS_ASKED;
     if (stage == AFLFS_REPORT) { /* sent, if afl comes back with its next request */
       struct pollfd pfd = {.fd = AFLFS_CTL_FD, .events = POLLIN};

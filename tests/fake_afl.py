@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import select
 import struct
 import subprocess
 import sys
@@ -74,9 +75,13 @@ class FakeAfl:
             for fd in (198, 199, ctl_r, st_w):
                 os.close(fd)
 
-    def read4(self) -> int:
+    def read4(self, timeout: float = 60.0) -> int:
+        """The next word from the fork server; fails after timeout seconds without one (a
+        protocol desync then fails the test instead of hanging the suite)."""
         data = b""
         while len(data) < 4:
+            ready, _, _ = select.select([self.st_r], [], [], timeout)
+            assert ready, f"no word from the fork server in {timeout:g} s (read {len(data)} of 4 bytes)"
             chunk = os.read(self.st_r, 4 - len(data))
             assert chunk, "the fork server closed its status pipe"
             data += chunk

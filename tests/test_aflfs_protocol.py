@@ -52,6 +52,14 @@ def gone(pid: int) -> bool:
     return False
 
 
+def kill_quietly(pid: int) -> None:
+    """SIGKILL pid, which may have died already."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def zombie(pid: int) -> bool:
     """Wait until pid has died (a zombie its parent has not reaped yet, or gone)."""
     for _ in range(100):
@@ -65,7 +73,7 @@ def zombie(pid: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize("reporter", ["server"])  # child: hung once in CI, not yet understood
+@pytest.mark.parametrize("reporter", ["child", "server"])
 def test_persistent_child_killed_while_stopped(branchy, tmp_path, reporter):
     cur = tmp_path / "cur_input"
     cur.write_bytes(b"FUZZ\x90\x90\x90\x90")
@@ -250,6 +258,49 @@ def test_a_timeout_kill_right_after_the_pid_leaves_exactly_one_status(crashhang)
                 assert not ready, "a second word for one run"
                 was_killed = 1
             pid, st, m = afl.run(was_killed=1)
+            assert os.WIFSTOPPED(st) and any(m)
+    finally:
+        os.sched_setaffinity(0, mask)
+
+
+def test_a_kill_of_the_idle_child_racing_afls_next_request(crashhang):
+    """An outside SIGKILL (or afl's timeout kill, landing just after the child answered) of the
+    child waiting for the next request, with that request already in the pipe or arriving
+    before the child runs again. A child blocked in read() would take the request with it and
+    leave afl waiting for a pid forever; afl must instead read one pid and one status for the
+    request, from a new child or (the kill came late) the killed one's death. Both processes on
+    one CPU, the kill before and after the request, so every order is tried."""
+    mask = os.sched_getaffinity(0)
+    cpu = min(mask)
+    try:
+        with shm_afl(crashhang, AUTOTUNE_AFL_STATUS="child") as (afl, put):
+            os.sched_setaffinity(0, {cpu})
+            os.sched_setaffinity(afl.proc.pid, {cpu})
+            put(b"xy")
+            pid, st, _ = afl.run()
+            assert os.WIFSTOPPED(st)
+            was_killed = 0
+            for i in range(200):
+                afl.map.clear()
+                if i % 2:
+                    kill_quietly(pid)
+                    afl.write4(was_killed)
+                else:
+                    afl.write4(was_killed)
+                    kill_quietly(pid)  # the child may run the whole input before this lands
+                new = afl.read4(timeout=20)
+                st = afl.read4(timeout=20)
+                if new == pid and os.WIFSIGNALED(st):  # killed after it had sent its pid
+                    assert os.WTERMSIG(st) == signal.SIGKILL, hex(st)
+                    was_killed = 1
+                else:  # a new child, or the old one before the kill landed
+                    assert os.WIFSTOPPED(st) and any(afl.map.read()), hex(st)
+                    was_killed = 0
+                ready, _, _ = select.select([afl.st_r], [], [], 0)
+                assert not ready, "a second word for one run"
+                assert gone(pid)
+                pid = new
+            new, st, m = afl.run(was_killed=was_killed)
             assert os.WIFSTOPPED(st) and any(m)
     finally:
         os.sched_setaffinity(0, mask)
