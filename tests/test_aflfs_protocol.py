@@ -233,34 +233,42 @@ def test_a_harness_that_closes_the_pipes_turns_the_server_into_the_relay(tmp_pat
         assert pid0 not in pids and len(set(pids)) == 1
 
 
+@contextmanager
+def child_on_one_cpu(binary: Path):
+    """shm_afl in child mode, with this process and the fork server (and so its children) on one
+    CPU: a kill or a request lands wherever the scheduler left the child."""
+    mask = os.sched_getaffinity(0)
+    cpu = min(mask)
+    try:
+        with shm_afl(binary, AUTOTUNE_AFL_STATUS="child") as (afl, put):
+            os.sched_setaffinity(0, {cpu})
+            os.sched_setaffinity(afl.proc.pid, {cpu})
+            yield afl, put
+    finally:
+        os.sched_setaffinity(0, mask)
+
+
 def test_a_timeout_kill_right_after_the_pid_leaves_exactly_one_status(crashhang):
     """afl-fuzz starts its timeout once it has read the pid and may kill the child before the
     child runs another instruction (woken by the pid, afl often takes the core). Whatever the
     child had done by then, afl must read exactly one status word for the run: an extra word
     shifts every later read (afl 4.04c then reads a pid as a status, a status as a pid, and
     aborts). Both processes on one CPU, so the kill lands anywhere in the child's loop."""
-    mask = os.sched_getaffinity(0)
-    cpu = min(mask)
-    try:
-        with shm_afl(crashhang, AUTOTUNE_AFL_STATUS="child") as (afl, put):
-            os.sched_setaffinity(0, {cpu})
-            os.sched_setaffinity(afl.proc.pid, {cpu})
-            put(b"xy")
-            was_killed = 0
-            for _ in range(40):
-                afl.map.clear()
-                afl.write4(was_killed)
-                pid = afl.read4()
-                os.kill(pid, signal.SIGKILL)  # the "timeout", at once
-                st = afl.read4()
-                assert os.WIFSTOPPED(st) or (os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL), hex(st)
-                ready, _, _ = select.select([afl.st_r], [], [], 0.05)
-                assert not ready, "a second word for one run"
-                was_killed = 1
-            pid, st, m = afl.run(was_killed=1)
-            assert os.WIFSTOPPED(st) and any(m)
-    finally:
-        os.sched_setaffinity(0, mask)
+    with child_on_one_cpu(crashhang) as (afl, put):
+        put(b"xy")
+        was_killed = 0
+        for _ in range(40):
+            afl.map.clear()
+            afl.write4(was_killed)
+            pid = afl.read4()
+            os.kill(pid, signal.SIGKILL)  # the "timeout", at once
+            st = afl.read4()
+            assert os.WIFSTOPPED(st) or (os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL), hex(st)
+            ready, _, _ = select.select([afl.st_r], [], [], 0.05)
+            assert not ready, "a second word for one run"
+            was_killed = 1
+        pid, st, m = afl.run(was_killed=1)
+        assert os.WIFSTOPPED(st) and any(m)
 
 
 def test_a_kill_of_the_idle_child_racing_afls_next_request(crashhang):
@@ -270,40 +278,33 @@ def test_a_kill_of_the_idle_child_racing_afls_next_request(crashhang):
     leave afl waiting for a pid forever; afl must instead read one pid and one status for the
     request, from a new child or (the kill came late) the killed one's death. Both processes on
     one CPU, the kill before and after the request, so every order is tried."""
-    mask = os.sched_getaffinity(0)
-    cpu = min(mask)
-    try:
-        with shm_afl(crashhang, AUTOTUNE_AFL_STATUS="child") as (afl, put):
-            os.sched_setaffinity(0, {cpu})
-            os.sched_setaffinity(afl.proc.pid, {cpu})
-            put(b"xy")
-            pid, st, _ = afl.run()
-            assert os.WIFSTOPPED(st)
-            was_killed = 0
-            for i in range(200):
-                afl.map.clear()
-                if i % 2:
-                    kill_quietly(pid)
-                    afl.write4(was_killed)
-                else:
-                    afl.write4(was_killed)
-                    kill_quietly(pid)  # the child may run the whole input before this lands
-                new = afl.read4(timeout=20)
-                st = afl.read4(timeout=20)
-                if new == pid and os.WIFSIGNALED(st):  # killed after it had sent its pid
-                    assert os.WTERMSIG(st) == signal.SIGKILL, hex(st)
-                    was_killed = 1
-                else:  # a new child, or the old one before the kill landed
-                    assert os.WIFSTOPPED(st) and any(afl.map.read()), hex(st)
-                    was_killed = 0
-                ready, _, _ = select.select([afl.st_r], [], [], 0)
-                assert not ready, "a second word for one run"
-                assert gone(pid)
-                pid = new
-            new, st, m = afl.run(was_killed=was_killed)
-            assert os.WIFSTOPPED(st) and any(m)
-    finally:
-        os.sched_setaffinity(0, mask)
+    with child_on_one_cpu(crashhang) as (afl, put):
+        put(b"xy")
+        pid, st, _ = afl.run()
+        assert os.WIFSTOPPED(st)
+        was_killed = 0
+        for i in range(200):
+            afl.map.clear()
+            if i % 2:
+                kill_quietly(pid)
+                afl.write4(was_killed)
+            else:
+                afl.write4(was_killed)
+                kill_quietly(pid)  # the child may run the whole input before this lands
+            new = afl.read4(timeout=20)
+            st = afl.read4(timeout=20)
+            if new == pid and os.WIFSIGNALED(st):  # killed after it had sent its pid
+                assert os.WTERMSIG(st) == signal.SIGKILL, hex(st)
+                was_killed = 1
+            else:  # a new child, or the old one before the kill landed
+                assert os.WIFSTOPPED(st) and any(afl.map.read()), hex(st)
+                was_killed = 0
+            ready, _, _ = select.select([afl.st_r], [], [], 0)
+            assert not ready, "a second word for one run"
+            assert gone(pid)
+            pid = new
+        new, st, m = afl.run(was_killed=was_killed)
+        assert os.WIFSTOPPED(st) and any(m)
 
 
 def test_bad_status_value(branchy):
