@@ -94,6 +94,13 @@ def test_config_specs(tmp_path):
     (race / "autotune-build.env").write_text("AUTOTUNE_CC_INSTRUMENT=ngram\nAUTOTUNE_CC_NGRAM=4\n")
     c = parse_config(str(race / "nb.env"))
     assert c.build_vars == {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "4"}
+    # the race's pair given as BUILD+RUN: the autotune cc build, not afl-clang-fast
+    c = parse_config(f"{race / 'autotune-build.env'}+{race / 'autotune-run.env'}")
+    assert (c.name, c.cc_kind, c.build_vars, c.run_vars) == (
+        "race/autotune-run", "autotune", {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "4"},
+        {"AUTOTUNE_METRIC": "guard"})
+    with pytest.raises(AutotuneError, match="AFL_LLVM_INSTRUMENT"):
+        parse_config(f"{tune / 'afl-build.env'}+{race / 'autotune-run.env'}")
     c = parse_config(f"ng4={tune / 'afl-build.env'}")
     assert (c.name, c.cc_kind, c.build_vars, c.run_vars) == ("ng4", "afl", {"AFL_LLVM_INSTRUMENT": "NGRAM-4"},
                                                              {"AFL_MAP_SIZE": "65536"})

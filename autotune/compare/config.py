@@ -11,6 +11,8 @@ SPEC is one of
   * ``afl-build.env``: afl-clang-fast under the file's ``AFL_*`` variables, and at run time the
     variables of the ``afl-run.env`` beside it, when there is one;
   * ``BUILD.env+RUN.env``: afl-clang-fast under BUILD's ``AFL_*`` variables, RUN's at run time;
+    when either file sets an ``AUTOTUNE_*`` variable (the race's ``autotune-build.env`` +
+    ``autotune-run.env``), the `autotune cc` build under the ``AUTOTUNE_CC_*`` ones instead;
   * any other file: if it sets an ``AFL_LLVM_*`` variable, a build file as afl-build.env (alone);
     else a run file on AFL++'s default build (``afl-run.env``).
 NAME labels the configuration (default: ``default``, ``runtime``, or ``<parent>/<stem>`` of the file).
@@ -81,9 +83,21 @@ def parse_config(arg: str) -> ConfigSpec:
     if "+" in spec and not Path(spec).is_file():
         b, _, r = spec.partition("+")
         bpath, rpath = _existing(Path(b), arg), _existing(Path(r), arg)
-        bvars = build_vars_of(read_env_file(bpath).values)
-        return ConfigSpec(name=name or _label(bpath), cc_kind=CC_AFL, build_vars=bvars,
-                          run_vars=dict(read_env_file(rpath).values), files=(str(bpath), str(rpath)),
+        bvals, rvals = dict(read_env_file(bpath).values), dict(read_env_file(rpath).values)
+        if any(k.startswith("AUTOTUNE_") for k in (*bvals, *rvals)):  # the race's pair: autotune cc
+            afl = sorted(k for k in bvals if k.startswith("AFL_LLVM_"))
+            if afl:
+                raise AutotuneError(f"--config {arg}: {bpath.name} sets {afl[0]} (an afl-clang-fast build) "
+                                    "and the pair sets AUTOTUNE_ variables (our runtime)",
+                                    fix="give an afl-build.env with its afl-run.env, or an autotune-build.env "
+                                        "with its autotune-run.env")
+            cc_vars = {k: v for k, v in {**bvals, **rvals}.items() if k.startswith(CC_VAR_PREFIX)}
+            run_vars = {k: v for k, v in rvals.items() if not k.startswith(CC_VAR_PREFIX)}
+            return ConfigSpec(name=name or _label(rpath), cc_kind=CC_AUTOTUNE, build_vars=cc_vars,
+                              run_vars=run_vars, files=(str(bpath), str(rpath)),
+                              description=f"autotune cc build under {bpath.name}, stock afl-fuzz under {rpath.name}")
+        return ConfigSpec(name=name or _label(bpath), cc_kind=CC_AFL, build_vars=build_vars_of(bvals),
+                          run_vars=rvals, files=(str(bpath), str(rpath)),
                           description=f"afl-clang-fast under {bpath.name}, afl-fuzz under {rpath.name}")
     path = _existing(Path(spec), arg)
     values = dict(read_env_file(path).values)
