@@ -450,6 +450,16 @@ static int write4(int fd, uint32_t v) {
   }
 }
 
+/* poll() for input on fd, retried on EINTR; returns poll's result, *revents its events. */
+static int wait_readable(int fd, int timeout_ms, short *revents) {
+  struct pollfd pfd = {.fd = fd, .events = POLLIN};
+  int r;
+  do r = poll(&pfd, 1, timeout_ms);
+  while (r < 0 && errno == EINTR);
+  *revents = pfd.revents;
+  return r;
+}
+
 /* ---- the child: run inputs, stop between them ------------------------------------------------ */
 
 __attribute__((noreturn)) static void child_loop(aflfs_state *s, cov_test_one_fn test_one) {
@@ -527,11 +537,8 @@ __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_t
     aflfs_sh->stage = AFLFS_REPORT;
     if (write4(AFLFS_ST_FD, AFLFS_STOPPED_STATUS) != 0) child_lost_pipes(AFLFS_RUN);
     aflfs_sh->stage = AFLFS_IDLE;
-    struct pollfd pfd = {.fd = AFLFS_CTL_FD, .events = POLLIN};
-    int r;
-    do r = poll(&pfd, 1, -1);
-    while (r < 0 && errno == EINTR);
-    if (r < 0 || pfd.revents & POLLNVAL) child_lost_pipes(AFLFS_IDLE); /* the fd is gone */
+    short ev;
+    if (wait_readable(AFLFS_CTL_FD, -1, &ev) < 0 || ev & POLLNVAL) child_lost_pipes(AFLFS_IDLE); /* fd gone */
     aflfs_sh->stage = AFLFS_ASKED;
     uint32_t was_killed;
     errno = 0;
@@ -726,35 +733,31 @@ static void serve_reporting(aflfs_state *s, cov_test_one_fn test_one) {
   if (m == MAP_FAILED) fatal(NULL, "mmap of the child's stage word: %s", strerror(errno));
   aflfs_sh = m;
   const pid_t server = getpid();
-  int have_request = 0, respawned = 0;
+  int retry = 0; /* a new child answers the request its dead predecessor took */
   while (!aflfs_sh->lost) {
-    if (!have_request) { /* no child lives: nothing for the server to reap */
+    if (!retry) { /* no child lives: nothing for the server to reap */
       uint32_t was_killed;
       if (read4(AFLFS_CTL_FD, &was_killed) != 0) server_exit(-1, 0);
     }
-    have_request = 0;
     aflfs_sh->stage = AFLFS_ASKED;
     pid_t child = spawn(s, test_one, server);
     int status;
     if (wait_child(child, &status, 0) < 0) fatal(NULL, "waitpid: %s", strerror(errno));
     uint32_t stage = aflfs_sh->stage;
-    if (stage == AFLFS_ASKED && !aflfs_sh->lost && !respawned) {
+    if (stage == AFLFS_ASKED && !aflfs_sh->lost && !retry) {
       int unread = 0;
       if (ioctl(AFLFS_CTL_FD, FIONREAD, &unread) != 0) unread = 0;
       if (unread < 4) { /* the child took the request with it: a new child answers it */
-        have_request = respawned = 1;
+        retry = 1;
         continue;
       }
       stage = AFLFS_IDLE; /* still in the pipe: read as any other */
     }
-    respawned = 0;
+    retry = 0;
     int owed = stage == AFLFS_RUN || stage == AFLFS_ASKED;
     if (stage == AFLFS_REPORT) { /* sent, if afl comes back with its next request */
-      struct pollfd pfd = {.fd = AFLFS_CTL_FD, .events = POLLIN};
-      int r;
-      do r = poll(&pfd, 1, AFLFS_REPORT_WAIT_MS);
-      while (r < 0 && errno == EINTR);
-      owed = r == 0;
+      short ev;
+      owed = wait_readable(AFLFS_CTL_FD, AFLFS_REPORT_WAIT_MS, &ev) == 0;
     }
     if (stage == AFLFS_ASKED && write4(AFLFS_ST_FD, (uint32_t)child) != 0) server_exit(-1, 0);
     if (owed && write4(AFLFS_ST_FD, (uint32_t)status) != 0) server_exit(-1, 0);

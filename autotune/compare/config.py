@@ -67,6 +67,12 @@ def _existing(path: Path, arg: str) -> Path:
     return path
 
 
+def _split_cc(values: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """autotune cc's compile-time variables (AUTOTUNE_CC_*, sorted by name) and the rest (in order)."""
+    cc = {k: values[k] for k in sorted(values) if k.startswith(CC_VAR_PREFIX)}
+    return cc, {k: v for k, v in values.items() if k not in cc}
+
+
 def parse_config(arg: str) -> ConfigSpec:
     name, eq, spec = arg.partition("=")
     if not eq or "/" in name or not _NAME.match(name):
@@ -91,8 +97,8 @@ def parse_config(arg: str) -> ConfigSpec:
                                     "and the pair sets AUTOTUNE_ variables (our runtime)",
                                     fix="give an afl-build.env with its afl-run.env, or an autotune-build.env "
                                         "with its autotune-run.env")
-            cc_vars = {k: v for k, v in {**bvals, **rvals}.items() if k.startswith(CC_VAR_PREFIX)}
-            run_vars = {k: v for k, v in rvals.items() if not k.startswith(CC_VAR_PREFIX)}
+            cc_vars, run_vars = _split_cc(rvals)
+            cc_vars = {**_split_cc(bvals)[0], **cc_vars}
             return ConfigSpec(name=name or _label(rpath), cc_kind=CC_AUTOTUNE, build_vars=cc_vars,
                               run_vars=run_vars, files=(str(bpath), str(rpath)),
                               description=f"autotune cc build under {bpath.name}, stock afl-fuzz under {rpath.name}")
@@ -106,10 +112,10 @@ def parse_config(arg: str) -> ConfigSpec:
 
         files = (str(path),)
         # the wrapper's compile-time variables (the build kind, the ngram kind's N, selects)
-        build_vars = {k: values.pop(k) for k in sorted(values) if k.startswith(CC_VAR_PREFIX)}
+        build_vars, values = _split_cc(values)
         beside = path.with_name("autotune-build.env")
         if not build_vars and beside.is_file() and beside != path:
-            build_vars = {k: v for k, v in read_env_file(beside).values.items() if k.startswith(CC_VAR_PREFIX)}
+            build_vars = _split_cc(read_env_file(beside).values)[0]
             files = (str(beside), str(path))
         kind = f" ({KIND_VAR}={build_vars[KIND_VAR]})" if KIND_VAR in build_vars else ""
         return ConfigSpec(name=name or _label(path), cc_kind=CC_AUTOTUNE, build_vars=build_vars, run_vars=values,
