@@ -1,0 +1,280 @@
+"""The fork server's fault suite (issue 26), shared by tests/test_fault_suite.py (seconds of the
+real afl-fuzz per fault) and benchmarks/fault_soak.py (an hour of them).
+
+Each fault of tests/programs_afl/faults.c is built twice from the same source and flags: by
+`autotune cc` (our runtime's fork server) and by AFL++'s afl-clang-fast (AFL++'s own runtime and
+libAFLDriver). Both run under the same afl-fuzz with the same seeds and options; then every crash
+and hang either campaign saved is replayed through both binaries, outside afl-fuzz:
+
+- real: a saved crash crashes the binary that found it, with the signal in its file name; a saved
+  hang runs past afl-fuzz's timeout. A crash that does not replay is what a stray status word
+  looks like (afl-fuzz 4.04c once read a pid as a status and saved 'crashes' with its low bits
+  as the signal).
+- none lost: the other build's crashes crash ours too (and ours crash AFL++'s), so a fault our
+  fork server hides would show.
+- afl-fuzz's own verdict: exit 0, no "Fork server is misbehaving" / handshake failure / warning
+  about the fork server in its output; stability as in fuzzer_stats.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+REPO = Path(__file__).resolve().parents[1]
+FAULTS_C = REPO / "tests" / "programs_afl" / "faults.c"
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from autotune.afl import HOST_ENV  # noqa: E402
+
+TIMEOUT_MS = 100  # afl-fuzz -t: FAULT_SLOW sleeps 400 ms, past it
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    macro: str
+    expect: str  # crash, hang or none: what afl-fuzz should save
+    cflags: tuple[str, ...] = ()
+
+
+FAULTS: tuple[Fault, ...] = (
+    Fault("segv", "FAULT_SEGV", "crash"),
+    Fault("abort", "FAULT_ABORT", "crash"),
+    Fault("asan", "FAULT_ASAN", "crash", ("-fsanitize=address",)),
+    Fault("ubsan", "FAULT_UBSAN", "crash", ("-fsanitize=undefined", "-fno-sanitize-recover=all")),
+    Fault("hang", "FAULT_HANG", "hang"),
+    Fault("slow", "FAULT_SLOW", "hang"),
+    Fault("exit", "FAULT_EXIT", "none"),
+    Fault("fork", "FAULT_FORK", "none"),
+    Fault("threads", "FAULT_THREADS", "none", ("-pthread",)),
+    Fault("closefds", "FAULT_CLOSEFDS", "none"),
+    Fault("leak", "FAULT_LEAK", "none"),
+    Fault("rare", "FAULT_RARE", "crash"),
+)
+BY_NAME = {f.name: f for f in FAULTS}
+SEEDS = (b"xyzA", b"AAAA", b"\x00\x00\x00\x00")
+
+# What a replay runs under: a sanitizer report ends the process by SIGABRT (as afl-fuzz sets for
+# its targets), so "crashed" is "killed by a signal" for every fault.
+REPLAY_ENV = {"ASAN_OPTIONS": "abort_on_error=1:detect_leaks=0:symbolize=0:allocator_may_return_null=1",
+              "UBSAN_OPTIONS": "halt_on_error=1:abort_on_error=1:print_stacktrace=0:symbolize=0"}
+# afl-fuzz's words for a fork server it no longer trusts, or that it had to work around
+BAD_OUTPUT = re.compile(r"misbehaving|handshake failed|Unable to communicate with fork server|"
+                        r"Old fork server model|does not support futex|PROGRAM ABORT", re.I)
+COMMON_CFLAGS = ("-O1", "-g")
+# the run-time variables each of our build kinds needs (the race's autotune-run.env has the same)
+OURS_ENV = {"guard": {"AUTOTUNE_METRIC": "guard"}, "full": {}, "edge": {"AUTOTUNE_METRIC": "edge"}}
+
+
+def build_ours(fault: Fault, out: Path, *, kind: str = "guard") -> Path:
+    """The fault built by autotune cc (kind: its build kind)."""
+    from autotune.target import build_harness
+    return build_harness(sources=[FAULTS_C], output=out / f"{fault.name}-ours-{kind}", kind=kind,
+                         extra_cflags=[*COMMON_CFLAGS, f"-DFAULT={fault.macro}", *fault.cflags],
+                         extra_ldflags=[f for f in fault.cflags if f == "-pthread"])
+
+
+def build_aflpp(fault: Fault, out: Path, *, afl_cc: str | None = None) -> Path:
+    """The fault built by AFL++'s afl-clang-fast (PCGUARD, libAFLDriver)."""
+    cc = afl_cc or shutil.which("afl-clang-fast")
+    if cc is None:
+        raise FileNotFoundError("afl-clang-fast (apt-get install afl++)")
+    exe = out / f"{fault.name}-aflpp"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_"))}
+    env["AFL_QUIET"] = "1"
+    tmp = exe.with_name(exe.name + ".tmp")
+    subprocess.run([cc, *COMMON_CFLAGS, f"-DFAULT={fault.macro}", *fault.cflags, "-fsanitize=fuzzer",
+                    str(FAULTS_C), "-o", str(tmp)], env=env, check=True, capture_output=True, text=True,
+                   timeout=300)
+    tmp.rename(exe)
+    return exe
+
+
+@dataclass
+class Campaign:
+    """One afl-fuzz campaign of one build and what it saved."""
+    build: str  # ours or aflpp
+    returncode: int
+    execs: int
+    execs_per_sec: float
+    stability: str
+    crashes: list[Path] = field(default_factory=list)
+    hangs: list[Path] = field(default_factory=list)
+    bad_lines: list[str] = field(default_factory=list)  # afl-fuzz's complaints about the fork server
+
+    def summary(self) -> dict:
+        d = asdict(self)
+        d["crashes"], d["hangs"] = len(self.crashes), len(self.hangs)
+        return d
+
+
+def _stats(inst: Path) -> dict[str, str]:
+    out = {}
+    path = inst / "fuzzer_stats"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            k, _, v = line.partition(":")
+            out[k.strip()] = v.strip()
+    return out
+
+
+def run_afl(binary: Path, work: Path, *, seconds: int, build: str, afl_fuzz: str | None = None,
+            env: Mapping[str, str] | None = None, seed: int = 1) -> Campaign:
+    """afl-fuzz on ``binary`` for ``seconds`` (-V), -s seed, -t TIMEOUT_MS, from SEEDS."""
+    afl_fuzz = afl_fuzz or shutil.which("afl-fuzz")
+    in_dir, out_dir = work / "in", work / "out"
+    in_dir.mkdir(parents=True, exist_ok=True)
+    for i, s in enumerate(SEEDS):
+        (in_dir / f"seed{i}").write_bytes(s)
+    run_env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
+    if "AUTOTUNE_CACHE_DIR" in os.environ:
+        run_env["AUTOTUNE_CACHE_DIR"] = os.environ["AUTOTUNE_CACHE_DIR"]
+    run_env.update(HOST_ENV)
+    run_env["AFL_HANG_TMOUT"] = str(TIMEOUT_MS)  # a saved hang: past -t again (default 1 s)
+    run_env.update(env or {})
+    cmd = [afl_fuzz, "-i", str(in_dir), "-o", str(out_dir), "-V", str(seconds), "-s", str(seed),
+           "-t", str(TIMEOUT_MS), "--", str(binary)]
+    proc = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=seconds + 120,
+                          stdin=subprocess.DEVNULL, cwd=work)
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]|\x1b\(B", "", proc.stdout + proc.stderr)
+    inst = out_dir / "default"
+    st = _stats(inst)
+    return Campaign(
+        build=build, returncode=proc.returncode, execs=int(st.get("execs_done", 0)),
+        execs_per_sec=float(st.get("execs_per_sec", 0.0)), stability=st.get("stability", "?"),
+        crashes=sorted(p for p in (inst / "crashes").glob("id:*")) if (inst / "crashes").exists() else [],
+        hangs=sorted(p for p in (inst / "hangs").glob("id:*")) if (inst / "hangs").exists() else [],
+        bad_lines=[line.strip() for line in text.splitlines() if BAD_OUTPUT.search(line)])
+
+
+@dataclass
+class Replay:
+    crashed_signal: int | None  # the signal that ended it, None if it exited
+    seconds: float
+    timed_out: bool
+
+
+def replay(binary: Path, path: Path, *, limit_s: float = 2.0) -> Replay:
+    """Run ``binary path`` once, outside afl-fuzz (no __AFL_SHM_ID: the driver's standalone mode,
+    libAFLDriver's file mode)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
+    env.update(REPLAY_ENV)
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([str(binary), str(path)], env=env, capture_output=True, timeout=limit_s,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return Replay(None, time.monotonic() - t0, True)
+    dt = time.monotonic() - t0
+    return Replay(-proc.returncode if proc.returncode < 0 else None, dt, False)
+
+
+def saved_signal(path: Path) -> int | None:
+    m = re.search(r"sig:(\d+)", path.name)
+    return int(m.group(1)) if m else None
+
+
+@dataclass
+class FaultResult:
+    fault: str
+    expect: str
+    campaigns: dict[str, Campaign]
+    # replays: {finder build: {replaying build: [what each saved crash did]}}
+    crash_replays: dict[str, dict[str, list[int | None]]]
+    hang_replays: dict[str, dict[str, list[bool]]]
+    problems: list[str]
+
+    def summary(self) -> dict:
+        return {"fault": self.fault, "expect": self.expect,
+                "campaigns": {k: c.summary() for k, c in self.campaigns.items()},
+                "crash_replays": self.crash_replays, "hang_replays": self.hang_replays,
+                "problems": self.problems}
+
+
+def judge(fault: Fault, binaries: Mapping[str, Path], campaigns: Mapping[str, Campaign],
+          *, max_replays: int = 20) -> FaultResult:
+    """Replay every saved crash and hang (up to max_replays each) through every build; list what
+    breaks the suite's promises."""
+    problems: list[str] = []
+    crash_rep: dict[str, dict[str, list[int | None]]] = {}
+    hang_rep: dict[str, dict[str, list[bool]]] = {}
+    for name, c in campaigns.items():
+        if c.returncode != 0:
+            problems.append(f"{name}: afl-fuzz exited {c.returncode}")
+        problems += [f"{name}: afl-fuzz said: {line}" for line in c.bad_lines]
+        if c.execs == 0:
+            problems.append(f"{name}: no executions")
+        if fault.expect != "crash" and c.crashes:
+            problems.append(f"{name}: {len(c.crashes)} crashes saved, the harness has none")
+        if fault.expect == "crash" and not c.crashes:
+            problems.append(f"{name}: no crash saved")
+        if fault.expect == "hang" and not c.hangs:
+            problems.append(f"{name}: no hang saved")
+        crash_rep[name], hang_rep[name] = {}, {}
+        for other, exe in binaries.items():
+            sigs = [replay(exe, p).crashed_signal for p in c.crashes[:max_replays]]
+            crash_rep[name][other] = sigs
+            for p, sig in zip(c.crashes[:max_replays], sigs):
+                if sig is None:
+                    problems.append(f"{name}'s crash {p.name} does not crash {other}'s build")
+                elif other == name and saved_signal(p) not in (None, sig):
+                    problems.append(f"{name}'s crash {p.name} ends {other}'s build by signal {sig}")
+            if fault.expect == "hang":
+                slow = []
+                for p in c.hangs[:max_replays]:
+                    r = replay(exe, p, limit_s=2.0)
+                    slow.append(r.timed_out or r.seconds * 1000 >= TIMEOUT_MS)
+                hang_rep[name][other] = slow
+                problems += [f"{name}'s hang {p.name} runs within the timeout in {other}'s build"
+                             for p, s in zip(c.hangs[:max_replays], slow) if not s]
+    return FaultResult(fault.name, fault.expect, dict(campaigns), crash_rep, hang_rep, problems)
+
+
+def stability_value(s: str) -> float | None:
+    try:
+        return float(s.rstrip("%"))
+    except ValueError:
+        return None
+
+
+def write_json(path: Path, data: object) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    tmp.rename(path)
+
+
+def run_pair(fault: Fault, binaries: Mapping[str, Path], work: Path, *, seconds: int,
+             afl_fuzz: str | None = None, env_by_build: Mapping[str, Mapping[str, str]] | None = None,
+             seed: int = 1, parallel: bool = True) -> FaultResult:
+    """Both builds' campaigns side by side (one per core when parallel), then judge()."""
+    from concurrent.futures import ThreadPoolExecutor
+    env_by_build = env_by_build or {"ours": OURS_ENV["guard"]}
+    names = list(binaries)
+
+    def one(name: str) -> Campaign:
+        w = work / name
+        if w.exists():
+            shutil.rmtree(w)
+        return run_afl(binaries[name], w, seconds=seconds, build=name, afl_fuzz=afl_fuzz,
+                       env=env_by_build.get(name), seed=seed)
+
+    if parallel:
+        with ThreadPoolExecutor(len(names)) as pool:
+            campaigns = dict(zip(names, pool.map(one, names)))
+    else:
+        campaigns = {n: one(n) for n in names}
+    return judge(fault, binaries, campaigns)
+
+
+__all__: Sequence[str] = ("FAULTS", "BY_NAME", "Fault", "build_ours", "build_aflpp", "run_afl", "replay",
+                          "judge", "run_pair", "FaultResult", "Campaign", "stability_value", "write_json")
