@@ -51,6 +51,8 @@ def totals(rounds: list[dict]) -> dict[str, dict[str, dict]]:
             if s is not None and (t["min_stability"] is None or s < t["min_stability"]):
                 t["min_stability"] = s
         out[r["fault"]].setdefault("problems", {"count": 0})["count"] += len(r["problems"])
+        for build, n in r.get("spurious_hangs", {}).items():
+            out[r["fault"]][build]["spurious_hangs"] = out[r["fault"]][build].get("spurious_hangs", 0) + n
     return out
 
 
@@ -60,17 +62,21 @@ def markdown(doc: dict) -> str:
              f"afl-fuzz {doc['afl_fuzz_version']}", "",
              f"{doc['seconds']} s per campaign, -t {fs.TIMEOUT_MS} ms; ours = autotune cc guard kind "
              f"(AUTOTUNE_AFL_STATUS={doc['status_mode']}), aflpp = afl-clang-fast PCGUARD. "
-             "Problems: replays that disagree, missing or unexpected saves, afl-fuzz's complaints.", "",
+             "Problems: replays that disagree, missing or unexpected saves, afl-fuzz's complaints. Spurious "
+             "hangs: hangs saved on a harness without one that replay within the timeout (a stall of the "
+             "loaded host).", "",
              "| fault | expect | ours execs | aflpp execs | ours crashes/hangs | aflpp crashes/hangs | "
-             "ours min stability | aflpp min stability | afl-fuzz complaints (ours/aflpp) | problems |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "ours min stability | aflpp min stability | afl-fuzz complaints (ours/aflpp) | spurious hangs "
+             "(ours/aflpp) | problems |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     grand = {"ours": 0, "aflpp": 0, "complaints": 0, "problems": 0, "crashes": 0}
     for name, t in tot.items():
         o, a = t.get("ours", {}), t.get("aflpp", {})
         lines.append(f"| {name} | {fs.BY_NAME[name].expect} | {o.get('execs', 0):,} | {a.get('execs', 0):,} | "
                      f"{o.get('crashes', 0)}/{o.get('hangs', 0)} | {a.get('crashes', 0)}/{a.get('hangs', 0)} | "
                      f"{o.get('min_stability')} | {a.get('min_stability')} | "
-                     f"{o.get('complaints', 0)}/{a.get('complaints', 0)} | {t['problems']['count']} |")
+                     f"{o.get('complaints', 0)}/{a.get('complaints', 0)} | "
+                     f"{o.get('spurious_hangs', 0)}/{a.get('spurious_hangs', 0)} | {t['problems']['count']} |")
         grand["ours"] += o.get("execs", 0)
         grand["aflpp"] += a.get("execs", 0)
         grand["complaints"] += o.get("complaints", 0)

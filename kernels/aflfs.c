@@ -15,6 +15,9 @@
  * Per run (both): fd 198 -> u32 was_killed (the previous child timed out and was SIGKILLed);
  *   fd 199 <- u32 child pid; fd 199 <- u32 wait status (WIFSTOPPED = persistent child waiting
  *   for the next input). 4.22a still syncs persistent mode this way (SIGSTOP / WUNTRACED).
+ * Futex sync (AFL++ 5.x, versioned handshake, persistent): the pipes carry only a new child's
+ *   request, pid and death status; each further input is the sync word going RUN (afl) -> DONE
+ *   (the child), with a futex wake on each side (serve_futex, child_loop_futex).
  * Test cases: the @@ file (first non-option argument) when given; else shared memory
  * [u32 length][data] when afl offers it; else stdin (afl rewinds its .cur_input, our fd 0).
  */
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -60,6 +64,7 @@ typedef struct aflfs_config {
   int shm_input;          /* take shared-memory test cases when afl offers them */
   aflfs_handshake handshake; /* AUTOTUNE_AFL_HANDSHAKE (auto: decided at the hello) */
   int child_reports;      /* AUTOTUNE_AFL_STATUS=child (the default): a persistent child talks to afl */
+  int futex;              /* AUTOTUNE_AFL_FUTEX: accept AFL++ 5.x's futex sync when offered (default) */
   const char *index_file; /* AUTOTUNE_INDEX_FILE or NULL */
   uint32_t union_mask;    /* AUTOTUNE_AFL_UNION: these metrics' keys together in afl's map (0: off) */
 } aflfs_config;
@@ -201,6 +206,12 @@ static void read_config(aflfs_config *c) {
   else fatal("set AUTOTUNE_AFL_STATUS to child (the default) or server",
              "bad AUTOTUNE_AFL_STATUS=%s", rs);
 
+  const char *fx = getenv("AUTOTUNE_AFL_FUTEX");
+  if (!fx || !*fx || strcmp(fx, "1") == 0) c->futex = 1;
+  else if (strcmp(fx, "0") == 0) c->futex = 0;
+  else fatal("set AUTOTUNE_AFL_FUTEX to 1 (accept AFL++ 5.x's futex sync when afl-fuzz offers it, the "
+             "default) or 0 (pipes only)", "bad AUTOTUNE_AFL_FUTEX=%s", fx);
+
   const char *hs = getenv("AUTOTUNE_AFL_HANDSHAKE");
   if (!hs || !*hs || strcmp(hs, "auto") == 0) c->handshake = AFLFS_HS_AUTO;
   else if (strcmp(hs, "old") == 0) c->handshake = AFLFS_HS_OLD;
@@ -318,6 +329,7 @@ typedef struct aflfs_state {
   const char *file;  /* @@ file, or NULL for stdin */
   uint8_t *buf;      /* file/stdin input buffer */
   size_t buf_cap;
+  uint32_t *sync;    /* AFL++ 5.x's futex sync word, or NULL (pipes) */
 } aflfs_state;
 
 static void map_setup(aflfs_state *s) {
@@ -338,6 +350,30 @@ static void map_setup(aflfs_state *s) {
   int rc = bm_map_attach(&s->map, &c->map, counters, shared, flags);
   if (rc != BM_OK) fatal(NULL, "cannot set up the coverage map: %s", bm_strerror(rc));
   cov_map_sink_set(&s->map, (int)c->metric);
+}
+
+/* AFL++ 5.x's sync word (AFL_CHILD_SYNC_SHM), found before the handshake: NULL when afl-fuzz does
+ * not offer it or it cannot be used (then the options word does not advertise it and afl syncs by
+ * the pipes, warning "target does not support futex synchronization").
+ *  - 2026 sources: a byte offset into afl's coverage segment, past the map afl created (rounded up
+ *    to 4; 65544 for the default 64 KiB map). It must lie past the map this target reports (AFL++'s
+ *    runtime drops the word when the offset is below its map size) and inside the segment.
+ *  - 5.01c: the id of a SysV segment of its own (4 bytes), tried when the value is no such offset. */
+static uint32_t *sync_word(const aflfs_state *s) {
+  const aflfs_config *c = &s->cfg;
+  const char *v = getenv(AFLFS_SYNC_ENV);
+  uint64_t off;
+  if (!c->futex || c->iters < 2 || !v || !*v || parse_u64(v, &off) || off > INT_MAX) return NULL;
+  uint64_t id;
+  struct shmid_ds ds;
+  if (parse_u64(getenv("__AFL_SHM_ID"), &id) == 0 && shmctl((int)id, IPC_STAT, &ds) == 0 &&
+      off % 4 == 0 && off >= c->map_bytes && off + 4 <= (uint64_t)ds.shm_segsz)
+    return (uint32_t *)(void *)(s->afl_map + off);
+  if (shmctl((int)off, IPC_STAT, &ds) == 0 && ds.shm_segsz >= 4 && ds.shm_segsz < 4096) {
+    void *p = shmat((int)off, NULL, 0);
+    if (p != (void *)-1) return p;
+  }
+  return NULL;
 }
 
 /* W > 8: afl-fuzz gets min(count, 255) of each used slot (it classifies the bytes itself). */
@@ -550,6 +586,35 @@ __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_t
   }
 }
 
+/* ---- the child under AFL++ 5.x's futex sync ---------------------------------------------------- */
+
+static void futex_wake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0); }
+
+/* Sleeps while *w holds v (returns at once if it does not; EINTR and spurious wake-ups return
+ * too: the caller reloads). Shared, not FUTEX_PRIVATE: the word is in afl's segment. */
+static void futex_wait(uint32_t *w, uint32_t v) { syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0); }
+
+/* The first input of a child runs at once (afl wrote it before the request); after each input
+ * the child moves the word to DONE (from RUN, or from IDLE after its first input) and wakes afl,
+ * then sleeps until afl stores RUN. EXITED (afl timed out and is about to kill, or stops) ends it
+ * quietly. The last of its AUTOTUNE_AFL_PERSISTENT inputs sends no DONE: it exits 0 and the
+ * server sends that status, as for a crash. The fork-server pipes are closed: the child never
+ * needs them, and a harness that closes fds (closefds) cannot confuse it. */
+__attribute__((noreturn)) static void child_loop_futex(aflfs_state *s, cov_test_one_fn test_one) {
+  uint32_t *w = s->sync;
+  for (uint32_t it = 0;;) {
+    run_one(s, test_one);
+    if (++it >= s->cfg.iters) _exit(0);
+    uint32_t expect = AFLFS_SYNC_RUN;
+    while (!__atomic_compare_exchange_n(w, &expect, AFLFS_SYNC_DONE, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      if (expect == AFLFS_SYNC_EXITED) _exit(0);
+    futex_wake(w);
+    uint32_t v;
+    while ((v = __atomic_load_n(w, __ATOMIC_ACQUIRE)) == AFLFS_SYNC_DONE) futex_wait(w, AFLFS_SYNC_DONE);
+    if (v == AFLFS_SYNC_EXITED) _exit(0);
+  }
+}
+
 /* ---- the server ---------------------------------------------------------------------------- */
 
 static pid_t wait_child(pid_t pid, int *status, int options) {
@@ -605,6 +670,7 @@ static pid_t spawn(aflfs_state *s, cov_test_one_fn test_one, pid_t server) {
     if (aflfs_sh) child_loop_reporting(s, test_one);
     close(AFLFS_CTL_FD);
     close(AFLFS_ST_FD);
+    if (s->sync) child_loop_futex(s, test_one);
     child_loop(s, test_one);
   }
   return pid;
@@ -719,7 +785,7 @@ static void hello_versioned(const aflfs_state *s) {
     fatal("set AUTOTUNE_AFL_HANDSHAKE=old for an afl-fuzz older than AFL++ 4.20c",
           "afl answered 0x%08x to the versioned fork-server hello 0x%08x (expected 0x%08x): it does "
           "not speak AFL++ 4.20c's handshake", reply, AFLFS_NEW_VERSION, ~AFLFS_NEW_VERSION);
-  send4(AFLFS_NEW_OPT_MAPSIZE | (s->shm_in ? AFLFS_NEW_OPT_SHDMEM_FUZZ : 0u));
+  send4(AFLFS_NEW_OPT_MAPSIZE | (s->shm_in ? AFLFS_NEW_OPT_SHDMEM_FUZZ : 0u) | (s->sync ? AFLFS_NEW_OPT_FUTEX : 0u));
   send4((uint32_t)s->cfg.map_bytes); /* NEW_OPT_MAPSIZE's parameter; SHDMEM_FUZZ has none */
   send4(AFLFS_NEW_VERSION);         /* the closing word */
 }
@@ -765,6 +831,55 @@ static void serve_reporting(aflfs_state *s, cov_test_one_fn test_one) {
   aflfs_sh = NULL; /* the relay's children close both fds and stop between inputs */
 }
 
+/* Waits for the child to die, as waitpid(child, status, 0), but also for afl to go away: under
+ * futex sync afl writes to fd 198 only once the child is dead, so while it lives the pipe can
+ * only end (afl stopped or died without killing it, and the child sleeps in its futex wait for
+ * ever): then the server kills the child and exits. poll() on fd 198 and a pidfd of the child;
+ * plain waitpid where pidfd_open is missing (Linux before 5.3). Data on fd 198 before the child
+ * died is not ours to read yet: it is left there and only the child is watched. */
+static pid_t wait_child_or_afl(pid_t child, int *status) {
+#ifdef SYS_pidfd_open
+  int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+  if (pidfd >= 0) {
+    struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = AFLFS_CTL_FD, .events = POLLIN}};
+    nfds_t n = 2;
+    for (;;) {
+      int r = poll(p, n, -1);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 || p[0].revents) break;
+      if (p[1].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+        close(pidfd);
+        server_exit(child, 0);
+      }
+      if (p[1].revents) n = 1; /* a request with a child alive: read once the child is gone */
+    }
+    close(pidfd);
+  }
+#endif
+  return wait_child(child, status, 0);
+}
+
+/* The server under futex sync: a request on the pipe only when afl needs a new child. It stores
+ * IDLE (clearing the EXITED of the last child, which may race with afl's own IDLE store), forks,
+ * sends the pid and sleeps in waitpid for the child's whole life, however many inputs it runs;
+ * then it sends the wait status and only after it stores EXITED and wakes afl, which reads the
+ * status as soon as it sees EXITED. Never returns. */
+__attribute__((noreturn)) static void serve_futex(aflfs_state *s, cov_test_one_fn test_one) {
+  const pid_t server = getpid();
+  for (;;) {
+    uint32_t was_killed; /* nothing to do with it: the last child was reaped before this request */
+    if (read4(AFLFS_CTL_FD, &was_killed) != 0) server_exit(-1, 0);
+    __atomic_store_n(s->sync, AFLFS_SYNC_IDLE, __ATOMIC_RELEASE);
+    pid_t child = spawn(s, test_one, server);
+    if (write4(AFLFS_ST_FD, (uint32_t)child) != 0) server_exit(child, 0);
+    int status;
+    if (wait_child_or_afl(child, &status) < 0) fatal(NULL, "waitpid: %s", strerror(errno));
+    if (write4(AFLFS_ST_FD, (uint32_t)status) != 0) server_exit(-1, 0);
+    __atomic_store_n(s->sync, AFLFS_SYNC_EXITED, __ATOMIC_RELEASE);
+    futex_wake(s->sync);
+  }
+}
+
 int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv) {
   static aflfs_state s; /* static: shared by the server and (copied into) its children */
   read_config(&s.cfg);
@@ -778,8 +893,14 @@ int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv
   if (!s.file && s.cfg.shm_input && fuzz_id && *fuzz_id) {
     s.shm_in = shm_attach("__AFL_SHM_FUZZ_ID", 1);
   }
-  if (choose_handshake(&s.cfg) == AFLFS_HS_VERSIONED) hello_versioned(&s);
-  else hello_old(&s);
+  s.sync = sync_word(&s);
+  if (choose_handshake(&s.cfg) == AFLFS_HS_VERSIONED) {
+    hello_versioned(&s);
+  } else {
+    s.sync = NULL; /* afl turns its futex sync off for the old hello */
+    hello_old(&s);
+  }
+  if (s.sync) serve_futex(&s, test_one);
   const int persistent = s.cfg.iters > 1;
   if (persistent && s.cfg.child_reports) serve_reporting(&s, test_one); /* returns: lost pipes */
   watch_children();

@@ -37,6 +37,23 @@ extern "C" {
 #define AFLFS_NEW_OPT_MAPSIZE 0x00000001u     /* parameter: u32 map bytes */
 #define AFLFS_NEW_OPT_SHDMEM_FUZZ 0x00000002u /* no parameter */
 #define AFLFS_NEW_OPT_AUTODICT 0x00000800u    /* u32 length + entries (we send none) */
+/* AFL++ 5.x's futex sync of a persistent child (pull requests #2724 "Implement futex-based
+ * forkserver synchronization" and #2781 "Futex2", merged 2026-05; on by default, AFL_OLD_CHILD_SYNC
+ * turns it off). afl-fuzz offers it by setting AFL_CHILD_SYNC_SHM for a persistent target: the
+ * byte offset of a u32 sync word inside its coverage segment (__AFL_SHM_ID), past the map (the
+ * 2026 sources; the 5.01c release put the word in a 4-byte segment of its own and passed that
+ * segment's id in the same variable: both are read). The target accepts with AFLFS_NEW_OPT_FUTEX
+ * in the versioned options word (no parameter). Its value is not in any source we could read
+ * (include/types.h of 2026 was not available): the sources list the no-parameter options in the
+ * order SHDMEM_FUZZ (0x2), FUTEX, ALLOCSIZE_DERIVE, ... AUTODICT (0x800), so FUTEX is taken to be
+ * the next bit, 0x4. AUTOTUNE_AFL_FUTEX=0 never advertises it (pipes, as with AFL_OLD_CHILD_SYNC). */
+#define AFLFS_NEW_OPT_FUTEX 0x00000004u
+#define AFLFS_SYNC_ENV "AFL_CHILD_SYNC_SHM"
+/* The sync word's states: afl writes RUN (run the next input; the test case is in place), the
+ * child DONE (finished, waiting), the fork server EXITED (the child died; its wait status is in
+ * the status pipe already) and IDLE before each new child; afl also writes EXITED before it kills
+ * a child that timed out. */
+enum { AFLFS_SYNC_IDLE = 0, AFLFS_SYNC_RUN = 1, AFLFS_SYNC_DONE = 2, AFLFS_SYNC_EXITED = 3 };
 /* The first AFL++ release whose afl tools read the versioned handshake. */
 #define AFLFS_NEW_SINCE_MAJOR 4u
 #define AFLFS_NEW_SINCE_MINOR 20u

@@ -193,12 +193,13 @@ class FaultResult:
     crash_replays: dict[str, dict[str, list[int | None]]]
     hang_replays: dict[str, dict[str, list[bool]]]
     problems: list[str]
+    spurious_hangs: dict[str, int] = field(default_factory=dict)  # hangs saved that replay fast
 
     def summary(self) -> dict:
         return {"fault": self.fault, "expect": self.expect,
                 "campaigns": {k: c.summary() for k, c in self.campaigns.items()},
                 "crash_replays": self.crash_replays, "hang_replays": self.hang_replays,
-                "problems": self.problems}
+                "problems": self.problems, "spurious_hangs": self.spurious_hangs}
 
 
 def judge(fault: Fault, binaries: Mapping[str, Path], campaigns: Mapping[str, Campaign],
@@ -229,15 +230,21 @@ def judge(fault: Fault, binaries: Mapping[str, Path], campaigns: Mapping[str, Ca
                     problems.append(f"{name}'s crash {p.name} does not crash {other}'s build")
                 elif other == name and saved_signal(p) not in (None, sig):
                     problems.append(f"{name}'s crash {p.name} ends {other}'s build by signal {sig}")
+            slow = []
+            for p in c.hangs[:max_replays]:
+                r = replay(exe, p, limit_s=2.0)
+                slow.append(r.timed_out or r.seconds * 1000 >= TIMEOUT_MS)
+            hang_rep[name][other] = slow
             if fault.expect == "hang":
-                slow = []
-                for p in c.hangs[:max_replays]:
-                    r = replay(exe, p, limit_s=2.0)
-                    slow.append(r.timed_out or r.seconds * 1000 >= TIMEOUT_MS)
-                hang_rep[name][other] = slow
                 problems += [f"{name}'s hang {p.name} runs within the timeout in {other}'s build"
                              for p, s in zip(c.hangs[:max_replays], slow) if not s]
-    return FaultResult(fault.name, fault.expect, dict(campaigns), crash_rep, hang_rep, problems)
+            else:  # a harness without a hang: a saved hang that replays slow is a real problem; one
+                # that replays fast was afl's timeout (-t, then AFL_HANG_TMOUT) hit by a stall of a
+                # loaded host, counted in spurious_hangs
+                problems += [f"{name}'s hang {p.name} is slow in {other}'s build too, the harness has none"
+                             for p, s in zip(c.hangs[:max_replays], slow) if s]
+    spurious = {n: sum(1 for s in hang_rep[n][n] if not s) if fault.expect != "hang" else 0 for n in campaigns}
+    return FaultResult(fault.name, fault.expect, dict(campaigns), crash_rep, hang_rep, problems, spurious)
 
 
 def stability_value(s: str) -> float | None:

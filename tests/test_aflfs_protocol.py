@@ -65,7 +65,7 @@ def zombie(pid: int) -> bool:
     for _ in range(100):
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # reaped between the open and the read
             return True
         if state in ("Z", "X"):
             return True

@@ -13,6 +13,7 @@ import os
 import shutil
 import struct
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ import pytest
 from autotune.cc import INSTRUMENT_FLAGS, LINK_LIBS
 from autotune.runtime.afl_index import read_index_stats
 
-from fake_afl import FS_NEW_OPT_MAPSIZE, FS_NEW_OPT_SHDMEM_FUZZ, FS_NEW_VERSION, FakeAfl, Shm
+from fake_afl import FS_NEW_OPT_FUTEX, FS_NEW_OPT_MAPSIZE, FS_NEW_OPT_SHDMEM_FUZZ, FS_NEW_VERSION, FakeAfl, Shm
 from programs.covtools import SANITIZE, runtime_objects
 from test_aflfs import AFL_FUZZ, AFL_SHOWMAP, PROGRAMS, afl_fuzz, base_env, fuzzer_stats, output, seeds, showmap
 
@@ -94,6 +95,41 @@ def test_versioned_handshake_under_sanitizers(san_bins):
                 assert any(m)
             assert os.WIFSTOPPED(statuses[0]) and os.WIFEXITED(statuses[1]) and os.WEXITSTATUS(statuses[1]) == 0
             assert os.WIFSTOPPED(statuses[2])
+        finally:
+            afl.close()
+        assert afl.proc.returncode == 0, afl.proc.stderr.read().decode()
+    finally:
+        fuzz.close()
+
+
+def test_futex_sync_under_sanitizers(san_bins):
+    """AFL++ 5.x's futex sync (fake_afl.py futex_run), twolevel map, persistent children of 3
+    inputs, a child killed between inputs: the sanitized server and children run clean."""
+    fuzz = Shm(1 << 20)
+    env = base_env(AUTOTUNE_AFL_HANDSHAKE="versioned", AUTOTUNE_AFL_PERSISTENT="3", AUTOTUNE_MAP_SIZE="8192",
+                   AUTOTUNE_LAYOUT="twolevel", __AFL_SHM_FUZZ_ID=str(fuzz.id))
+    try:
+        afl = FakeAfl(san_bins["branchy"], [], env, map_size=8192, futex="offset")
+        try:
+            hs = afl.versioned_handshake(afl.read4())
+            assert hs["options"] == FS_NEW_OPT_MAPSIZE | FS_NEW_OPT_SHDMEM_FUZZ | FS_NEW_OPT_FUTEX
+            outcomes, killed = [], False
+            for i, data in enumerate((b"FUZZ", b"\x01\x02", b"FUZZ") * 3):
+                fuzz.write(struct.pack("<I", len(data)) + data)
+                outcome, pid, st, m = afl.futex_run()
+                outcomes.append(outcome)
+                if killed:  # afl found EXITED before RUN: the status of the kill, no input ran
+                    assert outcome == "exited" and os.WIFSIGNALED(st) and os.WTERMSIG(st) == 9, hex(st)
+                    killed = False
+                    continue
+                assert any(m)
+                assert outcome == "done" or (os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0), hex(st)
+                if outcome == "done" and i >= 3 and "killed" not in outcomes:  # in its futex wait
+                    os.kill(pid, 9)
+                    killed = True
+                    outcomes.append("killed")
+                    time.sleep(0.2)  # the server's EXITED is in place
+            assert outcomes[:3] == ["done", "done", "exited"] and "killed" in outcomes
         finally:
             afl.close()
         assert afl.proc.returncode == 0, afl.proc.stderr.read().decode()
