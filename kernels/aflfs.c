@@ -600,6 +600,8 @@ static void futex_wait(uint32_t *w, uint32_t v) { syscall(SYS_futex, w, FUTEX_WA
  * quietly. The last of its AUTOTUNE_AFL_PERSISTENT inputs sends no DONE: it exits 0 and the
  * server sends that status, as for a crash. The fork-server pipes are closed: the child never
  * needs them, and a harness that closes fds (closefds) cannot confuse it. */
+static volatile uint32_t *aflfs_runs_seen; /* MAP_SHARED: RUNs the current futex child was given */
+
 __attribute__((noreturn)) static void child_loop_futex(aflfs_state *s, cov_test_one_fn test_one) {
   uint32_t *w = s->sync;
   for (uint32_t it = 0;;) {
@@ -612,6 +614,7 @@ __attribute__((noreturn)) static void child_loop_futex(aflfs_state *s, cov_test_
     uint32_t v;
     while ((v = __atomic_load_n(w, __ATOMIC_ACQUIRE)) == AFLFS_SYNC_DONE) futex_wait(w, AFLFS_SYNC_DONE);
     if (v == AFLFS_SYNC_EXITED) _exit(0);
+    *aflfs_runs_seen += 1;
   }
 }
 
@@ -863,9 +866,22 @@ static pid_t wait_child_or_afl(pid_t child, int *status) {
  * IDLE (clearing the EXITED of the last child, which may race with afl's own IDLE store), forks,
  * sends the pid and sleeps in waitpid for the child's whole life, however many inputs it runs;
  * then it sends the wait status and only after it stores EXITED and wakes afl, which reads the
- * status as soon as it sees EXITED. Never returns. */
-__attribute__((noreturn)) static void serve_futex(aflfs_state *s, cov_test_one_fn test_one) {
+ * status as soon as it sees EXITED.
+ *
+ * Returns if afl turned out not to use the futex after all (the option bit is inferred, not read
+ * from AFL++'s headers: afl-fuzz that does not recognise it warns "target does not support futex
+ * synchronization" and syncs by the pipes). Then afl waits on the pipe for a status after the
+ * first input, times out and kills the child, which is found dead by a kill signal in DONE,
+ * never given a RUN: no futex-speaking afl does that (its timeout stores EXITED before the kill).
+ * After AFLFS_FUTEX_STRIKES such children in a row (three timeouts at the start of the campaign)
+ * the caller serves the pipes instead. */
+#define AFLFS_FUTEX_STRIKES 3
+static void serve_futex(aflfs_state *s, cov_test_one_fn test_one) {
   const pid_t server = getpid();
+  void *m = mmap(NULL, sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) fatal(NULL, "mmap of the futex child's counter: %s", strerror(errno));
+  aflfs_runs_seen = m;
+  int strikes = 0;
   for (;;) {
     uint32_t was_killed; /* nothing to do with it: the last child was reaped before this request */
     if (read4(AFLFS_CTL_FD, &was_killed) != 0) server_exit(-1, 0);
@@ -875,8 +891,19 @@ __attribute__((noreturn)) static void serve_futex(aflfs_state *s, cov_test_one_f
     int status;
     if (wait_child_or_afl(child, &status) < 0) fatal(NULL, "waitpid: %s", strerror(errno));
     if (write4(AFLFS_ST_FD, (uint32_t)status) != 0) server_exit(-1, 0);
+    const int unasked = *aflfs_runs_seen == 0 && WIFSIGNALED(status) &&
+                        (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM) &&
+                        __atomic_load_n(s->sync, __ATOMIC_ACQUIRE) == AFLFS_SYNC_DONE;
+    *aflfs_runs_seen = 0;
     __atomic_store_n(s->sync, AFLFS_SYNC_EXITED, __ATOMIC_RELEASE);
     futex_wake(s->sync);
+    strikes = unasked ? strikes + 1 : 0;
+    if (strikes >= AFLFS_FUTEX_STRIKES) {
+      say("\n[autotune] warning: afl-fuzz offered futex sync (AFL_CHILD_SYNC_SHM) but did not take it; "
+          "syncing by the pipes from now on\n[autotune]   fix: set AUTOTUNE_AFL_FUTEX=0 for this afl-fuzz\n");
+      s->sync = NULL;
+      return;
+    }
   }
 }
 
@@ -900,7 +927,7 @@ int autotune_afl_forkserver_main(cov_test_one_fn test_one, int argc, char **argv
     s.sync = NULL; /* afl turns its futex sync off for the old hello */
     hello_old(&s);
   }
-  if (s.sync) serve_futex(&s, test_one);
+  if (s.sync) serve_futex(&s, test_one); /* returns: afl did not take the futex */
   const int persistent = s.cfg.iters > 1;
   if (persistent && s.cfg.child_reports) serve_reporting(&s, test_one); /* returns: lost pipes */
   watch_children();

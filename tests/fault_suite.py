@@ -71,6 +71,8 @@ REPLAY_ENV = {"ASAN_OPTIONS": "abort_on_error=1:detect_leaks=0:symbolize=0:alloc
 # afl-fuzz's words for a fork server it no longer trusts, or that it had to work around
 BAD_OUTPUT = re.compile(r"misbehaving|handshake failed|Unable to communicate with fork server|"
                         r"Old fork server model|does not support futex|PROGRAM ABORT", re.I)
+HANDSHAKE = re.compile(r"All right - (new fork server model v\d+|old fork server|fork server) is up")
+WARNING = re.compile(r"\[!\] WARNING|^\[!\]|WARNING:")
 COMMON_CFLAGS = ("-O1", "-g")
 # the run-time variables each of our build kinds needs (the race's autotune-run.env has the same)
 OURS_ENV = {"guard": {"AUTOTUNE_METRIC": "guard"}, "full": {}, "edge": {"AUTOTUNE_METRIC": "edge"}}
@@ -111,6 +113,8 @@ class Campaign:
     crashes: list[Path] = field(default_factory=list)
     hangs: list[Path] = field(default_factory=list)
     bad_lines: list[str] = field(default_factory=list)  # afl-fuzz's complaints about the fork server
+    handshake: str = "?"  # "new fork server model v1", "old fork server", as afl-fuzz reports it
+    warnings: list[str] = field(default_factory=list)  # every warning line afl-fuzz printed
 
     def summary(self) -> dict:
         d = asdict(self)
@@ -154,7 +158,9 @@ def run_afl(binary: Path, work: Path, *, seconds: int, build: str, afl_fuzz: str
         execs_per_sec=float(st.get("execs_per_sec", 0.0)), stability=st.get("stability", "?"),
         crashes=sorted(p for p in (inst / "crashes").glob("id:*")) if (inst / "crashes").exists() else [],
         hangs=sorted(p for p in (inst / "hangs").glob("id:*")) if (inst / "hangs").exists() else [],
-        bad_lines=[line.strip() for line in text.splitlines() if BAD_OUTPUT.search(line)])
+        bad_lines=[line.strip() for line in text.splitlines() if BAD_OUTPUT.search(line)],
+        handshake=next((m.group(1) for m in map(HANDSHAKE.search, text.splitlines()) if m), "?"),
+        warnings=sorted({line.strip() for line in text.splitlines() if WARNING.search(line)}))
 
 
 @dataclass

@@ -183,3 +183,46 @@ def test_bad_futex_variable(crashhang):
         afl.proc.wait(timeout=30)
     err = afl.proc.stderr.read().decode()
     assert afl.proc.returncode == 1 and "AUTOTUNE_AFL_FUTEX=yes" in err and "fix:" in err
+
+
+def test_an_afl_that_offers_the_futex_but_syncs_by_the_pipes(crashhang):
+    """The option bit is inferred (kernels/aflfs.h): an afl-fuzz that does not recognise it warns
+    and syncs by the pipes, so after each new child's first input it waits for a status that never
+    comes, times out and kills. After three such children, found dead in DONE and never given a
+    RUN, the server serves the pipes (the child answering afl), and the campaign goes on."""
+    with futex_afl(crashhang) as (afl, put, options):
+        assert options & FS_NEW_OPT_FUTEX
+        put(b"xy")
+        was_killed = 0
+        for _ in range(3):
+            afl.map.clear(afl.map_size)
+            afl.write4(was_killed)
+            pid = afl.read4()
+            assert not afl.status_pending(0.3)  # afl's timeout
+            os.kill(pid, signal.SIGKILL)
+            st = afl.read4()
+            assert os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL
+            was_killed = 1
+        pids = set()
+        for _ in range(20):
+            pid, st, m = afl.run(was_killed=was_killed)
+            was_killed = 0
+            assert os.WIFSTOPPED(st) and any(m), hex(st)
+            pids.add(pid)
+        assert len(pids) == 1  # one persistent child, answering afl over the pipes
+    assert "did not take it" in afl.proc.stderr.read().decode()
+
+
+def test_a_futex_child_killed_after_its_first_input_is_no_strike(crashhang):
+    """A futex-speaking afl's timeout stores EXITED before it kills: children killed that way (or
+    crashing) never turn the server to the pipes, however many in a row."""
+    with futex_afl(crashhang) as (afl, put, _):
+        for _ in range(4):  # each new child's first input hangs: killed never given a RUN
+            put(b"H")
+            outcome, _, st, _ = afl.futex_run(timeout=0.2)
+            assert outcome == "timeout" and os.WTERMSIG(st) == signal.SIGKILL
+        put(b"xy")
+        outcome, pid, _, m = afl.futex_run()
+        assert outcome == "done" and any(m)
+        put(b"xy")
+        assert afl.futex_run()[:2] == ("done", pid)
