@@ -232,3 +232,20 @@ def test_contestants_sized_from_the_census():
     cs = make_contestants(metrics=("guard", "edge"), afl_cc=False)
     assert [c.name for c in cs] == ["aflpp-default", "edge"]
     assert cs[0].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "guard"} and cs[0].env == {"AUTOTUNE_METRIC": "guard"}
+
+
+def test_run_refuses_too_small_a_budget_before_anything_runs(tmp_path, monkeypatch):
+    """`autotune run --budget 5`: the error names the smallest budget, exit 1, no probe, no build, no
+    output directory (issue 24: it used to start the 60 s probe and the tune stage first)."""
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+    from autotune.race.core import DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["run", "--demo", "--budget", "5", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 1, res.output
+    assert "cannot race 1 candidate and the default" in res.output and "raise --budget to at least" in res.output
+    assert f"{DEFAULT_REPEATS} trials each" in res.output and f"at least {DEFAULT_MIN_TRIAL_S} s" in res.output
+    assert "Traceback" not in res.output and "==>" not in res.output
+    assert not (tmp_path / "out").exists()

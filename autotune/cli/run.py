@@ -52,6 +52,9 @@ def run_cmd(
     from autotune.tune.run import run_tune
 
     names = race_opts.metric_names()
+    if not no_race:  # a budget too small for one rung is refused before the build and the probe
+        from autotune.race.stage import check_budget
+        check_budget(budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial)
     harness, spec = target.binary_or_recipe()
     binary = probe_harness(harness=harness, spec=spec)
     corpus_dir = target.seeds(required=False)

@@ -248,7 +248,7 @@ def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEF
     if t0 < min_trial_s:
         need = fixed + per_t0 * min_trial_s
         raise AutotuneError(
-            f"a budget of {budget_s:.0f} s cannot race {candidates} candidates and the default "
+            f"a budget of {budget_s:.0f} s cannot race {candidates} candidate{'s' if candidates != 1 else ''} and the default "
             f"({repeats} trials each, {jobs} at a time) with trials of at least {min_trial_s} s",
             fix=f"raise --budget to at least {math.ceil(need)} s, or race fewer candidates or repeats")
     return tuple(RungPlan(seconds=t0 * eta ** r, candidates=m) for r, m in enumerate(entering))

@@ -51,6 +51,17 @@ def _afl_cc_installed(env: Mapping[str, str]) -> bool:
     return True
 
 
+def check_budget(*, budget_s: float, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
+                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+                 overhead_s: float = DEFAULT_OVERHEAD_S) -> None:
+    """Refuse, before anything runs, a budget too small to race even one candidate against the
+    default: the AutotuneError names the smallest budget that does (plan_race's message)."""
+    from autotune.trials import host_cores
+
+    plan_race(candidates=1, budget_s=budget_s, jobs=jobs or len(host_cores()), repeats=repeats, eta=eta,
+              min_trial_s=min_trial_s, overhead_s=overhead_s)
+
+
 def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, repeats: int, eta: int,
                   min_trial_s: int, overhead_s: float) -> tuple[list[Contestant], tuple[str, ...]]:
     """Drop candidates from the end of the priority list until the race fits the budget."""
