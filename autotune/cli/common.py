@@ -14,9 +14,11 @@ from rich.console import Console
 
 from autotune.errors import AutotuneError
 
-# Results on stdout, diagnostics on stderr.
-out = Console()
-err = Console(stderr=True)
+# Results on stdout, diagnostics on stderr. Soft wrap: a long line (a path, a load command) is
+# never broken by inserted newlines, so it can be copied from a terminal, a log or a pipe whole;
+# tables still fit the width.
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 class State:
