@@ -5,20 +5,27 @@
  * shared memory, clears the map, runs the target, waits), so the time measured is the target's
  * plus the protocol's.
  *
- *   protocol_driver pipes|futex EXECS INPUT... -- TARGET [ARGS...]
+ *   protocol_driver [-t MS] pipes|futex EXECS INPUT... -- TARGET [ARGS...]
  *
  * pipes: AFL++ 4.04c..4.3x's protocol (either handshake, whichever the target sends; per
  *   execution: was_killed on fd 198, the pid and a wait status on fd 199; a persistent child
  *   answers itself or through its server, the driver cannot tell and need not).
  * futex: AFL++ 5.x's (AFL_CHILD_SYNC_SHM set; the target must advertise the option in the
  *   versioned handshake, else exit 3): a new child by the pipes, then RUN / DONE in the sync word.
+ * -t MS: a timeout per execution, as afl-fuzz's (pipes: SIGKILL after MS without a status, then
+ *   was_killed = 1 in the next request; futex: EXITED, a wake, SIGKILL, the status); without it
+ *   the driver waits for ever (the benchmark's inputs do not hang).
  * The environment is passed to the target as is (the caller sets AUTOTUNE_*, __AFL_PERSISTENT).
- * Output, one line: "execs N seconds S us_per_exec U children C".
+ * Output, one line: "execs N seconds S us_per_exec U children C ok O crash R timeout T exit E"
+ * (outcomes: ok = a stopped child or DONE; crash = ended by a signal other than our kill; exit =
+ * ended by exit(); timeout = killed by us). Also the fault suite's futex check
+ * (tests/test_fault_suite.py), since no AFL++ 5.x afl-fuzz runs here.
  * Our own code, written from the protocol as docs/DESIGN.md describes it. C11, Linux. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,12 +93,48 @@ static int shm_new(size_t bytes, void **addr) {
 
 static void futex_wake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0); }
 
-static uint32_t wait_done_or_exited(uint32_t *w) {
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* DONE or EXITED, or IDLE when timeout_ms (> 0) passes first */
+static uint32_t wait_done_or_exited(uint32_t *w, int timeout_ms) {
+  const double deadline = now_s() + timeout_ms / 1000.0;
   for (;;) {
     uint32_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
     if (v == DONE || v == EXITED) return v;
-    syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0);
+    if (timeout_ms <= 0) {
+      syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0);
+      continue;
+    }
+    double left = deadline - now_s();
+    if (left <= 0) return IDLE;
+    struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+    syscall(SYS_futex, w, FUTEX_WAIT, v, &ts, NULL, 0);
   }
+}
+
+/* the status word, or -1 when timeout_ms (> 0) passes first */
+static int status_within(int timeout_ms) {
+  if (timeout_ms > 0) {
+    struct pollfd p = {.fd = st_r, .events = POLLIN};
+    int r;
+    do r = poll(&p, 1, timeout_ms);
+    while (r < 0 && errno == EINTR);
+    if (r == 0) return -1;
+  }
+  return (int)rd();
+}
+
+static long n_ok, n_crash, n_timeout, n_exit;
+
+static void count(int status, int killed) {
+  if (killed) n_timeout++;
+  else if (WIFSIGNALED(status)) n_crash++;
+  else if (WIFEXITED(status)) n_exit++;
+  else n_ok++;
 }
 
 typedef struct {
@@ -111,12 +154,19 @@ static input load(const char *path) {
 }
 
 int main(int argc, char **argv) {
+  int timeout_ms = 0;
+  if (argc > 2 && strcmp(argv[1], "-t") == 0) {
+    timeout_ms = atoi(argv[2]);
+    argv[2] = argv[0];
+    argv += 2;
+    argc -= 2;
+  }
   int sep = 0;
   for (int i = 1; i < argc; i++)
     if (strcmp(argv[i], "--") == 0) { sep = i; break; }
   if (argc < 5 || !sep || sep < 4 || sep + 1 >= argc ||
       (strcmp(argv[1], "pipes") != 0 && strcmp(argv[1], "futex") != 0)) {
-    fprintf(stderr, "usage: protocol_driver pipes|futex EXECS INPUT... -- TARGET [ARGS...]\n");
+    fprintf(stderr, "usage: protocol_driver [-t MS] pipes|futex EXECS INPUT... -- TARGET [ARGS...]\n");
     return 2;
   }
   const int futex = strcmp(argv[1], "futex") == 0;
@@ -181,42 +231,61 @@ int main(int argc, char **argv) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   pid_t child = -1;
   long children = 0;
+  uint32_t was_killed = 0;
   for (long e = 0; e < execs; e++) {
     const input *in = &ins[e % n_in];
     memcpy(fuzz, &in->len, 4);
     memcpy(fuzz + 4, in->data, in->len);
     memset(map, 0, MAP_BYTES);
     if (!futex) {
-      wr(0);
+      wr(was_killed);
+      was_killed = 0;
       pid_t pid = (pid_t)rd();
       if (pid != child) children++;
       child = pid;
-      int status = (int)rd();
+      int status = status_within(timeout_ms), killed = 0;
+      if (status == -1) { /* the timeout: kill, then the status of the kill */
+        kill(pid, SIGKILL);
+        status = (int)rd();
+        killed = was_killed = 1;
+      }
+      count(status, killed);
       if (!WIFSTOPPED(status)) child = -1;
       continue;
     }
     uint32_t v;
     if (child <= 0) { /* a new child: it runs at once */
-      wr(0);
+      wr(was_killed);
+      was_killed = 0;
       child = (pid_t)rd();
       children++;
-      v = wait_done_or_exited(sync);
+      v = wait_done_or_exited(sync, timeout_ms);
     } else if (__atomic_load_n(sync, __ATOMIC_ACQUIRE) == EXITED) {
       v = EXITED;
     } else {
       __atomic_store_n(sync, RUN, __ATOMIC_RELEASE);
       futex_wake(sync);
-      v = wait_done_or_exited(sync);
+      v = wait_done_or_exited(sync, timeout_ms);
     }
-    if (v == EXITED) {
-      (void)rd(); /* its status */
-      __atomic_store_n(sync, IDLE, __ATOMIC_RELEASE);
-      child = -1;
+    if (v == DONE) {
+      n_ok++;
+      continue;
     }
+    int killed = v == IDLE; /* the timeout: EXITED first, so a child getting there exits quietly */
+    if (killed) {
+      __atomic_store_n(sync, EXITED, __ATOMIC_RELEASE);
+      futex_wake(sync);
+      kill(child, SIGKILL);
+      was_killed = 1;
+    }
+    count((int)rd(), killed);
+    __atomic_store_n(sync, IDLE, __ATOMIC_RELEASE);
+    child = -1;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-  printf("execs %ld seconds %.6f us_per_exec %.4f children %ld\n", execs, s, s * 1e6 / (double)execs, children);
+  printf("execs %ld seconds %.6f us_per_exec %.4f children %ld ok %ld crash %ld timeout %ld exit %ld\n", execs, s,
+         s * 1e6 / (double)execs, children, n_ok, n_crash, n_timeout, n_exit);
   close(ctl_w); /* the server sees the end and exits; the futex one kills its child */
   if (child > 0) kill(child, SIGKILL);
   kill(server, SIGTERM);
