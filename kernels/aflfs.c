@@ -358,7 +358,8 @@ static void map_setup(aflfs_state *s) {
  *  - 2026 sources: a byte offset into afl's coverage segment, past the map afl created (rounded up
  *    to 4; 65544 for the default 64 KiB map). It must lie past the map this target reports (AFL++'s
  *    runtime drops the word when the offset is below its map size) and inside the segment.
- *  - 5.01c: the id of a SysV segment of its own (4 bytes), tried when the value is no such offset. */
+ *  - 5.01c: the id of a SysV segment of its own (4 bytes, made by afl-fuzz, our parent), tried
+ *    when the value is no such offset. */
 static uint32_t *sync_word(const aflfs_state *s) {
   const aflfs_config *c = &s->cfg;
   const char *v = getenv(AFLFS_SYNC_ENV);
@@ -369,7 +370,11 @@ static uint32_t *sync_word(const aflfs_state *s) {
   if (parse_u64(getenv("__AFL_SHM_ID"), &id) == 0 && shmctl((int)id, IPC_STAT, &ds) == 0 &&
       off % 4 == 0 && off >= c->map_bytes && off + 4 <= (uint64_t)ds.shm_segsz)
     return (uint32_t *)(void *)(s->afl_map + off);
-  if (shmctl((int)off, IPC_STAT, &ds) == 0 && ds.shm_segsz >= 4 && ds.shm_segsz < 4096) {
+  /* a segment id only if it is one afl made for this: 4 bytes, created by our parent (afl-fuzz
+   * execs the fork server itself); an offset that failed the checks above may well be the id of
+   * some other process's segment */
+  if (shmctl((int)off, IPC_STAT, &ds) == 0 && ds.shm_segsz >= 4 && ds.shm_segsz < 4096 &&
+      ds.shm_cpid == getppid()) {
     void *p = shmat((int)off, NULL, 0);
     if (p != (void *)-1) return p;
   }

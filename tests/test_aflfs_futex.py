@@ -226,3 +226,25 @@ def test_a_futex_child_killed_after_its_first_input_is_no_strike(crashhang):
         assert outcome == "done" and any(m)
         put(b"xy")
         assert afl.futex_run()[:2] == ("done", pid)
+
+
+def test_a_segment_afl_did_not_make_is_not_taken_for_the_word(crashhang):
+    """AFL_CHILD_SYNC_SHM naming the id of a 4-byte segment some other process made (an offset
+    that failed the checks may be any segment's id): not taken, not advertised."""
+    import ctypes
+    import subprocess
+    import sys
+
+    made = subprocess.run([sys.executable, "-c", "import ctypes; l = ctypes.CDLL(None); "
+                           "print(l.shmget(0, ctypes.c_size_t(4), 0o1600))"], capture_output=True, text=True,
+                          check=True)
+    seg = int(made.stdout)
+    assert seg >= 0
+    try:
+        with futex_afl(crashhang, futex=None, AFL_CHILD_SYNC_SHM=str(seg)) as (afl, put, options):
+            assert not options & FS_NEW_OPT_FUTEX
+            put(b"xy")
+            _, st, m = afl.run()
+            assert os.WIFSTOPPED(st) and any(m)
+    finally:
+        ctypes.CDLL(None).shmctl(seg, 0, None)  # IPC_RMID
