@@ -56,6 +56,9 @@ def run_cmd(
         from autotune.race.stage import check_budget
         check_budget(budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial)
     harness, spec = target.binary_or_recipe()
+    if spec is not None:  # a real library's build takes minutes: say what is going on
+        err.print("[bold]==>[/] build: the target for the probe (autotune cc, full build kind; cached once built)",
+                  highlight=False)
     binary = probe_harness(harness=harness, spec=spec)
     corpus_dir = target.seeds(required=False)
     if not no_race and corpus_dir is None:

@@ -109,12 +109,18 @@ def afl_backend(*, contestants: Sequence[Contestant], binaries: Mapping[str, Pat
 
 
 def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | None, binary: Path | None,
-                      env: Mapping[str, str]) -> dict[str, Path]:
+                      env: Mapping[str, str], notice: Callable[[str], None] | None = None) -> dict[str, Path]:
     """The binary of each contestant: the recipe built by its compiler and build kind (cached), or,
     without a recipe, the one binary given for every contestant of our runtime."""
     from autotune.target import build
 
     out: dict[str, Path] = {}
+    if spec is not None and notice:
+        def how(c: Contestant) -> str:
+            kind = c.build_vars.get("AUTOTUNE_CC_INSTRUMENT")
+            return "afl-clang-fast" if c.cc_kind == "afl" else f"autotune cc, {kind} kind" if kind else "autotune cc"
+        notice(f"building {len(contestants)} contestant{'s' if len(contestants) != 1 else ''} (cached once built): "
+               + ", ".join(f"{c.name} ({how(c)})" for c in contestants))
     for c in contestants:
         if spec is None:
             if c.cc_kind != "autotune" or binary is None:
@@ -161,7 +167,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = out_dir / "seeds"
     stage_seeds(corpus=corpus, dest=seeds)
-    binaries = build_contestants(contestants=contestants, spec=spec, binary=binary, env=env)
+    binaries = build_contestants(contestants=contestants, spec=spec, binary=binary, env=env, notice=notice)
     if spec is not None:
         yard = choose_yardstick(spec=spec, env=env)
     else:
