@@ -593,6 +593,8 @@ __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_t
 
 /* ---- the child under AFL++ 5.x's futex sync ---------------------------------------------------- */
 
+static volatile uint32_t *aflfs_runs_seen; /* MAP_SHARED: RUNs the current futex child was given */
+
 static void futex_wake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0); }
 
 /* Sleeps while *w holds v (returns at once if it does not; EINTR and spurious wake-ups return
@@ -604,9 +606,8 @@ static void futex_wait(uint32_t *w, uint32_t v) { syscall(SYS_futex, w, FUTEX_WA
  * then sleeps until afl stores RUN. EXITED (afl timed out and is about to kill, or stops) ends it
  * quietly. The last of its AUTOTUNE_AFL_PERSISTENT inputs sends no DONE: it exits 0 and the
  * server sends that status, as for a crash. The fork-server pipes are closed: the child never
- * needs them, and a harness that closes fds (closefds) cannot confuse it. */
-static volatile uint32_t *aflfs_runs_seen; /* MAP_SHARED: RUNs the current futex child was given */
-
+ * needs them, and a harness that closes fds (closefds) cannot confuse it. It counts the RUNs it is
+ * given in aflfs_runs_seen, for the server's check that afl took the futex (serve_futex). */
 __attribute__((noreturn)) static void child_loop_futex(aflfs_state *s, cov_test_one_fn test_one) {
   uint32_t *w = s->sync;
   for (uint32_t it = 0;;) {
