@@ -27,6 +27,7 @@ import typer
 
 from autotune.errors import AutotuneError
 from autotune.race.contestants import DEFAULT_METRICS
+from autotune.race.core import DEFAULT_BUDGET_S
 from autotune.race.core import DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
 from autotune.target.recipe import DEFAULT_CFLAGS, TargetSpec
 
@@ -147,7 +148,7 @@ class TargetOptions:
 class RaceOptions:
     """The race in afl-fuzz: its budget, candidates, repeats and shortest trial."""
 
-    budget: BudgetOpt = 600.0
+    budget: BudgetOpt = DEFAULT_BUDGET_S
     metrics: RaceMetricsOpt = ",".join(DEFAULT_METRICS)
     repeats: RepeatsOpt = DEFAULT_REPEATS
     min_trial: MinTrialOpt = DEFAULT_MIN_TRIAL_S

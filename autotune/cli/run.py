@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 @option_group("target", TargetOptions)
-@option_group("race_opts", RaceOptions, defaults={"budget": 480.0})
+@option_group("race_opts", RaceOptions)
 def run_cmd(
     target: TargetOptions = TargetOptions(),
     time_s: ProbeTimeOpt = 60.0,

@@ -44,6 +44,10 @@ SCHEMA_VERSION = 1
 DEFAULT_ALPHA = 0.05
 DEFAULT_ETA = 2
 DEFAULT_REPEATS = 3
+# The race's wall-clock budget when none is given (`autotune run`, `autotune race` and race_target
+# alike): on 2 cores it races guard and edge against the default in rungs of 40 s and 80 s, so the
+# demo main job (probe, tune, race) ends in about ten minutes; more cores or --budget race more.
+DEFAULT_BUDGET_S = 480.0
 # A trial shorter than this says little: afl-fuzz spends its first seconds calibrating the seeds.
 DEFAULT_MIN_TRIAL_S = 20
 # Per-trial cost besides the fuzzing itself: afl-fuzz start-up and calibration, the yardstick

@@ -16,7 +16,7 @@ from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
 from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contestants
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
-from autotune.race.core import (DEFAULT_ETA, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
+from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
                                 RaceResult, Rung, TrialFigures, TrialSpec, plan_race, run_race)
 from autotune.target.recipe import TargetSpec
 
@@ -134,7 +134,7 @@ def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | N
 
 def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, binary: Path | None = None,
                 estimated_keys: Mapping[str, float] | None = None, metrics: Sequence[str] = DEFAULT_METRICS,
-                budget_s: float = 900.0, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
+                budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
                 overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = 0.05, seed: int = 0,
                 max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
