@@ -11,6 +11,13 @@ fork server ("misbehaving", handshake failures; the goal is 0), stability's wors
 
   .venv/bin/python benchmarks/fault_soak.py --minutes 60 --seconds 60 --out /tmp/soak
   .venv/bin/python benchmarks/fault_soak.py --afl-fuzz /path/to/4.22a/afl-fuzz --minutes 10 --out /tmp/soak422
+  .venv/bin/python benchmarks/fault_soak.py --driver --minutes 15 --seconds 30 --out /tmp/soak-futex
+
+--driver: no afl-fuzz (no AFL++ 5.x runs here): our build of each fault under
+benchmarks/protocol_driver.c, AFL++ 5.x's futex sync on one core and the pipes (the child
+answering afl) on the other, --seconds each, one input in ten firing the fault and afl-fuzz's
+timeout handling (200 ms); every execution's end counted and checked against the fault's
+(tests/fault_suite.py driver_expectation).
 
 Writes <out>/fault_soak.json (host profile and afl-fuzz version inside, every round) and
 fault_soak.md after every round (a stopped soak keeps what it measured); nothing outside --out and
@@ -92,6 +99,75 @@ def markdown(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def driver_markdown(doc: dict) -> str:
+    lines = [f"# Fork-server soak under the protocol driver: {doc['elapsed_s'] / 60:.1f} min, "
+             f"{len(doc['rounds'])} runs of {doc['seconds']} s", "",
+             "Our guard build of each fault under benchmarks/protocol_driver.c, futex (AFL++ 5.x's sync) and "
+             "pipes (the child answering 4.04c's protocol) side by side, one input in ten firing the fault, "
+             f"{doc['timeout_ms']} ms timeout. Mismatches: runs whose counted ends differ from the fault's.", "",
+             "| fault | mode | executions | ok | crash | timeout | exit | children | mismatches |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    tot: dict[tuple[str, str], dict] = {}
+    for r in doc["rounds"]:
+        t = tot.setdefault((r["fault"], r["mode"]), {"execs": 0, "ok": 0, "crash": 0, "timeout": 0, "exit": 0,
+                                                      "children": 0, "mismatches": 0})
+        for k in ("execs", "ok", "crash", "timeout", "exit", "children"):
+            t[k] += r["got"][k]
+        t["mismatches"] += r["got"] != {**r["got"], **r["want"]}
+    for (fault, mode), t in tot.items():
+        lines.append(f"| {fault} | {mode} | {t['execs']:,} | {t['ok']:,} | {t['crash']:,} | {t['timeout']:,} | "
+                     f"{t['exit']:,} | {t['children']:,} | {t['mismatches']} |")
+    n = {m: sum(t["execs"] for (f, mm), t in tot.items() if mm == m) for m in ("futex", "pipes")}
+    bad = sum(t["mismatches"] for t in tot.values())
+    lines += ["", f"futex: {n['futex']:,} executions; pipes: {n['pipes']:,}; mismatching runs: {bad}; errors "
+              f"(driver or target failure, a hang of the protocol): {len(doc['errors'])}.", ""]
+    lines += [f"- {e}" for e in doc["errors"][:50]]
+    return "\n".join(lines) + "\n"
+
+
+def driver_soak(a: argparse.Namespace, faults: list) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+    bins_dir = a.out / "bins"
+    bins_dir.mkdir(exist_ok=True)
+    binaries = {f.name: fs.build_ours(f, bins_dir) for f in faults}
+    driver = fs.build_driver(a.out)
+    inputs = fs.driver_inputs(a.out / "inputs")
+    doc = {"mode": "driver", "seconds": a.seconds, "timeout_ms": fs.DRIVER_TIMEOUT_MS, "host_profile": current_host(),
+           "load_before": os.getloadavg(), "rounds": [], "errors": [], "elapsed_s": 0.0}
+    t0 = time.monotonic()
+    r = 0
+    while time.monotonic() - t0 < a.minutes * 60:
+        for f in faults:
+            def one(mode: str) -> dict:
+                try:
+                    got = fs.run_driver(driver, f, binaries[f.name], inputs, mode=mode, execs=10**12,
+                                        limit_s=a.seconds)
+                except Exception as exc:  # noqa: BLE001 - counted, reported, the soak goes on
+                    return {"error": f"round {r} {f.name} {mode}: {exc}"}
+                return {"round": r, "fault": f.name, "mode": mode, "got": got,
+                        "want": fs.driver_expectation(f, mode, got["execs"])}
+            with ThreadPoolExecutor(2) as pool:
+                rows = list(pool.map(one, ("futex", "pipes")))
+            for row in rows:
+                if "error" in row:
+                    doc["errors"].append(row["error"])
+                else:
+                    doc["rounds"].append(row)
+            doc["elapsed_s"] = time.monotonic() - t0
+            doc["load_after"] = os.getloadavg()
+            write_json_atomic(a.out / "fault_soak_driver.json", doc)
+            write_text_atomic(a.out / "fault_soak_driver.md", driver_markdown(doc))
+            print(f"round {r} {f.name}: " + "; ".join(
+                (f"{row['mode']} {row['got']['execs']:,} execs"
+                 + ("" if row["got"] == {**row["got"], **row["want"]} else f" MISMATCH {row['got']} vs {row['want']}"))
+                if "error" not in row else row["error"] for row in rows), flush=True)
+            if time.monotonic() - t0 >= a.minutes * 60:
+                break
+        r += 1
+    print(driver_markdown(doc))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=60.0, help="stop starting rounds after this long")
@@ -100,11 +176,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--afl-fuzz", default=shutil.which("afl-fuzz"), help="the afl-fuzz to run (default: PATH's)")
     ap.add_argument("--status", default="child", choices=("child", "server"), help="AUTOTUNE_AFL_STATUS for ours")
     ap.add_argument("--seed", type=int, default=1, help="afl-fuzz -s of round 0 (round r: seed + r)")
+    ap.add_argument("--driver", action="store_true",
+                    help="the protocol driver instead of afl-fuzz: AFL++ 5.x's futex sync and the pipes")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     faults = [fs.BY_NAME[n] for n in a.faults.split(",")]
     a.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("AUTOTUNE_CACHE_DIR", str(a.out / "cache"))
+    if a.driver:
+        return driver_soak(a, faults)
     bins_dir = a.out / "bins"
     bins_dir.mkdir(exist_ok=True)
     binaries = {f.name: {"ours": fs.build_ours(f, bins_dir), "aflpp": fs.build_aflpp(f, bins_dir)} for f in faults}

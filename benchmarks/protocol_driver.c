@@ -5,7 +5,7 @@
  * shared memory, clears the map, runs the target, waits), so the time measured is the target's
  * plus the protocol's.
  *
- *   protocol_driver [-t MS] pipes|futex EXECS INPUT... -- TARGET [ARGS...]
+ *   protocol_driver [-t MS] [-T SECONDS] pipes|futex EXECS INPUT... -- TARGET [ARGS...]
  *
  * pipes: AFL++ 4.04c..4.3x's protocol (either handshake, whichever the target sends; per
  *   execution: was_killed on fd 198, the pid and a wait status on fd 199; a persistent child
@@ -15,6 +15,7 @@
  * -t MS: a timeout per execution, as afl-fuzz's (pipes: SIGKILL after MS without a status, then
  *   was_killed = 1 in the next request; futex: EXITED, a wake, SIGKILL, the status); without it
  *   the driver waits for ever (the benchmark's inputs do not hang).
+ * -T SECONDS: stop after that long even if fewer than EXECS ran (the soak's time box).
  * The environment is passed to the target as is (the caller sets AUTOTUNE_*, __AFL_PERSISTENT).
  * Output, one line: "execs N seconds S us_per_exec U children C ok O crash R timeout T exit E"
  * (outcomes: ok = a stopped child or DONE; crash = ended by a signal other than our kill; exit =
@@ -155,8 +156,10 @@ static input load(const char *path) {
 
 int main(int argc, char **argv) {
   int timeout_ms = 0;
-  if (argc > 2 && strcmp(argv[1], "-t") == 0) {
-    timeout_ms = atoi(argv[2]);
+  double limit_s = 0;
+  while (argc > 2 && (strcmp(argv[1], "-t") == 0 || strcmp(argv[1], "-T") == 0)) {
+    if (argv[1][1] == 't') timeout_ms = atoi(argv[2]);
+    else limit_s = atof(argv[2]);
     argv[2] = argv[0];
     argv += 2;
     argc -= 2;
@@ -166,7 +169,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--") == 0) { sep = i; break; }
   if (argc < 5 || !sep || sep < 4 || sep + 1 >= argc ||
       (strcmp(argv[1], "pipes") != 0 && strcmp(argv[1], "futex") != 0)) {
-    fprintf(stderr, "usage: protocol_driver [-t MS] pipes|futex EXECS INPUT... -- TARGET [ARGS...]\n");
+    fprintf(stderr, "usage: protocol_driver [-t MS] [-T SECONDS] pipes|futex EXECS INPUT... -- TARGET [ARGS...]\n");
     return 2;
   }
   const int futex = strcmp(argv[1], "futex") == 0;
@@ -232,7 +235,10 @@ int main(int argc, char **argv) {
   pid_t child = -1;
   long children = 0;
   uint32_t was_killed = 0;
-  for (long e = 0; e < execs; e++) {
+  const double start = now_s();
+  long e;
+  for (e = 0; e < execs; e++) {
+    if (limit_s > 0 && (e & 63) == 0 && now_s() - start > limit_s) break;
     const input *in = &ins[e % n_in];
     memcpy(fuzz, &in->len, 4);
     memcpy(fuzz + 4, in->data, in->len);
@@ -284,8 +290,8 @@ int main(int argc, char **argv) {
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-  printf("execs %ld seconds %.6f us_per_exec %.4f children %ld ok %ld crash %ld timeout %ld exit %ld\n", execs, s,
-         s * 1e6 / (double)execs, children, n_ok, n_crash, n_timeout, n_exit);
+  printf("execs %ld seconds %.6f us_per_exec %.4f children %ld ok %ld crash %ld timeout %ld exit %ld\n", e, s,
+         s * 1e6 / (double)(e ? e : 1), children, n_ok, n_crash, n_timeout, n_exit);
   close(ctl_w); /* the server sees the end and exits; the futex one kills its child */
   if (child > 0) kill(child, SIGKILL);
   kill(server, SIGTERM);

@@ -293,5 +293,76 @@ def run_pair(fault: Fault, binaries: Mapping[str, Path], work: Path, *, seconds:
     return judge(fault, binaries, campaigns)
 
 
+# ---- the faults under benchmarks/protocol_driver.c (AFL++ 5.x's futex sync, and the pipes) ------
+
+DRIVER_C = REPO / "benchmarks" / "protocol_driver.c"
+DRIVER_TIMEOUT_MS = 200
+
+
+def build_driver(out: Path) -> Path:
+    exe = out / "protocol_driver"
+    subprocess.run([shutil.which("clang") or "cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", str(DRIVER_C),
+                    "-o", str(exe)], check=True)
+    return exe
+
+
+def fnv1a(data: bytes) -> int:
+    """FAULT_RARE's hash (faults.c): an input crashes it when this is 0 modulo 100."""
+    h = 2166136261
+    for b in data:
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def driver_inputs(d: Path) -> dict[str, list[Path]]:
+    """Nine harmless inputs and one that fires the fault: 'F' first, or for FAULT_RARE an input
+    whose FNV-1a is 0 modulo 100. The driver cycles through them: every tenth execution fires."""
+    harmless = [b"xyz%d" % i for i in range(9)]
+    rare = b"r\x00'"
+    assert all(fnv1a(x) % 100 != 0 for x in harmless) and fnv1a(rare) % 100 == 0
+    d.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, trigger in (("F", b"Fxyz"), ("rare", rare)):
+        files = []
+        for i, data in enumerate([*harmless, trigger]):
+            files.append(d / f"{name}{i}")
+            files[-1].write_bytes(data)
+        out[name] = files
+    return out
+
+
+def run_driver(driver: Path, fault: Fault, binary: Path, inputs: dict[str, list[Path]], *, mode: str, execs: int,
+               limit_s: float | None = None) -> dict[str, int]:
+    """Our build of ``fault`` under the driver (futex: AFL++ 5.x's sync; pipes: the child answering
+    4.04c's protocol): how the executions ended."""
+    files = inputs["rare" if fault.name == "rare" else "F"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
+    env.update(REPLAY_ENV, **OURS_ENV["guard"], AUTOTUNE_AFL_HANDSHAKE="versioned" if mode == "futex" else "old")
+    cmd = [str(driver), "-t", str(DRIVER_TIMEOUT_MS), *(["-T", str(limit_s)] if limit_s else []), mode, str(execs),
+           *map(str, files), "--", str(binary)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=(limit_s or 60) + 120)
+    if proc.returncode != 0:  # exit 3: the target did not take the futex
+        raise RuntimeError(f"protocol_driver {mode} on {fault.name}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+    f = proc.stdout.split()
+    return {k: int(f[f.index(k) + 1]) for k in ("execs", "ok", "crash", "timeout", "exit", "children")}
+
+
+def driver_expectation(fault: Fault, mode: str, execs: int, n_inputs: int = 10) -> dict[str, int]:
+    """How ``execs`` executions must end when one input in ``n_inputs`` fires ``fault``."""
+    fired = execs // n_inputs
+    want = {"ok": execs - fired, "crash": 0, "timeout": 0, "exit": 0}
+    if fault.expect == "crash":
+        want["crash"] = fired
+    elif fault.expect == "hang":
+        want["timeout"] = fired
+    elif fault.name == "exit":
+        want["exit"] = fired
+    else:
+        want["ok"] = execs
+    if fault.name == "closefds" and mode == "pipes" and execs > 9:  # the child hands over to the server once
+        want["ok"], want["exit"] = execs - 1, 1
+    return want
+
+
 __all__: Sequence[str] = ("FAULTS", "BY_NAME", "Fault", "build_ours", "build_aflpp", "run_afl", "replay",
                           "judge", "run_pair", "FaultResult", "Campaign", "stability_value", "write_json")
