@@ -15,6 +15,8 @@ Rows, all persistent, shared-memory test cases, the same inputs in the same orde
   ours-inprocess  the same binary's replay mode (AUTOTUNE_REPLAY_ROUNDS): the harness called in a
                   loop in one process, with afl-fuzz's per-execution map work on our map (reset,
                   classify, compare) instead of the driver's memset; no fork server at all
+Every run is pinned to one core (taskset -c --cpu), fuzzer and target together, as afl-fuzz pins
+itself and its target inherits the affinity: each execution is two context switches on one core.
 "Above in-process" is a row's median minus ours-inprocess's: what the protocol costs. Rounds are
 interleaved (every row once per round, in a rotated order); medians over rounds. Wall-clock on a
 shared VM: read the ratios of one run, not the absolute figures across runs.
@@ -80,13 +82,14 @@ def lz4_target(out: Path) -> dict | None:
     return {"name": "lz4 (its sample inputs up to 64 KiB)", "ours": ours, "aflpp": aflpp, "inputs": inputs}
 
 
-def run_row(row: str, target: dict, driver: Path, execs: int) -> float:
-    """Microseconds per execution of one row, one run."""
+def run_row(row: str, target: dict, driver: Path, execs: int, cpu: int) -> float:
+    """Microseconds per execution of one row, one run, on core ``cpu``."""
     inputs = [str(p) for p in target["inputs"]]
+    pin = ["taskset", "-c", str(cpu)]
     guard = {"AUTOTUNE_METRIC": "guard"}
     if row == "ours-inprocess":
         rounds = max(1, execs // len(inputs))
-        proc = subprocess.run([str(target["ours"]), *inputs], env=clean_env(AUTOTUNE_REPLAY_ROUNDS=str(rounds), **guard),
+        proc = subprocess.run([*pin, str(target["ours"]), *inputs], env=clean_env(AUTOTUNE_REPLAY_ROUNDS=str(rounds), **guard),
                               capture_output=True, text=True, timeout=3600)
         if proc.returncode != 0:
             raise RuntimeError(f"{row}: {proc.stderr.strip()}")
@@ -100,7 +103,7 @@ def run_row(row: str, target: dict, driver: Path, execs: int) -> float:
         status = "server" if row == "ours-relay" else "child"
         mode, binary, env = "pipes", target["ours"], clean_env(AUTOTUNE_AFL_HANDSHAKE="old", AUTOTUNE_AFL_STATUS=status,
                                                               **guard)
-    proc = subprocess.run([str(driver), mode, str(execs), *inputs, "--", str(binary)], env=env, capture_output=True,
+    proc = subprocess.run([*pin, str(driver), mode, str(execs), *inputs, "--", str(binary)], env=env, capture_output=True,
                           text=True, timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(f"{row}: exit {proc.returncode}: {proc.stderr.strip()}")
@@ -111,7 +114,7 @@ def run_row(row: str, target: dict, driver: Path, execs: int) -> float:
 def markdown(doc: dict) -> str:
     lines = [f"# Fork-server protocols against the in-process call: {doc['rounds']} interleaved rounds, "
              f"{doc['execs']:,} executions a run", "",
-             "Microseconds per execution (wall clock, one core: the fake fuzzer and the target ping-pong), "
+             f"Microseconds per execution (wall clock; the fake fuzzer and the target pinned together to core {doc['cpu']}), "
              "medians over rounds [min, max]; above in-process = the row's median minus ours-inprocess's. "
              "benchmarks/protocol_cost.py, benchmarks/protocol_driver.c.", ""]
     for t in doc["targets"]:
@@ -134,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--execs", type=int, default=200_000, help="executions per run (real harness: a tenth)")
     ap.add_argument("--targets", default="trivial,lz4")
+    ap.add_argument("--cpu", type=int, default=0, help="the core every run is pinned to")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
@@ -149,14 +153,14 @@ def main(argv: list[str] | None = None) -> int:
             continue
         t["execs"] = a.execs if name == "trivial" else max(1000, a.execs // 10)
         targets.append(t)
-    doc = {"rounds": a.rounds, "execs": a.execs, "load_before": os.getloadavg(), "host_profile": current_host(),
+    doc = {"rounds": a.rounds, "execs": a.execs, "cpu": a.cpu, "load_before": os.getloadavg(), "host_profile": current_host(),
            "targets": []}
     for t in targets:
         runs: dict[str, list[float]] = {r: [] for r in ROWS}
         for r in range(a.rounds):
             order = ROWS[r % len(ROWS):] + ROWS[:r % len(ROWS)]
             for row in order:
-                runs[row].append(run_row(row, t, driver, t["execs"]))
+                runs[row].append(run_row(row, t, driver, t["execs"], a.cpu))
             print(f"{t['name']} round {r}: " + ", ".join(f"{row} {runs[row][-1]:.2f}" for row in ROWS), flush=True)
         doc["targets"].append({"name": t["name"], "execs": t["execs"], "inputs": [str(p) for p in t["inputs"]],
                                "runs": runs, "median": {row: statistics.median(v) for row, v in runs.items()}})
