@@ -5,8 +5,10 @@ saved crash and hang is replayed through both builds (tests/fault_suite.py).
 
 Assertions are about correctness, never timing: afl-fuzz exits 0 with no complaint about the fork
 server; each build saves what the fault makes (a crash, a hang, or nothing) and only that; every
-saved crash crashes both builds with its signal (none lost, none a stray status word); every hang
-runs past the timeout in both; stability as AFL++'s own build's. The hour-long soak is
+saved crash crashes both builds with its signal (none lost, none a stray status word); the hang
+harnesses' hangs run past the timeout in both (a saved hang that replays fast is a stall of the
+loaded host: counted, not failed); stability 100 %, as AFL++'s own build's, but for the threads
+harness (its threads race in both builds). The hour-long soak is
 benchmarks/fault_soak.py.
 """
 
@@ -40,8 +42,8 @@ def test_fault_under_afl_fuzz_ours_and_aflpp(fault, bins_dir, tmp_path):
     assert not result.problems, "\n".join(result.problems)
     ours, theirs = (fs.stability_value(result.campaigns[b].stability) for b in ("ours", "aflpp"))
     assert ours is not None and theirs is not None
-    # a harness whose threads race is unstable in both builds; ours no more than a few points worse
-    assert ours >= min(theirs, 100.0) - 5.0, (ours, theirs)
+    if fault.name != "threads":  # its threads race: its stability is the scheduler's, in both builds
+        assert ours == theirs == 100.0, (ours, theirs)
     if fault.expect == "crash":
         # none lost: what AFL++'s build found crashes ours (checked in judge), and ours found some
         assert result.crash_replays["aflpp"]["ours"] and all(s is not None for s in result.crash_replays["aflpp"]["ours"])

@@ -20,7 +20,7 @@
 #define FAULT_ASAN 3     /* a heap read one past the end (build with -fsanitize=address) */
 #define FAULT_UBSAN 4    /* signed overflow (build with -fsanitize=undefined, no recovery) */
 #define FAULT_HANG 5     /* spins forever */
-#define FAULT_SLOW 6     /* sleeps 400 ms, past the suite's 100 ms timeout, then returns */
+#define FAULT_SLOW 6     /* sleeps 1 s, past the suite's 250 ms timeout, then returns */
 #define FAULT_EXIT 7     /* exit(0) in the middle of the input */
 #define FAULT_FORK 8     /* forks a child that runs half the work, waits for it */
 #define FAULT_THREADS 9  /* the work on two threads, joined */
@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (fire)
     for (;;) sink++;
 #elif FAULT == FAULT_SLOW
-  if (fire) usleep(400 * 1000);
+  if (fire) usleep(1000 * 1000);
 #elif FAULT == FAULT_EXIT
   if (fire) exit(0);
 #elif FAULT == FAULT_FORK
