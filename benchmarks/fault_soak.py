@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     bins_dir.mkdir(exist_ok=True)
     binaries = {f.name: {"ours": fs.build_ours(f, bins_dir), "aflpp": fs.build_aflpp(f, bins_dir)} for f in faults}
     version = afl.aflpp_version(a.afl_fuzz)
-    env_by_build = {"ours": {**fs.OURS_ENV["guard"], "AUTOTUNE_AFL_STATUS": a.status}}
+    env_by_build = {"ours": {**fs.GUARD_ENV, "AUTOTUNE_AFL_STATUS": a.status}}
     doc = {"afl_fuzz": a.afl_fuzz, "afl_fuzz_version": str(version), "seconds": a.seconds,
            "status_mode": a.status, "host_profile": current_host(), "load_before": os.getloadavg(),
            "rounds": [], "elapsed_s": 0.0}

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autotune.afl import HOST_ENV  # noqa: E402
+from autotune.afl import HOST_ENV, base_env  # noqa: E402
 from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
 from autotune.measure.host import current_host  # noqa: E402
 
@@ -76,9 +76,7 @@ def campaigns(binary: Path, seeds: list[Path], env_extra: dict[str, str], work: 
         (d / "in").mkdir(parents=True)
         for k, s in enumerate(seeds):
             shutil.copyfile(s, d / "in" / f"seed{k:03d}")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
-        if "AUTOTUNE_CACHE_DIR" in os.environ:
-            env["AUTOTUNE_CACHE_DIR"] = os.environ["AUTOTUNE_CACHE_DIR"]
+        env = base_env()
         env.update(HOST_ENV)
         env.update({k: v.replace(str(work), str(d)) for k, v in env_extra.items()})
         cmd = ["taskset", "-c", str(i), "afl-fuzz", "-i", str(d / "in"), "-o", str(d / "out"), "-V", str(seconds),

@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from autotune.afl import base_env  # noqa: E402
 from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
 from autotune.measure.host import current_host  # noqa: E402
 
@@ -49,11 +50,7 @@ ROWS = ("aflpp-4.04c", "ours-relay", "ours-child", "ours-futex", "ours-inprocess
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
-    if "AUTOTUNE_CACHE_DIR" in os.environ:
-        env["AUTOTUNE_CACHE_DIR"] = os.environ["AUTOTUNE_CACHE_DIR"]
-    env.update(extra)
-    return env
+    return {**base_env(), **extra}
 
 
 def trivial_target(out: Path) -> dict:

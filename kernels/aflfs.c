@@ -593,7 +593,7 @@ __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_t
 
 /* ---- the child under AFL++ 5.x's futex sync ---------------------------------------------------- */
 
-static volatile uint32_t *aflfs_runs_seen; /* MAP_SHARED: RUNs the current futex child was given */
+static volatile uint32_t *aflfs_asked; /* MAP_SHARED: the current futex child was given a RUN */
 
 static void futex_wake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0); }
 
@@ -606,10 +606,12 @@ static void futex_wait(uint32_t *w, uint32_t v) { syscall(SYS_futex, w, FUTEX_WA
  * then sleeps until afl stores RUN. EXITED (afl timed out and is about to kill, or stops) ends it
  * quietly. The last of its AUTOTUNE_AFL_PERSISTENT inputs sends no DONE: it exits 0 and the
  * server sends that status, as for a crash. The fork-server pipes are closed: the child never
- * needs them, and a harness that closes fds (closefds) cannot confuse it. It counts the RUNs it is
- * given in aflfs_runs_seen, for the server's check that afl took the futex (serve_futex). */
+ * needs them, and a harness that closes fds (closefds) cannot confuse it. Its first RUN is noted in
+ * aflfs_asked (one store a child, not one an execution), for the server's check that afl took the
+ * futex (serve_futex). */
 __attribute__((noreturn)) static void child_loop_futex(aflfs_state *s, cov_test_one_fn test_one) {
   uint32_t *w = s->sync;
+  int asked = 0;
   for (uint32_t it = 0;;) {
     run_one(s, test_one);
     if (++it >= s->cfg.iters) _exit(0);
@@ -620,7 +622,7 @@ __attribute__((noreturn)) static void child_loop_futex(aflfs_state *s, cov_test_
     uint32_t v;
     while ((v = __atomic_load_n(w, __ATOMIC_ACQUIRE)) == AFLFS_SYNC_DONE) futex_wait(w, AFLFS_SYNC_DONE);
     if (v == AFLFS_SYNC_EXITED) _exit(0);
-    *aflfs_runs_seen += 1;
+    if (!asked) *aflfs_asked = asked = 1;
   }
 }
 
@@ -885,8 +887,8 @@ static pid_t wait_child_or_afl(pid_t child, int *status) {
 static void serve_futex(aflfs_state *s, cov_test_one_fn test_one) {
   const pid_t server = getpid();
   void *m = mmap(NULL, sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) fatal(NULL, "mmap of the futex child's counter: %s", strerror(errno));
-  aflfs_runs_seen = m;
+  if (m == MAP_FAILED) fatal(NULL, "mmap of the futex child's RUN flag: %s", strerror(errno));
+  aflfs_asked = m;
   int strikes = 0;
   for (;;) {
     uint32_t was_killed; /* nothing to do with it: the last child was reaped before this request */
@@ -897,10 +899,10 @@ static void serve_futex(aflfs_state *s, cov_test_one_fn test_one) {
     int status;
     if (wait_child_or_afl(child, &status) < 0) fatal(NULL, "waitpid: %s", strerror(errno));
     if (write4(AFLFS_ST_FD, (uint32_t)status) != 0) server_exit(-1, 0);
-    const int unasked = *aflfs_runs_seen == 0 && WIFSIGNALED(status) &&
+    const int unasked = !*aflfs_asked && WIFSIGNALED(status) &&
                         (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM) &&
                         __atomic_load_n(s->sync, __ATOMIC_ACQUIRE) == AFLFS_SYNC_DONE;
-    *aflfs_runs_seen = 0;
+    *aflfs_asked = 0;
     __atomic_store_n(s->sync, AFLFS_SYNC_EXITED, __ATOMIC_RELEASE);
     futex_wake(s->sync);
     strikes = unasked ? strikes + 1 : 0;

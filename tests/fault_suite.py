@@ -18,8 +18,6 @@ and hang either campaign saved is replayed through both binaries, outside afl-fu
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
 import subprocess
@@ -34,7 +32,8 @@ FAULTS_C = REPO / "tests" / "programs_afl" / "faults.c"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from autotune.afl import HOST_ENV  # noqa: E402
+from autotune.afl import HOST_ENV, base_env  # noqa: E402
+from autotune.trials.afl_output import read_fuzzer_stats  # noqa: E402
 
 TIMEOUT_MS = 250  # afl-fuzz -t (and AFL_HANG_TMOUT): FAULT_SLOW sleeps 1 s, past it
 
@@ -77,8 +76,8 @@ WARNING = re.compile(r"\[!\] WARNING|^\[!\]|WARNING:")
 # build (its runtime is as old as Debian's AFL++), a complaint about ours
 OLD_HELLO = "Old fork server model"
 COMMON_CFLAGS = ("-O1", "-g")
-# the run-time variables each of our build kinds needs (the race's autotune-run.env has the same)
-OURS_ENV = {"guard": {"AUTOTUNE_METRIC": "guard"}, "full": {}, "edge": {"AUTOTUNE_METRIC": "edge"}}
+# the run-time variables of our guard kind (the race's autotune-run.env for guard has the same)
+GUARD_ENV = {"AUTOTUNE_METRIC": "guard"}
 
 
 def build_ours(fault: Fault, out: Path, *, kind: str = "guard") -> Path:
@@ -89,13 +88,13 @@ def build_ours(fault: Fault, out: Path, *, kind: str = "guard") -> Path:
                          extra_ldflags=[f for f in fault.cflags if f == "-pthread"])
 
 
-def build_aflpp(fault: Fault, out: Path, *, afl_cc: str | None = None) -> Path:
+def build_aflpp(fault: Fault, out: Path) -> Path:
     """The fault built by AFL++'s afl-clang-fast (PCGUARD, libAFLDriver)."""
-    cc = afl_cc or shutil.which("afl-clang-fast")
+    cc = shutil.which("afl-clang-fast")
     if cc is None:
         raise FileNotFoundError("afl-clang-fast (apt-get install afl++)")
     exe = out / f"{fault.name}-aflpp"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_"))}
+    env = base_env()
     env["AFL_QUIET"] = "1"
     tmp = exe.with_name(exe.name + ".tmp")
     subprocess.run([cc, *COMMON_CFLAGS, f"-DFAULT={fault.macro}", *fault.cflags, "-fsanitize=fuzzer",
@@ -125,16 +124,6 @@ class Campaign:
         return d
 
 
-def _stats(inst: Path) -> dict[str, str]:
-    out = {}
-    path = inst / "fuzzer_stats"
-    if path.exists():
-        for line in path.read_text().splitlines():
-            k, _, v = line.partition(":")
-            out[k.strip()] = v.strip()
-    return out
-
-
 def run_afl(binary: Path, work: Path, *, seconds: int, build: str, afl_fuzz: str | None = None,
             env: Mapping[str, str] | None = None, seed: int = 1) -> Campaign:
     """afl-fuzz on ``binary`` for ``seconds`` (-V), -s seed, -t TIMEOUT_MS, from SEEDS."""
@@ -143,9 +132,7 @@ def run_afl(binary: Path, work: Path, *, seconds: int, build: str, afl_fuzz: str
     in_dir.mkdir(parents=True, exist_ok=True)
     for i, s in enumerate(SEEDS):
         (in_dir / f"seed{i}").write_bytes(s)
-    run_env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
-    if "AUTOTUNE_CACHE_DIR" in os.environ:
-        run_env["AUTOTUNE_CACHE_DIR"] = os.environ["AUTOTUNE_CACHE_DIR"]
+    run_env = base_env()
     run_env.update(HOST_ENV)
     run_env["AFL_HANG_TMOUT"] = str(TIMEOUT_MS)  # a saved hang: past -t again (default 1 s)
     run_env.update(env or {})
@@ -155,12 +142,11 @@ def run_afl(binary: Path, work: Path, *, seconds: int, build: str, afl_fuzz: str
                           stdin=subprocess.DEVNULL, cwd=work)
     text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]|\x1b\(B", "", proc.stdout + proc.stderr)
     inst = out_dir / "default"
-    st = _stats(inst)
+    st = read_fuzzer_stats(inst / "fuzzer_stats") if (inst / "fuzzer_stats").exists() else {}
     return Campaign(
         build=build, returncode=proc.returncode, execs=int(st.get("execs_done", 0)),
         execs_per_sec=float(st.get("execs_per_sec", 0.0)), stability=st.get("stability", "?"),
-        crashes=sorted(p for p in (inst / "crashes").glob("id:*")) if (inst / "crashes").exists() else [],
-        hangs=sorted(p for p in (inst / "hangs").glob("id:*")) if (inst / "hangs").exists() else [],
+        crashes=sorted((inst / "crashes").glob("id:*")), hangs=sorted((inst / "hangs").glob("id:*")),
         bad_lines=[line.strip() for line in text.splitlines() if BAD_OUTPUT.search(line)
                    and not (build == "aflpp" and OLD_HELLO in line)],
         handshake=next((m.group(1) for m in map(HANDSHAKE.search, text.splitlines()) if m), "?"),
@@ -177,7 +163,7 @@ class Replay:
 def replay(binary: Path, path: Path, *, limit_s: float = 2.0) -> Replay:
     """Run ``binary path`` once, outside afl-fuzz (no __AFL_SHM_ID: the driver's standalone mode,
     libAFLDriver's file mode)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
+    env = base_env()
     env.update(REPLAY_ENV)
     t0 = time.monotonic()
     try:
@@ -264,18 +250,12 @@ def stability_value(s: str) -> float | None:
         return None
 
 
-def write_json(path: Path, data: object) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
-    tmp.rename(path)
-
-
 def run_pair(fault: Fault, binaries: Mapping[str, Path], work: Path, *, seconds: int,
              afl_fuzz: str | None = None, env_by_build: Mapping[str, Mapping[str, str]] | None = None,
-             seed: int = 1, parallel: bool = True) -> FaultResult:
-    """Both builds' campaigns side by side (one per core when parallel), then judge()."""
+             seed: int = 1) -> FaultResult:
+    """Both builds' campaigns side by side (one per core), then judge()."""
     from concurrent.futures import ThreadPoolExecutor
-    env_by_build = env_by_build or {"ours": OURS_ENV["guard"]}
+    env_by_build = env_by_build or {"ours": GUARD_ENV}
     names = list(binaries)
 
     def one(name: str) -> Campaign:
@@ -285,11 +265,8 @@ def run_pair(fault: Fault, binaries: Mapping[str, Path], work: Path, *, seconds:
         return run_afl(binaries[name], w, seconds=seconds, build=name, afl_fuzz=afl_fuzz,
                        env=env_by_build.get(name), seed=seed)
 
-    if parallel:
-        with ThreadPoolExecutor(len(names)) as pool:
-            campaigns = dict(zip(names, pool.map(one, names)))
-    else:
-        campaigns = {n: one(n) for n in names}
+    with ThreadPoolExecutor(len(names)) as pool:
+        campaigns = dict(zip(names, pool.map(one, names)))
     return judge(fault, binaries, campaigns)
 
 
@@ -336,8 +313,8 @@ def run_driver(driver: Path, fault: Fault, binary: Path, inputs: dict[str, list[
     """Our build of ``fault`` under the driver (futex: AFL++ 5.x's sync; pipes: the child answering
     4.04c's protocol): how the executions ended."""
     files = inputs["rare" if fault.name == "rare" else "F"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
-    env.update(REPLAY_ENV, **OURS_ENV["guard"], AUTOTUNE_AFL_HANDSHAKE="versioned" if mode == "futex" else "old")
+    env = base_env()
+    env.update(REPLAY_ENV, **GUARD_ENV, AUTOTUNE_AFL_HANDSHAKE="versioned" if mode == "futex" else "old")
     cmd = [str(driver), "-t", str(DRIVER_TIMEOUT_MS), *(["-T", str(limit_s)] if limit_s else []), mode, str(execs),
            *map(str, files), "--", str(binary)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=(limit_s or 60) + 120)
@@ -372,4 +349,4 @@ def driver_expectation(fault: Fault, mode: str, execs: int, n_inputs: int = 10) 
 
 
 __all__: Sequence[str] = ("FAULTS", "BY_NAME", "Fault", "build_ours", "build_aflpp", "run_afl", "replay",
-                          "judge", "run_pair", "FaultResult", "Campaign", "stability_value", "write_json")
+                          "judge", "run_pair", "FaultResult", "Campaign", "stability_value")
