@@ -29,19 +29,40 @@ class PipelineResult:
     race_dir: Path | None = None
     race: Any = None  # RaceOutcome, or None when no race ran
 
+    @property
+    def recommendation_dir(self) -> Path:
+        """Where the recommendation's env files and document are: the race's directory, or tune's
+        when no race ran (afl-fuzz missing, --no-race)."""
+        return self.race_dir if self.race is not None and self.race_dir is not None else self.tune_dir
+
     def env_files(self) -> dict[str, Path]:
-        names = ("autotune-run.env", "afl-build.env", "afl-run.env", "afl-build-rebuilt.env")
-        return {n: self.tune_dir / n for n in names if (self.tune_dir / n).is_file()}
+        names = ("autotune-build.env", "autotune-run.env", "afl-build.env", "afl-run.env", "afl-build-rebuilt.env")
+        d = self.recommendation_dir
+        return {n: d / n for n in names if (d / n).is_file()}
+
+    def recommendation(self) -> dict[str, Any]:
+        """The one recommendation: the race's (afl-fuzz's verdict), else tune's replay-based choice."""
+        if self.race is not None:
+            r = self.race.race
+            chosen = r.contestant(r.decision.recommended)
+            return {"source": "race", "name": chosen.name, "is_default": r.decision.is_default,
+                    "cc_kind": chosen.cc_kind, "build": chosen.build_vars, "settings": chosen.env,
+                    "description": chosen.description, "reason": r.decision.reason}
+        return {"source": "tune", "name": self.tune.best_config.key(), "is_default": False, "cc_kind": "autotune",
+                "config": self.tune.best_config.to_dict(),
+                "reason": "tune's replay-based choice: no race in afl-fuzz ran (afl-fuzz missing or --no-race)"}
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema_version": 1,
+            "schema_version": 2,
             "out_dir": str(self.out_dir),
             "host_profile": str(self.host_profile),
             "probe_dir": str(self.probe_dir),
             "tune_dir": str(self.tune_dir),
+            "recommendation_dir": str(self.recommendation_dir),
             "env_files": {k: str(v) for k, v in self.env_files().items()},
-            "best": self.tune.best_config.to_dict(),
+            "best": self.recommendation(),
+            "tune_best": self.tune.best_config.to_dict(),
             "race_dir": str(self.race_dir) if self.race_dir else None,
             "race": self.race.race.decision.to_dict() if self.race else None,
         }
@@ -69,7 +90,7 @@ def run_pipeline(
 ) -> PipelineResult:
     """Run profile -> probe -> tune [-> race] for ``binary`` (a harness built with autotune cc).
 
-    ``race``: called as ``race(out_dir=, probe_dir=)`` after tune (autotune.race.stage.race_target
+    ``race``: called as ``race(out_dir=, probe_dir=, tune=, tune_dir=, host=, max_collision_rate=)`` after tune (autotune.race.stage.race_target
     with the target and budget bound), or None for no race."""
     from autotune.probe.campaign import run_probe
     from autotune.profile import detect_host, save_profile
@@ -100,6 +121,7 @@ def run_pipeline(
     if race is not None:
         stage("race: AFL++'s default against our runtime's metrics in afl-fuzz, one yardstick")
         race_dir = out_dir / "race"
-        outcome = race(out_dir=race_dir, probe_dir=probe_dir)
+        outcome = race(out_dir=race_dir, probe_dir=probe_dir, tune=tune, tune_dir=tune_dir, host=host,
+                       max_collision_rate=max_collision_rate)
     return PipelineResult(out_dir=out_dir, host_profile=host_path, probe_dir=probe_dir, tune_dir=tune_dir,
                           probe=probe, tune=tune, written=list(written), race_dir=race_dir, race=outcome)

@@ -56,16 +56,19 @@ def test_readme_main_job_runs_every_stage_and_writes_loadable_env_files(tmp_path
     for stage in ("profile", "probe", "tune", "race"):
         assert f"==> {stage}: " in proc.stderr, stage
     lines = proc.stdout.replace(f"{tmp_path.resolve()}/", "").splitlines()  # relative, as in the README
-    for start in ("host profile: autotune-out/host-profile.toml", "probe: autotune-out/probe/probe.json (", "best: ",
-                  "wrote ", "load: set -a; . autotune-out/tune/autotune-run.env; set +a", "race: ", "recommended: ",
-                  "report: autotune-out/race/race.md"):
+    for start in ("host profile: autotune-out/host-profile.toml", "probe: autotune-out/probe/probe.json (", "tune: ",
+                  "race: ", "recommended: ", "report: autotune-out/race/race.md", "check:  autotune preflight"):
         assert any(ln.startswith(start) for ln in lines), (start, proc.stdout)
+    # one recommendation: no replay-only "best:" line, no "load:" pointing at tune's files
+    assert not any(ln.startswith(("best: ", "load: ")) for ln in lines), proc.stdout
 
     race = json.loads((out / "race" / "race.json").read_text())
     decision = race["race"]["decision"]
     assert {c["name"] for c in race["race"]["contestants"]} == {"aflpp-default", "guard"}
-    files = {"afl-build.env", "afl-run.env"} if decision["is_default"] else {"autotune-build.env", "autotune-run.env"}
+    files = {"afl-build.env", "afl-run.env"} | (set() if decision["is_default"]
+                                                else {"autotune-build.env", "autotune-run.env"})
     assert files <= {p.name for p in (out / "race").iterdir()}
+    assert race["race"]["search"]["strategy"] == "search" and race["tune_dir"] and race["probe_dir"]
     assert (out / "probe" / "probe.json").is_file()
     for name in ("autotune-run.env", "afl-build.env", "afl-run.env", "report.md", "report.json"):
         assert (out / "tune" / name).is_file(), name

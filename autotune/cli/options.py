@@ -26,7 +26,6 @@ from typing import Annotated, Any, Callable, Mapping, Optional, Sequence
 import typer
 
 from autotune.errors import AutotuneError
-from autotune.race.contestants import DEFAULT_METRICS
 from autotune.race.core import DEFAULT_BUDGET_S
 from autotune.race.core import DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
 from autotune.target.recipe import DEFAULT_CFLAGS, TargetSpec
@@ -73,8 +72,13 @@ MaxCollisionRateOpt = Annotated[float, typer.Option(
 MinMapBytesOpt = Annotated[int, typer.Option("--min-map-bytes", help="Smallest map (slots = bytes of an 8-bit map; a power of two).")]
 MaxMapBytesOpt = Annotated[int, typer.Option("--max-map-bytes", help="Largest map (slots = bytes of an 8-bit map; a power of two).")]
 RaceMetricsOpt = Annotated[str, typer.Option(
-    "--metrics", help="Candidate metrics for the race, in priority order (comma list); the last are left out "
-                      "when the budget is short.")]
+    "--metrics", help="Metrics the race may try (comma list). --strategy search: the search's space (default: "
+                      "all); --strategy list: the candidates in priority order, the last left out when the budget "
+                      "is short (default: guard,edge,ngram-4,caller).")]
+StrategyOpt = Annotated[str, typer.Option(
+    "--strategy", help="search: Bayesian optimisation over metric, layout, map size, counter width and overflow "
+                       "policy, judged by paired afl-fuzz trials against AFL++'s default (successive halving); "
+                       "list: race the fixed --metrics list, each sized by the probe's census.")]
 RepeatsOpt = Annotated[int, typer.Option("--repeats", min=1, help="Trials per contestant and rung (paired seeds).")]
 
 # ---- the target -------------------------------------------------------------------------------------
@@ -149,14 +153,19 @@ class RaceOptions:
     """The race in afl-fuzz: its budget, candidates, repeats and shortest trial."""
 
     budget: BudgetOpt = DEFAULT_BUDGET_S
-    metrics: RaceMetricsOpt = ",".join(DEFAULT_METRICS)
+    strategy: StrategyOpt = "search"
+    metrics: RaceMetricsOpt = ""
     repeats: RepeatsOpt = DEFAULT_REPEATS
     min_trial: MinTrialOpt = DEFAULT_MIN_TRIAL_S
 
-    def metric_names(self) -> tuple[str, ...]:
-        from autotune.race.stage import parse_metrics
+    def metric_names(self) -> tuple[str, ...] | None:
+        """The --metrics given, checked; None when not given (each strategy has its default)."""
+        from autotune.race.stage import STRATEGIES, parse_metrics
 
-        return parse_metrics(self.metrics)
+        if self.strategy not in STRATEGIES:
+            from autotune.errors import AutotuneError
+            raise AutotuneError(f"unknown --strategy {self.strategy!r}", fix=f"use one of: {', '.join(STRATEGIES)}")
+        return parse_metrics(self.metrics) if self.metrics.strip() else None
 
 
 def option_group(name: str, group: type, *, omit: Sequence[str] = (),

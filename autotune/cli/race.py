@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
@@ -32,6 +33,9 @@ def register(app: typer.Typer) -> None:
 def race_cmd(
     target: TargetOptions = TargetOptions(),
     probe: ProbeDirOpt = None,
+    tune_dir: Annotated[Optional[Path], typer.Option(
+        "--tune", help="tune's output directory: its best configuration of each metric family by replay are the "
+                       "search's first proposals.")] = None,
     race_opts: RaceOptions = RaceOptions(),
     jobs: JobsOpt = None,
     seed: SeedOpt = 0,
@@ -42,6 +46,7 @@ def race_cmd(
 
     harness, spec = target.binary_or_recipe()
     outcome = race_cli(harness=harness, spec=spec, corpus=target.seeds(required=True), probe_dir=probe,
+                       tune_dir=tune_dir, strategy=race_opts.strategy,
                        budget_s=race_opts.budget, metrics=race_opts.metric_names(), jobs=jobs,
                        repeats=race_opts.repeats, min_trial_s=race_opts.min_trial, seed=seed, out_dir=out_dir,
                        notice=lambda m: err.print(m, highlight=False),
@@ -65,5 +70,8 @@ def print_race_summary(outcome, out_dir: Path) -> None:
                   highlight=False, soft_wrap=True)
         out.print(f"run:   set -a; . {out_dir}/autotune-run.env; set +a   (then afl-fuzz ... -- ./target)",
                   highlight=False, soft_wrap=True)
-    out.print(f"report: {out_dir}/race.md (every trial's afl-fuzz figures and yardstick edges)", highlight=False,
-              soft_wrap=True)
+    out.print(f"report: {out_dir}/race.md (every trial's afl-fuzz figures and yardstick edges"
+              + (", the search's proposals, predictions and convergence" if outcome.race.search else "") + ")",
+              highlight=False, soft_wrap=True)
+    out.print(f"check:  autotune preflight {out_dir} ...   (CI; autotune validate {out_dir} replays and fuzzes it)",
+              highlight=False, soft_wrap=True)

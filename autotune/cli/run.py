@@ -75,14 +75,19 @@ def run_cmd(
         print_json(result.to_dict())
         return
     p = result.probe
-    out.print(f"host profile: {result.host_profile}", highlight=False)
-    out.print(f"probe: {result.probe_dir}/probe.json ({_probe_line(p)})", highlight=False)
+    out.print(f"host profile: {result.host_profile}", highlight=False, soft_wrap=True)
+    out.print(f"probe: {result.probe_dir}/probe.json ({_probe_line(p)})", highlight=False, soft_wrap=True)
+    if result.race is not None:  # one recommendation: the race's; tune's choice was its prior
+        bc = result.tune.best_config
+        out.print(f"tune: by replay {bc.metric}, {bc.layout}, {bc.map_slots} slots, {bc.width_bits}-bit led "
+                  f"(the search's prior, not a recommendation; {result.tune_dir}/report.md)", highlight=False,
+                  soft_wrap=True)
+        print_race_summary(result.race, result.race_dir)
+        return
     print_summary(result.tune, result.tune_dir, [w.name for w in result.written])
     out.print(f"report: {result.tune_dir}/report.md (tune's replay-based choice: figures replayed, not afl-fuzz's)",
-              highlight=False)
-    if result.race is not None:
-        print_race_summary(result.race, result.race_dir)
-    elif not no_race:
+              highlight=False, soft_wrap=True)
+    if not no_race:
         out.print("no race: afl-fuzz is not installed, so tune's replay-based choice stands "
                   "(apt-get install -y afl++ to race the candidates in afl-fuzz)", highlight=False)
 
@@ -92,21 +97,24 @@ def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed):
     With a binary alone (no recipe), every contestant runs that binary."""
     from autotune.afl import base_env, find_tool
     from autotune.errors import ToolMissingError
-    from autotune.race.stage import estimated_keys_of, race_target, rung_line, trial_line
+    from autotune.race.stage import batch_line, race_target, rung_line, trial_line
 
     try:
         find_tool("afl-fuzz", env=base_env())
     except ToolMissingError:
         return None
 
-    def race(*, out_dir, probe_dir):
+    def race(*, out_dir, probe_dir, tune, tune_dir, host, max_collision_rate):
         return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=None if spec else binary,
-                           estimated_keys=estimated_keys_of(probe_dir), metrics=metrics,
+                           probe_dir=probe_dir, metrics=metrics, strategy=race_opts.strategy,
+                           tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir, host=host,
+                           max_collision_rate=max_collision_rate,
                            budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
                            seed=seed,
-                           notice=lambda m: err.print(m, highlight=False),
-                           on_rung=lambda r: err.print(f"[dim]{rung_line(r)}[/]", highlight=False),
-                           on_trial=lambda t: err.print(f"[dim]{trial_line(t)}[/]", highlight=False))
+                           notice=lambda m: err.print(m, highlight=False, soft_wrap=True),
+                           on_rung=lambda r: err.print(f"[dim]{rung_line(r)}[/]", highlight=False, soft_wrap=True),
+                           on_batch=lambda b: err.print(f"[dim]{batch_line(b)}[/]", highlight=False, soft_wrap=True),
+                           on_trial=lambda t: err.print(f"[dim]{trial_line(t)}[/]", highlight=False, soft_wrap=True))
     return race
 
 

@@ -329,10 +329,10 @@ def check_build(ctx: Context) -> list[F]:
 def check_host_profile(ctx: Context) -> list[F]:
     from autotune.profile import detect_host
 
-    tuned = ctx.tuned.report.host
+    tuned = ctx.tuned.host
     if tuned is None:
-        return [F("host_profile", "warning", "report.json does not record the host profile it was tuned for",
-                  "re-run `autotune tune` (it records the host's caches)")]
+        return [F("host_profile", "warning", "the recommendation does not record the host profile it was made for",
+                  "re-run `autotune run` (it records the host's caches)")]
     here = detect_host(sysfs_root=ctx.sysfs_root, procfs_root=ctx.procfs_root)
     diffs = []
     for name in ("l1d_bytes", "l2_bytes", "llc_bytes", "line_bytes"):

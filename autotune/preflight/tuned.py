@@ -1,4 +1,10 @@
-"""The tuned output directory of ``autotune tune``, as validate and preflight read it.
+"""The recommendation, as validate and preflight read it: the race's directory (``autotune run``'s
+``race/``, ``autotune race --out``), or the tuned output directory of ``autotune tune``.
+
+The race's directory holds ``race.json`` (the recommendation with every trial's figures and the
+search's history, which names the probe, tune's report and the limits) and the env files of the
+recommendation: ``afl-build.env`` + ``afl-run.env`` always (AFL++'s default), ``autotune-build.env``
++ ``autotune-run.env`` when our runtime is recommended. tune's directory is read as before:
 
 Files (docs/DESIGN.md "The tuned directory"): ``afl-build.env`` (afl-cc), ``afl-run.env``
 (afl-fuzz), ``autotune-run.env`` (our runtime under the stock afl-fuzz), ``report.json``.
@@ -17,9 +23,11 @@ from pathlib import Path
 from autotune.errors import DocumentError
 from autotune.preflight.envfile import EnvFile, read_env_file
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfig, RuntimeConfigError
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.tune.result import TuneResult, load_tune_result
 
 BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
+AUTOTUNE_BUILD_ENV, RACE = "autotune-build.env", "race.json"
 # Share of keys whose counter wraps in one execution. tune has no such limit (it weighs overflow in
 # its objective), so preflight accepts up to this, or 1.25x the share the tuned probe saw, whichever
 # is larger: "still fits" means no worse than what was tuned. Sarafov et al. (FUZZING 2024, Sec. 4)
@@ -73,8 +81,28 @@ class TunedDir:
     build_env: EnvFile
     run_env: EnvFile
     autotune_env: EnvFile | None
-    report: TuneResult
+    report: TuneResult | None  # tune's report (None: a race run without tune)
     probe_dir: Path | None
+    race: dict | None = None  # race.json, when DIR is the race's
+    autotune_build_env: EnvFile | None = None
+
+    @property
+    def kind(self) -> str:
+        return "race" if self.race is not None else "tune"
+
+    @property
+    def host(self):
+        """The host profile the recommendation was made on (None when not recorded)."""
+        from autotune.profile.model import HostProfile
+
+        if self.race is not None and self.race.get("host"):
+            return HostProfile.from_dict(self.race["host"], path=self.path / RACE)
+        return self.report.host if self.report is not None else None
+
+    @property
+    def autotune_build_vars(self) -> dict[str, str]:
+        """autotune cc's compile-time variables of the recommendation (autotune-build.env; none: the full kind)."""
+        return dict(self.autotune_build_env.values) if self.autotune_build_env else {}
 
     @property
     def runtime(self) -> RuntimeConfig | None:
@@ -86,7 +114,9 @@ class TunedDir:
 
     @property
     def max_collision_rate(self) -> float:
-        """The collision limit tune ran under."""
+        """The collision limit the recommendation was made under."""
+        if self.race is not None:
+            return float(self.race.get("max_collision_rate", DEFAULT_MAX_COLLISION_RATE))
         return self.report.settings.max_collision_rate
 
     def to_dict(self) -> dict:
@@ -96,10 +126,13 @@ class TunedDir:
 
 
 def load_tuned(path: Path) -> TunedDir:
-    """Read a tuned directory; DocumentError (exit 1) when a file is missing or corrupt."""
+    """Read a race or tuned directory; DocumentError (exit 1) when a file is missing or corrupt."""
     path = Path(path).resolve()
     if not path.is_dir():
-        raise DocumentError(path, "not a directory", fix="pass the --out directory of `autotune tune`")
+        raise DocumentError(path, "not a directory",
+                            fix="pass the race directory of `autotune run` (OUT/race) or the --out of `autotune tune`")
+    if (path / RACE).is_file():
+        return _load_race_dir(path)
     if not (path / REPORT).is_file():
         raise DocumentError(path / REPORT, "file not found",
                             fix=f"pass the --out directory of `autotune tune` (it holds {REPORT} and the env files)")
@@ -113,4 +146,30 @@ def load_tuned(path: Path) -> TunedDir:
     tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, report=report, probe_dir=probe_dir)
     if at is not None:
         runtime_config(at)  # validate now: a corrupt file is a "could not run"
+    return tuned
+
+
+def _load_race_dir(path: Path) -> TunedDir:
+    from autotune.io import read_json
+
+    doc = read_json(path / RACE)
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1 or not isinstance(doc.get("race"), dict):
+        raise DocumentError(path / RACE, "not a race document of schema_version 1",
+                            fix="re-run `autotune run` or `autotune race` with this version of autotune")
+    report = None
+    tune_dir = doc.get("tune_dir")
+    if tune_dir and (Path(tune_dir) / REPORT).is_file():
+        report = load_tune_result(Path(tune_dir) / REPORT)
+    for name in (BUILD_ENV, RUN_ENV):
+        if not (path / name).is_file():
+            raise DocumentError(path / name, "file not found",
+                                fix="re-run `autotune race` (it writes the recommendation's env files beside race.json)")
+    build, run = read_env_file(path / BUILD_ENV), read_env_file(path / RUN_ENV)
+    at = read_env_file(path / AUTOTUNE_ENV) if (path / AUTOTUNE_ENV).exists() else None
+    abuild = read_env_file(path / AUTOTUNE_BUILD_ENV) if (path / AUTOTUNE_BUILD_ENV).exists() else None
+    probe_dir = Path(doc["probe_dir"]) if doc.get("probe_dir") else None
+    tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, report=report, probe_dir=probe_dir,
+                     race=doc, autotune_build_env=abuild)
+    if at is not None:
+        runtime_config(at)
     return tuned

@@ -191,6 +191,7 @@ class RaceResult:
     seed: int
     stopped_early: bool
     elapsed_s: float
+    search: dict | None = None  # the search's history (autotune.race.search); None for a fixed list
     schema_version: int = field(default=SCHEMA_VERSION)
 
     def contestant(self, name: str) -> Contestant:
@@ -205,7 +206,8 @@ class RaceResult:
                 "plan": [{"seconds": p.seconds, "candidates": p.candidates} for p in self.plan],
                 "rungs": [r.to_dict() for r in self.rungs], "decision": self.decision.to_dict(),
                 "budget_s": self.budget_s, "jobs": self.jobs, "repeats": self.repeats, "eta": self.eta,
-                "seed": self.seed, "stopped_early": self.stopped_early, "elapsed_s": self.elapsed_s}
+                "seed": self.seed, "stopped_early": self.stopped_early, "elapsed_s": self.elapsed_s,
+                "search": self.search}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "RaceResult":
@@ -215,7 +217,8 @@ class RaceResult:
                    plan=tuple(RungPlan(seconds=int(p["seconds"]), candidates=int(p["candidates"])) for p in d["plan"]),
                    rungs=tuple(Rung.from_dict(r) for r in d["rungs"]), decision=Decision.from_dict(d["decision"]),
                    budget_s=float(d["budget_s"]), jobs=int(d["jobs"]), repeats=int(d["repeats"]), eta=int(d["eta"]),
-                   seed=int(d["seed"]), stopped_early=bool(d["stopped_early"]), elapsed_s=float(d["elapsed_s"]))
+                   seed=int(d["seed"]), stopped_early=bool(d["stopped_early"]), elapsed_s=float(d["elapsed_s"]),
+                   search=d.get("search"))
 
 
 def _entering(candidates: int, eta: int) -> list[int]:

@@ -21,13 +21,21 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
     d = race.decision
     chosen = race.contestant(d.recommended)
     why = f"the race: {d.reason}"
-    if chosen.cc_kind == "afl":
-        title = ["afl-build.env: AFL++'s default, recommended by autotune's race in afl-fuzz",
+    afl_title = ["afl-build.env: AFL++'s default, recommended by autotune's race in afl-fuzz",
                  "build the target with afl-clang-fast (-fsanitize=fuzzer for a libFuzzer harness) and no AFL_LLVM_*",
                  "variables: PCGUARD, one counter per SanitizerCoverage guard, is AFL++'s default", why]
-        run = ["afl-run.env: nothing to set for afl-fuzz: the target reports its own map size", why]
-        return {"afl-build.env": render_env(title=title, variables=[]),
-                "afl-run.env": render_env(title=run, variables=[])}
+    afl_run = ["afl-run.env: nothing to set for afl-fuzz: the target reports its own map size", why]
+    if chosen.cc_kind == "afl":
+        return {"afl-build.env": render_env(title=afl_title, variables=[]),
+                "afl-run.env": render_env(title=afl_run, variables=[])}
+    # ours is recommended; for a user who builds with afl-cc all the same, the race tried no afl-cc
+    # configuration but AFL++'s default, so that is what these two files hold (validate's aflpp-tuned)
+    afl_title = ["afl-build.env: if you build with afl-clang-fast instead of autotune cc, AFL++'s default",
+                 "(no AFL_LLVM_* variables: PCGUARD); the race's recommendation is autotune-build.env +",
+                 "autotune-run.env, which the race measured against this default", why]
+    afl_run = ["afl-run.env: nothing to set for afl-fuzz with AFL++'s default build", why]
+    files = {"afl-build.env": render_env(title=afl_title, variables=[]),
+             "afl-run.env": render_env(title=afl_run, variables=[])}
     kinds = {"guard": "inline 8-bit counters, one per guard (PCGUARD's coverage)",
              "edge": "edges counted inline, as AFL++'s CLASSIC counts them",
              "ngram": "N-grams of blocks counted inline, as AFL++'s NGRAM-N counts them",
@@ -43,11 +51,18 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
     flat = settings.get("AUTOTUNE_LAYOUT") == "flat"  # the edge kind's map
     reasons = {"AUTOTUNE_METRIC": f"coverage metric {chosen.name}",
                "AUTOTUNE_LAYOUT": "flat map, counted inline" if flat else "two-level map (BigMap)",
-               "AUTOTUNE_INDEX_SIZE": "index slots: Equation 1 collisions within the limit at twice the census's keys",
-               "AUTOTUNE_MAP_SIZE": "map slots: Equation 1 collisions within the limit at twice the census's keys"
+               "AUTOTUNE_INDEX_SIZE": "index slots (the hash space): Equation 1 collisions within the limit at twice "
+                                      "the census's keys",
+               "AUTOTUNE_MAP_SIZE": "map slots (the hash space): Equation 1 collisions within the limit at twice the "
+                                    "census's keys"
                                     if flat else "dense slots afl-fuzz scans: room for twice the census's keys",
-               "AUTOTUNE_COUNTER_BITS": "8-bit counters (afl-fuzz classifies bytes)",
-               "AUTOTUNE_OVERFLOW": "NeverZero: a counter that wraps still counts as hit",
+               "AUTOTUNE_COUNTER_BITS": f"{settings.get('AUTOTUNE_COUNTER_BITS', '8')}-bit counters"
+                                        + (" (afl-fuzz classifies bytes)" if settings.get("AUTOTUNE_COUNTER_BITS", "8") == "8"
+                                           else ", classified into afl-fuzz's buckets (fewer wrap in hot loops)"),
+               "AUTOTUNE_OVERFLOW": {"neverzero": "NeverZero: a counter that wraps still counts as hit",
+                                     "saturate": "saturate: a counter stops at its largest value",
+                                     "wrap": "wrap: a counter past its largest value starts again at 0"
+                                     }.get(settings.get("AUTOTUNE_OVERFLOW", "neverzero"), "overflow policy"),
                "AUTOTUNE_KEY_HASH": ("AFL++'s NGRAM hash (cur ^ p1 >> 1 ^ .. ^ p(N-1) >> 1) of compile-time block ids"
                                      if chosen.name.startswith("ngram-")
                                      else "AFL++'s edge hash (cur ^ prev >> 1) of compile-time block ids") if flat
@@ -56,7 +71,7 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
     run = [EnvVar(k, v, reasons.get(k, "runtime setting")) for k, v in sorted(settings.items())]
     title = [f"autotune-build.env: build the target with autotune cc under this file ({chosen.description})", why]
     rtitle = [f"autotune-run.env: afl-fuzz with our runtime, {chosen.name}; load with set -a; . FILE; set +a", why]
-    return {"autotune-build.env": render_env(title=title, variables=build),
+    return {**files, "autotune-build.env": render_env(title=title, variables=build),
             "autotune-run.env": render_env(title=rtitle, variables=run)}
 
 
@@ -87,6 +102,38 @@ def markdown(outcome) -> str:
             lines.append(f"\nOn to the next rung: {', '.join(rung.kept)}.")
     if race.stopped_early:
         lines += ["", "The race stopped early: every candidate covered significantly less than the default."]
+    if race.search:
+        lines += search_markdown(race.search)
     lines += ["", "All figures are afl-fuzz's own (execs/s, queue) and the yardstick's edges over everything each "
                   "trial kept (queue, crashes, hangs)."]
     return "\n".join(lines) + "\n"
+
+
+def search_markdown(search: dict) -> list[str]:
+    """The search's history: the space, every proposal with where it came from and the model's
+    prediction beside what afl-fuzz measured, and the best-so-far against afl-fuzz seconds."""
+    sp = search["space"]
+    ruled = ", ".join(f"{k} {v}" for k, v in sorted(sp.get("ruled_out", {}).items())) or "none"
+    lines = ["", "## The search", "",
+             f"{sp['points']} configurations could run here (ruled out by the census and the host: {ruled}); "
+             f"first-rung batches {search['batches']}. Objective of a configuration at a rung: the mean over its "
+             f"trials of ln((edges + 1) / (default's edges + 1)) + {search['speed_weight']} x ln(execs/s ratio), "
+             f"each trial paired with the default's of the same afl-fuzz seed; pair noise sd "
+             f"{search['pair_sd']:.3f} (pooled).", "",
+             "| configuration | from | rung | trial s | edges (default's) | execs/s ratio | predicted | measured |",
+             "|---|---|---|---|---|---|---|---|"]
+    origin = {p["name"]: p["origin"] for p in search["proposals"]}
+    for o in search["observations"]:
+        pred = o.get("predicted")
+        pred_s = f"{pred['mean']:+.3f} ± {pred['sd']:.3f}" if pred else "-"
+        lines.append(f"| {o['name']} | {origin.get(o['name'], '?')} | {o['rung']} | {o['seconds']} | "
+                     f"{', '.join(map(str, o['coverage']))} ({', '.join(map(str, o['default_coverage']))}) | "
+                     f"{o['execs_ratio']:.2f} | {pred_s} | {o['objective']:+.3f} |")
+    if search.get("dropped"):
+        lines += ["", "Dropped (their build kind's other configurations were not proposed again):", ""]
+        lines += [f"- {d['name']}: {d['reason']}" for d in search["dropped"]]
+    lines += ["", "Convergence (the model's best after each batch and rung):", "",
+              "| afl-fuzz seconds | rung | tried | best so far | its objective (model) |", "|---|---|---|---|---|"]
+    lines += [f"| {c['afl_seconds']:,.0f} | {c['rung']} | {c['tried']} | {c['best']} | {c['best_objective']:+.3f} |"
+              for c in search["convergence"]]
+    return lines

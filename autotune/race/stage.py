@@ -34,11 +34,16 @@ class RaceOutcome:
     target: dict
     dropped: tuple[str, ...]  # candidates left out to fit the budget
     written: tuple[str, ...]
+    probe_dir: str | None = None  # the probe whose census sized the maps
+    tune_dir: str | None = None  # tune's output, the search's prior
+    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE
+    host: dict | None = None  # the host profile (HostProfile.to_dict) the race ran on
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": 1, "race": self.race.to_dict(), "yardstick": self.yardstick,
                 "binaries": dict(self.binaries), "target": self.target, "dropped": list(self.dropped),
-                "written": list(self.written)}
+                "written": list(self.written), "probe_dir": self.probe_dir, "tune_dir": self.tune_dir,
+                "max_collision_rate": self.max_collision_rate, "host": self.host}
 
 
 def _afl_cc_installed(env: Mapping[str, str]) -> bool:
@@ -80,14 +85,15 @@ def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, 
             dropped.insert(0, keep.pop(last).name)
 
 
-def afl_backend(*, contestants: Sequence[Contestant], binaries: Mapping[str, Path], seeds: Path, work: Path,
+def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str, Path], seeds: Path, work: Path,
                 yardstick, jobs: int, caller_env: Mapping[str, str] | None = None,
                 on_trial: Callable[[Any], None] | None = None) -> Callable[[Sequence[TrialSpec]], list[TrialFigures]]:
-    """A ``run_trials`` for run_race: each spec becomes one afl-fuzz trial (autotune.trials)."""
+    """A ``run_trials`` for run_race / run_search: each spec becomes one afl-fuzz trial (autotune.trials).
+    ``contestants`` and ``binaries`` are read at each call: the search adds to them as it proposes."""
     from autotune.trials import TrialSpec as AflTrial
     from autotune.trials import run_trials
 
-    by_name = {c.name: c for c in contestants}
+    by_name = contestants
 
     def run(specs: Sequence[TrialSpec]) -> list[TrialFigures]:
         afl_specs = [AflTrial(config=s.contestant, index=s.repeat, binary=str(binaries[s.contestant]),
@@ -132,15 +138,26 @@ def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | N
     return out
 
 
+STRATEGIES = ("search", "list")
+
+
 def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, binary: Path | None = None,
-                estimated_keys: Mapping[str, float] | None = None, metrics: Sequence[str] = DEFAULT_METRICS,
+                estimated_keys: Mapping[str, float] | None = None, metrics: Sequence[str] | None = None,
+                strategy: str = "search", probe_dir: Path | None = None, tune_evaluations: Sequence[Any] = (),
+                tune_dir: Path | None = None, host: Any = None, l2_bytes: int | None = None,
                 budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
                 overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = 0.05, seed: int = 0,
                 max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
                 on_rung: Callable[[Rung], None] | None = None, on_trial: Callable[[Any], None] | None = None,
+                on_batch: Callable[[dict], None] | None = None,
                 notice: Callable[[str], None] | None = None) -> RaceOutcome:
-    """Race AFL++'s default and our runtime's ``metrics`` on the target; write the outcome to ``out_dir``."""
+    """Race AFL++'s default against our runtime on the target; write the outcome to ``out_dir``.
+
+    ``strategy``: ``search`` (autotune.race.search: Bayesian optimisation over metric, layout, size,
+    width and overflow policy, judged by paired afl-fuzz trials, seeded by ``tune_evaluations``, the
+    space limited to ``metrics`` (default: all) and sized by the probe's census in ``probe_dir``), or
+    ``list`` (the fixed list ``metrics``, default DEFAULT_METRICS, each sized by the census)."""
     from autotune.compare.compare import stage_seeds
     from autotune.afl import base_env, find_tool
     from autotune.trials import choose_yardstick, host_cores, yardstick_for_binary
@@ -148,22 +165,34 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
 
     env = base_env()
     find_tool("afl-fuzz", env=env)  # ToolMissingError names the package
+    if strategy not in STRATEGIES:
+        raise AutotuneError(f"unknown race strategy {strategy!r}", fix=f"use one of: {', '.join(STRATEGIES)}")
     if spec is None and binary is None:
         raise AutotuneError("the race needs a target", fix="give a harness binary, --source files or --demo")
     jobs = jobs or len(host_cores())
+    if host is None:
+        from autotune.profile import detect_host
+
+        host = detect_host()
     afl_cc = spec is not None and _afl_cc_installed(env)
-    contestants = make_contestants(metrics=metrics, estimated_keys=estimated_keys, afl_cc=afl_cc,
-                                   max_collision_rate=max_collision_rate)
-    if spec is None:  # one binary: every contestant runs it (its build kind serves every metric)
-        contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
-                                  description=c.description.rsplit(",", 1)[0] + ", the given binary",
-                                  cc_kind="autotune") for c in contestants]
-    contestants, dropped = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                                         min_trial_s=min_trial_s, overhead_s=overhead_s)
-    if dropped and notice:
-        n = len(contestants) - 1
-        notice(f"the budget of {budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
-               f"{', '.join(dropped)} (raise --budget to race them)")
+    if probe_dir is not None and estimated_keys is None:
+        estimated_keys = estimated_keys_of(probe_dir)
+    default = make_contestants(metrics=(), afl_cc=afl_cc)[0]
+    contestants: list[Contestant] = [default]
+    dropped: tuple[str, ...] = ()
+    if strategy == "list":
+        contestants = make_contestants(metrics=tuple(metrics or DEFAULT_METRICS), estimated_keys=estimated_keys,
+                                       afl_cc=afl_cc, max_collision_rate=max_collision_rate)
+        if spec is None:  # one binary: every contestant runs it (its build kind serves every metric)
+            contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
+                                      description=c.description.rsplit(",", 1)[0] + ", the given binary",
+                                      cc_kind="autotune") for c in contestants]
+        contestants, dropped = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                                             min_trial_s=min_trial_s, overhead_s=overhead_s)
+        if dropped and notice:
+            n = len(contestants) - 1
+            notice(f"the budget of {budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
+                   f"{', '.join(dropped)} (raise --budget to race them)")
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = out_dir / "seeds"
     stage_seeds(corpus=corpus, dest=seeds)
@@ -172,15 +201,107 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
         yard = choose_yardstick(spec=spec, env=env)
     else:
         yard = yardstick_for_binary(kind=KIND_CENSUS, binary=binary)
-    backend = afl_backend(contestants=contestants, binaries=binaries, seeds=seeds, work=out_dir / "trials",
+    by_name = {c.name: c for c in contestants}
+    backend = afl_backend(contestants=by_name, binaries=binaries, seeds=seeds, work=out_dir / "trials",
                           yardstick=yard, jobs=jobs, on_trial=on_trial)
-    race = run_race(contestants=contestants, run_trials=backend, budget_s=budget_s, jobs=jobs, repeats=repeats,
-                    eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed, on_rung=on_rung)
+    if strategy == "list":
+        race = run_race(contestants=contestants, run_trials=backend, budget_s=budget_s, jobs=jobs, repeats=repeats,
+                        eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed,
+                        on_rung=on_rung)
+    else:
+        if l2_bytes is None:
+            l2_bytes = host.l2_bytes
+        race = _search(default=default, spec=spec, binary=binary, env=env, metrics=metrics, probe_dir=probe_dir,
+                       estimated_keys=estimated_keys, tune_evaluations=tune_evaluations, l2_bytes=l2_bytes,
+                       max_collision_rate=max_collision_rate, by_name=by_name, binaries=binaries, backend=backend,
+                       budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
+                       overhead_s=overhead_s, alpha=alpha, seed=seed, on_rung=on_rung, on_batch=on_batch,
+                       notice=notice)
+        dropped = tuple(d["name"] for d in race.search["dropped"])
     target = spec.to_dict() if isinstance(spec, TargetSpec) else {"kind": "binary", "binary": str(binary)}
     outcome = RaceOutcome(race=race, yardstick=yard.to_dict(), binaries={k: str(v) for k, v in binaries.items()},
-                          target=target, dropped=dropped, written=())
+                          target=target, dropped=dropped, written=(),
+                          probe_dir=str(Path(probe_dir).resolve()) if probe_dir else None,
+                          tune_dir=str(Path(tune_dir).resolve()) if tune_dir else None,
+                          max_collision_rate=max_collision_rate, host=host.to_dict())
     written = write_outputs(outcome=outcome, out_dir=out_dir)
     return RaceOutcome(**{**outcome.__dict__, "written": tuple(str(p) for p in written)})
+
+
+def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] | None, l2_bytes: int | None,
+                 max_collision_rate: float, inline: bool):
+    """What rules the search's points out: the probe census's keys and counter overflow per metric,
+    the per-core L2 (this host's, when not given), the limits."""
+    from autotune.preflight.tuned import DEFAULT_MAX_COUNTER_OVERFLOW
+    from autotune.race.search import SpaceFacts
+
+    keys = dict(estimated_keys or {})
+    overflow: dict[str, dict[int, float]] = {}
+    if probe_dir is not None:
+        from autotune.tune.probe_inputs import inputs_from_probe
+
+        for m, f in inputs_from_probe(probe_dir).metrics.items():
+            keys.setdefault(m, f.estimated_keys)
+            overflow[m] = dict(f.overflow_by_width)
+    if l2_bytes is None:
+        from autotune.profile import detect_host
+
+        l2_bytes = detect_host().l2_bytes
+    return SpaceFacts(keys=keys, overflow=overflow, l2_bytes=l2_bytes, max_collision_rate=max_collision_rate,
+                      max_counter_overflow=DEFAULT_MAX_COUNTER_OVERFLOW, inline=inline)
+
+
+def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estimated_keys, tune_evaluations,
+            l2_bytes, max_collision_rate, by_name: dict, binaries: dict, backend, budget_s, jobs, repeats, eta,
+            min_trial_s, overhead_s, alpha, seed, on_rung, on_batch, notice) -> RaceResult:
+    """The search as the stage runs it: contestants built as they are proposed (a build that fails
+    drops its build kind's points, with the reason), trials through ``backend``."""
+    from autotune.metrics import METRICS
+    from autotune.race.search import enumerate_space, prior_seeds, run_search
+    from autotune.target import build
+
+    facts = search_facts(probe_dir=probe_dir, estimated_keys=estimated_keys, l2_bytes=l2_bytes,
+                         max_collision_rate=max_collision_rate, inline=spec is not None)
+    names = tuple(metrics or METRICS)
+    space, ruled = enumerate_space(metrics=names, facts=facts)
+    seeds = prior_seeds(space=space, tune_evaluations=tune_evaluations)
+    if notice:
+        notice(f"search: {len(space)} configurations of {', '.join(names)} can run here "
+               f"({sum(ruled.values())} ruled out by the census and the host: "
+               + ", ".join(f"{k} {v}" for k, v in sorted(ruled.items())) + "); first proposals: "
+               + ", ".join(p.name for p, _ in seeds))
+    built: dict[tuple, Path | str] = {}
+
+    def prepare(cands):
+        from autotune.race.search import build_key
+
+        failed = {}
+        for c in cands:
+            key = build_key(c)
+            if key not in built:
+                if spec is None:
+                    built[key] = binary
+                else:
+                    kind = c.build_vars.get("AUTOTUNE_CC_INSTRUMENT", "")
+                    if notice:
+                        notice(f"building {c.name}'s target (autotune cc, {kind} kind; cached once built)")
+                    try:
+                        built[key] = build(spec=spec, cc_kind=c.cc_kind, build_vars=c.build_vars, env=env)
+                    except AutotuneError as exc:
+                        built[key] = f"{kind} build failed: {exc.message}"
+            if isinstance(built[key], str):
+                failed[c.name] = built[key]
+                if notice:
+                    notice(f"dropped {c.name}: {built[key]}")
+                continue
+            binaries[c.name] = built[key]
+            by_name[c.name] = c
+        return failed
+
+    return run_search(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare, run_trials=backend,
+                      budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
+                      overhead_s=overhead_s, alpha=alpha, seed=seed, ruled_out=ruled, on_rung=on_rung,
+                      on_batch=on_batch)
 
 
 def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
@@ -216,17 +337,24 @@ def parse_metrics(text: str) -> tuple[str, ...]:
 
 
 def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, probe_dir: Path | None, budget_s: float,
-             metrics: Sequence[str], jobs: int | None, repeats: int, seed: int, out_dir: Path,
-             notice: Callable[[str], None], progress: Callable[[str], None],
-             min_trial_s: int = DEFAULT_MIN_TRIAL_S) -> RaceOutcome:
-    """`autotune race`'s call: the target (recipe or binary), its seeds, the sizes from the probe's census."""
-    keys = estimated_keys_of(probe_dir) if probe_dir is not None else None
-    if keys is None:
-        notice(f"no --probe: two-level maps are sized for {DEFAULT_KEYS:,} keys (run `autotune probe` and pass --probe to "
+             metrics: Sequence[str] | None, jobs: int | None, repeats: int, seed: int, out_dir: Path,
+             notice: Callable[[str], None], progress: Callable[[str], None], strategy: str = "search",
+             tune_dir: Path | None = None, min_trial_s: int = DEFAULT_MIN_TRIAL_S) -> RaceOutcome:
+    """`autotune race`'s call: the target (recipe or binary), its seeds, the sizes from the probe's
+    census, the search's first proposals from tune's report in ``tune_dir``."""
+    evaluations = ()
+    if tune_dir is not None:
+        from autotune.tune.result import load_tune_result
+
+        evaluations = tuple(t.evaluation for t in load_tune_result(tune_dir).trials)
+    if probe_dir is None:
+        notice(f"no --probe: maps are sized for {DEFAULT_KEYS:,} keys (run `autotune probe` and pass --probe to "
                "size them from the census)")
-    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, estimated_keys=keys, metrics=metrics,
+    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, probe_dir=probe_dir,
+                       metrics=metrics, strategy=strategy, tune_evaluations=evaluations, tune_dir=tune_dir,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
-                       on_rung=lambda r: progress(rung_line(r)), on_trial=lambda t: progress(trial_line(t)))
+                       on_rung=lambda r: progress(rung_line(r)), on_trial=lambda t: progress(trial_line(t)),
+                       on_batch=lambda b: progress(batch_line(b)))
 
 
 def rung_line(rung: Rung) -> str:
@@ -234,6 +362,11 @@ def rung_line(rung: Rung) -> str:
 
     meds = ", ".join(f"{n} {statistics.median(rung.coverage(n)):g}" for n in rung.ranking)
     return f"rung {rung.index} ({rung.seconds} s trials) done: median edges {meds}; on: {', '.join(rung.kept)}"
+
+
+def batch_line(b: Mapping[str, Any]) -> str:
+    return (f"search: {b['tried']} configurations tried, {b['afl_seconds']:,.0f} afl-fuzz seconds; best so far "
+            f"{b['best']} (model: {b['best_objective']:+.3f} vs the default)")
 
 
 def trial_line(t) -> str:

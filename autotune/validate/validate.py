@@ -91,8 +91,11 @@ class ValidateResult:
                 "measured_speedup": self.measured_speedup, "notes": list(self.notes)}
 
 
-def _report_execs(report: TuneResult, *, metric: str | None, layout: str, map_slots: int, width: int) -> float | None:
-    """execs_per_s tune recorded for a configuration (TuneResult.recorded_execs_per_s)."""
+def _report_execs(report: TuneResult | None, *, metric: str | None, layout: str, map_slots: int,
+                  width: int) -> float | None:
+    """execs_per_s tune recorded for a configuration (TuneResult.recorded_execs_per_s); None without tune."""
+    if report is None:
+        return None
     return report.recorded_execs_per_s(Config(str(metric), layout, map_slots, width))
 
 
@@ -128,8 +131,8 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
     tuned = load_tuned(tuned_dir)
     pdir = probe_dir or tuned.probe_dir
     if pdir is None:
-        raise AutotuneError(f"{tuned.path}/report.json does not name the probe directory",
-                            fix="pass --probe DIR")
+        raise AutotuneError(f"{tuned.path}/{'race.json' if tuned.race else 'report.json'} does not name the probe "
+                            "directory", fix="pass --probe DIR")
     probe = load_probe(Path(pdir).resolve())
     spec = _target_spec(probe, spec)
     benv = afl.base_env(env)
@@ -148,7 +151,9 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
     if tuned.autotune_env is not None:
         idx = work / "autotune" / "index.bin"
         run_vars = {**tuned.autotune_env.values, "AUTOTUNE_INDEX_FILE": str(idx)}
-        plans.append(("autotune", "autotune cc build, stock afl-fuzz under autotune-run.env", "autotune", {}, run_vars))
+        bvars = tuned.autotune_build_vars  # the race's build kind (autotune-build.env); tune's: the full kind
+        what = f"autotune cc build ({bvars.get('AUTOTUNE_CC_INSTRUMENT', 'full')} kind)"
+        plans.append(("autotune", f"{what}, stock afl-fuzz under autotune-run.env", "autotune", bvars, run_vars))
 
     for name, desc, cc_kind, bvars, rvars in plans:
         vdir = work / name

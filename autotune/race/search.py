@@ -1,0 +1,701 @@
+"""The race's search: Bayesian optimisation over what afl-fuzz finds, with successive halving.
+
+What is searched: every configuration our runtime can run under afl-fuzz, a :class:`Point` =
+(metric, layout, hash space 2^k, counter width, overflow policy); guard has no map of its own.
+Each point becomes a contestant on the cheapest build kind that serves it (:func:`contestant_for`).
+
+How a point is judged: short afl-fuzz trials, each paired with AFL++'s default trial of the same
+rung and afl-fuzz seed (``-s``). One pair gives
+
+    y_i = ln((edges_i + 1) / (default_edges_i + 1)) + SPEED_WEIGHT * ln(execs_i / default_execs_i)
+
+(yardstick edges; the speed term only breaks near-ties: a 2x faster configuration is worth 1.4 %
+more edges, because over a longer campaign speed turns into coverage). A point's observation at a
+rung is the mean over its pairs, with variance pooled over every observation so far divided by
+the pairs: the noise is modelled, not assumed away, and no single trial is taken at face value.
+
+The model: a Gaussian process (scikit-optimize's ``GaussianProcessRegressor``, Matern 5/2 with
+one length scale per feature) over features of the point (the census's log2 keys of its metric,
+call context, N of an N-gram, layout, size, width, overflow policy, inline build) and the trial
+length (the fidelity), with each observation's own noise on the diagonal. Proposals maximise
+expected improvement (scikit-optimize's ``gaussian_ei``) at the first rung's length over the
+points not yet tried; a batch is chosen by the constant liar (each pick joins the data at its
+predicted mean before the next).
+
+The prior is the probe and tune, not a rival: the census rules out what cannot work (Equation 1
+collisions over the limit at twice the estimated keys, a map afl-fuzz's handshake cannot carry,
+a flat map or dense array larger than the per-core L2 that afl-fuzz would stream every execution,
+a wrapping counter where the census saw counts overflow), and tune's best configuration of each
+metric family by replay (guard, edge, N-gram, call context) seeds the first batch, so afl-fuzz
+time goes to what replay cannot tell.
+
+Fidelity by successive halving (Jamieson and Talwalkar, AISTATS 2016): every proposal gets
+``repeats`` trials of t0 seconds; the better 1/eta by the model's posterior mean (which pools a
+point's trials with its neighbours') go on to trials eta times longer, and the model learns from
+every rung. The decision is the race's (autotune.race.core): the last rung's winner against the
+default by the exact one-sided Mann-Whitney test on yardstick edges, else the default.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from autotune.errors import AutotuneError
+from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS,
+                                Contestant, RaceResult, Rung, RungPlan, RunTrials, TrialFigures, TrialSpec,
+                                _check_figures, _decide, _fuzz_seed, _rotate, _waves)
+
+SPEED_WEIGHT = 0.02
+SEARCH_POW2 = (16, 24)  # hash spaces the search proposes (2^16 = AFL++'s map .. 2^24)
+SEARCH_WIDTHS = (8, 16, 32)
+OVERFLOWS = ("neverzero", "saturate", "wrap")
+_OV_SHORT = {"neverzero": "nz", "saturate": "sat", "wrap": "wrap"}
+# Largest number of proposals the first rung may take however large the budget (the space has a
+# few hundred feasible points; beyond this, a longer budget buys longer trials instead).
+MAX_PROPOSALS = 24
+DEFAULT_PAIR_SD = 0.05  # prior noise of one pair's y before any pair has been seen twice
+MIN_PAIR_VAR = 1e-5
+
+
+@dataclass(frozen=True, order=True)
+class Point:
+    """One configuration: ``map_pow2`` is the hash space's log2 (flat: the counters; two-level:
+    the index), 0 for guard (one slot per guard)."""
+
+    metric: str
+    layout: str = "flat"
+    map_pow2: int = 0
+    width: int = 8
+    overflow: str = "neverzero"
+
+    @property
+    def hashed(self) -> bool:
+        from autotune.metrics import has_map_size
+
+        return has_map_size(self.metric)
+
+    @property
+    def name(self) -> str:
+        tail = f"-w{self.width}" + ("" if self.overflow == "neverzero" else f"-{_OV_SHORT[self.overflow]}")
+        if not self.hashed:
+            return "guard" if tail == "-w8" else f"guard{tail}"
+        return f"{self.metric}-{'flat' if self.layout == 'flat' else 'tl'}{self.map_pow2}{tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "layout": self.layout, "map_pow2": self.map_pow2, "width": self.width,
+                "overflow": self.overflow}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Point":
+        return cls(metric=str(d["metric"]), layout=str(d["layout"]), map_pow2=int(d["map_pow2"]),
+                   width=int(d["width"]), overflow=str(d["overflow"]))
+
+
+@dataclass(frozen=True)
+class SpaceFacts:
+    """What rules points out and sizes them: the probe's census (estimated keys and the share of keys
+    whose count overflows each width, per metric), the limits, the per-core L2, and whether the
+    target can be rebuilt per contestant (a recipe: inline build kinds) or one binary runs them all."""
+
+    keys: Mapping[str, float] = field(default_factory=dict)
+    overflow: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
+    l2_bytes: int | None = None
+    max_collision_rate: float = 0.02
+    max_counter_overflow: float = 0.05
+    inline: bool = True
+
+    def keys_of(self, metric: str) -> float:
+        from autotune.race.contestants import DEFAULT_KEYS
+
+        k = self.keys.get(metric)
+        return max(1.0, float(k)) if k else float(DEFAULT_KEYS)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"keys": {m: round(float(v), 1) for m, v in self.keys.items()},
+                "overflow": {m: {str(w): round(float(s), 6) for w, s in v.items()} for m, v in self.overflow.items()},
+                "l2_bytes": self.l2_bytes, "max_collision_rate": self.max_collision_rate,
+                "max_counter_overflow": self.max_counter_overflow, "inline": self.inline}
+
+
+def _dense(point: Point, facts: SpaceFacts) -> int | None:
+    from autotune.race.contestants import KEY_HEADROOM
+    from autotune.tune.space import dense_slots
+
+    if not point.hashed or point.layout != "twolevel":
+        return None
+    return dense_slots(map_slots=1 << point.map_pow2, estimated_keys=KEY_HEADROOM * facts.keys_of(point.metric) / 2)
+
+
+def rule_out(point: Point, facts: SpaceFacts) -> str | None:
+    """Why ``point`` cannot work on this target and host (None: it can), known without running it."""
+    from autotune.race.contestants import KEY_HEADROOM
+    from autotune.runtime.config import AFL_MAX_MAP_SLOTS
+    from autotune.tune.objective import afl_map_slots
+    from autotune.tune.precision import precision
+    from autotune.tune.space import Config
+
+    share = float(facts.overflow.get(point.metric, {}).get(point.width, 0.0))
+    if point.overflow == "wrap" and share > facts.max_counter_overflow:
+        return (f"counter overflow: {share:.1%} of the census's keys reach 2^{point.width} hits, and a wrapping "
+                f"counter loses them (limit {facts.max_counter_overflow:.0%})")
+    if not point.hashed:
+        return None
+    n = KEY_HEADROOM * facts.keys_of(point.metric)
+    cfg = Config(metric=point.metric, layout=point.layout, map_slots=1 << point.map_pow2, width_bits=point.width)
+    p = precision(config=cfg, n_keys=n, overflow_by_width={})
+    if p.lost_keys > facts.max_collision_rate:
+        return f"collisions: {p.lost_keys:.1%} of twice the census's keys lost (limit {facts.max_collision_rate:.0%})"
+    slots = afl_map_slots(cfg, p)
+    if slots > AFL_MAX_MAP_SLOTS:
+        return f"map: afl-fuzz's handshake carries at most 2^{AFL_MAX_MAP_SLOTS.bit_length() - 1} slots"
+    scanned = slots * point.width // 8
+    if facts.l2_bytes and scanned > facts.l2_bytes:
+        what = "flat map" if point.layout == "flat" else "dense array"
+        return (f"cache: a {what} of {scanned:,} bytes, which afl-fuzz scans every execution, exceeds the "
+                f"per-core L2 ({facts.l2_bytes:,} bytes)")
+    return None
+
+
+def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[Point], dict[str, int]]:
+    """Every point the search may propose for ``metrics``, and how many were ruled out per reason."""
+    from autotune.metrics import has_map_size
+
+    points: list[Point] = []
+    ruled: dict[str, int] = {}
+    for m in metrics:
+        shapes = ([("flat", 0)] if not has_map_size(m) else
+                  [(lay, k) for lay in ("flat", "twolevel") for k in range(SEARCH_POW2[0], SEARCH_POW2[1] + 1)])
+        for lay, k in shapes:
+            for w in SEARCH_WIDTHS:
+                for ov in OVERFLOWS:
+                    p = Point(metric=m, layout=lay, map_pow2=k, width=w, overflow=ov)
+                    why = rule_out(p, facts)
+                    if why is None:
+                        points.append(p)
+                    else:
+                        key = why.split(":", 1)[0]
+                        ruled[key] = ruled.get(key, 0) + 1
+    return points, ruled
+
+
+def _inline_build(point: Point, facts: SpaceFacts) -> dict[str, str] | None:
+    from autotune.race.contestants import EDGE_KIND_MAX_MAP_SLOTS, inline_kind_build
+
+    if (not facts.inline or not point.hashed or point.layout != "flat" or point.width != 8
+            or point.overflow != "neverzero" or (1 << point.map_pow2) > EDGE_KIND_MAX_MAP_SLOTS):
+        return None
+    return inline_kind_build(point.metric)
+
+
+def contestant_for(point: Point, facts: SpaceFacts) -> Contestant:
+    """The contestant running ``point``: the cheapest build kind serving it, and its run-time variables
+    (autotune.runtime.config.RuntimeConfig, the one writer of AUTOTUNE_* settings)."""
+    from autotune.cc import KIND_VAR
+    from autotune.race.contestants import build_kind_for
+    from autotune.runtime.config import RuntimeConfig
+
+    ov = "NeverZero" if point.overflow == "neverzero" else point.overflow
+    inline = _inline_build(point, facts)
+    if not point.hashed and point.width == 8 and point.overflow == "neverzero":
+        build, settings = {KIND_VAR: "guard"}, {"AUTOTUNE_METRIC": point.metric}
+        desc = "our runtime, guard (a counter per guard, 8-bit NeverZero, counted inline)"
+    elif not point.hashed:
+        build = {KIND_VAR: "blocks"}
+        settings = RuntimeConfig.sized(metric=point.metric, layout="flat", hash_slots=1 << 16,
+                                       counter_bits=point.width, overflow=point.overflow).env_values()
+        desc = f"our runtime, guard ({point.width}-bit {ov} counters)"
+    elif inline is not None:
+        build = inline
+        h = 1 << point.map_pow2
+        settings = {"AUTOTUNE_METRIC": point.metric, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
+                    "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "afl"}
+        desc = f"our runtime, {point.metric} (flat, {h} slots, 8-bit NeverZero, counted inline)"
+    else:
+        build = {KIND_VAR: build_kind_for(point.metric)}
+        dense = _dense(point, facts)
+        rc = RuntimeConfig.sized(metric=point.metric, layout=point.layout, hash_slots=1 << point.map_pow2,
+                                 dense_slots=dense, counter_bits=point.width, overflow=point.overflow,
+                                 key_hash="exact", index_file="index.bin")
+        settings = {k: v for k, v in rc.env_values().items() if k != "AUTOTUNE_SEED"}
+        size = (f"index 2^{point.map_pow2}, {dense} slots" if point.layout == "twolevel"
+                else f"{1 << point.map_pow2} slots")
+        desc = f"our runtime, {point.metric} ({point.layout}, {size}, {point.width}-bit {ov})"
+    return Contestant(name=point.name, settings=tuple(sorted(settings.items())), cc_kind="autotune",
+                      build=tuple(build.items()), description=f"{desc}, {build[KIND_VAR]} build")
+
+
+def build_key(c: Contestant) -> tuple:
+    """Contestants with the same key share one binary (and fail to build together)."""
+    return (c.cc_kind, tuple(sorted(c.build)))
+
+
+def family(metric: str) -> str:
+    from autotune.metrics import CONTEXT_METRICS
+
+    if metric == "guard":
+        return "guard"
+    if metric.startswith("ngram-"):
+        return "N-gram"
+    return "call context" if metric in CONTEXT_METRICS else "edge"
+
+
+def features(point: Point, facts: SpaceFacts, fidelity: float) -> list[float]:
+    """The model's view of a point, every feature in [0, 1]."""
+    from autotune.metrics import CONTEXT_METRICS
+
+    keys = facts.keys.get(point.metric) or facts.keys_of(point.metric)
+    n = int(point.metric.removeprefix("ngram-")) if point.metric.startswith("ngram-") else 0
+    return [min(1.0, math.log2(max(2.0, float(keys))) / 24), float(point.metric in CONTEXT_METRICS),
+            float(not point.hashed), n / 8, float(point.layout == "twolevel"),
+            (point.map_pow2 - SEARCH_POW2[0]) / (SEARCH_POW2[1] - SEARCH_POW2[0]) if point.hashed else 0.0,
+            math.log2(point.width / 8) / 2, float(point.overflow == "saturate"), float(point.overflow == "wrap"),
+            float(_inline_build(point, facts) is not None), float(fidelity)]
+
+
+def nearest_feasible(point: Point, space: Sequence[Point]) -> Point | None:
+    """``point`` if the space holds it, else the same metric, layout, width and policy at the smallest
+    larger feasible size, else the same metric's smallest feasible point (None: the metric is out)."""
+    if point in space:
+        return point
+    same = sorted(p for p in space if (p.metric, p.layout, p.width, p.overflow)
+                  == (point.metric, point.layout, point.width, point.overflow) and p.map_pow2 >= point.map_pow2)
+    if same:
+        return same[0]
+    metric = sorted((p for p in space if p.metric == point.metric),
+                    key=lambda p: (p.overflow != "neverzero", p.width, p.layout != "flat", p.map_pow2))
+    return metric[0] if metric else None
+
+
+def sized_point(metric: str, space: Sequence[Point]) -> Point | None:
+    """``metric`` as the race sizes it without a model: 8-bit NeverZero, the smallest feasible map,
+    flat when that is small enough to count inline, else two-level."""
+    from autotune.race.contestants import EDGE_KIND_MAX_MAP_SLOTS
+
+    mine = [p for p in space if p.metric == metric and p.width == 8 and p.overflow == "neverzero"]
+    if not mine:
+        return None
+    if metric == "guard":
+        return mine[0]
+    smallest = min(p.map_pow2 for p in mine)
+    layout = "flat" if (1 << smallest) <= EDGE_KIND_MAX_MAP_SLOTS else "twolevel"
+    return nearest_feasible(Point(metric=metric, layout=layout, map_pow2=smallest), mine)
+
+
+def prior_seeds(*, space: Sequence[Point], tune_evaluations: Sequence[Any] = (),
+                fallback: Sequence[str] = ("guard", "edge", "ngram-4", "caller")) -> list[tuple[Point, str]]:
+    """The first proposals: guard, then tune's best feasible configuration of each metric family by
+    replay (edge, N-gram, call context), best score first, each mapped onto the space; without
+    tune's evaluations, ``fallback`` metrics sized by the race's rule."""
+    out: list[tuple[Point, str]] = []
+
+    def add(p: Point | None, why: str) -> None:
+        if p is not None and all(p != q for q, _ in out):
+            out.append((p, why))
+
+    add(sized_point("guard", space), "prior: AFL++'s coverage (a counter per guard) at our runtime's cost")
+    best: dict[str, Any] = {}
+    for ev in tune_evaluations:
+        fam = family(ev.config.metric)
+        if fam == "guard" or not ev.feasible:
+            continue
+        if fam not in best or ev.score_bits > best[fam].score_bits:
+            best[fam] = ev
+    for fam, ev in sorted(best.items(), key=lambda kv: -kv[1].score_bits):
+        c = ev.config
+        k = min(max(c.map_pow2, SEARCH_POW2[0]), SEARCH_POW2[1])
+        p = Point(metric=c.metric, layout=c.layout, map_pow2=k, width=min(c.width_bits, SEARCH_WIDTHS[-1]))
+        add(nearest_feasible(p, space), f"prior: tune's best {fam} configuration by replay "
+                                        f"({c.metric}, {c.layout}, 2^{c.map_pow2}, {c.width_bits}-bit; "
+                                        f"score {ev.score_bits:.2f} bits)")
+    if not best:
+        for m in fallback:
+            add(sized_point(m, space), f"prior: {m} sized by the census (no tune result)")
+    return out
+
+
+# ---- the model ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Observation:
+    point: Point
+    rung: int
+    seconds: int
+    fidelity: float
+    pairs: tuple[float, ...]  # y of each pair (trial vs the default's trial of the same -s)
+    coverage: tuple[int, ...]
+    default_coverage: tuple[int, ...]
+    execs_ratio: float  # median execs/s over the default's
+    predicted: tuple[float, float] | None  # the model's (mean, sd) just before this observation
+
+    @property
+    def y(self) -> float:
+        return statistics.fmean(self.pairs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.point.name, "point": self.point.to_dict(), "rung": self.rung, "seconds": self.seconds,
+                "objective": round(self.y, 6), "pairs": [round(v, 6) for v in self.pairs],
+                "coverage": list(self.coverage), "default_coverage": list(self.default_coverage),
+                "execs_ratio": round(self.execs_ratio, 4),
+                "predicted": None if self.predicted is None else {"mean": round(self.predicted[0], 6),
+                                                                  "sd": round(self.predicted[1], 6)}}
+
+
+def pair_objective(cand: Sequence[TrialFigures], default: Sequence[TrialFigures]) -> list[float]:
+    """y of each pair, matched by repeat (the same afl-fuzz -s)."""
+    base = {t.repeat: t for t in default}
+    out = []
+    for t in sorted(cand, key=lambda t: t.repeat):
+        d = base[t.repeat]
+        out.append(math.log((t.coverage + 1) / (d.coverage + 1))
+                   + SPEED_WEIGHT * math.log(max(t.execs_per_s, 1e-3) / max(d.execs_per_s, 1e-3)))
+    return out
+
+
+class Model:
+    """A Gaussian process over (features, fidelity) with per-observation noise, or, with fewer than two
+    distinct points observed, no model (proposals then come from the prior and the seeded RNG)."""
+
+    def __init__(self, *, facts: SpaceFacts, seed: int):
+        self.facts = facts
+        self.seed = seed
+        self.obs: list[Observation] = []
+        self._gp = None
+        self._mu = 0.0
+        self._sd = 1.0
+
+    def pair_var(self) -> float:
+        groups = [o.pairs for o in self.obs if len(o.pairs) >= 2]
+        dof = sum(len(g) - 1 for g in groups)
+        if dof == 0:
+            return DEFAULT_PAIR_SD ** 2
+        return max(MIN_PAIR_VAR, sum(statistics.variance(g) * (len(g) - 1) for g in groups) / dof)
+
+    def fit(self, extra: Sequence[tuple[Point, float, float]] = ()) -> bool:
+        """Fit on the observations and ``extra`` (point, fidelity, y) pseudo-observations (the
+        constant liar); False when there is too little to fit."""
+        import numpy as np
+        from skopt.learning import GaussianProcessRegressor
+        from skopt.learning.gaussian_process.kernels import ConstantKernel, Matern
+
+        if len({o.point for o in self.obs}) < 2:
+            self._gp = None
+            return False
+        var = self.pair_var()
+        rows = [(features(o.point, self.facts, o.fidelity), o.y, var / len(o.pairs)) for o in self.obs]
+        rows += [(features(p, self.facts, f), y, var) for p, f, y in extra]
+        X = np.array([r[0] for r in rows], dtype=float)
+        y = np.array([r[1] for r in rows], dtype=float)
+        self._mu = float(y.mean())
+        self._sd = max(float(y.std()), math.sqrt(var), 1e-3)
+        z = (y - self._mu) / self._sd
+        noise = np.array([r[2] for r in rows]) / self._sd ** 2
+        kernel = ConstantKernel(1.0, (1e-2, 1e2)) * Matern(length_scale=np.ones(X.shape[1]),
+                                                            length_scale_bounds=(0.05, 20.0), nu=2.5)
+        gp = GaussianProcessRegressor(kernel=kernel, alpha=noise, normalize_y=False, n_restarts_optimizer=2,
+                                      random_state=self.seed)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # convergence warnings on a handful of points are expected
+            gp.fit(X, z)
+        self._gp = gp
+        return True
+
+    def predict(self, points: Sequence[Point], fidelity: float) -> list[tuple[float, float]]:
+        """(mean, sd) of the objective at ``points`` and ``fidelity``; requires a fitted model."""
+        import numpy as np
+
+        X = np.array([features(p, self.facts, fidelity) for p in points], dtype=float)
+        m, s = self._gp.predict(X, return_std=True)
+        return [(float(a) * self._sd + self._mu, float(b) * self._sd) for a, b in zip(m, s)]
+
+    def propose(self, candidates: Sequence[Point], n: int, *, fidelity: float, rng: random.Random
+                ) -> list[tuple[Point, str, tuple[float, float] | None, float | None]]:
+        """``n`` points of ``candidates`` by expected improvement (constant liar), each with its origin,
+        prediction and EI; random ones (seeded) while there is no model."""
+        import numpy as np
+        from skopt.acquisition import gaussian_ei
+
+        pool = list(candidates)
+        out: list[tuple[Point, str, tuple[float, float] | None, float | None]] = []
+        liars: list[tuple[Point, float, float]] = []
+        while len(out) < n and pool:
+            if not self.fit(liars):
+                p = pool.pop(rng.randrange(len(pool)))
+                out.append((p, "random: too few observations for a model", None, None))
+                continue
+            # minimise z' = -z; EI against the best posterior mean at the points observed at this fidelity
+            seen = [o.point for o in self.obs if o.fidelity == fidelity] or [o.point for o in self.obs]
+            Xs = np.array([features(p, self.facts, fidelity) for p in seen])
+            best = float(np.min(-self._gp.predict(Xs)))
+            X = np.array([features(p, self.facts, fidelity) for p in pool])
+
+            class _Neg:  # gaussian_ei minimises: hand it the negated posterior
+                def __init__(self, gp):
+                    self.gp = gp
+
+                def predict(self, X, return_std=False):
+                    m, s = self.gp.predict(X, return_std=True)
+                    return (-m, s) if return_std else -m
+
+            ei = gaussian_ei(X, _Neg(self._gp), y_opt=best, xi=0.01)
+            top = float(np.max(ei))
+            ties = [i for i, v in enumerate(ei) if v >= top - 1e-12]
+            i = ties[rng.randrange(len(ties))]
+            p = pool.pop(i)
+            pred = self.predict([p], fidelity)[0]
+            out.append((p, "model: expected improvement", pred, float(top) * self._sd))
+            liars.append((p, fidelity, pred[0]))
+        self.fit()
+        return out
+
+
+# ---- the search --------------------------------------------------------------------------------
+
+
+def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: float, jobs: int,
+                repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+                overhead_s: float = DEFAULT_OVERHEAD_S) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
+    """(rungs, first-rung batch sizes) for ``candidates`` proposals: the first batch runs with the
+    default's trials, later batches (of ``batch``) each after the model has seen the earlier ones; the
+    rungs after the first are successive halving's. Raises like plan_race when t0 < min_trial_s."""
+    from autotune.race.core import _entering
+
+    if candidates < 1:
+        raise AutotuneError("the search has no configuration to try", fix="allow more metrics (--metrics)")
+    if jobs < 1 or repeats < 1 or eta < 2 or batch < 1:
+        raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
+                            fix="use jobs >= 1, repeats >= 1 and eta >= 2")
+    sizes = [min(candidates, max(1, first_batch))]
+    while sum(sizes) < candidates:
+        sizes.append(min(batch, candidates - sum(sizes)))
+    entering = _entering(candidates, eta)
+    waves = [_waves((sizes[0] + 1) * repeats, jobs) + sum(_waves(b * repeats, jobs) for b in sizes[1:])]
+    waves += [_waves((m + 1) * repeats, jobs) for m in entering[1:]]
+    fixed = sum(w * overhead_s for w in waves)
+    per_t0 = sum(w * eta ** r for r, w in enumerate(waves))
+    t0 = math.floor((budget_s - fixed) / per_t0)
+    if t0 < min_trial_s:
+        need = fixed + per_t0 * min_trial_s
+        raise AutotuneError(
+            f"a budget of {budget_s:.0f} s cannot try {candidates} configuration{'s' if candidates != 1 else ''} "
+            f"against the default ({repeats} trials each, {jobs} at a time) with trials of at least {min_trial_s} s",
+            fix=f"raise --budget to at least {math.ceil(need)} s")
+    return tuple(RungPlan(seconds=t0 * eta ** r, candidates=m) for r, m in enumerate(entering)), tuple(sizes)
+
+
+def fit_search(*, space_size: int, seeds: int, budget_s: float, jobs: int, repeats: int, eta: int,
+               min_trial_s: int, overhead_s: float, max_proposals: int = MAX_PROPOSALS
+               ) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
+    """The plan with the most proposals (at most ``max_proposals`` and the space) that fits the budget
+    with first-rung trials of at least twice ``min_trial_s`` (short trials are noisy: more proposals
+    are not worth trials that say little), else of at least ``min_trial_s``."""
+    top = max(1, min(space_size, max_proposals))
+    last_error: AutotuneError | None = None
+    for shortest in (2 * min_trial_s, min_trial_s):
+        for n in range(top, 0, -1):
+            if shortest > min_trial_s and n < 2:
+                break
+            try:
+                return plan_search(candidates=n, first_batch=min(seeds, n) or 1, batch=jobs, budget_s=budget_s,
+                                   jobs=jobs, repeats=repeats, eta=eta, min_trial_s=shortest,
+                                   overhead_s=overhead_s)
+            except AutotuneError as exc:
+                if shortest == min_trial_s:
+                    last_error = exc
+    assert last_error is not None
+    raise last_error
+
+
+Prepare = Callable[[Sequence[Contestant]], Mapping[str, str]]  # builds them; {name: reason} of those that failed
+
+
+def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[tuple[Point, str]], facts: SpaceFacts,
+               prepare: Prepare, run_trials: RunTrials, budget_s: float, jobs: int, repeats: int = DEFAULT_REPEATS,
+               eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+               overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = DEFAULT_ALPHA, seed: int = 0,
+               max_proposals: int = MAX_PROPOSALS, ruled_out: Mapping[str, int] | None = None,
+               on_rung: Callable[[Rung], None] | None = None, on_batch: Callable[[dict], None] | None = None
+               ) -> RaceResult:
+    """Search ``space`` against ``default`` in afl-fuzz and decide what to recommend (module docstring)."""
+    if not default.is_default:
+        raise AutotuneError("the search needs AFL++'s default as its default contestant",
+                            fix="report this as a bug in autotune")
+    if not space:
+        raise AutotuneError("every configuration was ruled out before the search",
+                            fix="raise --max-collision-rate, or allow more metrics (--metrics)")
+    seeds = [(p, why) for p, why in seeds if p in set(space)]
+    plan, batches = fit_search(space_size=len(space), seeds=len(seeds), budget_s=budget_s, jobs=jobs,
+                               repeats=repeats, eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s,
+                               max_proposals=max_proposals)
+    rng = random.Random(seed)
+    model = Model(facts=facts, seed=seed)
+    t_start = time.monotonic()
+    contestants: dict[str, Contestant] = {default.name: default}
+    points: dict[str, Point] = {}
+    proposals: list[dict] = []
+    dropped: list[dict] = []
+    convergence: list[dict] = []
+    afl_seconds = 0.0
+    pool = [p for p in space]
+    failed_builds: set[tuple] = set()
+    last_fid = max(1.0, math.log2(plan[-1].seconds / plan[0].seconds)) if len(plan) > 1 else 1.0
+
+    def fidelity(rung: int) -> float:
+        return math.log2(plan[rung].seconds / plan[0].seconds) / last_fid
+
+    def take(picks: list[tuple[Point, str, Any, Any]], batch: int) -> list[Contestant]:
+        """Build the picks; a failed build drops its kind's points and the next proposal takes its place."""
+        chosen: list[Contestant] = []
+        queue = list(picks)
+        while len(chosen) < batch:
+            if not queue:
+                if not pool:
+                    break
+                queue = model.propose(pool, batch - len(chosen), fidelity=0.0, rng=rng)
+                for p, *_ in queue:
+                    pool.remove(p)
+            p, origin, pred, ei = queue.pop(0)
+            c = contestant_for(p, facts)
+            if build_key(c) in failed_builds:
+                continue
+            failures = prepare([c])
+            if c.name in failures:
+                failed_builds.add(build_key(c))
+                dropped.append({"name": c.name, "reason": failures[c.name]})
+                pool[:] = [q for q in pool if build_key(contestant_for(q, facts)) not in failed_builds]
+                continue
+            contestants[c.name] = c
+            points[c.name] = p
+            proposals.append({"name": c.name, "point": p.to_dict(), "origin": origin, "batch": len(convergence),
+                              "predicted": None if pred is None else {"mean": round(pred[0], 6),
+                                                                      "sd": round(pred[1], 6)},
+                              "ei": None if ei is None else round(ei, 6)})
+            chosen.append(c)
+        return chosen
+
+    def observe(rung: int, seconds: int, names: Sequence[str], figures: Sequence[TrialFigures],
+                base: Sequence[TrialFigures]) -> None:
+        fid = fidelity(rung)
+        fitted = model.fit()
+        preds = model.predict([points[n] for n in names], fid) if fitted else [None] * len(names)
+        for name, pred in zip(names, preds):
+            mine = [t for t in figures if t.contestant == name]
+            pairs = pair_objective(mine, base)
+            ratio = statistics.median(t.execs_per_s for t in mine) / max(1e-3, statistics.median(
+                t.execs_per_s for t in base))
+            model.obs.append(Observation(point=points[name], rung=rung, seconds=seconds, fidelity=fid,
+                                         pairs=tuple(pairs), coverage=tuple(t.coverage for t in mine),
+                                         default_coverage=tuple(t.coverage for t in base), execs_ratio=ratio,
+                                         predicted=pred))
+
+    def ranking(names: Sequence[str], rung: int, figures: Sequence[TrialFigures]) -> list[str]:
+        fid = fidelity(rung)
+        if model.fit():
+            means = dict(zip(names, (m for m, _ in model.predict([points[n] for n in names], fid))))
+        else:
+            means = {n: o.y for o in model.obs if o.rung == rung for n in [o.point.name] if n in names}
+        eps = {n: statistics.median(t.execs_per_s for t in figures if t.contestant == n) for n in names}
+        return sorted(names, key=lambda n: (-means[n], -eps[n], n))
+
+    def note_progress(rung: int) -> None:
+        fid = fidelity(rung)
+        tried = [points[n] for n in points]
+        if model.fit():
+            means = model.predict(tried, fid)
+            i = max(range(len(tried)), key=lambda j: means[j][0])
+            best, val = tried[i].name, means[i][0]
+        else:
+            o = max((o for o in model.obs if o.rung == rung), key=lambda o: o.y)
+            best, val = o.point.name, o.y
+        convergence.append({"afl_seconds": round(afl_seconds, 1), "rung": rung, "tried": len(points),
+                            "best": best, "best_objective": round(val, 6)})
+        if on_batch is not None:
+            on_batch(convergence[-1])
+
+    rungs: list[Rung] = []
+    # rung 0: the default, the prior's seeds, then the model's proposals, batch by batch
+    t0 = plan[0].seconds
+    all0: list[TrialFigures] = []
+    base0: list[TrialFigures] = []
+    entered0: list[str] = []
+    seed_picks = [(p, why, None, None) for p, why in seeds]
+    for p, *_ in seed_picks:
+        pool.remove(p)
+    for b, size in enumerate(batches):
+        if b == 0:
+            picks = seed_picks[:size]
+            for p, *_ in seed_picks[size:]:
+                pool.append(p)  # seeds beyond the first batch go back to the model's pool
+        else:
+            picks = []
+        batch = take(picks, size)
+        if not batch:
+            break
+        names = [c.name for c in batch]
+        run = names + ([default.name] if b == 0 else [])
+        specs = [TrialSpec(contestant=n, rung=0, repeat=rep, seconds=t0, fuzz_seed=_fuzz_seed(seed, 0, rep))
+                 for rep in range(repeats) for n in _rotate(run, rep)]
+        figures = tuple(run_trials(specs))
+        _check_figures(specs, figures)
+        afl_seconds += len(specs) * t0
+        if b == 0:
+            base0 = [t for t in figures if t.contestant == default.name]
+        all0 += figures
+        entered0 += names
+        observe(0, t0, names, figures, base0)
+        note_progress(0)
+    if not entered0:
+        raise AutotuneError("no configuration of the search could be built",
+                            fix="see the build errors in race.json's search.dropped")
+    ranked = ranking(entered0, 0, all0)
+    kept = tuple(ranked[:plan[1].candidates]) if len(plan) > 1 else tuple(ranked[:1])
+    rungs.append(Rung(index=0, seconds=t0, entered=tuple(entered0), trials=tuple(all0), ranking=tuple(ranked),
+                      kept=kept))
+    if on_rung is not None:
+        on_rung(rungs[-1])
+    stopped_early = False
+    field_ = list(kept)
+    from autotune.stats import mann_whitney
+
+    for index in range(1, len(plan)):
+        step = plan[index]
+        entered = tuple(field_[:step.candidates])
+        specs = [TrialSpec(contestant=n, rung=index, repeat=rep, seconds=step.seconds,
+                           fuzz_seed=_fuzz_seed(seed, index, rep))
+                 for rep in range(repeats) for n in _rotate((*entered, default.name), rep)]
+        figures = tuple(run_trials(specs))
+        _check_figures(specs, figures)
+        afl_seconds += len(specs) * step.seconds
+        base = [t for t in figures if t.contestant == default.name]
+        observe(index, step.seconds, entered, figures, base)
+        ranked = ranking(entered, index, figures)
+        kept = tuple(ranked[:plan[index + 1].candidates]) if index + 1 < len(plan) else tuple(ranked[:1])
+        rung = Rung(index=index, seconds=step.seconds, entered=entered, trials=figures, ranking=tuple(ranked),
+                    kept=kept)
+        rungs.append(rung)
+        note_progress(index)
+        if on_rung is not None:
+            on_rung(rung)
+        field_ = list(kept)
+        if index < len(plan) - 1 and all(
+                mann_whitney(rung.coverage(default.name), rung.coverage(n), alternative="greater").p <= alpha
+                for n in ranked):
+            stopped_early = True
+            break
+    decision = _decide(rungs[-1], default=default.name, alpha=alpha, stopped_early=stopped_early)
+    history = {"strategy": "search", "speed_weight": SPEED_WEIGHT, "facts": facts.to_dict(),
+               "space": {"points": len(space), "ruled_out": dict(ruled_out or {})},
+               "batches": list(batches), "pair_sd": round(math.sqrt(model.pair_var()), 6),
+               "proposals": proposals, "observations": [o.to_dict() for o in model.obs],
+               "convergence": convergence, "dropped": dropped}
+    ordered = [contestants[default.name]] + [contestants[n] for n in points]
+    return RaceResult(contestants=tuple(ordered), plan=plan, rungs=tuple(rungs), decision=decision,
+                      budget_s=float(budget_s), jobs=jobs, repeats=repeats, eta=eta, seed=seed,
+                      stopped_early=stopped_early, elapsed_s=round(time.monotonic() - t_start, 3), search=history)

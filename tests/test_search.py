@@ -1,0 +1,193 @@
+"""The race's search (autotune.race.search) on recorded-style trial figures: a synthetic objective
+with noise stands in for afl-fuzz (a process boundary: run_trials), the model, the plan, the
+feasibility rules and the decision are the real ones. The search in the real afl-fuzz runs in
+tests/test_race.py (test_race_on_the_demo_in_the_real_afl_fuzz) and the README's main job."""
+
+from __future__ import annotations
+
+import json
+import random
+from types import SimpleNamespace
+
+import pytest
+
+from autotune.errors import AutotuneError
+from autotune.race.core import Contestant, RaceResult, TrialFigures
+from autotune.race.search import (Point, SpaceFacts, contestant_for, enumerate_space, nearest_feasible,
+                                  plan_search, prior_seeds, rule_out, run_search)
+
+METRICS = ("guard", "edge", "ngram-2", "ngram-4", "ngram-8", "caller", "ctx")
+FACTS = SpaceFacts(keys={"guard": 2000.0, "edge": 3000.0, "ngram-2": 8000.0, "ngram-4": 20000.0,
+                         "ngram-8": 60000.0, "caller": 9000.0, "ctx": 30000.0},
+                   overflow={"edge": {8: 0.10, 16: 0.0, 32: 0.0}}, l2_bytes=2 << 20)
+DEFAULT = Contestant(name="aflpp-default", is_default=True, cc_kind="afl")
+
+
+def synthetic(truth, *, noise=8.0):
+    """(prepare, run_trials, points): afl-fuzz replaced by ``truth(point) -> (edges, execs/s)`` plus
+    seeded Gaussian noise per trial; the default covers 1000 edges at 10k execs/s."""
+    points: dict[str, Point] = {}
+    built: list[str] = []
+
+    def prepare(cands):
+        for c in cands:
+            built.append(c.name)
+        return {}
+
+    def run_trials(specs):
+        out = []
+        for s in specs:
+            cov, eps = (1000.0, 10000.0) if s.contestant == DEFAULT.name else truth(points[s.contestant])
+            r = random.Random(f"{s.contestant}/{s.rung}/{s.repeat}")
+            out.append(TrialFigures(contestant=s.contestant, rung=s.rung, repeat=s.repeat, seconds=s.seconds,
+                                    coverage=max(0, int(cov * (1 + 0.01 * s.rung) + r.gauss(0, noise))),
+                                    execs_per_s=eps * (1 + r.gauss(0, 0.1)), queue=100))
+        return out
+
+    return prepare, run_trials, points, built
+
+
+def search(truth, *, budget_s=3600, seed=1, facts=FACTS, metrics=METRICS, prepare=None, **kw):
+    space, ruled = enumerate_space(metrics=metrics, facts=facts)
+    seeds = prior_seeds(space=space)
+    prep, run_trials, points, built = synthetic(truth)
+    for p in space:
+        points[p.name] = p
+
+    return run_search(default=DEFAULT, space=space, seeds=seeds, facts=facts, prepare=prepare or prep,
+                      run_trials=run_trials, budget_s=budget_s, jobs=2, seed=seed, ruled_out=ruled, **kw), space
+
+
+def rich_wins(p: Point) -> tuple[float, float]:
+    """ngram-4 finds 8 % more edges; a flat map past 2^18 slows and loses; 16-bit counters help a little."""
+    cov = 1080.0 if p.metric == "ngram-4" else 1010.0 if p.metric == "guard" else 1000.0
+    if p.layout == "flat" and p.map_pow2 > 18:
+        cov -= 30 * (p.map_pow2 - 18)
+    if p.width == 16:
+        cov += 10
+    return cov, 20000.0
+
+
+def test_the_search_converges_on_a_noisy_objective_and_recommends_the_winner():
+    r, space = search(rich_wins)
+    assert r.search["strategy"] == "search"
+    origins = [p["origin"] for p in r.search["proposals"]]
+    assert origins[0].startswith("prior") and any(o.startswith("model") for o in origins)
+    assert not r.decision.is_default
+    assert r.contestant(r.decision.recommended).name.startswith("ngram-4")
+    assert r.decision.p_value <= 0.05
+    # the model learnt from every rung: one observation per rung a point ran in
+    obs = r.search["observations"]
+    assert {o["rung"] for o in obs} == set(range(len(r.rungs)))
+    conv = r.search["convergence"]
+    assert [c["afl_seconds"] for c in conv] == sorted(c["afl_seconds"] for c in conv)
+    assert conv[-1]["best"].startswith("ngram-4")
+    # predicted vs measured: every observation after the first batch carries the model's prediction
+    first = r.search["batches"][0]
+    assert all(o["predicted"] is None for o in obs[:first])
+    assert all(o["predicted"] is not None for o in obs[first:])
+
+
+def test_the_search_is_reproducible_from_its_seed():
+    a, _ = search(rich_wins, seed=5)
+    b, _ = search(rich_wins, seed=5)
+    assert [p["name"] for p in a.search["proposals"]] == [p["name"] for p in b.search["proposals"]]
+    assert a.decision == b.decision
+
+
+def test_every_proposal_respects_the_collision_limit_and_the_host():
+    facts = SpaceFacts(keys={**FACTS.keys, "ngram-8": 5e6}, l2_bytes=256 << 10, max_collision_rate=0.01)
+    r, space = search(rich_wins, facts=facts)
+    assert not any(p.metric == "ngram-8" for p in space)  # 10 M keys fit no map within 1 %
+    for prop in r.search["proposals"]:
+        p = Point.from_dict(prop["point"])
+        assert rule_out(p, facts) is None
+    assert r.search["space"]["ruled_out"]["collisions"] > 0
+    assert r.search["space"]["ruled_out"]["cache"] > 0
+    # a flat map larger than the L2 is ruled out by name
+    why = rule_out(Point("edge", "flat", 19, 8), facts)
+    assert why is not None and why.startswith("cache") and "L2" in why
+    why = rule_out(Point("edge", "flat", 16, 8, "wrap"), FACTS)
+    assert why is not None and why.startswith("counter overflow")
+
+
+def test_the_default_stands_when_nothing_beats_it():
+    r, _ = search(lambda p: (990.0, 12000.0))
+    assert r.decision.is_default
+    assert r.decision.recommended == DEFAULT.name
+    assert "the default is recommended" in r.decision.reason or "stopped early" in r.decision.reason
+
+
+def test_a_candidate_whose_build_fails_is_dropped_with_the_reason_and_the_search_goes_on():
+    calls = []
+
+    def prepare(cands):
+        calls.extend(c.name for c in cands)
+        return {c.name: "blocks build failed: undefined reference" for c in cands
+                if dict(c.build).get("AUTOTUNE_CC_INSTRUMENT") == "blocks"}
+
+    r, _ = search(rich_wins, prepare=prepare)
+    dropped = r.search["dropped"]
+    assert dropped and all("blocks build failed" in d["reason"] for d in dropped)
+    assert len(dropped) == 1  # its kind's other points are never proposed again
+    kinds = {dict(c.build).get("AUTOTUNE_CC_INSTRUMENT") for c in r.contestants if not c.is_default}
+    assert "blocks" not in kinds and kinds
+    assert len(r.rungs) >= 2 and r.decision.recommended
+
+
+def test_too_small_a_budget_names_the_minimum():
+    with pytest.raises(AutotuneError) as e:
+        plan_search(candidates=1, first_batch=1, batch=2, budget_s=60, jobs=2)
+    assert "--budget" in e.value.fix and any(ch.isdigit() for ch in e.value.fix)
+    plan, batches = plan_search(candidates=6, first_batch=4, batch=2, budget_s=3000, jobs=2)
+    assert batches == (4, 2) and [p.candidates for p in plan] == [6, 3, 2, 1]
+
+
+def test_the_history_round_trips_through_json():
+    r, _ = search(rich_wins, budget_s=1800)
+    back = RaceResult.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert back == r
+
+
+def test_first_proposals_come_from_tunes_best_per_family():
+    space, _ = enumerate_space(metrics=METRICS, facts=FACTS)
+
+    def ev(metric, layout, pow2, width, score, feasible=True):
+        return SimpleNamespace(config=SimpleNamespace(metric=metric, layout=layout, map_pow2=pow2, width_bits=width),
+                               score_bits=score, feasible=feasible)
+
+    evs = [ev("edge", "flat", 14, 8, 10.0), ev("edge", "twolevel", 20, 8, 12.0), ev("ngram-4", "twolevel", 22, 16, 13.0),
+           ev("ctx", "twolevel", 27, 64, 15.0, feasible=False), ev("caller", "twolevel", 20, 8, 9.0)]
+    seeds = prior_seeds(space=space, tune_evaluations=evs)
+    names = [p.name for p, _ in seeds]
+    assert names == ["guard", "ngram-4-tl22-w16", "edge-tl20-w8", "caller-tl20-w8"]
+    # without tune: the fixed list, sized by the census
+    assert [p.metric for p, _ in prior_seeds(space=space)] == ["guard", "edge", "ngram-4", "caller"]
+    # a point tune liked that the census rules out is moved to the smallest feasible size
+    assert nearest_feasible(Point("edge", "flat", 16, 8), space) == Point("edge", "flat", 18, 8)
+
+
+def test_contestants_take_the_cheapest_build_kind_and_valid_runtime_settings():
+    from autotune.runtime.config import RuntimeConfig
+
+    c = contestant_for(Point("edge", "flat", 17, 8), FACTS)
+    assert dict(c.build) == {"AUTOTUNE_CC_INSTRUMENT": "edge"} and dict(c.settings)["AUTOTUNE_KEY_HASH"] == "afl"
+    c = contestant_for(Point("ngram-4", "flat", 16, 8), FACTS)
+    assert dict(c.build) == {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "4"}
+    c = contestant_for(Point("edge", "flat", 17, 16), FACTS)
+    assert dict(c.build) == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
+    c = contestant_for(Point("ctx", "twolevel", 20, 32, "saturate"), FACTS)
+    assert dict(c.build) == {"AUTOTUNE_CC_INSTRUMENT": "full"}
+    rc = RuntimeConfig.from_env(dict(c.settings))
+    assert (rc.metric, rc.layout, rc.index_slots, rc.counter_bits, rc.overflow) == ("ctx", "twolevel", 1 << 20, 32,
+                                                                                   "saturate")
+    assert contestant_for(Point("guard"), FACTS).build == (("AUTOTUNE_CC_INSTRUMENT", "guard"),)
+    g16 = contestant_for(Point("guard", width=16), FACTS)
+    assert dict(g16.build) == {"AUTOTUNE_CC_INSTRUMENT": "blocks"} and dict(g16.settings)["AUTOTUNE_COUNTER_BITS"] == "16"
+    # one binary for all (no recipe): never an inline kind
+    one = SpaceFacts(keys=FACTS.keys, inline=False)
+    assert dict(contestant_for(Point("edge", "flat", 17, 8), one).build) == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
+    # names are unique across the space and safe as directory names
+    space, _ = enumerate_space(metrics=METRICS, facts=FACTS)
+    names = [p.name for p in space]
+    assert len(set(names)) == len(names) and all("/" not in n and " " not in n for n in names)
