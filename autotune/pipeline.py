@@ -119,7 +119,7 @@ def run_pipeline(
     written = emit_all(result=tune, out_dir=tune_dir)
     race_dir = outcome = None
     if race is not None:
-        stage("race: AFL++'s default against our runtime's metrics in afl-fuzz, one yardstick")
+        stage("race: configurations judged in afl-fuzz against AFL++'s default, paired trials, one yardstick")
         race_dir = out_dir / "race"
         outcome = race(out_dir=race_dir, probe_dir=probe_dir, tune=tune, tune_dir=tune_dir, host=host,
                        max_collision_rate=max_collision_rate)

@@ -191,3 +191,44 @@ def test_contestants_take_the_cheapest_build_kind_and_valid_runtime_settings():
     space, _ = enumerate_space(metrics=METRICS, facts=FACTS)
     names = [p.name for p in space]
     assert len(set(names)) == len(names) and all("/" not in n and " " not in n for n in names)
+
+
+def _race_dir(tmp_path, result, name="race"):
+    from autotune.profile import detect_host
+    from autotune.race.stage import RaceOutcome, write_outputs
+
+    out = tmp_path / name
+    out.mkdir()
+    outcome = RaceOutcome(race=result, yardstick={"kind": "aflpp-pcguard"}, binaries={}, target={"kind": "demo"},
+                          dropped=(), written=(), probe_dir=None, tune_dir=None, max_collision_rate=0.01,
+                          host=detect_host().to_dict())
+    write_outputs(outcome=outcome, out_dir=out)
+    return out
+
+
+def test_the_race_directory_is_the_recommendation_validate_and_preflight_read(tmp_path):
+    from autotune.errors import DocumentError
+    from autotune.preflight.tuned import load_tuned
+
+    won, _ = search(rich_wins, budget_s=1800)
+    assert not won.decision.is_default
+    d = _race_dir(tmp_path, won)
+    tuned = load_tuned(d)
+    chosen = won.contestant(won.decision.recommended)
+    assert tuned.kind == "race" and tuned.report is None and tuned.max_collision_rate == 0.01
+    assert tuned.autotune_build_vars == chosen.build_vars
+    assert tuned.runtime.metric == chosen.env["AUTOTUNE_METRIC"]
+    assert tuned.autotune_env.values["AUTOTUNE_INDEX_FILE"] == str((d / "autotune-index.bin").resolve())
+    assert tuned.build_env.values == {} and tuned.host is not None  # afl-build.env: AFL++'s default
+    lost, _ = search(lambda p: (990.0, 12000.0))
+    d2 = _race_dir(tmp_path, lost, "race-default")
+    assert load_tuned(d2).autotune_env is None and not (d2 / "autotune-run.env").exists()
+    # a corrupt or incomplete race directory is a DocumentError naming the file
+    (d2 / "race.json").write_text("{not json")
+    with pytest.raises(DocumentError) as e:
+        load_tuned(d2)
+    assert "race.json" in str(e.value.path)
+    (d / "afl-run.env").unlink()
+    with pytest.raises(DocumentError) as e:
+        load_tuned(d)
+    assert "afl-run.env" in str(e.value.path) and "autotune race" in e.value.fix

@@ -28,7 +28,8 @@ def register(app: typer.Typer) -> None:
 @handle_errors
 @option_group("target", TargetOptions)
 def preflight_cmd(
-    tuned_dir: Annotated[Path, typer.Argument(help="The --out directory of `autotune tune`.")],
+    tuned_dir: Annotated[Path, typer.Argument(help="The recommendation: the race directory of `autotune run` "
+                                                   "(OUT/race, or `autotune race --out`), or the --out of `autotune tune`.")],
     target: TargetOptions = TargetOptions(),
     time_s: ProbeTimeOpt = 30.0,
     afl_binary: Annotated[Optional[Path], typer.Option("--afl-binary", help="afl-cc build to check against afl-build.env (its .build.json record).")] = None,

@@ -28,7 +28,8 @@ def register(app: typer.Typer) -> None:
 @handle_errors
 @option_group("target", TargetOptions, omit=("harness", "corpus"))
 def validate_cmd(
-    tuned_dir: Annotated[Path, typer.Argument(help="The --out directory of `autotune tune`.")],
+    tuned_dir: Annotated[Path, typer.Argument(help="The recommendation: the race directory of `autotune run` "
+                                                   "(OUT/race, or `autotune race --out`), or the --out of `autotune tune`.")],
     target: TargetOptions = TargetOptions(),
     probe_dir: ProbeDirOpt = None,
     fuzz_s: FuzzTimeOpt = 10,

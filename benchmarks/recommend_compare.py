@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""What a user gets: `autotune run` on a real library as a new user runs it, then `autotune compare`
+of its recommendation against AFL++'s default (Klees et al., CCS 2018: K trials x T minutes, one
+yardstick, medians, Mann-Whitney U, A12).
+
+Targets: demo, lz4, libyaml, libjpeg-turbo (tests/targets/: each library's own build system through
+an OSS-Fuzz style build script, its sample inputs as seeds). Both steps run the CLI as a user would
+(subprocesses, nothing special-cased per target); the compare is skipped when the race recommends
+AFL++'s default (it would compare one configuration with itself). Writes to --out: run/ (the
+main job's output), run.log, compare/ (compare.json/md/png), compare.log, summary.json.
+
+  .venv/bin/python benchmarks/recommend_compare.py --target lz4 --seed 7 --trials 5 --minutes 10 --out /tmp/rc-lz4
+  .venv/bin/python benchmarks/recommend_compare.py --target libyaml --strategy list --no-compare --out /tmp/abl
+
+--no-compare stops after the run (the ablation: what each strategy recommends at equal budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+AUTOTUNE = ROOT / ".venv" / "bin" / "autotune"
+
+
+def recipe(target: str, seeds_dir: Path) -> tuple[list[str], dict[str, str]]:
+    """(the CLI's target arguments, the environment the build script needs), seeds copied to seeds_dir."""
+    import shutil
+
+    if target == "demo":
+        return ["--demo"], {}
+    if target == "lz4":
+        from targets.lz4 import LZ4 as t, lz4_sample_inputs as samples
+    elif target == "libyaml":
+        from targets.libyaml import LIBYAML as t, libyaml_source_dir
+
+        def samples():
+            return sorted((libyaml_source_dir() / "examples").glob("*.yaml"))
+    elif target == "libjpeg-turbo":
+        from targets.libjpeg_turbo import LIBJPEG_TURBO as t, libjpeg_turbo_sample_inputs as samples
+    else:
+        raise SystemExit(f"unknown target {target!r}: demo, lz4, libyaml, libjpeg-turbo")
+    seeds_dir.mkdir(parents=True, exist_ok=True)
+    for p in samples():
+        shutil.copy(p, seeds_dir / p.name)
+    args = ["--build-script", str(t.build_script), "--source", str(t.harness_source), "--corpus", str(seeds_dir)]
+    return args, {t.source_var: str(t.source_dir())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--seed", type=int, default=7, help="autotune run --seed")
+    ap.add_argument("--strategy", default="search", choices=("search", "list"))
+    ap.add_argument("--budget", type=float, default=None, help="autotune run --budget (default: its own)")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--minutes", type=float, default=10.0)
+    ap.add_argument("--compare-seed", type=int, default=11, help="autotune compare --seed")
+    ap.add_argument("--no-compare", action="store_true")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    target_args, extra_env = recipe(args.target, out / "seeds")
+    env = {**os.environ, **extra_env, "COLUMNS": "1000"}
+    run_cmd = [str(AUTOTUNE), "run", *target_args, "--seed", str(args.seed), "--strategy", args.strategy,
+               "--out", str(out / "run")] + (["--budget", str(args.budget)] if args.budget else [])
+    t0 = time.monotonic()
+    with open(out / "run.log", "w") as log:
+        subprocess.run(run_cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
+    run_s = time.monotonic() - t0
+    race = json.loads((out / "run" / "race" / "race.json").read_text())
+    decision = race["race"]["decision"]
+    summary = {"target": args.target, "run": {"argv": run_cmd, "wall_s": round(run_s, 1), "decision": decision,
+                                              "tried": [p["name"] for p in (race["race"].get("search") or {})
+                                                        .get("proposals", [])]}}
+    if not decision["is_default"] and not args.no_compare:
+        cmp_cmd = [str(AUTOTUNE), "compare", *target_args, "--config", "default",
+                   "--config", f"tuned={out / 'run' / 'race' / 'autotune-run.env'}", "--trials", str(args.trials),
+                   "--minutes", f"{args.minutes:g}", "--jobs", "2", "--seed", str(args.compare_seed),
+                   "--out", str(out / "compare")]
+        with open(out / "compare.log", "w") as log:
+            subprocess.run(cmp_cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
+        cmp = json.loads((out / "compare" / "compare.json").read_text())
+        summary["compare"] = {"argv": cmp_cmd, "configs": cmp.get("configs"), "pairs": cmp.get("pairs")}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary["run"]["decision"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
