@@ -17,7 +17,7 @@ from autotune.preflight.findings import PreflightFinding as F
 from autotune.preflight.tuned import (AFL_HASHED_MAP_SLOTS, DEFAULT_MAX_COUNTER_OVERFLOW, TUNED_OVERFLOW_SLACK,
                                       TunedDir)
 from autotune.probe.result import ProbeResult
-from autotune.runtime.config import HASH_SLOTS_POW2, LAYOUTS, VARIABLES, RuntimeConfig
+from autotune.runtime.config import LAYOUTS, VARIABLES, RuntimeConfig
 from autotune.target import build_vars_of, read_record, sha256_file
 
 # tune picks the smallest map under the limit, so a configuration sits just below it; a short
@@ -48,15 +48,9 @@ def _lost(*, keys: float, hash_slots: int, dense: int | None, layout: str = "two
 
 
 def _smallest_fit(*, keys: float, limit: float, layout: str) -> tuple[int, int | None] | None:
-    """The smallest (hash slots, dense slots) of ``layout`` that loses at most ``limit`` of ``keys``."""
-    lay = LAYOUTS[layout]
-    lo, hi = HASH_SLOTS_POW2
-    for k in range(lo, hi + 1):
-        h = 1 << k
-        dense = lay.dense_slots(hash_slots=h, estimated_keys=keys)
-        if lay.lost_keys(hash_slots=h, dense_slots=dense, n_keys=keys) <= limit:
-            return h, dense
-    return None
+    """The smallest (hash slots, dense slots) of ``layout`` that loses at most ``limit`` of ``keys``
+    (autotune.runtime.config Layout.smallest_fit, the race's rule too)."""
+    return LAYOUTS[layout].smallest_fit(keys=keys, limit=limit)
 
 
 def _size_fix(rt: RuntimeConfig, fit: tuple[int, int | None] | None) -> str:

@@ -55,14 +55,13 @@ def build_kind_for(metric: str) -> str:
 
 
 def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
-    """Smallest index H = 2^k (2^16..2^24) with Equation 1's collision rate at KEY_HEADROOM x keys within the limit."""
-    from autotune.probe.equation1 import collision_rate
+    """Smallest hash space H = 2^k (2^16..2^24) with Equation 1's collision rate at KEY_HEADROOM x keys
+    within the limit (Layout.smallest_fit, the rule preflight checks by), else 2^24."""
+    from autotune.runtime.config import LAYOUTS
 
-    n = max(1, int(KEY_HEADROOM * keys + 0.999))
-    for k in range(MIN_INDEX_POW2, MAX_INDEX_POW2 + 1):
-        if collision_rate(H=1 << k, n=n) <= max_collision_rate:
-            return 1 << k
-    return 1 << MAX_INDEX_POW2
+    fit = LAYOUTS["flat"].smallest_fit(keys=KEY_HEADROOM * max(1.0, float(keys)), limit=max_collision_rate,
+                                       pow2=(MIN_INDEX_POW2, MAX_INDEX_POW2))
+    return fit[0] if fit else 1 << MAX_INDEX_POW2
 
 
 def inline_kind_build(metric: str) -> dict[str, str] | None:

@@ -134,10 +134,7 @@ def _dense(point: Point, facts: SpaceFacts) -> int | None:
 def rule_out(point: Point, facts: SpaceFacts) -> str | None:
     """Why ``point`` cannot work on this target and host (None: it can), known without running it."""
     from autotune.race.contestants import KEY_HEADROOM
-    from autotune.runtime.config import AFL_MAX_MAP_SLOTS
-    from autotune.tune.objective import afl_map_slots
-    from autotune.tune.precision import precision
-    from autotune.tune.space import Config
+    from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS
 
     share = float(facts.overflow.get(point.metric, {}).get(point.width, 0.0))
     if point.overflow == "wrap" and share > facts.max_counter_overflow:
@@ -146,11 +143,12 @@ def rule_out(point: Point, facts: SpaceFacts) -> str | None:
     if not point.hashed:
         return None
     n = KEY_HEADROOM * facts.keys_of(point.metric)
-    cfg = Config(metric=point.metric, layout=point.layout, map_slots=1 << point.map_pow2, width_bits=point.width)
-    p = precision(config=cfg, n_keys=n, overflow_by_width={})
-    if p.lost_keys > facts.max_collision_rate:
-        return f"collisions: {p.lost_keys:.1%} of twice the census's keys lost (limit {facts.max_collision_rate:.0%})"
-    slots = afl_map_slots(cfg, p)
+    lay = LAYOUTS[point.layout]
+    dense = _dense(point, facts)
+    lost = lay.lost_keys(hash_slots=1 << point.map_pow2, dense_slots=dense, n_keys=n)  # the one sizing rule's measure
+    if lost > facts.max_collision_rate:
+        return f"collisions: {lost:.1%} of twice the census's keys lost (limit {facts.max_collision_rate:.0%})"
+    slots = lay.afl_map_slots(hash_slots=1 << point.map_pow2, dense_slots=dense)
     if slots > AFL_MAX_MAP_SLOTS:
         return f"map: afl-fuzz's handshake carries at most 2^{AFL_MAX_MAP_SLOTS.bit_length() - 1} slots"
     scanned = slots * point.width // 8

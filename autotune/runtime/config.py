@@ -110,6 +110,20 @@ class Layout:
         """Share of the keys beyond the dense slots (they all share the overflow slot)."""
         return 0.0
 
+    def smallest_fit(self, *, keys: float, limit: float, pow2: tuple[int, int] | None = None,
+                     dense_keys: float | None = None) -> tuple[int, int | None] | None:
+        """(hash slots, dense slots) of the smallest hash space 2^k, k in ``pow2`` (default: every size
+        the runtime accepts), that loses at most ``limit`` of ``keys`` (:meth:`lost_keys`), the dense
+        array sized for ``dense_keys`` (default ``keys``); None when none does. The one sizing rule:
+        preflight's fix, the race's sizes and the search's feasibility all ask it."""
+        lo, hi = pow2 or HASH_SLOTS_POW2
+        for k in range(lo, hi + 1):
+            h = 1 << k
+            dense = self.dense_slots(hash_slots=h, estimated_keys=keys if dense_keys is None else dense_keys)
+            if self.lost_keys(hash_slots=h, dense_slots=dense, n_keys=keys) <= limit:
+                return h, dense
+        return None
+
     def lost_keys(self, *, hash_slots: int, dense_slots: int | None, n_keys: float) -> float:
         """Share of ``n_keys`` uniform keys the map cannot tell apart: collided in H (BigMap's
         Equation 1) or in the overflow slot."""
