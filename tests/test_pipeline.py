@@ -22,7 +22,7 @@ from autotune.cli.main import app
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_SCREEN_LINES = 24
-SMALL_BUDGETS = ["--probe-time", "6", "--calls", "6", "--metrics", "guard", "--repeats", "1", "--budget", "12",
+SMALL_BUDGETS = ["--probe-time", "6", "--calls", "6", "--metrics", "guard", "--repeats", "1", "--final-repeats", "1", "--budget", "12",
                  "--min-trial", "5"]
 
 

@@ -23,8 +23,9 @@ def cands(*names):
 
 
 class Table:
-    """A recorded trial backend: coverage[name] is a list per repeat (the same at every rung
-    unless a per-rung table is given); it records every batch it was asked for."""
+    """A recorded trial backend: coverage[name] is a list per repeat, repeated cyclically for the last
+    rung's extra repeats (the same at every rung unless a per-rung table is given); it records every
+    batch it was asked for."""
 
     def __init__(self, coverage, per_rung=None):
         self.coverage, self.per_rung, self.batches = coverage, per_rung or {}, []
@@ -33,7 +34,8 @@ class Table:
         self.batches.append(list(specs))
         out = []
         for s in specs:
-            cov = self.per_rung.get((s.contestant, s.rung), self.coverage[s.contestant])[s.repeat]
+            values = self.per_rung.get((s.contestant, s.rung), self.coverage[s.contestant])
+            cov = values[s.repeat % len(values)]
             out.append(TrialFigures(contestant=s.contestant, rung=s.rung, repeat=s.repeat, seconds=s.seconds,
                                     coverage=cov, execs_per_s=1000.0, queue=10))
         return out
@@ -62,14 +64,19 @@ def test_plan_fits_the_budget():
     # 4 candidates, eta 2: rungs enter 4, 2, 1; with the default 5, 3, 2 contestants x 3 repeats
     # = 15, 9, 6 trials, 2 at a time: 8, 5, 3 waves; t0 (8 + 5*2 + 3*4) = 30 t0; overhead
     # (8+5+3) x 5 s = 80 s; budget 1,000 s -> t0 = floor(920 / 30) = 30
+    plan = plan_race(candidates=4, budget_s=1000, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5,
+                     final_repeats=3)
+    assert [(p.seconds, p.candidates, p.repeats) for p in plan] == [(30, 4, 3), (60, 2, 3), (120, 1, 3)]
+    # the deciding rung runs 5 each by default: 2 x 5 = 10 trials, 5 waves; t0 (8 + 10 + 20) = 38 t0;
+    # overhead (8+5+5) x 5 = 90 s -> t0 = floor(910 / 38) = 23
     plan = plan_race(candidates=4, budget_s=1000, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5)
-    assert [(p.seconds, p.candidates) for p in plan] == [(30, 4), (60, 2), (120, 1)]
+    assert [(p.seconds, p.candidates, p.repeats) for p in plan] == [(23, 4, 3), (46, 2, 3), (92, 1, 5)]
 
 
 def test_too_small_a_budget_names_the_budget_needed():
     with pytest.raises(AutotuneError) as ei:
         plan_race(candidates=4, budget_s=300, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5)
-    assert "raise --budget to at least 680 s" in ei.value.fix  # 80 + 30 x 20
+    assert "raise --budget to at least 850 s" in ei.value.fix  # 90 + 38 x 20
 
 
 # --- the race -----------------------------------------------------------------------------
@@ -83,23 +90,25 @@ def test_keeps_the_best_and_recommends_it_when_it_beats_the_default():
                                                   ("ngram-4",)]
     assert r.rungs[0].ranking == ("ngram-4", "guard", "edge", "ngram-8")
     assert r.decision.recommended == "ngram-4" and not r.decision.is_default
-    assert r.decision.p_value == pytest.approx(0.05) and r.decision.a12 == 1.0
-    assert r.decision.trial_s == r.plan[-1].seconds == 120 and not r.stopped_early
-    # the default ran in every rung, every contestant 3 times per rung
-    for rung in r.rungs:
-        assert len(rung.coverage("aflpp-default")) == 3
-        assert all(len(rung.coverage(n)) == 3 for n in rung.entered)
+    assert r.decision.p_value == pytest.approx(1 / 252, abs=1e-6) and r.decision.a12 == 1.0  # 5 against 5
+    assert r.decision.trial_s == r.plan[-1].seconds == 92 and not r.stopped_early
+    # the default ran in every rung, every contestant 3 times per rung, 5 in the deciding one
+    for rung, step in zip(r.rungs, r.plan):
+        assert step.repeats == (5 if rung is r.rungs[-1] else 3)
+        assert len(rung.coverage("aflpp-default")) == step.repeats
+        assert all(len(rung.coverage(n)) == step.repeats for n in rung.entered)
 
 
 def test_trials_are_paired_and_interleaved():
     table = Table({"a": [1, 2, 3], "b": [1, 2, 3], "aflpp-default": [1, 2, 3]})
     run_race(contestants=cands("a", "b"), run_trials=table, budget_s=1000, jobs=2, seed=7)
     for batch in table.batches:
-        for rep in {s.repeat for s in batch}:
+        reps = {s.repeat for s in batch}
+        for rep in reps:
             seeds = {s.fuzz_seed for s in batch if s.repeat == rep}
             assert len(seeds) == 1  # repeat i: one afl-fuzz -s for every contestant
-        assert len({s.fuzz_seed for s in batch}) == 3  # and another for each repeat
-        firsts = [batch[i].contestant for i in range(0, len(batch), len(batch) // 3)]
+        assert len({s.fuzz_seed for s in batch}) == len(reps) in (3, 5)  # and another for each repeat
+        firsts = [batch[i].contestant for i in range(0, len(batch), len(batch) // len(reps))]
         assert len(set(firsts)) > 1  # the order rotates from repeat to repeat
     again = Table({"a": [1, 2, 3], "b": [1, 2, 3], "aflpp-default": [1, 2, 3]})
     run_race(contestants=cands("a", "b"), run_trials=again, budget_s=1000, jobs=2, seed=7)
@@ -173,7 +182,7 @@ def test_race_on_the_demo_in_the_real_afl_fuzz(tmp_path):
     if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
         pytest.skip("afl++ is not installed (apt-get install -y afl++)")
     out = tmp_path / "race"
-    res = CliRunner().invoke(app, ["race", "--demo", "--strategy", "list", "--metrics", "guard,edge", "--repeats", "1",
+    res = CliRunner().invoke(app, ["race", "--demo", "--strategy", "list", "--metrics", "guard,edge", "--repeats", "1", "--final-repeats", "1",
                                    "--budget", "32", "--min-trial", "4", "--seed", "5", "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
@@ -214,7 +223,7 @@ def test_the_search_on_the_demo_in_the_real_afl_fuzz_and_preflight_on_its_recomm
     out = tmp_path / "race"
     probe = CliRunner().invoke(app, ["probe", "--demo", "--probe-time", "3", "-o", str(tmp_path / "probe")])
     assert probe.exit_code == 0, probe.output
-    res = CliRunner().invoke(app, ["race", "--demo", "--metrics", "guard,edge", "--repeats", "1", "--budget", "60",
+    res = CliRunner().invoke(app, ["race", "--demo", "--metrics", "guard,edge", "--repeats", "1", "--final-repeats", "1", "--budget", "60",
                                    "--min-trial", "4", "--seed", "3", "--probe", str(tmp_path / "probe"),
                                    "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output

@@ -27,7 +27,7 @@ import typer
 
 from autotune.errors import AutotuneError
 from autotune.race.core import DEFAULT_BUDGET_S
-from autotune.race.core import DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
+from autotune.race.core import DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
 from autotune.target.recipe import DEFAULT_CFLAGS, TargetSpec
 
 # ---- output and reproducibility ---------------------------------------------------------------
@@ -80,6 +80,9 @@ StrategyOpt = Annotated[str, typer.Option(
                        "policy, judged by paired afl-fuzz trials against AFL++'s default (successive halving); "
                        "list: race the fixed --metrics list, each sized by the probe's census.")]
 RepeatsOpt = Annotated[int, typer.Option("--repeats", min=1, help="Trials per contestant and rung (paired seeds).")]
+FinalRepeatsOpt = Annotated[int, typer.Option(
+    "--final-repeats", min=1, help="Trials per contestant in the last rung, whose Mann-Whitney test decides (at least "
+                                   "--repeats; 5 against 5 reaches p <= 0.05 with 21 of 25 pairs won).")]
 
 # ---- the target -------------------------------------------------------------------------------------
 HarnessArg = Annotated[Optional[Path], typer.Argument(help="Harness binary built with `autotune cc -fsanitize=fuzzer`.")]
@@ -156,6 +159,7 @@ class RaceOptions:
     strategy: StrategyOpt = "search"
     metrics: RaceMetricsOpt = ""
     repeats: RepeatsOpt = DEFAULT_REPEATS
+    final_repeats: FinalRepeatsOpt = DEFAULT_FINAL_REPEATS
     min_trial: MinTrialOpt = DEFAULT_MIN_TRIAL_S
 
     def metric_names(self) -> tuple[str, ...] | None:

@@ -49,6 +49,7 @@ def race_cmd(
                        tune_dir=tune_dir, strategy=race_opts.strategy,
                        budget_s=race_opts.budget, metrics=race_opts.metric_names(), jobs=jobs,
                        repeats=race_opts.repeats, min_trial_s=race_opts.min_trial, seed=seed, out_dir=out_dir,
+                       final_repeats=race_opts.final_repeats,
                        notice=lambda m: err.print(m, highlight=False),
                        progress=lambda m: err.print(f"[dim]{m}[/]", highlight=False))
     if json_out:

@@ -54,7 +54,8 @@ def run_cmd(
     names = race_opts.metric_names()
     if not no_race:  # a budget too small for one rung is refused before the build and the probe
         from autotune.race.stage import check_budget
-        check_budget(budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial)
+        check_budget(budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
+                     final_repeats=race_opts.final_repeats)
     harness, spec = target.binary_or_recipe()
     if spec is not None:  # a real library's build takes minutes: say what is going on
         err.print("[bold]==>[/] build: the target for the probe (autotune cc, full build kind; cached once built)",
@@ -110,7 +111,7 @@ def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed):
                            tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir, host=host,
                            max_collision_rate=max_collision_rate,
                            budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
-                           seed=seed,
+                           final_repeats=race_opts.final_repeats, seed=seed,
                            notice=lambda m: err.print(m, highlight=False, soft_wrap=True),
                            on_rung=lambda r: err.print(f"[dim]{rung_line(r)}[/]", highlight=False, soft_wrap=True),
                            on_batch=lambda b: err.print(f"[dim]{batch_line(b)}[/]", highlight=False, soft_wrap=True),

@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune.errors import AutotuneError
-from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS,
-                                Contestant, RaceResult, Rung, RungPlan, RunTrials, TrialFigures, TrialSpec,
-                                _check_figures, _decide, _fuzz_seed, _rotate, _waves)
+from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
+                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan, RunTrials, TrialFigures, TrialSpec,
+                                _check_figures, _decide, _fuzz_seed, _rotate, _waves, rung_repeats)
 
 SPEED_WEIGHT = 0.02
 SEARCH_POW2 = (16, 24)  # hash spaces the search proposes (2^16 = AFL++'s map .. 2^24)
@@ -459,7 +459,8 @@ class Model:
 
 def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: float, jobs: int,
                 repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-                overhead_s: float = DEFAULT_OVERHEAD_S) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
+                overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS
+                ) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
     """(rungs, first-rung batch sizes) for ``candidates`` proposals: the first batch runs with the
     default's trials, later batches (of ``batch``) each after the model has seen the earlier ones; the
     rungs after the first are successive halving's. Raises like plan_race when t0 < min_trial_s."""
@@ -474,8 +475,9 @@ def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: floa
     while sum(sizes) < candidates:
         sizes.append(min(batch, candidates - sum(sizes)))
     entering = _entering(candidates, eta)
-    waves = [_waves((sizes[0] + 1) * repeats, jobs) + sum(_waves(b * repeats, jobs) for b in sizes[1:])]
-    waves += [_waves((m + 1) * repeats, jobs) for m in entering[1:]]
+    reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
+    waves = [_waves((sizes[0] + 1) * reps[0], jobs) + sum(_waves(b * reps[0], jobs) for b in sizes[1:])]
+    waves += [_waves((m + 1) * r, jobs) for m, r in zip(entering[1:], reps[1:])]
     fixed = sum(w * overhead_s for w in waves)
     per_t0 = sum(w * eta ** r for r, w in enumerate(waves))
     t0 = math.floor((budget_s - fixed) / per_t0)
@@ -483,14 +485,16 @@ def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: floa
         need = fixed + per_t0 * min_trial_s
         raise AutotuneError(
             f"a budget of {budget_s:.0f} s cannot try {candidates} configuration{'s' if candidates != 1 else ''} "
-            f"against the default ({repeats} trials each, {jobs} at a time) with trials of at least {min_trial_s} s",
+            f"against the default ({repeats} trials each, {reps[-1]} in the deciding rung, {jobs} at a time) with "
+            f"trials of at least {min_trial_s} s",
             fix=f"raise --budget to at least {math.ceil(need)} s")
-    return tuple(RungPlan(seconds=t0 * eta ** r, candidates=m) for r, m in enumerate(entering)), tuple(sizes)
+    return (tuple(RungPlan(seconds=t0 * eta ** r, candidates=m, repeats=n)
+                  for r, (m, n) in enumerate(zip(entering, reps))), tuple(sizes))
 
 
 def fit_search(*, space_size: int, seeds: int, budget_s: float, jobs: int, repeats: int, eta: int,
-               min_trial_s: int, overhead_s: float, max_proposals: int = MAX_PROPOSALS
-               ) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
+               min_trial_s: int, overhead_s: float, max_proposals: int = MAX_PROPOSALS,
+               final_repeats: int = DEFAULT_FINAL_REPEATS) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
     """The plan with the most proposals (at most ``max_proposals`` and the space) that fits the budget
     with first-rung trials of at least twice ``min_trial_s`` (short trials are noisy: more proposals
     are not worth trials that say little), else of at least ``min_trial_s``."""
@@ -503,7 +507,7 @@ def fit_search(*, space_size: int, seeds: int, budget_s: float, jobs: int, repea
             try:
                 return plan_search(candidates=n, first_batch=min(seeds, n) or 1, batch=jobs, budget_s=budget_s,
                                    jobs=jobs, repeats=repeats, eta=eta, min_trial_s=shortest,
-                                   overhead_s=overhead_s)
+                                   overhead_s=overhead_s, final_repeats=final_repeats)
             except AutotuneError as exc:
                 if shortest == min_trial_s:
                     last_error = exc
@@ -519,8 +523,8 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
                eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
                overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = DEFAULT_ALPHA, seed: int = 0,
                max_proposals: int = MAX_PROPOSALS, ruled_out: Mapping[str, int] | None = None,
-               on_rung: Callable[[Rung], None] | None = None, on_batch: Callable[[dict], None] | None = None
-               ) -> RaceResult:
+               on_rung: Callable[[Rung], None] | None = None, on_batch: Callable[[dict], None] | None = None,
+               final_repeats: int = DEFAULT_FINAL_REPEATS) -> RaceResult:
     """Search ``space`` against ``default`` in afl-fuzz and decide what to recommend (module docstring)."""
     if not default.is_default:
         raise AutotuneError("the search needs AFL++'s default as its default contestant",
@@ -531,7 +535,7 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
     seeds = [(p, why) for p, why in seeds if p in set(space)]
     plan, batches = fit_search(space_size=len(space), seeds=len(seeds), budget_s=budget_s, jobs=jobs,
                                repeats=repeats, eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s,
-                               max_proposals=max_proposals)
+                               max_proposals=max_proposals, final_repeats=final_repeats)
     rng = random.Random(seed)
     model = Model(facts=facts, seed=seed)
     t_start = time.monotonic()
@@ -639,7 +643,7 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
         names = [c.name for c in batch]
         run = names + ([default.name] if b == 0 else [])
         specs = [TrialSpec(contestant=n, rung=0, repeat=rep, seconds=t0, fuzz_seed=_fuzz_seed(seed, 0, rep))
-                 for rep in range(repeats) for n in _rotate(run, rep)]
+                 for rep in range(plan[0].repeats) for n in _rotate(run, rep)]
         figures = tuple(run_trials(specs))
         _check_figures(specs, figures)
         afl_seconds += len(specs) * t0
@@ -667,7 +671,7 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
         entered = tuple(field_[:step.candidates])
         specs = [TrialSpec(contestant=n, rung=index, repeat=rep, seconds=step.seconds,
                            fuzz_seed=_fuzz_seed(seed, index, rep))
-                 for rep in range(repeats) for n in _rotate((*entered, default.name), rep)]
+                 for rep in range(step.repeats) for n in _rotate((*entered, default.name), rep)]
         figures = tuple(run_trials(specs))
         _check_figures(specs, figures)
         afl_seconds += len(specs) * step.seconds

@@ -16,7 +16,8 @@ from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
 from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contestants
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
-from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
+from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
+                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
                                 RaceResult, Rung, TrialFigures, TrialSpec, plan_race, run_race)
 from autotune.target.recipe import TargetSpec
 
@@ -58,17 +59,18 @@ def _afl_cc_installed(env: Mapping[str, str]) -> bool:
 
 def check_budget(*, budget_s: float, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
                  eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-                 overhead_s: float = DEFAULT_OVERHEAD_S) -> None:
+                 overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS) -> None:
     """Refuse, before anything runs, a budget too small to race even one candidate against the
     default: the AutotuneError names the smallest budget that does (plan_race's message)."""
     from autotune.trials import host_cores
 
     plan_race(candidates=1, budget_s=budget_s, jobs=jobs or len(host_cores()), repeats=repeats, eta=eta,
-              min_trial_s=min_trial_s, overhead_s=overhead_s)
+              min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
 
 
 def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, repeats: int, eta: int,
-                  min_trial_s: int, overhead_s: float) -> tuple[list[Contestant], tuple[str, ...]]:
+                  min_trial_s: int, overhead_s: float,
+                  final_repeats: int = DEFAULT_FINAL_REPEATS) -> tuple[list[Contestant], tuple[str, ...]]:
     """Drop candidates from the end of the priority list until the race fits the budget."""
     keep = list(contestants)
     dropped: list[str] = []
@@ -76,7 +78,7 @@ def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, 
         n = sum(1 for c in keep if not c.is_default)
         try:
             plan_race(candidates=n, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                      min_trial_s=min_trial_s, overhead_s=overhead_s)
+                      min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
             return keep, tuple(dropped)
         except AutotuneError:
             if n <= 1:
@@ -148,6 +150,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
                 budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
                 overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = 0.05, seed: int = 0,
+                final_repeats: int = DEFAULT_FINAL_REPEATS,
                 max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
                 on_rung: Callable[[Rung], None] | None = None, on_trial: Callable[[Any], None] | None = None,
                 on_batch: Callable[[dict], None] | None = None,
@@ -188,7 +191,8 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
                                       description=c.description.rsplit(",", 1)[0] + ", the given binary",
                                       cc_kind="autotune") for c in contestants]
         contestants, dropped = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                                             min_trial_s=min_trial_s, overhead_s=overhead_s)
+                                             min_trial_s=min_trial_s, overhead_s=overhead_s,
+                                             final_repeats=final_repeats)
         if dropped and notice:
             n = len(contestants) - 1
             notice(f"the budget of {budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
@@ -207,7 +211,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     if strategy == "list":
         race = run_race(contestants=contestants, run_trials=backend, budget_s=budget_s, jobs=jobs, repeats=repeats,
                         eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed,
-                        on_rung=on_rung)
+                        on_rung=on_rung, final_repeats=final_repeats)
     else:
         if l2_bytes is None:
             l2_bytes = host.l2_bytes
@@ -216,7 +220,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
                        max_collision_rate=max_collision_rate, by_name=by_name, binaries=binaries, backend=backend,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
                        overhead_s=overhead_s, alpha=alpha, seed=seed, on_rung=on_rung, on_batch=on_batch,
-                       notice=notice)
+                       notice=notice, final_repeats=final_repeats)
         dropped = tuple(d["name"] for d in race.search["dropped"])
     target = spec.to_dict() if isinstance(spec, TargetSpec) else {"kind": "binary", "binary": str(binary)}
     outcome = RaceOutcome(race=race, yardstick=yard.to_dict(), binaries={k: str(v) for k, v in binaries.items()},
@@ -253,7 +257,7 @@ def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] 
 
 def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estimated_keys, tune_evaluations,
             l2_bytes, max_collision_rate, by_name: dict, binaries: dict, backend, budget_s, jobs, repeats, eta,
-            min_trial_s, overhead_s, alpha, seed, on_rung, on_batch, notice) -> RaceResult:
+            min_trial_s, overhead_s, alpha, seed, on_rung, on_batch, notice, final_repeats) -> RaceResult:
     """The search as the stage runs it: contestants built as they are proposed (a build that fails
     drops its build kind's points, with the reason), trials through ``backend``."""
     from autotune.metrics import METRICS
@@ -301,7 +305,7 @@ def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estim
     return run_search(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare, run_trials=backend,
                       budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
                       overhead_s=overhead_s, alpha=alpha, seed=seed, ruled_out=ruled, on_rung=on_rung,
-                      on_batch=on_batch)
+                      on_batch=on_batch, final_repeats=final_repeats)
 
 
 def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
@@ -339,7 +343,8 @@ def parse_metrics(text: str) -> tuple[str, ...]:
 def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, probe_dir: Path | None, budget_s: float,
              metrics: Sequence[str] | None, jobs: int | None, repeats: int, seed: int, out_dir: Path,
              notice: Callable[[str], None], progress: Callable[[str], None], strategy: str = "search",
-             tune_dir: Path | None = None, min_trial_s: int = DEFAULT_MIN_TRIAL_S) -> RaceOutcome:
+             tune_dir: Path | None = None, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+             final_repeats: int = DEFAULT_FINAL_REPEATS) -> RaceOutcome:
     """`autotune race`'s call: the target (recipe or binary), its seeds, the sizes from the probe's
     census, the search's first proposals from tune's report in ``tune_dir``."""
     evaluations = ()
@@ -353,7 +358,7 @@ def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, pro
     return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, probe_dir=probe_dir,
                        metrics=metrics, strategy=strategy, tune_evaluations=evaluations, tune_dir=tune_dir,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
-                       on_rung=lambda r: progress(rung_line(r)), on_trial=lambda t: progress(trial_line(t)),
+                       final_repeats=final_repeats, on_rung=lambda r: progress(rung_line(r)), on_trial=lambda t: progress(trial_line(t)),
                        on_batch=lambda b: progress(batch_line(b)))
 
 
