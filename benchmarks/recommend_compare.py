@@ -10,6 +10,7 @@ AFL++'s default (it would compare one configuration with itself). Writes to --ou
 main job's output), run.log, compare/ (compare.json/md/png), compare.log, summary.json.
 
   .venv/bin/python benchmarks/recommend_compare.py --target lz4 --seed 7 --trials 5 --minutes 10 --out /tmp/rc-lz4
+  git worktree add --detach /tmp/wt && PYTHONPATH=/tmp/wt .venv/bin/python /tmp/wt/benchmarks/recommend_compare.py ...
   .venv/bin/python benchmarks/recommend_compare.py --target libyaml --strategy list --no-compare --out /tmp/abl
 
 --no-compare stops after the run (the ablation: what each strategy recommends at equal budget).
@@ -27,7 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-AUTOTUNE = ROOT / ".venv" / "bin" / "autotune"
+# the console script of the interpreter running this (a worktree run: PYTHONPATH=<worktree> with the
+# main checkout's venv, so edits to the checkout cannot reach a running job)
+AUTOTUNE = Path(sys.executable).parent / "autotune"
 
 
 def recipe(target: str, seeds_dir: Path) -> tuple[list[str], dict[str, str]]:
