@@ -37,7 +37,8 @@ def main(
 
 
 # One module per command, in pipeline order; each defines register(app).
-COMMANDS = ["run", "profile", "cc", "probe", "bench", "tune", "race", "validate", "preflight", "compare"]
+COMMANDS = ["run", "profile", "cc", "probe", "bench", "tune", "race", "validate", "preflight", "compare", "portfolio",
+            "status"]
 
 for _name in COMMANDS:
     try:

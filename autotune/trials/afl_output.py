@@ -26,9 +26,15 @@ class KeptInput:
     kind: str  # queue, crashes, hangs
     path: Path
     time_ms: int | None  # from the name; None when the name has no time: field
+    instance: str = "default"  # the afl-fuzz instance (-M/-S id) that kept it
+
+    @property
+    def imported(self) -> bool:
+        """Taken from another instance by afl-fuzz's sync (its name says ``sync:``): not its own find."""
+        return ",sync:" in self.path.name
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "name": self.path.name, "time_ms": self.time_ms}
+        return {"kind": self.kind, "name": self.path.name, "time_ms": self.time_ms, "instance": self.instance}
 
 
 def instance_dir(afl_out: Path) -> Path:
@@ -85,9 +91,10 @@ def time_of(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def kept_inputs(afl_out: Path) -> list[KeptInput]:
-    """Every input the instance kept, in queue, crashes, hangs order (each sorted by name)."""
-    inst = instance_dir(afl_out)
+def kept_inputs(afl_out: Path, *, instance: str = "default", offset_ms: int = 0) -> list[KeptInput]:
+    """Every input the instance kept, in queue, crashes, hangs order (each sorted by name); its time
+    shifted by ``offset_ms`` (an instance that started later than the campaign's first)."""
+    inst = afl_out / instance
     found: list[KeptInput] = []
     for kind in KINDS:
         d = inst / kind
@@ -95,5 +102,15 @@ def kept_inputs(afl_out: Path) -> list[KeptInput]:
             continue
         for p in sorted(d.iterdir()):
             if p.is_file() and p.name.startswith("id:"):
-                found.append(KeptInput(kind=kind, path=p, time_ms=time_of(p.name)))
+                t = time_of(p.name)
+                found.append(KeptInput(kind=kind, path=p, time_ms=None if t is None else t + offset_ms,
+                                       instance=instance))
     return found
+
+
+def instances_of(afl_out: Path) -> list[str]:
+    """The afl-fuzz instances of an output directory (-M/-S ids; ``default`` for a lone instance):
+    its subdirectories holding a fuzzer_stats, by name."""
+    if not afl_out.is_dir():
+        return []
+    return sorted(d.name for d in afl_out.iterdir() if d.is_dir() and (d / "fuzzer_stats").is_file())

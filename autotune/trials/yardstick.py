@@ -146,6 +146,9 @@ class YardstickCoverage:
     index_keys: int | None = None  # census: keys in the replay's index file (cross-check)
     overflow_keys: int | None = None
     llvm_cov: dict | None = None  # llvm-cov-branches: totals, per-point totals, replay figures
+    # several instances' inputs: per instance, edges of its own finds (imports left out), edges it
+    # reached first (by the inputs' times), edges no other instance reached
+    by_instance: dict | None = None
 
     @property
     def unit(self) -> str:
@@ -155,14 +158,14 @@ class YardstickCoverage:
         return {"kind": self.kind, "unit": self.unit, "edges": self.edges, "inputs": self.inputs,
                 "unreplayed": self.unreplayed, "curve": [[t, e] for t, e in self.curve],
                 "late_inputs": self.late_inputs, "index_keys": self.index_keys, "overflow_keys": self.overflow_keys,
-                "llvm_cov": self.llvm_cov}
+                "llvm_cov": self.llvm_cov, "by_instance": self.by_instance}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "YardstickCoverage":
         return cls(kind=str(d["kind"]), edges=int(d["edges"]), inputs=int(d["inputs"]),
                    unreplayed=int(d["unreplayed"]), curve=tuple((float(t), int(e)) for t, e in d["curve"]),
                    late_inputs=int(d["late_inputs"]), index_keys=d.get("index_keys"),
-                   overflow_keys=d.get("overflow_keys"), llvm_cov=d.get("llvm_cov"))
+                   overflow_keys=d.get("overflow_keys"), llvm_cov=d.get("llvm_cov"), by_instance=d.get("by_instance"))
 
 
 def curve_times(seconds: float, points: int = CURVE_POINTS) -> list[float]:
@@ -194,7 +197,7 @@ def _stage(inputs: Sequence[KeptInput], dest: Path) -> dict[str, KeptInput]:
     dest.mkdir(parents=True)
     names: dict[str, KeptInput] = {}
     for k in inputs:
-        name = f"{k.kind}-{k.path.name}"
+        name = f"{k.kind}-{k.path.name}" if k.instance == "default" else f"{k.instance}-{k.kind}-{k.path.name}"
         try:
             os.link(k.path, dest / name)
         except OSError:
@@ -253,6 +256,7 @@ def measure(*, yardstick: Yardstick, inputs: Sequence[KeptInput], seconds: float
             unreplayed += 1
             per_input.append((k.time_ms, frozenset()))
     curve, edges, late = coverage_curve(slots_by_time=per_input, seconds=seconds, points=points)
+    by_instance = contribution(list(names.values()), [s for _, s in per_input])
     index_keys = overflow = None
     if idx is not None and idx.is_file():
         from autotune.runtime.afl_index import read_index_stats
@@ -262,7 +266,33 @@ def measure(*, yardstick: Yardstick, inputs: Sequence[KeptInput], seconds: float
     shutil.rmtree(staged, ignore_errors=True)
     shutil.rmtree(maps, ignore_errors=True)
     return YardstickCoverage(kind=yardstick.kind, edges=edges, inputs=len(names), unreplayed=unreplayed, curve=curve,
-                             late_inputs=late, index_keys=index_keys, overflow_keys=overflow)
+                             late_inputs=late, index_keys=index_keys, overflow_keys=overflow, by_instance=by_instance)
+
+
+def contribution(inputs: Sequence[KeptInput], slots: Sequence[frozenset[int]]) -> dict | None:
+    """Who found what, when ``inputs`` come from several instances (else None): per instance the
+    edges of its own finds (the seeds and the inputs imported by sync left out), those it reached
+    first (the earliest own find holding the edge; inputs without a time count last) and those no
+    other instance's own finds reached."""
+    names = sorted({k.instance for k in inputs})
+    if len(names) < 2:
+        return None
+    own: dict[str, set[int]] = {n: set() for n in names}
+    first: dict[int, tuple[float, str]] = {}
+    for k, s in zip(inputs, slots):
+        if k.imported or ",orig:" in k.path.name:
+            continue
+        own[k.instance] |= s
+        t = float("inf") if k.time_ms is None else float(k.time_ms)
+        for e in s:
+            if e not in first or t < first[e][0]:
+                first[e] = (t, k.instance)
+    out = {}
+    for n in names:
+        others = set().union(*(own[m] for m in names if m != n))
+        out[n] = {"edges": len(own[n]), "first": sum(1 for _, who in first.values() if who == n),
+                  "only": len(own[n] - others)}
+    return out
 
 
 def pin_prefix(core: int | None, *, env: Mapping[str, str]) -> list[str]:

@@ -1,0 +1,60 @@
+"""Building a portfolio directory: parse the configurations and hosts, check the portfolio, build each
+distinct binary (cached builds), write the scripts and portfolio.json (last, atomically)."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from autotune.errors import AutotuneError
+from autotune.io import write_json_atomic
+
+PORTFOLIO_JSON = "portfolio.json"
+
+
+def this_host(*, out_dir: Path):
+    from autotune.portfolio.hosts import Host
+    from autotune.trials import host_cores
+
+    name = "".join(c if c.isalnum() or c in "-_." else "-" for c in socket.gethostname().split(".")[0]) or "local"
+    return Host(name=name, cpus=tuple(host_cores()), root=str(Path(out_dir).resolve() / "out"))
+
+
+def build_portfolio(*, spec, seeds: Path, configs: Sequence[str], instances: int | None, hosts_file: Path | None,
+                    sync_interval_s: int, out_dir: Path, warn: Callable[[str], None] | None = None,
+                    notice: Callable[[str], None] | None = None) -> dict[str, Any]:
+    from autotune import afl
+    from autotune.compare.config import parse_configs
+    from autotune.portfolio.hosts import read_hosts
+    from autotune.portfolio.launch import write_scripts
+    from autotune.portfolio.model import make_portfolio
+    from autotune.target import build
+
+    out_dir = Path(out_dir).resolve()
+    cfgs = parse_configs(list(configs))
+    hosts = read_hosts(hosts_file, default_root=out_dir / "hosts") if hosts_file else [this_host(out_dir=out_dir)]
+    p = make_portfolio(configs=cfgs, hosts=hosts, instances=instances, sync_interval_s=sync_interval_s, warn=warn)
+    env = afl.base_env()
+    fuzz = afl.find_tool("afl-fuzz", env=env)
+    known = afl.known_variables(tools=[str(fuzz)])
+    binaries: dict[str, str] = {}
+    by_key: dict[tuple, str] = {}
+    for i in p.instances:  # every binary before anything is written
+        if i.binary_key not in by_key:
+            if notice:
+                notice(f"building {i.config.name} ({'afl-clang-fast' if i.config.cc_kind == 'afl' else 'autotune cc'}; "
+                       "cached once built)")
+            by_key[i.binary_key] = str(build(spec=spec, cc_kind=i.config.cc_kind, build_vars=i.config.build_vars,
+                                             env=env))
+        binaries[i.name] = by_key[i.binary_key]
+    seeds = Path(seeds).resolve()
+    if not seeds.is_dir():
+        raise AutotuneError(f"seeds {seeds} is not a directory", fix="give --corpus DIR")
+    written = write_scripts(p, out_dir, binaries=binaries, seeds=str(seeds), afl_fuzz=str(fuzz),
+                            host_env=dict(afl.HOST_ENV), known=known)
+    doc = {"schema_version": 1, "out_dir": str(out_dir), "portfolio": p.to_dict(), "binaries": binaries,
+           "seeds": str(seeds), "afl_fuzz": str(fuzz), "target": spec.to_dict(),
+           "written": [str(w) for w in written] + [str(out_dir / PORTFOLIO_JSON)]}
+    write_json_atomic(out_dir / PORTFOLIO_JSON, doc)
+    return doc

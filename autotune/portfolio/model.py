@@ -1,0 +1,179 @@
+"""A portfolio: the afl-fuzz instances of one campaign, on one or more machines, synced by AFL++'s
+own mechanism (docs/fuzzing_in_depth.md, "parallel fuzzing"): one ``-M`` main per machine and ``-S``
+secondaries sharing that machine's output directory; the main instances' queues copied between
+machines at an interval (autotune.portfolio.launch writes the scripts).
+
+Each instance has its role, its CPU, its configuration (a compare ``ConfigSpec``: the build, i.e.
+AFL++'s afl-clang-fast or ``autotune cc`` of a build kind, and the run-time variables, e.g. our
+runtime's metric and map) and the afl-fuzz options of AFL++'s documented variations of secondaries
+(:func:`aflpp_variation`). One ``autotune cc`` build of the ``blocks`` or ``full`` kind serves several
+metrics, so instances of different metrics can share one binary; an instance whose binary cannot
+serve its metric is refused before anything is written (:func:`check_portfolio`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from autotune.compare.config import ConfigSpec
+from autotune.errors import AutotuneError
+from autotune.portfolio.hosts import Host
+
+SCHEMA_VERSION = 1
+MAIN, SECONDARY = "main", "secondary"
+# Between machines: AFL++'s docs copy the main instances' queues every few hours, or about a tenth
+# of the campaign; 30 min is a tenth of a 5-hour run.
+DEFAULT_SYNC_INTERVAL_S = 1800
+
+
+@dataclass(frozen=True)
+class Instance:
+    name: str  # afl-fuzz -M/-S id, unique across machines
+    host: str
+    role: str  # main (-M) or secondary (-S)
+    cpu: int
+    config: ConfigSpec
+    afl_args: tuple[str, ...] = ()  # afl-fuzz options of its variation (-p explore, -L 0, -Z)
+    afl_env: tuple[tuple[str, str], ...] = ()  # afl-fuzz variables of its variation (AFL_DISABLE_TRIM)
+
+    @property
+    def binary_key(self) -> tuple:
+        """Instances with the same key run the same binary."""
+        return (self.config.cc_kind, tuple(sorted(self.config.build_vars.items())))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "host": self.host, "role": self.role, "cpu": self.cpu,
+                "config": self.config.to_dict(), "afl_args": list(self.afl_args), "afl_env": dict(self.afl_env)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Instance":
+        return cls(name=str(d["name"]), host=str(d["host"]), role=str(d["role"]), cpu=int(d["cpu"]),
+                   config=ConfigSpec.from_dict(d["config"]), afl_args=tuple(str(a) for a in d.get("afl_args", ())),
+                   afl_env=tuple(sorted((str(k), str(v)) for k, v in dict(d.get("afl_env") or {}).items())))
+
+
+@dataclass(frozen=True)
+class Portfolio:
+    instances: tuple[Instance, ...]
+    hosts: tuple[Host, ...]
+    sync_interval_s: int = DEFAULT_SYNC_INTERVAL_S
+    schema_version: int = field(default=SCHEMA_VERSION)
+
+    def on(self, host: str) -> list[Instance]:
+        return [i for i in self.instances if i.host == host]
+
+    def main_of(self, host: str) -> Instance:
+        return next(i for i in self.on(host) if i.role == MAIN)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, "sync_interval_s": self.sync_interval_s,
+                "hosts": [h.to_dict() for h in self.hosts], "instances": [i.to_dict() for i in self.instances]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Portfolio":
+        if d.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"portfolio schema_version {d.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+        return cls(instances=tuple(Instance.from_dict(i) for i in d["instances"]),
+                   hosts=tuple(Host.from_dict(h) for h in d["hosts"]), sync_interval_s=int(d["sync_interval_s"]))
+
+
+def aflpp_variation(i: int) -> tuple[tuple[str, ...], dict[str, str]]:
+    """afl-fuzz options and variables of secondary ``i`` (1, 2, ...) by AFL++'s documented recipe for
+    secondaries (docs/fuzzing_in_depth.md): about 60 % AFL_DISABLE_TRIM, 40 % an exploring and 20 % an
+    exploiting schedule (``-p explore`` / ``-p exploit``: AFL++ 4.04c's power schedules; later
+    releases spell the strategy ``-P``), 10 % ``-L 0`` (MOpt), 10 % ``-Z`` (sequential queue), by the
+    index modulo 10 so any N gets the proportions as nearly as it can."""
+    if i < 1:
+        raise ValueError("secondaries are numbered from 1")
+    args: list[str] = []
+    env: dict[str, str] = {}
+    if i % 10 < 6:
+        env["AFL_DISABLE_TRIM"] = "1"
+    if i % 5 in (1, 3):
+        args += ["-p", "explore"]
+    elif i % 5 == 2:
+        args += ["-p", "exploit"]
+    if i % 10 == 4:
+        args += ["-L", "0"]
+    if i % 10 == 7:
+        args += ["-Z"]
+    return tuple(args), env
+
+
+def make_portfolio(*, configs: Sequence[ConfigSpec], hosts: Sequence[Host], instances: int | None = None,
+                   sync_interval_s: int = DEFAULT_SYNC_INTERVAL_S,
+                   warn: Callable[[str], None] | None = None) -> Portfolio:
+    """``instances`` per machine (default: its cores), the ``configs`` given to them in turn (instance
+    j of a machine, j = 0 its main, takes configs[j mod len]), AFL++'s variations on the
+    secondaries. More instances than a machine's cores is said in ``warn``: they
+    share CPUs (never silently)."""
+    if not configs:
+        raise AutotuneError("a portfolio needs at least one configuration", fix="give --config default (or an env file)")
+    if instances is not None and instances < 1:
+        raise AutotuneError(f"--instances {instances}: a portfolio needs at least one instance",
+                            fix="give --instances 1 or more")
+    out: list[Instance] = []
+    for h in hosts:
+        n = instances or h.cores
+        if n > h.cores and warn:
+            warn(f"host {h.name}: {n} instances on {h.cores} core{'s' if h.cores != 1 else ''}: instances share CPUs "
+                 "(each runs slower; afl-fuzz's own advice is one instance a core)")
+        for j in range(n):
+            cfg = configs[j % len(configs)]
+            args, env = aflpp_variation(j) if j else ((), {})
+            out.append(Instance(name=f"main-{h.name}" if j == 0 else f"s{j}-{h.name}", host=h.name,
+                                role=MAIN if j == 0 else SECONDARY, cpu=h.cpus[j % h.cores], config=cfg,
+                                afl_args=args, afl_env=tuple(sorted(env.items()))))
+    p = Portfolio(instances=tuple(out), hosts=tuple(hosts), sync_interval_s=sync_interval_s)
+    check_portfolio(p)
+    return p
+
+
+def serves(*, kind: str, ngram: str | None, metric: str) -> bool:
+    """Whether our runtime on a build of ``kind`` serves ``metric`` (kernels/cov_ids.c cov_metric_check)."""
+    from autotune.metrics import CONTEXT_METRICS
+
+    if kind == "full":
+        return True
+    if kind == "blocks":
+        return metric not in CONTEXT_METRICS
+    if kind == "guard":
+        return metric == "guard"
+    if kind == "edge":
+        return metric == "edge"
+    if kind == "ngram":
+        return metric == f"ngram-{ngram}"
+    return False
+
+
+def check_portfolio(p: Portfolio) -> None:
+    """Refuse what cannot run: no main or two on a machine, a name twice, an instance on an unknown
+    machine, an instance whose binary cannot serve its metric (with the build kind that would)."""
+    from autotune.cc import DEFAULT_KIND, KIND_VAR, NGRAM_VAR
+    from autotune.race.contestants import build_kind_for
+
+    names = [i.name for i in p.instances]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise AutotuneError(f"two instances are named {dup[0]!r}", fix="give every instance its own name")
+    known = {h.name for h in p.hosts}
+    for i in p.instances:
+        if i.host not in known:
+            raise AutotuneError(f"instance {i.name} runs on {i.host!r}, which is not a host of the portfolio",
+                                fix=f"use one of: {', '.join(sorted(known))}")
+    for h in p.hosts:
+        mains = [i.name for i in p.on(h.name) if i.role == MAIN]
+        if len(mains) != 1:
+            raise AutotuneError(f"host {h.name} has {len(mains)} main instances ({', '.join(mains) or 'none'})",
+                                fix="AFL++ syncs through one -M instance per machine: make exactly one main")
+    for i in p.instances:
+        if i.config.cc_kind != "autotune":
+            continue
+        metric = i.config.run_vars.get("AUTOTUNE_METRIC", "edge")
+        kind = i.config.build_vars.get(KIND_VAR, DEFAULT_KIND)
+        ngram = i.config.build_vars.get(NGRAM_VAR)
+        if not serves(kind=kind, ngram=ngram, metric=metric):
+            raise AutotuneError(f"instance {i.name} ({i.config.name}): a {kind} build cannot serve the metric {metric}",
+                                fix=f"build it with {KIND_VAR}={build_kind_for(metric)} (or full, which serves every "
+                                    "metric), or give it a metric its build serves")

@@ -1,0 +1,130 @@
+"""Portfolios (autotune.portfolio): hosts files, AFL++'s -M/-S roles and variations, the launch and
+cross-machine sync scripts run for real (two "machines" as two output trees on this one, the real
+afl-fuzz), and `autotune status` with the yardstick."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autotune.cli.main import app
+from autotune.compare.config import ConfigSpec, parse_config
+from autotune.errors import AutotuneError
+from autotune.portfolio.hosts import Host, parse_cpus, parse_hosts
+from autotune.portfolio.model import MAIN, SECONDARY, aflpp_variation, make_portfolio
+
+
+def _cli(*args, env=None):
+    return CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200", **(env or {})})
+
+
+def test_hosts_file_lines_and_their_errors(tmp_path):
+    hosts = parse_hosts("# machines\nfuzz1 8 /srv/out\n\nfuzz2 cpus=0-3,6 me@fuzz2:/srv/out  # remote\nlocal 2\n",
+                        path="h", default_root=tmp_path)
+    assert [h.name for h in hosts] == ["fuzz1", "fuzz2", "local"]
+    assert hosts[0].cpus == tuple(range(8)) and hosts[0].remote is None and hosts[0].path == "/srv/out"
+    assert hosts[1].cpus == (0, 1, 2, 3, 6) and hosts[1].remote == "me@fuzz2" and hosts[1].path == "/srv/out"
+    assert hosts[2].root == str(tmp_path.resolve() / "local" / "out")
+    bad = {"fuzz1\n": "1 fields", "fuzz1 8 /a /b\n": "4 fields", "fu/zz 2\n": "not a host name",
+           "a 2\na 3\n": "named twice", "a 0\n": "at least one core", "a 0-3\n": "cpus=LIST",
+           "a cpus=3-1\n": "backwards", "a 2 relative/out\n": "not an absolute path", "# only comments\n": "no host"}
+    for text, what in bad.items():
+        with pytest.raises(AutotuneError) as e:
+            parse_hosts(text, path="hosts.txt", default_root=tmp_path)
+        assert what in e.value.message, (text, e.value.message)
+        assert e.value.fix
+        if "no host" not in what:
+            assert "hosts.txt:" in e.value.message  # the line is named
+    assert parse_cpus("cpus=1") == (1,)
+
+
+def test_roles_variations_and_configs_in_turn(tmp_path):
+    hosts = [Host("a", (0, 1, 2, 3), "/x/a"), Host("b", (4, 5), "/x/b")]
+    cfgs = [parse_config("default"), ConfigSpec(name="guard", cc_kind="autotune",
+                                                build_vars={"AUTOTUNE_CC_INSTRUMENT": "guard"},
+                                                run_vars={"AUTOTUNE_METRIC": "guard"})]
+    p = make_portfolio(configs=cfgs, hosts=hosts)
+    assert [i.name for i in p.instances] == ["main-a", "s1-a", "s2-a", "s3-a", "main-b", "s1-b"]
+    assert [i.role for i in p.on("a")] == [MAIN, SECONDARY, SECONDARY, SECONDARY]
+    assert [i.cpu for i in p.instances] == [0, 1, 2, 3, 4, 5]
+    assert [i.config.name for i in p.on("a")] == ["default", "guard", "default", "guard"]
+    assert p.main_of("b").afl_args == () and p.main_of("b").afl_env == ()
+    assert p.on("a")[1].afl_args == ("-p", "explore") and dict(p.on("a")[1].afl_env) == {"AFL_DISABLE_TRIM": "1"}
+    # AFL++'s proportions over ten secondaries: 60 % no trimming, 40 % explore, 20 % exploit, 10 % -L 0, 10 % -Z
+    var = [aflpp_variation(i) for i in range(1, 11)]
+    assert sum("AFL_DISABLE_TRIM" in env for _, env in var) == 6
+    assert sum(args[:2] == ("-p", "explore") for args, _ in var) == 4
+    assert sum(args[:2] == ("-p", "exploit") for args, _ in var) == 2
+    assert sum("-L" in args for args, _ in var) == 1 and sum("-Z" in args for args, _ in var) == 1
+    # more instances than cores: said, never silent
+    said = []
+    p = make_portfolio(configs=cfgs[:1], hosts=hosts[1:], instances=3, warn=said.append)
+    assert len(p.instances) == 3 and said and "3 instances on 2 cores" in said[0]
+
+
+def test_a_binary_that_cannot_serve_a_metric_is_refused_before_anything_is_written(tmp_path):
+    env = tmp_path / "ctx.env"
+    env.write_text("AUTOTUNE_CC_INSTRUMENT=blocks\nAUTOTUNE_METRIC=ctx\n")
+    cfg = parse_config(str(env))
+    with pytest.raises(AutotuneError) as e:
+        make_portfolio(configs=[parse_config("default"), cfg], hosts=[Host("a", (0, 1), "/x")])
+    assert "cannot serve the metric ctx" in e.value.message and "AUTOTUNE_CC_INSTRUMENT=full" in e.value.fix
+    out = tmp_path / "p"
+    res = _cli("portfolio", "--demo", "--config", "default", "--config", str(env), "--instances", "2", "--out", out)
+    assert res.exit_code == 1 and "cannot serve the metric ctx" in res.output and "Traceback" not in res.output
+    assert not out.exists()
+    hosts = tmp_path / "hosts"
+    hosts.write_text("a 2\nb two\n")
+    res = _cli("portfolio", "--demo", "--hosts", hosts, "--out", out)
+    assert res.exit_code == 1 and f"{hosts}:2" in res.output and "fix:" in res.output and not out.exists()
+
+
+@pytest.mark.slow
+def test_two_machines_synced_by_the_generated_script_and_the_status(tmp_path):
+    """Two "machines" as two output trees on this host, one instance each (CPU 0 and 1): the launch
+    scripts start the real afl-fuzz, the generated sync script copies the main instances' queues
+    between the trees, and each main imports the other's finds (afl-fuzz names them sync:main-X)."""
+    if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
+        pytest.skip("afl++ is not installed (apt-get install -y afl++)")
+    hosts = tmp_path / "hosts"
+    hosts.write_text(f"A cpus=0 {tmp_path}/A/out\nB cpus=1 {tmp_path}/B/out\n")
+    guard = tmp_path / "guard.env"
+    guard.write_text("AUTOTUNE_CC_INSTRUMENT=guard\nAUTOTUNE_METRIC=guard\n")
+    pdir = tmp_path / "p"
+    res = _cli("portfolio", "--demo", "--hosts", hosts, "--config", f"guard={guard}", "--sync-minutes", "0.05",
+               "--out", pdir, "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc == json.loads((pdir / "portfolio.json").read_text())
+    assert {p.name for p in pdir.iterdir()} >= {"launch-A.sh", "launch-B.sh", "sync.sh", "env", "host.env"}
+    assert "AUTOTUNE_METRIC=guard" in (pdir / "env" / "main-A.env").read_text()
+    env = {"PATH": "/usr/bin:/bin"}
+    procs = [subprocess.Popen(["bash", str(pdir / f"launch-{h}.sh"), "16"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=env) for h in "AB"]
+    time.sleep(5)
+    sync = subprocess.run(["bash", str(pdir / "sync.sh"), "3"], capture_output=True, text=True, timeout=120,
+                          env={**env, "SYNC_INTERVAL": "3"})
+    assert sync.returncode == 0, sync.stderr
+    assert "sync round 3 done" in sync.stdout
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stdout.read()
+    a, b = tmp_path / "A" / "out", tmp_path / "B" / "out"
+    assert (a / "main-B" / "queue").is_dir() and (b / "main-A" / "queue").is_dir()  # the copies
+    imported = [p.name for p in (a / "main-A" / "queue").iterdir() if ",sync:main-B" in p.name]
+    imported += [p.name for p in (b / "main-B" / "queue").iterdir() if ",sync:main-A" in p.name]
+    assert imported, "neither main imported the other machine's queue"
+    st = _cli("status", a, b, "--demo", "--json", "--plot", tmp_path / "union.png")
+    assert st.exit_code == 0, st.output
+    sdoc = json.loads(st.stdout)
+    assert [i["name"] for i in sdoc["instances"]] == ["main-A", "main-B"]  # the copies are not instances
+    assert all(i["execs_done"] > 0 and not i["alive"] for i in sdoc["instances"])
+    union = sdoc["union"]
+    assert union["edges"] > 100 and set(union["by_instance"]) == {"main-A", "main-B"}
+    assert sum(v["first"] for v in union["by_instance"].values()) <= union["edges"]
+    assert (tmp_path / "union.png").stat().st_size > 1000
