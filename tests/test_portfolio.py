@@ -128,3 +128,41 @@ def test_two_machines_synced_by_the_generated_script_and_the_status(tmp_path):
     assert union["edges"] > 100 and set(union["by_instance"]) == {"main-A", "main-B"}
     assert sum(v["first"] for v in union["by_instance"].values()) <= union["edges"]
     assert (tmp_path / "union.png").stat().st_size > 1000
+
+
+@pytest.mark.slow
+def test_compare_runs_portfolios_as_ensemble_trials(tmp_path):
+    """`autotune compare --instances 2` and `--portfolio`: each trial is two afl-fuzz instances (-M and
+    -S with AFL++'s variation) syncing one output directory on two cores, measured as the union,
+    with each instance's part."""
+    if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
+        pytest.skip("afl++ is not installed (apt-get install -y afl++)")
+    from autotune.trials import host_cores
+
+    if len(host_cores()) < 2:
+        pytest.skip("a 2-instance portfolio needs 2 cores")
+    guard = tmp_path / "guard.env"
+    guard.write_text("AUTOTUNE_CC_INSTRUMENT=guard\nAUTOTUNE_METRIC=guard\n")
+    out = tmp_path / "cmp"
+    res = _cli("compare", "--demo", "--config", "default", "--instances", "2", "--portfolio", f"mixed=default,guard={guard}",
+               "--trials", "1", "--fuzz-time", "6", "--out", out, "--json", "--no-plot")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert [c["config"]["name"] for c in doc["configs"]] == ["default", "mixed"]
+    for c in doc["configs"]:
+        assert [m["name"] for m in c["config"]["members"]] == (["default", "default"] if c["config"]["name"] == "default"
+                                                              else ["default", "guard"])
+        t = c["trials"][0]
+        members = t["spec"]["members"]
+        assert [(m["name"], m["role"]) for m in members] == [("main", "main"), ("s1", "secondary")]
+        assert members[1]["afl_args"] == ["-p", "explore"] and members[1]["env"]["AFL_DISABLE_TRIM"] == "1"
+        assert set(t["stats"]["members"]) == {"main", "s1"}
+        assert t["stats"]["execs_per_sec"] == pytest.approx(sum(m["execs_per_sec"] for m in t["stats"]["members"].values()),
+                                                            rel=1e-3)
+        by = t["yardstick"]["by_instance"]
+        assert set(by) == {"main", "s1"} and t["yardstick"]["edges"] >= max(v["edges"] for v in by.values())
+        afl_out = Path(t["spec"]["out_dir"]) / "afl-out"
+        assert (afl_out / "main" / "fuzzer_stats").is_file() and (afl_out / "s1" / "fuzzer_stats").is_file()
+    mixed = doc["configs"][1]["trials"][0]["spec"]["members"]
+    assert mixed[1]["env"]["AUTOTUNE_METRIC"] == "guard" and mixed[0]["binary"] != mixed[1]["binary"]
+    assert "## Portfolios: who found what" in (out / "compare.md").read_text()

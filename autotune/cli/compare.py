@@ -40,6 +40,13 @@ def compare_cmd(
     config: Annotated[Optional[list[str]], typer.Option(
         "--config", help="A configuration: default, runtime, FILE.env, BUILD.env+RUN.env, as NAME=SPEC to "
                          "label it (repeat; default: default).")] = None,
+    portfolio: Annotated[Optional[list[str]], typer.Option(
+        "--portfolio", help="A portfolio: NAME=SPEC,SPEC[,...] (each SPEC as --config takes it, the first the -M "
+                            "main): each trial runs them all as afl-fuzz instances syncing one output directory, "
+                            "one core each, measured as the union (repeat).")] = None,
+    instances: Annotated[int, typer.Option(
+        "--instances", min=1, help="Run every --config as a portfolio of this many instances of itself (one -M, the "
+                                   "rest -S with AFL++'s variations); 1: one afl-fuzz a trial.")] = 1,
     trials: Annotated[int, typer.Option("--trials", "-k", min=1, help="Trials per configuration.")] = 5,
     minutes: Annotated[float, typer.Option("--minutes", "-m", min=0.0, help="afl-fuzz time per trial in minutes.")] = 10.0,
     fuzz_s: FuzzTimeOpt = None,
@@ -70,7 +77,7 @@ def compare_cmd(
     if remeasure is not None:
         from autotune.compare.remeasure import remeasure_compare
 
-        if config or target.corpus is not None:
+        if config or portfolio or target.corpus is not None:
             raise AutotuneError("--remeasure takes the configurations and seeds of the compare it re-measures",
                                 fix="drop --config/--corpus")
         src = remeasure.resolve()
@@ -83,7 +90,15 @@ def compare_cmd(
         secs = fuzz_s if fuzz_s is not None else int(round(minutes * 60))
         if secs < 1:
             raise AutotuneError(f"--minutes {minutes} is under a second", fix="pass --minutes > 0 or --fuzz-time N")
-        configs = parse_configs(list(config or ["default"]))
+        from autotune.compare.config import parse_portfolio, with_instances
+
+        configs = with_instances(parse_configs(list(config or ([] if portfolio else ["default"]))) if config or not portfolio
+                                 else [], instances)
+        configs += [parse_portfolio(p) for p in portfolio or []]
+        names = [c.name for c in configs]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise AutotuneError(f"two configurations are named {dup[0]!r}", fix="give each --portfolio its own NAME")
         res = run_compare(spec=spec, corpus=corpus, configs=configs, trials=trials, seconds=secs,
                           out_dir=out_dir or Path("compare-out"), jobs=jobs, rng_seed=seed, plot=not no_plot,
                           yardstick=yardstick, progress=say)

@@ -232,6 +232,20 @@ def check_tools(*, configs: Sequence[ConfigSpec], env: Mapping[str, str]) -> Non
         afl.find_tool("afl-clang-fast", env=env)
 
 
+def ensemble_members(c: ConfigSpec, binary_of: Callable[[ConfigSpec], str]) -> tuple:
+    """The afl-fuzz instances of a portfolio configuration: ``main`` (-M), then ``s1``, ``s2``, ... (-S)
+    with AFL++'s documented variations (autotune.portfolio.model.aflpp_variation)."""
+    from autotune.portfolio.model import aflpp_variation
+    from autotune.trials.trial import Member
+
+    out = []
+    for j, m in enumerate(c.members):
+        args, env = aflpp_variation(j) if j else ((), {})
+        out.append(Member(name="main" if j == 0 else f"s{j}", role="main" if j == 0 else "secondary",
+                          binary=binary_of(m), env={**m.run_vars, **env}, afl_args=args))
+    return tuple(out)
+
+
 def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec], trials: int, seconds: int,
                 out_dir: Path, jobs: int | None = None, rng_seed: int = 0, plot: bool = True,
                 env: Mapping[str, str] | None = None, host: bool = True, yardstick: str = "pcguard",
@@ -242,8 +256,14 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     say = progress or (lambda _m: None)
     if trials < 1 or seconds < 1:
         raise AutotuneError("trials and seconds must be at least 1", fix="pass --trials >= 1 and --minutes/--seconds > 0")
+    from autotune.portfolio.model import check_serves
+
     benv = afl.base_env(env)
-    check_tools(configs=configs, env=benv)
+    every = [m for c in configs for m in (c.members or (c,))]
+    check_tools(configs=every, env=benv)
+    for c in configs:
+        for j, m in enumerate(c.members or (c,)):
+            check_serves(m, what=f"{c.name}" + (f" instance {j} ({m.name})" if c.members else ""))
     if not corpus.is_dir():
         raise AutotuneError(f"the corpus {corpus} is not a directory", fix="pass --corpus DIR with the seed inputs")
     t0 = time.monotonic()
@@ -253,13 +273,23 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     yard = choose_yardstick(spec=spec, env=benv, choice=yardstick)
     say(f"yardstick: {yard.kind} ({yard.binary})")
     binaries: dict[str, str] = {}
+    built: dict[tuple, str] = {}
+
+    def binary_of(c: ConfigSpec) -> str:
+        key = (c.cc_kind, tuple(sorted(c.build_vars.items())))
+        if key not in built:
+            say(f"{c.name}: building with {'afl-clang-fast' if c.cc_kind == CC_AFL else 'autotune cc'}")
+            built[key] = str(build(spec=spec, cc_kind=c.cc_kind, build_vars=c.build_vars, env=benv))
+        return built[key]
+
+    members: dict[str, tuple] = {}
     for c in configs:
-        say(f"{c.name}: building with {'afl-clang-fast' if c.cc_kind == CC_AFL else 'autotune cc'}")
-        binaries[c.name] = str(build(spec=spec, cc_kind=c.cc_kind, build_vars=c.build_vars, env=benv))
+        binaries[c.name] = binary_of(c)
+        members[c.name] = ensemble_members(c, binary_of) if c.members else ()
     by_name = {c.name: c for c in configs}
     specs = [TrialSpec(config=name, index=k, binary=binaries[name], env=dict(by_name[name].run_vars),
                        seeds=str(out_dir / "seeds"), seconds=int(seconds), rng_seed=rng_seed + k,
-                       out_dir=str(out_dir / "trials" / config_dir_name(name) / f"trial-{k}"))
+                       out_dir=str(out_dir / "trials" / config_dir_name(name) / f"trial-{k}"), members=members[name])
             for k, name in interleaved([c.name for c in configs], trials)]
     say(f"{len(specs)} trials of {seconds} s, {jobs or 'one per core'} at once")
 

@@ -43,16 +43,54 @@ class ConfigSpec:
     run_vars: dict[str, str] = field(default_factory=dict)
     files: tuple[str, ...] = ()
     description: str = ""
+    # a portfolio: its instances' configurations, the first the -M main (an ensemble trial runs them
+    # all in one output directory, AFL++'s variations on the secondaries); empty for one instance
+    members: tuple["ConfigSpec", ...] = ()
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "cc_kind": self.cc_kind, "build_vars": dict(self.build_vars),
-                "run_vars": dict(self.run_vars), "files": list(self.files), "description": self.description}
+        d = {"name": self.name, "cc_kind": self.cc_kind, "build_vars": dict(self.build_vars),
+             "run_vars": dict(self.run_vars), "files": list(self.files), "description": self.description}
+        if self.members:
+            d["members"] = [m.to_dict() for m in self.members]
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "ConfigSpec":
         return cls(name=str(d["name"]), cc_kind=str(d["cc_kind"]), build_vars=dict(d.get("build_vars") or {}),
                    run_vars=dict(d.get("run_vars") or {}), files=tuple(d.get("files") or ()),
-                   description=str(d.get("description", "")))
+                   description=str(d.get("description", "")),
+                   members=tuple(ConfigSpec.from_dict(m) for m in d.get("members", ())))
+
+
+def as_portfolio(name: str, members: list[ConfigSpec]) -> ConfigSpec:
+    """A portfolio of ``members`` (the first the main) named ``name``."""
+    if len(members) < 2:
+        raise AutotuneError(f"portfolio {name!r} has {len(members)} instance", fix="give it two configurations or more")
+    first = members[0]
+    return ConfigSpec(name=name, cc_kind=first.cc_kind, build_vars=dict(first.build_vars), run_vars=dict(first.run_vars),
+                      files=tuple(f for m in members for f in m.files), members=tuple(members),
+                      description=f"portfolio of {len(members)} afl-fuzz instances (-M {first.name}, then -S "
+                                  + ", ".join(m.name for m in members[1:]) + "), one output directory")
+
+
+def parse_portfolio(arg: str) -> ConfigSpec:
+    """``NAME=SPEC,SPEC[,...]`` (each SPEC as --config takes it, the first the main instance)."""
+    name, eq, rest = arg.partition("=")
+    if not eq or not _NAME.match(name):
+        raise AutotuneError(f"--portfolio {arg!r}: expected NAME=SPEC,SPEC[,...]",
+                            fix="e.g. --portfolio diverse=race/autotune-run.env,ngram4.env")
+    members = [parse_config(p) for p in rest.split(",") if p.strip()]
+    return as_portfolio(name, members)
+
+
+def with_instances(configs: list[ConfigSpec], instances: int) -> list[ConfigSpec]:
+    """Every plain configuration as a portfolio of ``instances`` copies of itself (AFL++'s recipe: one
+    main, the rest secondaries with its variations); ``instances`` 1 leaves them as they are."""
+    if instances < 1:
+        raise AutotuneError(f"--instances {instances}", fix="give --instances 1 or more")
+    if instances == 1:
+        return configs
+    return [c if c.members else as_portfolio(c.name, [c] * instances) for c in configs]
 
 
 def _label(path: Path) -> str:

@@ -103,6 +103,7 @@ def markdown(r: CompareResult) -> str:
         lines.append(f"| {o.config.name} | {_ci(o.coverage, '.0f')} | {_ci(o.execs_per_s, ',.0f')} | "
                      f"{_ci(o.corpus_count, '.0f')} | {ef[len(ef) // 2] if ef else '-'} | {crashes} | "
                      f"{o.config.description} |")
+    lines += _portfolio_lines(r)
     if r.pairs:
         lines += ["", "## Pairs", "",
                   "Mann-Whitney U, two-sided (exact over every split of the pooled trials, ties at mid-ranks; "
@@ -131,3 +132,34 @@ def markdown(r: CompareResult) -> str:
     lines += ["", f"Wall time {r.wall_s:.0f} s. Per-trial figures: compare.json and trials/<config>/trial-<k>/trial.json.",
               ""]
     return "\n".join(lines)
+
+
+def _portfolio_lines(r: CompareResult) -> list[str]:
+    """Per portfolio configuration, each instance's part (medians over the trials): its own finds'
+    edges, the edges it reached first, those no other instance reached, its execs/s."""
+    import statistics
+
+    out: list[str] = []
+    for o in r.configs:
+        if not o.config.members:
+            continue
+        if not out:
+            out += ["", "## Portfolios: who found what (medians over the trials)", "",
+                    "Own finds leave out the seeds and what an instance imported from the others by afl-fuzz's sync.",
+                    ""]
+        out += [f"**{o.config.name}**: {o.config.description}.", "",
+                "| instance | configuration | variation | own-find edges | reached first | no other reached | execs/s |",
+                "|---|---|---|---|---|---|---|"]
+        specs = o.trials[0].spec.members if o.trials else ()
+        for j, m in enumerate(specs):
+            def med(key: str) -> str:
+                vals = [t.yardstick.by_instance[m.name][key] for t in o.trials
+                        if t.yardstick and t.yardstick.by_instance and m.name in t.yardstick.by_instance]
+                return f"{statistics.median(vals):g}" if vals else "-"
+            eps = [float(t.stats["members"][m.name]["execs_per_sec"] or 0) for t in o.trials
+                   if m.name in (t.stats.get("members") or {})]
+            var = " ".join(m.afl_args + tuple(f"{k}={v}" for k, v in m.env.items() if k.startswith("AFL_"))) or "-"
+            out.append(f"| {m.name} | {o.config.members[j].name} | {var} | {med('edges')} | {med('first')} | "
+                       f"{med('only')} | {statistics.median(eps):,.0f} |" if eps else "| - |")
+        out.append("")
+    return out

@@ -150,9 +150,6 @@ def serves(*, kind: str, ngram: str | None, metric: str) -> bool:
 def check_portfolio(p: Portfolio) -> None:
     """Refuse what cannot run: no main or two on a machine, a name twice, an instance on an unknown
     machine, an instance whose binary cannot serve its metric (with the build kind that would)."""
-    from autotune.cc import DEFAULT_KIND, KIND_VAR, NGRAM_VAR
-    from autotune.race.contestants import build_kind_for
-
     names = [i.name for i in p.instances]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -168,12 +165,19 @@ def check_portfolio(p: Portfolio) -> None:
             raise AutotuneError(f"host {h.name} has {len(mains)} main instances ({', '.join(mains) or 'none'})",
                                 fix="AFL++ syncs through one -M instance per machine: make exactly one main")
     for i in p.instances:
-        if i.config.cc_kind != "autotune":
-            continue
-        metric = i.config.run_vars.get("AUTOTUNE_METRIC", "edge")
-        kind = i.config.build_vars.get(KIND_VAR, DEFAULT_KIND)
-        ngram = i.config.build_vars.get(NGRAM_VAR)
-        if not serves(kind=kind, ngram=ngram, metric=metric):
-            raise AutotuneError(f"instance {i.name} ({i.config.name}): a {kind} build cannot serve the metric {metric}",
-                                fix=f"build it with {KIND_VAR}={build_kind_for(metric)} (or full, which serves every "
-                                    "metric), or give it a metric its build serves")
+        check_serves(i.config, what=f"instance {i.name} ({i.config.name})")
+
+
+def check_serves(config: ConfigSpec, *, what: str) -> None:
+    """AutotuneError when ``config``'s autotune cc build cannot serve its run-time metric."""
+    from autotune.cc import DEFAULT_KIND, KIND_VAR, NGRAM_VAR
+    from autotune.race.contestants import build_kind_for
+
+    if config.cc_kind != "autotune":
+        return
+    metric = config.run_vars.get("AUTOTUNE_METRIC", "edge")
+    kind = config.build_vars.get(KIND_VAR, DEFAULT_KIND)
+    if not serves(kind=kind, ngram=config.build_vars.get(NGRAM_VAR), metric=metric):
+        raise AutotuneError(f"{what}: a {kind} build cannot serve the metric {metric}",
+                            fix=f"build it with {KIND_VAR}={build_kind_for(metric)} (or full, which serves every "
+                                "metric), or give it a metric its build serves")

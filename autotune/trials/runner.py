@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Callable, Mapping, Sequence, TypeVar
 
+from autotune.errors import AutotuneError
 from autotune.trials.afl_output import kept_inputs
 from autotune.trials.trial import TrialResult, TrialSpec, run_trial
 from autotune.trials.yardstick import CURVE_POINTS, Yardstick, measure
@@ -75,19 +76,33 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
                on_start: Callable[[TrialSpec, int | None], None] | None = None) -> list[TrialResult]:
     """Run every spec (``jobs`` at once, worker w pinned to ``cores[w % len(cores)]``); each result
     carries its yardstick coverage when a yardstick is given. Results are in the order of ``specs``.
-    The first failure stops the workers from taking new trials and is raised once the running ones end."""
+    The first failure stops the workers from taking new trials and is raised once the running ones end.
+    Ensemble trials (specs with members, N of them at most) take N cores each: the cores are cut into
+    groups of N, one worker a group (at most ``jobs`` groups)."""
+    from autotune.trials.ensemble import ensemble_inputs
 
-    def one(spec: TrialSpec, core: int | None) -> TrialResult:
+    size = max([len(s.members) for s in specs] + [1])
+    pool = list(cores) if cores is not None else host_cores()
+    if size > 1:
+        if len(pool) < size:
+            raise AutotuneError(f"a portfolio of {size} instances needs {size} cores; this machine gives "
+                                f"{len(pool)}", fix=f"run it on a machine with {size} cores, or fewer instances")
+        groups = [tuple(pool[g * size:(g + 1) * size]) for g in range(len(pool) // size)]
+        jobs = min(jobs or len(groups), len(groups))
+        pool = groups  # type: ignore[assignment]
+
+    def one(spec: TrialSpec, core) -> TrialResult:
         if on_start:
             on_start(spec, core)
         res = run_trial(spec=spec, core=core, caller_env=caller_env)
         if yardstick is not None:
-            cov = measure(yardstick=yardstick, inputs=kept_inputs(Path(spec.out_dir) / "afl-out"),
-                          seconds=spec.seconds, work=Path(spec.out_dir) / "yardstick", env=caller_env,
-                          core=core, points=points)
+            afl_out = Path(spec.out_dir) / "afl-out"
+            inputs = ensemble_inputs(afl_out) if spec.members else kept_inputs(afl_out)
+            cov = measure(yardstick=yardstick, inputs=inputs, seconds=spec.seconds, work=Path(spec.out_dir) / "yardstick",
+                          env=caller_env, core=core[0] if isinstance(core, tuple) else core, points=points)
             res = res.with_yardstick(cov)
         if on_done:
             on_done(res)
         return res
 
-    return on_cores(specs, one, jobs=jobs, cores=cores)
+    return on_cores(specs, one, jobs=jobs, cores=pool)

@@ -34,8 +34,30 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
+class Member:
+    """One afl-fuzz instance of an ensemble trial (a portfolio: AFL++'s -M/-S in one output directory)."""
+
+    name: str  # -M/-S id
+    role: str  # main or secondary
+    binary: str
+    env: dict[str, str]  # its configuration's variables and its variation's afl-fuzz variables
+    afl_args: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "role": self.role, "binary": self.binary, "env": dict(self.env),
+                "afl_args": list(self.afl_args)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Member":
+        return cls(name=str(d["name"]), role=str(d["role"]), binary=str(d["binary"]), env=dict(d["env"]),
+                   afl_args=tuple(str(a) for a in d.get("afl_args", ())))
+
+
+@dataclass(frozen=True)
 class TrialSpec:
-    """What one trial runs (the configuration's ``env`` holds its variables only)."""
+    """What one trial runs (the configuration's ``env`` holds its variables only). With ``members``
+    it is an ensemble trial: every member an afl-fuzz instance syncing one output directory, each
+    on its own core; ``binary`` and ``env`` are then the main's."""
 
     config: str
     index: int
@@ -45,16 +67,20 @@ class TrialSpec:
     seconds: int
     rng_seed: int
     out_dir: str
+    members: tuple[Member, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"config": self.config, "index": self.index, "binary": self.binary, "env": dict(self.env),
-                "seeds": self.seeds, "seconds": self.seconds, "rng_seed": self.rng_seed, "out_dir": self.out_dir}
+        d = {"config": self.config, "index": self.index, "binary": self.binary, "env": dict(self.env),
+             "seeds": self.seeds, "seconds": self.seconds, "rng_seed": self.rng_seed, "out_dir": self.out_dir}
+        if self.members:
+            d["members"] = [m.to_dict() for m in self.members]
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "TrialSpec":
         return cls(config=str(d["config"]), index=int(d["index"]), binary=str(d["binary"]), env=dict(d["env"]),
                    seeds=str(d["seeds"]), seconds=int(d["seconds"]), rng_seed=int(d["rng_seed"]),
-                   out_dir=str(d["out_dir"]))
+                   out_dir=str(d["out_dir"]), members=tuple(Member.from_dict(m) for m in d.get("members", ())))
 
 
 @dataclass(frozen=True)
@@ -105,8 +131,15 @@ def trial_env(*, config_env: Mapping[str, str], trial_dir: Path,
     return env, applied
 
 
-def run_trial(*, spec: TrialSpec, core: int | None = None, caller_env: Mapping[str, str] | None = None) -> TrialResult:
-    """Run afl-fuzz for ``spec.seconds`` in ``spec.out_dir`` (emptied first); its figures."""
+def run_trial(*, spec: TrialSpec, core: int | tuple | None = None,
+              caller_env: Mapping[str, str] | None = None) -> TrialResult:
+    """Run afl-fuzz for ``spec.seconds`` in ``spec.out_dir`` (emptied first); its figures. An ensemble
+    trial (``spec.members``) takes a tuple of cores, one per member (autotune.trials.ensemble)."""
+    if spec.members:
+        from autotune.trials.ensemble import run_ensemble_trial
+
+        return run_ensemble_trial(spec=spec, cores=core if isinstance(core, tuple) else (core,),
+                                  caller_env=caller_env)
     tdir = Path(spec.out_dir).resolve()  # afl-fuzz runs in it: every path it gets is absolute
     shutil.rmtree(tdir, ignore_errors=True)
     tdir.mkdir(parents=True)

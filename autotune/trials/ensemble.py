@@ -1,0 +1,97 @@
+"""An ensemble trial: the members of a portfolio as afl-fuzz instances syncing one output directory
+(AFL++'s -M main and -S secondaries), each pinned to its own core, started together and time-boxed
+alike (``-V``); member j runs with afl-fuzz ``-s`` rng_seed + j. Read back as one TrialResult: the
+summed execs/s and executions, the main's plot data, the kept inputs of every instance, and per
+member its own figures (``stats["members"]``). The yardstick then measures the union of everything
+every instance kept and who found what first (autotune.trials.yardstick.contribution)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from autotune import afl
+from autotune.errors import AutotuneError
+from autotune.trials.afl_output import KINDS, instances_of, kept_inputs, read_fuzzer_stats, read_plot_data
+from autotune.trials.trial import (_ANSI, INDEX_FILE_NAME, START_SLACK_S, STAT_FIELDS, TrialResult, TrialSpec,
+                                   trial_env)
+from autotune.trials.yardstick import pin_prefix
+
+
+def ensemble_inputs(afl_out: Path):
+    """Every instance's kept inputs, labelled by instance."""
+    return [k for name in instances_of(afl_out) for k in kept_inputs(afl_out, instance=name)]
+
+
+def run_ensemble_trial(*, spec: TrialSpec, cores: Sequence[int | None],
+                       caller_env: Mapping[str, str] | None = None) -> TrialResult:
+    import shutil
+
+    tdir = Path(spec.out_dir).resolve()
+    shutil.rmtree(tdir, ignore_errors=True)
+    tdir.mkdir(parents=True)
+    afl_out = tdir / "afl-out"
+    seeds = str(Path(spec.seeds).resolve())
+    procs, cmds, applied_all, logs = [], [], {}, []
+    for j, m in enumerate(spec.members):
+        core = cores[j % len(cores)] if cores else None
+        env, applied = trial_env(config_env=m.env, trial_dir=tdir, caller_env=caller_env)
+        if "AUTOTUNE_INDEX_FILE" in applied:  # one table per instance
+            applied["AUTOTUNE_INDEX_FILE"] = env["AUTOTUNE_INDEX_FILE"] = str(tdir / f"{m.name}.{INDEX_FILE_NAME}")
+        applied_all[m.name] = applied
+        tool = afl.find_tool("afl-fuzz", env=env)
+        flag = "-M" if m.role == "main" else "-S"
+        cmd = [*pin_prefix(core, env=env), tool, flag, m.name, "-i", seeds, "-o", str(afl_out), "-V",
+               str(int(spec.seconds)), "-s", str(int(spec.rng_seed) + j), *m.afl_args, "--",
+               str(Path(m.binary).resolve())]
+        cmds.append(cmd)
+        log = open(tdir / f"afl-fuzz-{m.name}.log", "wb")
+        logs.append(log)
+        procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      cwd=tdir))
+        if j == 0:
+            time.sleep(0.5)  # the main creates the output directory first
+    t0 = time.monotonic()
+    deadline = t0 + spec.seconds + START_SLACK_S
+    try:
+        for p in procs:
+            p.wait(timeout=max(1.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired as exc:
+        for p in procs:
+            p.kill()
+        raise AutotuneError(f"an afl-fuzz of {spec.config} trial {spec.index} ran over its -V {spec.seconds} s by "
+                            f"{START_SLACK_S} s", fix="run its command by hand: " + " ".join(cmds[0])) from exc
+    finally:
+        for log in logs:
+            log.close()
+    wall = time.monotonic() - t0
+    members: dict[str, dict] = {}
+    for m, cmd in zip(spec.members, cmds):
+        path = afl_out / m.name / "fuzzer_stats"
+        if not path.is_file():
+            text = (tdir / f"afl-fuzz-{m.name}.log").read_bytes().decode(errors="replace")
+            raise AutotuneError(f"afl-fuzz did not run {m.name} of {spec.config} trial {spec.index}:\n"
+                                f"{_ANSI.sub('', text)[-2000:]}", fix="run the command by hand: " + " ".join(cmd))
+        raw = read_fuzzer_stats(path)
+        st: dict = {}
+        for k, conv in STAT_FIELDS.items():
+            try:
+                st[k] = conv(raw[k])
+            except (KeyError, ValueError):
+                st[k] = None
+        st["stability"] = raw.get("stability")
+        members[m.name] = st
+    main = spec.members[0].name
+    stats = dict(members[main])
+    stats["execs_per_sec"] = round(sum(float(s["execs_per_sec"] or 0) for s in members.values()), 2)
+    stats["execs_done"] = sum(int(s["execs_done"] or 0) for s in members.values())
+    stats["afl_version"] = read_fuzzer_stats(afl_out / main / "fuzzer_stats").get("afl_version")
+    stats["members"] = members
+    kept = {k: 0 for k in KINDS}
+    for ki in ensemble_inputs(afl_out):
+        if not ki.imported:
+            kept[ki.kind] += 1
+    return TrialResult(spec=spec, core=None, command=tuple(cmds[0]), applied_env=applied_all[main], stats=stats,
+                       plot=read_plot_data(afl_out / main / "plot_data"), kept=kept, wall_s=round(wall, 2))
