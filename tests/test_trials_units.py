@@ -130,3 +130,23 @@ def test_a_trial_whose_afl_fuzz_fails_stops_the_runner_with_its_output(tmp_path)
         run_trials(specs=specs, yardstick=None, jobs=2, cores=[0, 1], caller_env={"PATH": str(bin_dir)})
     assert "did not run" in exc.value.message and "afl-fuzz -i" not in exc.value.message
     assert not (tmp_path / "c").exists()  # no new trial after the first failure
+
+
+def test_contribution_counts_own_finds_first_and_alone():
+    from pathlib import Path
+
+    from autotune.trials.afl_output import KeptInput
+    from autotune.trials.yardstick import contribution
+
+    def k(inst, name, t):
+        return KeptInput(kind="queue", path=Path(f"/x/{inst}/queue/{name}"), time_ms=t, instance=inst)
+
+    inputs = [k("main", "id:000000,time:0,execs:0,orig:seed", 0),  # a seed: nobody's find
+              k("main", "id:000001,src:000000,time:50,execs:9,op:havoc", 50),
+              k("s1", "id:000000,time:0,execs:0,orig:seed", 0),
+              k("s1", "id:000001,src:000000,time:20,execs:9,op:havoc", 20),
+              k("s1", "id:000002,sync:main,src:000001", 60)]  # imported from main: not s1's find
+    slots = [frozenset({1, 2}), frozenset({2, 3, 4}), frozenset({1, 2}), frozenset({3, 5}), frozenset({2, 3, 4})]
+    by = contribution(inputs, slots)
+    assert by == {"main": {"edges": 3, "first": 2, "only": 2}, "s1": {"edges": 2, "first": 2, "only": 1}}
+    assert contribution(inputs[:2], slots[:2]) is None  # one instance: nothing to split

@@ -30,7 +30,7 @@ PLOT_NAME = "coverage.png"
 MAX_SEED_BYTES = 1 << 20  # afl-fuzz refuses seeds over 1 MiB (MAX_FILE)
 # yardstick_edges is the yardstick's headline count (its unit: edges, or branches for llvm-cov);
 # the name stays for the readers of compare.json
-MEASURES = ("yardstick_edges", "execs_per_s")
+MEASURES = ("yardstick_edges", "unique_crashes", "execs_per_s")
 LLVM_COV_MEASURES = {"llvm_cov_regions": "regions", "llvm_cov_lines": "lines"}  # when the yardstick is llvm-cov
 
 
@@ -184,6 +184,9 @@ def aggregate_curve(trials: Sequence[TrialResult]) -> tuple[CurvePoint, ...]:
 def _measure_values(o: ConfigOutcome, measure: str) -> list[float]:
     if measure == "yardstick_edges":
         return [float(t.yardstick.edges) for t in o.trials if t.yardstick is not None]
+    if measure == "unique_crashes":  # crashes unique by their yardstick edges (none measured: left out)
+        return [float(t.yardstick.unique_crashes) for t in o.trials
+                if t.yardstick is not None and t.yardstick.unique_crashes is not None]
     if measure in LLVM_COV_MEASURES:
         kind = LLVM_COV_MEASURES[measure]
         return [float(t.yardstick.llvm_cov["totals"][kind]["covered"]) for t in o.trials

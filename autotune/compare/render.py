@@ -27,6 +27,8 @@ def measure_label(measure: str, unit: str) -> str:
         return f"yardstick {unit}"
     if measure.startswith("llvm_cov_"):
         return "llvm-cov " + measure.removeprefix("llvm_cov_")
+    if measure == "unique_crashes":
+        return "unique crashes (by yardstick edges)"
     return measure
 
 

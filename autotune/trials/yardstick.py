@@ -149,6 +149,9 @@ class YardstickCoverage:
     # several instances' inputs: per instance, edges of its own finds (imports left out), edges it
     # reached first (by the inputs' times), edges no other instance reached
     by_instance: dict | None = None
+    # crashes kept, and unique by their yardstick edges (one count per distinct edge set: the same
+    # crash found by two instances, or kept twice, counts once)
+    unique_crashes: int | None = None
 
     @property
     def unit(self) -> str:
@@ -158,14 +161,15 @@ class YardstickCoverage:
         return {"kind": self.kind, "unit": self.unit, "edges": self.edges, "inputs": self.inputs,
                 "unreplayed": self.unreplayed, "curve": [[t, e] for t, e in self.curve],
                 "late_inputs": self.late_inputs, "index_keys": self.index_keys, "overflow_keys": self.overflow_keys,
-                "llvm_cov": self.llvm_cov, "by_instance": self.by_instance}
+                "llvm_cov": self.llvm_cov, "by_instance": self.by_instance, "unique_crashes": self.unique_crashes}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "YardstickCoverage":
         return cls(kind=str(d["kind"]), edges=int(d["edges"]), inputs=int(d["inputs"]),
                    unreplayed=int(d["unreplayed"]), curve=tuple((float(t), int(e)) for t, e in d["curve"]),
                    late_inputs=int(d["late_inputs"]), index_keys=d.get("index_keys"),
-                   overflow_keys=d.get("overflow_keys"), llvm_cov=d.get("llvm_cov"), by_instance=d.get("by_instance"))
+                   overflow_keys=d.get("overflow_keys"), llvm_cov=d.get("llvm_cov"), by_instance=d.get("by_instance"),
+                   unique_crashes=d.get("unique_crashes"))
 
 
 def curve_times(seconds: float, points: int = CURVE_POINTS) -> list[float]:
@@ -257,6 +261,7 @@ def measure(*, yardstick: Yardstick, inputs: Sequence[KeptInput], seconds: float
             per_input.append((k.time_ms, frozenset()))
     curve, edges, late = coverage_curve(slots_by_time=per_input, seconds=seconds, points=points)
     by_instance = contribution(list(names.values()), [s for _, s in per_input])
+    unique_crashes = len({s for k, (_, s) in zip(names.values(), per_input) if k.kind == "crashes"})
     index_keys = overflow = None
     if idx is not None and idx.is_file():
         from autotune.runtime.afl_index import read_index_stats
@@ -266,7 +271,8 @@ def measure(*, yardstick: Yardstick, inputs: Sequence[KeptInput], seconds: float
     shutil.rmtree(staged, ignore_errors=True)
     shutil.rmtree(maps, ignore_errors=True)
     return YardstickCoverage(kind=yardstick.kind, edges=edges, inputs=len(names), unreplayed=unreplayed, curve=curve,
-                             late_inputs=late, index_keys=index_keys, overflow_keys=overflow, by_instance=by_instance)
+                             late_inputs=late, index_keys=index_keys, overflow_keys=overflow, by_instance=by_instance,
+                             unique_crashes=unique_crashes)
 
 
 def contribution(inputs: Sequence[KeptInput], slots: Sequence[frozenset[int]]) -> dict | None:
