@@ -334,3 +334,37 @@ def test_run_refuses_too_small_a_budget_before_anything_runs(tmp_path, monkeypat
     assert f"{DEFAULT_REPEATS} trials each" in res.output and f"at least {DEFAULT_MIN_TRIAL_S} s" in res.output
     assert "Traceback" not in res.output and "==>" not in res.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_the_search_races_portfolios_with_instances(tmp_path):
+    """`autotune race --instances 2`: AFL++'s default portfolio (two afl-clang-fast instances, -M and -S)
+    against portfolios with AFL++'s default as the main and the search's configuration on the
+    secondary, every trial two afl-fuzz on two cores; the recommendation says how to launch it."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+    from autotune.trials import host_cores
+
+    if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
+        pytest.skip("afl++ is not installed (apt-get install -y afl++)")
+    if len(host_cores()) < 2:
+        pytest.skip("a 2-instance portfolio needs 2 cores")
+    out = tmp_path / "race"
+    res = CliRunner().invoke(app, ["race", "--demo", "--instances", "2", "--metrics", "guard", "--repeats", "1",
+                                   "--final-repeats", "1", "--budget", "40", "--min-trial", "4", "--seed", "3",
+                                   "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    r = RaceResult.from_dict(json.loads(res.stdout)["race"])
+    default, cand = r.contestants[0], r.contestants[1]
+    assert default.is_default and [m.name for m in default.members] == ["aflpp-default", "aflpp-default"]
+    assert [m.name for m in cand.members] == ["aflpp-default", "guard"] and cand.tuned.name == "guard"
+    for c in (default, cand):
+        afl_out = out / "trials" / "rung-0" / c.name / "trial-0" / "afl-out"
+        assert (afl_out / "main" / "fuzzer_stats").is_file() and (afl_out / "s1" / "fuzzer_stats").is_file()
+    assert "A portfolio of 2 afl-fuzz instances: `autotune portfolio --demo" in (out / "race.md").read_text()
+    too_many = CliRunner().invoke(app, ["race", "--demo", "--instances", str(len(host_cores()) + 1),
+                                        "--out", str(tmp_path / "x")])
+    assert too_many.exit_code == 1 and "cores" in too_many.output and not (tmp_path / "x").exists()

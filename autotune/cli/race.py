@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 import typer
 
 from autotune.cli.common import err, handle_errors, out, print_json
-from autotune.cli.options import (JobsOpt, JsonOpt, OutDirOpt, ProbeDirOpt, RaceOptions, SeedOpt, TargetOptions,
-                                  option_group)
+from autotune.cli.options import (InstancesOpt, JobsOpt, JsonOpt, OutDirOpt, ProbeDirOpt, RaceOptions, SeedOpt,
+                                  TargetOptions, option_group)
 
 HELP = (
     "Race AFL++'s default (afl-clang-fast PCGUARD; our runtime's guard metric without afl-clang-fast) "
@@ -38,6 +38,7 @@ def race_cmd(
                        "search's first proposals.")] = None,
     race_opts: RaceOptions = RaceOptions(),
     jobs: JobsOpt = None,
+    instances: InstancesOpt = 1,
     seed: SeedOpt = 0,
     out_dir: OutDirOpt = Path("race-out"),
     json_out: JsonOpt = False,
@@ -49,7 +50,7 @@ def race_cmd(
                        tune_dir=tune_dir, strategy=race_opts.strategy,
                        budget_s=race_opts.budget, metrics=race_opts.metric_names(), jobs=jobs,
                        repeats=race_opts.repeats, min_trial_s=race_opts.min_trial, seed=seed, out_dir=out_dir,
-                       final_repeats=race_opts.final_repeats,
+                       final_repeats=race_opts.final_repeats, instances=instances,
                        notice=lambda m: err.print(m, highlight=False),
                        progress=lambda m: err.print(f"[dim]{m}[/]", highlight=False))
     if json_out:
@@ -59,9 +60,14 @@ def race_cmd(
 
 
 def print_race_summary(outcome, out_dir: Path) -> None:
+    from autotune.race.report import portfolio_line
+
     d = outcome.race.decision
     out.print(f"race: {d.reason}", highlight=False, soft_wrap=True)
-    chosen = outcome.race.contestant(d.recommended)
+    launch = portfolio_line(outcome, out_dir=out_dir)
+    if launch:
+        out.print(f"portfolio: {launch}", highlight=False, soft_wrap=True)
+    chosen = outcome.race.contestant(d.recommended).tuned
     if chosen.cc_kind == "afl":
         out.print(f"recommended: AFL++'s default (afl-clang-fast, no variables); see {out_dir}/afl-build.env",
                   highlight=False, soft_wrap=True)

@@ -55,7 +55,7 @@ def run_cmd(
     if not no_race:  # a budget too small for one rung is refused before the build and the probe
         from autotune.race.stage import check_budget
         check_budget(budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
-                     final_repeats=race_opts.final_repeats)
+                     final_repeats=race_opts.final_repeats, instances=instances)
     harness, spec = target.binary_or_recipe()
     if spec is not None:  # a real library's build takes minutes: say what is going on
         err.print("[bold]==>[/] build: the target for the probe (autotune cc, full build kind; cached once built)",
@@ -65,7 +65,7 @@ def run_cmd(
     if not no_race and corpus_dir is None:
         raise AutotuneError("the race in afl-fuzz needs seeds", fix="pass --corpus DIR (or --no-race)")
     race = None if no_race else _race_stage(spec=spec, binary=binary, corpus=corpus_dir, metrics=names,
-                                            race_opts=race_opts, seed=seed)
+                                            race_opts=race_opts, seed=seed, instances=instances)
     result = run_pipeline(
         out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=target.demo, probe_time_s=time_s, probe_engine=engine, seed=seed,
         calls=calls, max_collision_rate=max_collision_rate, jobs=instances, timeout_ms=timeout_ms,
@@ -93,7 +93,7 @@ def run_cmd(
                   "(apt-get install -y afl++ to race the candidates in afl-fuzz)", highlight=False)
 
 
-def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed):
+def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed, instances: int = 1):
     """The race as run_pipeline calls it, or None when afl-fuzz is missing (said in the summary).
     With a binary alone (no recipe), every contestant runs that binary."""
     from autotune.afl import base_env, find_tool
@@ -111,7 +111,7 @@ def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed):
                            tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir, host=host,
                            max_collision_rate=max_collision_rate,
                            budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
-                           final_repeats=race_opts.final_repeats, seed=seed,
+                           final_repeats=race_opts.final_repeats, instances=instances, seed=seed,
                            notice=lambda m: err.print(m, highlight=False, soft_wrap=True),
                            on_rung=lambda r: err.print(f"[dim]{rung_line(r)}[/]", highlight=False, soft_wrap=True),
                            on_batch=lambda b: err.print(f"[dim]{batch_line(b)}[/]", highlight=False, soft_wrap=True),

@@ -72,6 +72,9 @@ class Contestant:
     description: str = ""
     cc_kind: str = "autotune"
     build: tuple[tuple[str, str], ...] = ()
+    # a portfolio (autotune run --instances N): its afl-fuzz instances, the first the -M main; a trial
+    # runs them all syncing one output directory (autotune.trials.ensemble); empty for one instance
+    members: tuple["Contestant", ...] = ()
 
     @property
     def env(self) -> dict[str, str]:
@@ -81,9 +84,18 @@ class Contestant:
     def build_vars(self) -> dict[str, str]:
         return dict(self.build)
 
+    @property
+    def tuned(self) -> "Contestant":
+        """The configuration the race tuned: itself, or a portfolio's first secondary (its main is
+        AFL++'s default in every portfolio the race builds)."""
+        return self.members[1] if len(self.members) > 1 else self
+
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "is_default": self.is_default, "settings": dict(self.settings),
-                "description": self.description, "cc_kind": self.cc_kind, "build": dict(self.build)}
+        d = {"name": self.name, "is_default": self.is_default, "settings": dict(self.settings),
+             "description": self.description, "cc_kind": self.cc_kind, "build": dict(self.build)}
+        if self.members:
+            d["members"] = [m.to_dict() for m in self.members]
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Contestant":
@@ -92,7 +104,22 @@ class Contestant:
 
         return cls(name=str(d["name"]), is_default=bool(d["is_default"]), settings=pairs(d["settings"]),
                    description=str(d.get("description", "")), cc_kind=str(d.get("cc_kind", "autotune")),
-                   build=pairs(d.get("build")))
+                   build=pairs(d.get("build")), members=tuple(cls.from_dict(m) for m in d.get("members", ())))
+
+
+def portfolio_of(*, default: Contestant, secondary: Contestant | None, instances: int) -> Contestant:
+    """An ``instances``-instance portfolio: AFL++'s default as the -M main, then ``secondary`` (None:
+    AFL++'s default again) as every -S; AFL++'s variations on the secondaries are the trial's."""
+    single = Contestant(name=default.name, cc_kind=default.cc_kind, build=default.build, settings=default.settings,
+                        description=default.description)
+    if secondary is None:
+        return Contestant(name=f"{default.name}-x{instances}", is_default=True, cc_kind=default.cc_kind,
+                          build=default.build, settings=default.settings, members=(single,) * instances,
+                          description=f"AFL++'s default portfolio: {instances} x ({default.description}), one -M, "
+                                      "the rest -S with AFL++'s variations")
+    return Contestant(name=f"x{instances}-{secondary.name}", cc_kind=default.cc_kind, build=default.build,
+                      settings=default.settings, members=(single,) + (secondary,) * (instances - 1),
+                      description=f"{instances} instances: -M AFL++'s default, -S {secondary.description}")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
     autotune-build.env and autotune-run.env for our runtime."""
     race = outcome.race
     d = race.decision
-    chosen = race.contestant(d.recommended)
+    # a portfolio's env files are those of the configuration the race tuned (its secondaries'); its
+    # main is AFL++'s default (afl-build.env); portfolio_line() says how to launch it
+    chosen = race.contestant(d.recommended).tuned
     why = f"the race: {d.reason}"
     afl_title = ["afl-build.env: AFL++'s default, recommended by autotune's race in afl-fuzz",
                  "build the target with afl-clang-fast (-fsanitize=fuzzer for a libFuzzer harness) and no AFL_LLVM_*",
@@ -75,6 +77,34 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
             "autotune-run.env": render_env(title=rtitle, variables=run)}
 
 
+def recipe_args(target: dict) -> str:
+    """The CLI arguments of a recorded target recipe (TargetSpec.to_dict)."""
+    import shlex
+
+    if target.get("kind") == "demo":
+        return "--demo"
+    args = (["--build-script", target["script"]] if target.get("script") else [])
+    args += [a for src in target.get("sources") or () for a in ("--source", src)]
+    if target.get("kind") == "sources" and target.get("cflags"):
+        args += ["--cflags", target["cflags"]]
+    return " ".join(shlex.quote(a) for a in args) or "<the recipe>"
+
+
+def portfolio_line(outcome, *, out_dir: Path) -> str | None:
+    """How to launch a recommended portfolio (autotune run --instances N), else None."""
+    c = outcome.race.contestant(outcome.race.decision.recommended)
+    if not c.members:
+        return None
+    n = len(c.members)
+    recipe = recipe_args(outcome.target or {})
+    seeds = "" if recipe == "--demo" else " --corpus SEEDS"
+    if c.is_default:
+        return (f"autotune portfolio {recipe}{seeds} --config default --instances {n}   "
+                f"(AFL++'s default portfolio: {n} x afl-clang-fast, -M + -S with AFL++'s variations)")
+    return (f"autotune portfolio {recipe}{seeds} --config default --config {out_dir}/autotune-run.env "
+            f"--instances {n}   (-M AFL++'s default, -S {c.tuned.name})")
+
+
 def markdown(outcome) -> str:
     race = outcome.race
     d = race.decision
@@ -83,6 +113,9 @@ def markdown(outcome) -> str:
              f"Budget {race.budget_s:.0f} s on {race.jobs} cores; {race.repeats} trials per contestant and rung, "
              f"paired afl-fuzz seeds; successive halving with eta {race.eta}; seed {race.seed}.", ""]
     lines += [f"**Recommended: {d.recommended}.** {d.reason}.", ""]
+    launch = portfolio_line(outcome, out_dir=Path("race"))
+    if launch:
+        lines += [f"A portfolio of {len(race.contestant(d.recommended).members)} afl-fuzz instances: `{launch}`.", ""]
     if outcome.dropped:
         lines += [f"Left out to fit the budget: {', '.join(outcome.dropped)}.", ""]
     lines += ["| contestant | description |", "|---|---|"]

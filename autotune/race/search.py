@@ -322,6 +322,7 @@ def prior_seeds(*, space: Sequence[Point], tune_evaluations: Sequence[Any] = (),
 @dataclass(frozen=True)
 class Observation:
     point: Point
+    name: str  # the contestant that ran it (the point's name, or its portfolio's)
     rung: int
     seconds: int
     fidelity: float
@@ -336,7 +337,7 @@ class Observation:
         return statistics.fmean(self.pairs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.point.name, "point": self.point.to_dict(), "rung": self.rung, "seconds": self.seconds,
+        return {"name": self.name, "point": self.point.to_dict(), "rung": self.rung, "seconds": self.seconds,
                 "objective": round(self.y, 6), "pairs": [round(v, 6) for v in self.pairs],
                 "coverage": list(self.coverage), "default_coverage": list(self.default_coverage),
                 "execs_ratio": round(self.execs_ratio, 4),
@@ -524,8 +525,13 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
                overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = DEFAULT_ALPHA, seed: int = 0,
                max_proposals: int = MAX_PROPOSALS, ruled_out: Mapping[str, int] | None = None,
                on_rung: Callable[[Rung], None] | None = None, on_batch: Callable[[dict], None] | None = None,
-               final_repeats: int = DEFAULT_FINAL_REPEATS) -> RaceResult:
-    """Search ``space`` against ``default`` in afl-fuzz and decide what to recommend (module docstring)."""
+               final_repeats: int = DEFAULT_FINAL_REPEATS,
+               wrap: Callable[[Contestant], Contestant] | None = None) -> RaceResult:
+    """Search ``space`` against ``default`` in afl-fuzz and decide what to recommend (module docstring).
+    ``wrap``: what a point's contestant becomes before it runs (autotune run --instances N: a portfolio
+    with AFL++'s default as its main and the point on its secondaries; ``Contestant.tuned`` is the
+    point's own)."""
+    wrap = wrap or (lambda c: c)
     if not default.is_default:
         raise AutotuneError("the search needs AFL++'s default as its default contestant",
                             fix="report this as a bug in autotune")
@@ -564,12 +570,12 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
                 for p, *_ in queue:
                     pool.remove(p)
             p, origin, pred, ei = queue.pop(0)
-            c = contestant_for(p, facts)
-            if build_key(c) in failed_builds:
+            c = wrap(contestant_for(p, facts))
+            if build_key(c.tuned) in failed_builds:
                 continue
             failures = prepare([c])
             if c.name in failures:
-                failed_builds.add(build_key(c))
+                failed_builds.add(build_key(c.tuned))
                 dropped.append({"name": c.name, "reason": failures[c.name]})
                 pool[:] = [q for q in pool if build_key(contestant_for(q, facts)) not in failed_builds]
                 continue
@@ -592,7 +598,7 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
             pairs = pair_objective(mine, base)
             ratio = statistics.median(t.execs_per_s for t in mine) / max(1e-3, statistics.median(
                 t.execs_per_s for t in base))
-            model.obs.append(Observation(point=points[name], rung=rung, seconds=seconds, fidelity=fid,
+            model.obs.append(Observation(point=points[name], name=name, rung=rung, seconds=seconds, fidelity=fid,
                                          pairs=tuple(pairs), coverage=tuple(t.coverage for t in mine),
                                          default_coverage=tuple(t.coverage for t in base), execs_ratio=ratio,
                                          predicted=pred))
@@ -602,20 +608,20 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
         if model.fit():
             means = dict(zip(names, (m for m, _ in model.predict([points[n] for n in names], fid))))
         else:
-            means = {n: o.y for o in model.obs if o.rung == rung for n in [o.point.name] if n in names}
+            means = {o.name: o.y for o in model.obs if o.rung == rung and o.name in names}
         eps = {n: statistics.median(t.execs_per_s for t in figures if t.contestant == n) for n in names}
         return sorted(names, key=lambda n: (-means[n], -eps[n], n))
 
     def note_progress(rung: int) -> None:
         fid = fidelity(rung)
-        tried = [points[n] for n in points]
+        names = list(points)
         if model.fit():
-            means = model.predict(tried, fid)
-            i = max(range(len(tried)), key=lambda j: means[j][0])
-            best, val = tried[i].name, means[i][0]
+            means = model.predict([points[n] for n in names], fid)
+            i = max(range(len(names)), key=lambda j: means[j][0])
+            best, val = names[i], means[i][0]
         else:
             o = max((o for o in model.obs if o.rung == rung), key=lambda o: o.y)
-            best, val = o.point.name, o.y
+            best, val = o.name, o.y
         convergence.append({"afl_seconds": round(afl_seconds, 1), "rung": rung, "tried": len(points),
                             "best": best, "best_objective": round(val, 6)})
         if on_batch is not None:

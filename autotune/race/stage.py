@@ -59,12 +59,18 @@ def _afl_cc_installed(env: Mapping[str, str]) -> bool:
 
 def check_budget(*, budget_s: float, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
                  eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-                 overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS) -> None:
+                 overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS,
+                 instances: int = 1) -> None:
     """Refuse, before anything runs, a budget too small to race even one candidate against the
-    default: the AutotuneError names the smallest budget that does (plan_race's message)."""
+    default (the AutotuneError names the smallest budget that does: plan_race's message), and
+    portfolios of more instances than this machine has cores."""
     from autotune.trials import host_cores
 
-    plan_race(candidates=1, budget_s=budget_s, jobs=jobs or len(host_cores()), repeats=repeats, eta=eta,
+    cores = jobs or len(host_cores())
+    if instances > cores:
+        raise AutotuneError(f"a portfolio of {instances} instances needs {instances} cores; this machine has {cores}",
+                            fix=f"give --instances {cores} or fewer (afl-fuzz wants one core an instance)")
+    plan_race(candidates=1, budget_s=budget_s, jobs=max(1, cores // max(1, instances)), repeats=repeats, eta=eta,
               min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
 
 
@@ -97,11 +103,24 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
 
     by_name = contestants
 
+    def members(name: str) -> tuple:
+        """A portfolio contestant's afl-fuzz instances (binaries keyed <name>#<j>), AFL++'s variations."""
+        from autotune.portfolio.model import aflpp_variation
+        from autotune.trials.trial import Member
+
+        out = []
+        for j, m in enumerate(by_name[name].members):
+            args, env = aflpp_variation(j) if j else ((), {})
+            out.append(Member(name="main" if j == 0 else f"s{j}", role="main" if j == 0 else "secondary",
+                              binary=str(binaries[f"{name}#{j}"]), env={**m.env, **env}, afl_args=args))
+        return tuple(out)
+
     def run(specs: Sequence[TrialSpec]) -> list[TrialFigures]:
         afl_specs = [AflTrial(config=s.contestant, index=s.repeat, binary=str(binaries[s.contestant]),
                               env=by_name[s.contestant].env, seeds=str(seeds), seconds=s.seconds,
                               rng_seed=s.fuzz_seed,
-                              out_dir=str(work / f"rung-{s.rung}" / s.contestant / f"trial-{s.repeat}"))
+                              out_dir=str(work / f"rung-{s.rung}" / s.contestant / f"trial-{s.repeat}"),
+                              members=members(s.contestant) if by_name[s.contestant].members else ())
                      for s in specs]
         results = run_trials(specs=afl_specs, yardstick=yardstick, jobs=jobs, caller_env=caller_env, on_done=on_trial)
         by_trial = {(s.contestant, s.repeat): s for s in specs}
@@ -130,13 +149,14 @@ def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | N
         notice(f"building {len(contestants)} contestant{'s' if len(contestants) != 1 else ''} (cached once built): "
                + ", ".join(f"{c.name} ({how(c)})" for c in contestants))
     for c in contestants:
-        if spec is None:
-            if c.cc_kind != "autotune" or binary is None:
-                raise AutotuneError(f"contestant {c.name} needs a build recipe",
-                                    fix="give the harness's sources (--source) or a --build-script")
-            out[c.name] = binary
-        else:
-            out[c.name] = build(spec=spec, cc_kind=c.cc_kind, build_vars=c.build_vars, env=env)
+        for key, one in [(c.name, c)] + [(f"{c.name}#{j}", m) for j, m in enumerate(c.members)]:
+            if spec is None:
+                if one.cc_kind != "autotune" or binary is None:
+                    raise AutotuneError(f"contestant {c.name} needs a build recipe",
+                                        fix="give the harness's sources (--source) or a --build-script")
+                out[key] = binary
+            else:
+                out[key] = build(spec=spec, cc_kind=one.cc_kind, build_vars=one.build_vars, env=env)
     return out
 
 
@@ -150,7 +170,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
                 budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
                 overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = 0.05, seed: int = 0,
-                final_repeats: int = DEFAULT_FINAL_REPEATS,
+                final_repeats: int = DEFAULT_FINAL_REPEATS, instances: int = 1,
                 max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
                 on_rung: Callable[[Rung], None] | None = None, on_trial: Callable[[Any], None] | None = None,
                 on_batch: Callable[[dict], None] | None = None,
@@ -173,6 +193,17 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     if spec is None and binary is None:
         raise AutotuneError("the race needs a target", fix="give a harness binary, --source files or --demo")
     jobs = jobs or len(host_cores())
+    if instances < 1:
+        raise AutotuneError(f"--instances {instances}", fix="give --instances 1 or more")
+    if instances > 1:  # every trial a portfolio of `instances` afl-fuzz, one core each: fewer at once
+        if strategy != "search":
+            raise AutotuneError("--instances races portfolios with the search only", fix="drop --strategy list")
+        cores = len(host_cores())
+        if cores < instances:
+            raise AutotuneError(f"a portfolio of {instances} instances needs {instances} cores; this machine has "
+                                f"{cores}", fix=f"give --instances {cores} or fewer (afl-fuzz wants one core an "
+                                                 "instance)")
+        jobs = max(1, min(jobs, cores) // instances)
     if host is None:
         from autotune.profile import detect_host
 
@@ -181,6 +212,13 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     if probe_dir is not None and estimated_keys is None:
         estimated_keys = estimated_keys_of(probe_dir)
     default = make_contestants(metrics=(), afl_cc=afl_cc)[0]
+    wrap = None
+    if instances > 1:
+        from autotune.race.core import portfolio_of
+
+        single = default
+        default = portfolio_of(default=single, secondary=None, instances=instances)
+        wrap = lambda c: portfolio_of(default=single, secondary=c, instances=instances)  # noqa: E731
     contestants: list[Contestant] = [default]
     dropped: tuple[str, ...] = ()
     if strategy == "list":
@@ -220,7 +258,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
                        max_collision_rate=max_collision_rate, by_name=by_name, binaries=binaries, backend=backend,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
                        overhead_s=overhead_s, alpha=alpha, seed=seed, on_rung=on_rung, on_batch=on_batch,
-                       notice=notice, final_repeats=final_repeats)
+                       notice=notice, final_repeats=final_repeats, wrap=wrap)
         dropped = tuple(d["name"] for d in race.search["dropped"])
     target = spec.to_dict() if isinstance(spec, TargetSpec) else {"kind": "binary", "binary": str(binary)}
     outcome = RaceOutcome(race=race, yardstick=yard.to_dict(), binaries={k: str(v) for k, v in binaries.items()},
@@ -257,7 +295,8 @@ def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] 
 
 def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estimated_keys, tune_evaluations,
             l2_bytes, max_collision_rate, by_name: dict, binaries: dict, backend, budget_s, jobs, repeats, eta,
-            min_trial_s, overhead_s, alpha, seed, on_rung, on_batch, notice, final_repeats) -> RaceResult:
+            min_trial_s, overhead_s, alpha, seed, on_rung, on_batch, notice, final_repeats,
+            wrap=None) -> RaceResult:
     """The search as the stage runs it: contestants built as they are proposed (a build that fails
     drops its build kind's points, with the reason), trials through ``backend``."""
     from autotune.metrics import METRICS
@@ -281,16 +320,17 @@ def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estim
 
         failed = {}
         for c in cands:
-            key = build_key(c)
+            t = c.tuned  # what the point builds (a portfolio's secondary; its main is the default's build)
+            key = build_key(t)
             if key not in built:
                 if spec is None:
                     built[key] = binary
                 else:
-                    kind = c.build_vars.get("AUTOTUNE_CC_INSTRUMENT", "")
+                    kind = t.build_vars.get("AUTOTUNE_CC_INSTRUMENT", "")
                     if notice:
-                        notice(f"building {c.name}'s target (autotune cc, {kind} kind; cached once built)")
+                        notice(f"building {t.name}'s target (autotune cc, {kind} kind; cached once built)")
                     try:
-                        built[key] = build(spec=spec, cc_kind=c.cc_kind, build_vars=c.build_vars, env=env)
+                        built[key] = build(spec=spec, cc_kind=t.cc_kind, build_vars=t.build_vars, env=env)
                     except AutotuneError as exc:
                         built[key] = f"{kind} build failed: {exc.message}"
             if isinstance(built[key], str):
@@ -298,14 +338,19 @@ def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estim
                 if notice:
                     notice(f"dropped {c.name}: {built[key]}")
                 continue
-            binaries[c.name] = built[key]
+            if c.members:
+                binaries[c.name] = binaries[f"{default.name}#0"]
+                for j in range(len(c.members)):
+                    binaries[f"{c.name}#{j}"] = binaries[f"{default.name}#0"] if j == 0 else built[key]
+            else:
+                binaries[c.name] = built[key]
             by_name[c.name] = c
         return failed
 
     return run_search(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare, run_trials=backend,
                       budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
                       overhead_s=overhead_s, alpha=alpha, seed=seed, ruled_out=ruled, on_rung=on_rung,
-                      on_batch=on_batch, final_repeats=final_repeats)
+                      on_batch=on_batch, final_repeats=final_repeats, wrap=wrap)
 
 
 def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
@@ -344,7 +389,7 @@ def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, pro
              metrics: Sequence[str] | None, jobs: int | None, repeats: int, seed: int, out_dir: Path,
              notice: Callable[[str], None], progress: Callable[[str], None], strategy: str = "search",
              tune_dir: Path | None = None, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-             final_repeats: int = DEFAULT_FINAL_REPEATS) -> RaceOutcome:
+             final_repeats: int = DEFAULT_FINAL_REPEATS, instances: int = 1) -> RaceOutcome:
     """`autotune race`'s call: the target (recipe or binary), its seeds, the sizes from the probe's
     census, the search's first proposals from tune's report in ``tune_dir``."""
     evaluations = ()
@@ -358,7 +403,7 @@ def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, pro
     return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, probe_dir=probe_dir,
                        metrics=metrics, strategy=strategy, tune_evaluations=evaluations, tune_dir=tune_dir,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
-                       final_repeats=final_repeats, on_rung=lambda r: progress(rung_line(r)), on_trial=lambda t: progress(trial_line(t)),
+                       final_repeats=final_repeats, instances=instances, on_rung=lambda r: progress(rung_line(r)), on_trial=lambda t: progress(trial_line(t)),
                        on_batch=lambda b: progress(batch_line(b)))
 
 
