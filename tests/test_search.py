@@ -232,3 +232,15 @@ def test_the_race_directory_is_the_recommendation_validate_and_preflight_read(tm
     with pytest.raises(DocumentError) as e:
         load_tuned(d)
     assert "afl-run.env" in str(e.value.path) and "autotune race" in e.value.fix
+
+
+def test_maps_for_instances_sharing_the_last_level_cache():
+    """With N instances, a map whose N copies fill more than half the shared LLC is ruled out
+    (BigMap Fig. 9: parallel instances' maps compete for it); one instance is judged by its L2 only."""
+    one = SpaceFacts(keys=FACTS.keys, l2_bytes=2 << 20, llc_bytes=4 << 20)
+    four = SpaceFacts(keys=FACTS.keys, l2_bytes=2 << 20, llc_bytes=4 << 20, instances=4)
+    p = Point("edge", "flat", 20, 8)  # 1 MiB scanned per execution
+    assert rule_out(p, one) is None
+    why = rule_out(p, four)
+    assert why is not None and why.startswith("cache") and "4 instances" in why
+    assert rule_out(Point("edge", "twolevel", 20, 8), four) is None  # its dense array is small

@@ -108,6 +108,8 @@ class SpaceFacts:
     max_collision_rate: float = 0.02
     max_counter_overflow: float = 0.05
     inline: bool = True
+    llc_bytes: int | None = None  # the last-level cache the instances share
+    instances: int = 1  # afl-fuzz instances of the campaign, each scanning its own map every execution
 
     def keys_of(self, metric: str) -> float:
         from autotune.race.contestants import DEFAULT_KEYS
@@ -119,7 +121,8 @@ class SpaceFacts:
         return {"keys": {m: round(float(v), 1) for m, v in self.keys.items()},
                 "overflow": {m: {str(w): round(float(s), 6) for w, s in v.items()} for m, v in self.overflow.items()},
                 "l2_bytes": self.l2_bytes, "max_collision_rate": self.max_collision_rate,
-                "max_counter_overflow": self.max_counter_overflow, "inline": self.inline}
+                "max_counter_overflow": self.max_counter_overflow, "inline": self.inline,
+                "llc_bytes": self.llc_bytes, "instances": self.instances}
 
 
 def _dense(point: Point, facts: SpaceFacts) -> int | None:
@@ -152,10 +155,14 @@ def rule_out(point: Point, facts: SpaceFacts) -> str | None:
     if slots > AFL_MAX_MAP_SLOTS:
         return f"map: afl-fuzz's handshake carries at most 2^{AFL_MAX_MAP_SLOTS.bit_length() - 1} slots"
     scanned = slots * point.width // 8
+    what = "flat map" if point.layout == "flat" else "dense array"
     if facts.l2_bytes and scanned > facts.l2_bytes:
-        what = "flat map" if point.layout == "flat" else "dense array"
         return (f"cache: a {what} of {scanned:,} bytes, which afl-fuzz scans every execution, exceeds the "
                 f"per-core L2 ({facts.l2_bytes:,} bytes)")
+    if facts.instances > 1 and facts.llc_bytes and facts.instances * scanned > facts.llc_bytes // 2:
+        # BigMap (DSN 2021, Fig. 9): parallel instances' maps compete for the shared last-level cache
+        return (f"cache: {facts.instances} instances' {what}s of {scanned:,} bytes each fill more than half the "
+                f"shared last-level cache ({facts.llc_bytes:,} bytes)")
     return None
 
 

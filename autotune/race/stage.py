@@ -258,7 +258,8 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
                        max_collision_rate=max_collision_rate, by_name=by_name, binaries=binaries, backend=backend,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
                        overhead_s=overhead_s, alpha=alpha, seed=seed, on_rung=on_rung, on_batch=on_batch,
-                       notice=notice, final_repeats=final_repeats, wrap=wrap)
+                       notice=notice, final_repeats=final_repeats, wrap=wrap, llc_bytes=host.llc_bytes,
+                       instances=instances)
         dropped = tuple(d["name"] for d in race.search["dropped"])
     target = spec.to_dict() if isinstance(spec, TargetSpec) else {"kind": "binary", "binary": str(binary)}
     outcome = RaceOutcome(race=race, yardstick=yard.to_dict(), binaries={k: str(v) for k, v in binaries.items()},
@@ -271,7 +272,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
 
 
 def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] | None, l2_bytes: int | None,
-                 max_collision_rate: float, inline: bool):
+                 max_collision_rate: float, inline: bool, llc_bytes: int | None = None, instances: int = 1):
     """What rules the search's points out: the probe census's keys and counter overflow per metric,
     the per-core L2 (this host's, when not given), the limits."""
     from autotune.preflight.tuned import DEFAULT_MAX_COUNTER_OVERFLOW
@@ -290,13 +291,14 @@ def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] 
 
         l2_bytes = detect_host().l2_bytes
     return SpaceFacts(keys=keys, overflow=overflow, l2_bytes=l2_bytes, max_collision_rate=max_collision_rate,
-                      max_counter_overflow=DEFAULT_MAX_COUNTER_OVERFLOW, inline=inline)
+                      max_counter_overflow=DEFAULT_MAX_COUNTER_OVERFLOW, inline=inline, llc_bytes=llc_bytes,
+                      instances=instances)
 
 
 def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estimated_keys, tune_evaluations,
             l2_bytes, max_collision_rate, by_name: dict, binaries: dict, backend, budget_s, jobs, repeats, eta,
             min_trial_s, overhead_s, alpha, seed, on_rung, on_batch, notice, final_repeats,
-            wrap=None) -> RaceResult:
+            wrap=None, llc_bytes: int | None = None, instances: int = 1) -> RaceResult:
     """The search as the stage runs it: contestants built as they are proposed (a build that fails
     drops its build kind's points, with the reason), trials through ``backend``."""
     from autotune.metrics import METRICS
@@ -304,7 +306,8 @@ def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estim
     from autotune.target import build
 
     facts = search_facts(probe_dir=probe_dir, estimated_keys=estimated_keys, l2_bytes=l2_bytes,
-                         max_collision_rate=max_collision_rate, inline=spec is not None)
+                         max_collision_rate=max_collision_rate, inline=spec is not None, llc_bytes=llc_bytes,
+                         instances=instances)
     names = tuple(metrics or METRICS)
     space, ruled = enumerate_space(metrics=names, facts=facts)
     seeds = prior_seeds(space=space, tune_evaluations=tune_evaluations)
