@@ -152,12 +152,16 @@ def test_the_history_round_trips_through_json():
 def test_first_proposals_come_from_tunes_best_per_family():
     space, _ = enumerate_space(metrics=METRICS, facts=FACTS)
 
-    def ev(metric, layout, pow2, width, score, feasible=True):
+    def ev(metric, layout, pow2, width, eps, lost=0.0, feasible=True, score=20.0):
         return SimpleNamespace(config=SimpleNamespace(metric=metric, layout=layout, map_pow2=pow2, width_bits=width),
-                               score_bits=score, feasible=feasible)
+                               score_bits=score, feasible=feasible, execs_per_s=eps,
+                               precision=SimpleNamespace(lost_keys=lost, counter_overflow=0.0))
 
-    evs = [ev("edge", "flat", 14, 8, 10.0), ev("edge", "twolevel", 20, 8, 12.0), ev("ngram-4", "twolevel", 22, 16, 13.0),
-           ev("ctx", "twolevel", 27, 64, 15.0, feasible=False), ev("caller", "twolevel", 20, 8, 9.0)]
+    # by replayed speed and precision (tune's richer-metric credit left out): ngram-8's higher tune
+    # score does not put it before a faster ngram-4
+    evs = [ev("edge", "flat", 14, 8, 200_000, lost=0.3), ev("edge", "twolevel", 20, 8, 150_000),
+           ev("ngram-4", "twolevel", 22, 16, 180_000), ev("ngram-8", "twolevel", 22, 8, 90_000, score=25.0),
+           ev("ctx", "twolevel", 27, 64, 300_000, feasible=False), ev("caller", "twolevel", 20, 8, 100_000)]
     seeds = prior_seeds(space=space, tune_evaluations=evs)
     names = [p.name for p, _ in seeds]
     assert names == ["guard", "ngram-4-tl22-w16", "edge-tl20-w8", "caller-tl20-w8"]

@@ -291,11 +291,23 @@ def sized_point(metric: str, space: Sequence[Point]) -> Point | None:
     return nearest_feasible(Point(metric=metric, layout=layout, map_pow2=smallest), mine)
 
 
+def race_prior_bits(ev: Any) -> float:
+    """What the race's first rungs reward, from one of tune's replay evaluations: log2 of its replayed
+    execs/s times the share of keys the map keeps apart and counts without wrapping, that is tune's
+    score without its credit for a richer metric (``sensitivity_weight``). In afl-fuzz that credit did
+    not pay: tune's richest choices (ngram-7/8 on 2^20-2^22 maps) covered 2-65 % fewer edges than AFL++'s
+    default in the first rung on the demo, lz4, libyaml and libjpeg-turbo, at 0.08-0.6x its execs/s
+    (benchmarks/results/race-2026-11-2*-search*.md)."""
+    p = ev.precision
+    return (math.log2(max(float(ev.execs_per_s), 1e-9)) + math.log2(max(1e-12, 1.0 - float(p.lost_keys)))
+            + math.log2(max(1e-12, 1.0 - float(p.counter_overflow))))
+
+
 def prior_seeds(*, space: Sequence[Point], tune_evaluations: Sequence[Any] = (),
                 fallback: Sequence[str] = ("guard", "edge", "ngram-4", "caller")) -> list[tuple[Point, str]]:
     """The first proposals: guard, then tune's best feasible configuration of each metric family by
-    replay (edge, N-gram, call context), best score first, each mapped onto the space; without
-    tune's evaluations, ``fallback`` metrics sized by the race's rule."""
+    replay (edge, N-gram, call context) by :func:`race_prior_bits`, best first, each mapped onto the
+    space; without tune's evaluations, ``fallback`` metrics sized by the race's rule."""
     out: list[tuple[Point, str]] = []
 
     def add(p: Point | None, why: str) -> None:
@@ -308,15 +320,15 @@ def prior_seeds(*, space: Sequence[Point], tune_evaluations: Sequence[Any] = (),
         fam = family(ev.config.metric)
         if fam == "guard" or not ev.feasible:
             continue
-        if fam not in best or ev.score_bits > best[fam].score_bits:
+        if fam not in best or race_prior_bits(ev) > race_prior_bits(best[fam]):
             best[fam] = ev
-    for fam, ev in sorted(best.items(), key=lambda kv: -kv[1].score_bits):
+    for fam, ev in sorted(best.items(), key=lambda kv: -race_prior_bits(kv[1])):
         c = ev.config
         k = min(max(c.map_pow2, SEARCH_POW2[0]), SEARCH_POW2[1])
         p = Point(metric=c.metric, layout=c.layout, map_pow2=k, width=min(c.width_bits, SEARCH_WIDTHS[-1]))
-        add(nearest_feasible(p, space), f"prior: tune's best {fam} configuration by replay "
+        add(nearest_feasible(p, space), f"prior: tune's fastest precise {fam} configuration by replay "
                                         f"({c.metric}, {c.layout}, 2^{c.map_pow2}, {c.width_bits}-bit; "
-                                        f"score {ev.score_bits:.2f} bits)")
+                                        f"{ev.execs_per_s:,.0f} replayed execs/s)")
     if not best:
         for m in fallback:
             add(sized_point(m, space), f"prior: {m} sized by the census (no tune result)")
