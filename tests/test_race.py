@@ -368,3 +368,17 @@ def test_the_search_races_portfolios_with_instances(tmp_path):
     too_many = CliRunner().invoke(app, ["race", "--demo", "--instances", str(len(host_cores()) + 1),
                                         "--out", str(tmp_path / "x")])
     assert too_many.exit_code == 1 and "cores" in too_many.output and not (tmp_path / "x").exists()
+
+
+def test_portfolio_contestants_round_trip_and_name_what_was_tuned():
+    from autotune.race.core import portfolio_of
+
+    single = Contestant(name="aflpp-default", is_default=True, cc_kind="afl", description="AFL++'s default")
+    guard = Contestant(name="guard", build=(("AUTOTUNE_CC_INSTRUMENT", "guard"),),
+                       settings=(("AUTOTUNE_METRIC", "guard"),), description="guard")
+    d = portfolio_of(default=single, secondary=None, instances=3)
+    c = portfolio_of(default=single, secondary=guard, instances=3)
+    assert d.is_default and d.name == "aflpp-default-x3" and [m.name for m in d.members] == ["aflpp-default"] * 3
+    assert not c.is_default and [m.name for m in c.members] == ["aflpp-default", "guard", "guard"]
+    assert c.tuned == guard and guard.tuned == guard and not any(m.is_default for m in c.members)
+    assert Contestant.from_dict(json.loads(json.dumps(c.to_dict()))) == c
