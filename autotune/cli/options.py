@@ -57,7 +57,7 @@ MinTrialOpt = Annotated[int, typer.Option(
 JobsOpt = Annotated[Optional[int], typer.Option(
     "--jobs", "-j", min=1, help="afl-fuzz runs at once, one per core (default: the cores).")]
 InstancesOpt = Annotated[int, typer.Option(
-    "--instances", min=1, help="afl-fuzz instances the campaign runs at once, sharing the last-level cache (tune sizes "
+    "--instances", help="afl-fuzz instances the campaign runs at once, sharing the last-level cache (tune sizes "
                                "the map for them; with N > 1 `autotune run`'s race runs N-instance portfolios, one "
                                "core each: AFL++'s default portfolio against portfolios with AFL++'s default as "
                                "the -M main and the search's configurations on the -S secondaries).")]

@@ -67,6 +67,9 @@ def check_budget(*, budget_s: float, jobs: int | None = None, repeats: int = DEF
     from autotune.trials import host_cores
 
     cores = jobs or len(host_cores())
+    if instances < 1:
+        raise AutotuneError(f"--instances {instances}: a campaign needs at least one afl-fuzz instance",
+                            fix="give --instances 1 or more")
     if instances > cores:
         raise AutotuneError(f"a portfolio of {instances} instances needs {instances} cores; this machine has {cores}",
                             fix=f"give --instances {cores} or fewer (afl-fuzz wants one core an instance)")
