@@ -150,3 +150,13 @@ def test_contribution_counts_own_finds_first_and_alone():
     by = contribution(inputs, slots)
     assert by == {"main": {"edges": 3, "first": 2, "only": 2}, "s1": {"edges": 2, "first": 2, "only": 1}}
     assert contribution(inputs[:2], slots[:2]) is None  # one instance: nothing to split
+
+
+def test_trial_stats_keeps_numbers_and_text():
+    from autotune.trials.trial import trial_stats
+
+    st = trial_stats({"execs_per_sec": "1234.50", "execs_done": "99", "corpus_count": "x", "stability": "100.00%",
+                      "afl_version": "++4.04c"})
+    assert st["execs_per_sec"] == 1234.5 and st["execs_done"] == 99 and st["corpus_count"] is None
+    assert st["edges_found"] is None and st["stability"] == "100.00%" and st["afl_version"] == "++4.04c"
+    assert st["bitmap_cvg"] is None

@@ -278,6 +278,17 @@ def rung_repeats(*, rungs: int, repeats: int, final_repeats: int) -> list[int]:
     return [repeats] * (rungs - 1) + [max(repeats, final_repeats)]
 
 
+def first_trial_s(*, waves: Sequence[int], eta: int, budget_s: float, overhead_s: float,
+                  min_trial_s: int) -> tuple[int, float | None]:
+    """(t0, None): the largest whole first-rung trial length whose rungs (``waves[r]`` waves of
+    t0 * eta^r seconds plus ``overhead_s`` each) fit ``budget_s``; (t0, the budget needed) when t0
+    falls short of ``min_trial_s``."""
+    fixed = sum(w * overhead_s for w in waves)
+    per_t0 = sum(w * eta ** r for r, w in enumerate(waves))
+    t0 = math.floor((budget_s - fixed) / per_t0)
+    return t0, (fixed + per_t0 * min_trial_s if t0 < min_trial_s else None)
+
+
 def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEFAULT_REPEATS,
               eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
               overhead_s: float = DEFAULT_OVERHEAD_S,
@@ -296,12 +307,9 @@ def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEF
                             fix="use jobs >= 1, repeats >= 1 and eta >= 2")
     entering = _entering(candidates, eta)
     reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
-    waves = [_waves((m + 1) * r, jobs) for m, r in zip(entering, reps)]
-    fixed = sum(w * overhead_s for w in waves)
-    per_t0 = sum(w * eta ** r for r, w in enumerate(waves))
-    t0 = math.floor((budget_s - fixed) / per_t0)
-    if t0 < min_trial_s:
-        need = fixed + per_t0 * min_trial_s
+    t0, need = first_trial_s(waves=[_waves((m + 1) * r, jobs) for m, r in zip(entering, reps)], eta=eta,
+                             budget_s=budget_s, overhead_s=overhead_s, min_trial_s=min_trial_s)
+    if need is not None:
         raise AutotuneError(
             f"a budget of {budget_s:.0f} s cannot race {candidates} candidate{'s' if candidates != 1 else ''} and the default "
             f"({repeats} trials each, {reps[-1]} in the deciding rung, {jobs} at a time) with trials of at least "

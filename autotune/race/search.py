@@ -48,7 +48,7 @@ from typing import Any, Callable, Mapping, Sequence
 from autotune.errors import AutotuneError
 from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan, RunTrials, TrialFigures, TrialSpec,
-                                _check_figures, _decide, _fuzz_seed, _rotate, _waves, rung_repeats)
+                                _check_figures, _decide, _fuzz_seed, _rotate, _waves, first_trial_s, rung_repeats)
 
 SPEED_WEIGHT = 0.02
 SEARCH_POW2 = (16, 24)  # hash spaces the search proposes (2^16 = AFL++'s map .. 2^24)
@@ -498,11 +498,9 @@ def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: floa
     reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
     waves = [_waves((sizes[0] + 1) * reps[0], jobs) + sum(_waves(b * reps[0], jobs) for b in sizes[1:])]
     waves += [_waves((m + 1) * r, jobs) for m, r in zip(entering[1:], reps[1:])]
-    fixed = sum(w * overhead_s for w in waves)
-    per_t0 = sum(w * eta ** r for r, w in enumerate(waves))
-    t0 = math.floor((budget_s - fixed) / per_t0)
-    if t0 < min_trial_s:
-        need = fixed + per_t0 * min_trial_s
+    t0, need = first_trial_s(waves=waves, eta=eta, budget_s=budget_s, overhead_s=overhead_s,
+                             min_trial_s=min_trial_s)
+    if need is not None:
         raise AutotuneError(
             f"a budget of {budget_s:.0f} s cannot try {candidates} configuration{'s' if candidates != 1 else ''} "
             f"against the default ({repeats} trials each, {reps[-1]} in the deciding rung, {jobs} at a time) with "

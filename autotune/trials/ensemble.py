@@ -15,8 +15,8 @@ from typing import Mapping, Sequence
 from autotune import afl
 from autotune.errors import AutotuneError
 from autotune.trials.afl_output import KINDS, instances_of, kept_inputs, read_fuzzer_stats, read_plot_data
-from autotune.trials.trial import (_ANSI, INDEX_FILE_NAME, START_SLACK_S, STAT_FIELDS, TrialResult, TrialSpec,
-                                   trial_env)
+from autotune.trials.trial import (_ANSI, INDEX_FILE_NAME, START_SLACK_S, TrialResult, TrialSpec, trial_env,
+                                   trial_stats)
 from autotune.trials.yardstick import pin_prefix
 
 
@@ -74,20 +74,11 @@ def run_ensemble_trial(*, spec: TrialSpec, cores: Sequence[int | None],
             text = (tdir / f"afl-fuzz-{m.name}.log").read_bytes().decode(errors="replace")
             raise AutotuneError(f"afl-fuzz did not run {m.name} of {spec.config} trial {spec.index}:\n"
                                 f"{_ANSI.sub('', text)[-2000:]}", fix="run the command by hand: " + " ".join(cmd))
-        raw = read_fuzzer_stats(path)
-        st: dict = {}
-        for k, conv in STAT_FIELDS.items():
-            try:
-                st[k] = conv(raw[k])
-            except (KeyError, ValueError):
-                st[k] = None
-        st["stability"] = raw.get("stability")
-        members[m.name] = st
+        members[m.name] = trial_stats(read_fuzzer_stats(path))
     main = spec.members[0].name
     stats = dict(members[main])
     stats["execs_per_sec"] = round(sum(float(s["execs_per_sec"] or 0) for s in members.values()), 2)
     stats["execs_done"] = sum(int(s["execs_done"] or 0) for s in members.values())
-    stats["afl_version"] = read_fuzzer_stats(afl_out / main / "fuzzer_stats").get("afl_version")
     stats["members"] = members
     kept = {k: 0 for k in KINDS}
     for ki in ensemble_inputs(afl_out):

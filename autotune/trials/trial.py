@@ -121,6 +121,20 @@ class TrialResult:
                    yardstick=YardstickCoverage.from_dict(d["yardstick"]) if d.get("yardstick") else None)
 
 
+def trial_stats(raw: Mapping[str, str]) -> dict:
+    """The figures a trial keeps of afl-fuzz's fuzzer_stats: STAT_FIELDS as numbers (None when
+    missing or unreadable), stability, bitmap_cvg and afl_version as text."""
+    stats: dict = {}
+    for k, conv in STAT_FIELDS.items():
+        try:
+            stats[k] = conv(raw[k])
+        except (KeyError, ValueError):
+            stats[k] = None
+    for k in ("stability", "bitmap_cvg", "afl_version"):
+        stats[k] = raw.get(k)
+    return stats
+
+
 def trial_env(*, config_env: Mapping[str, str], trial_dir: Path,
               caller_env: Mapping[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """(the whole environment of the run, the configuration's variables as applied)."""
@@ -164,16 +178,7 @@ def run_trial(*, spec: TrialSpec, core: int | tuple | None = None,
         tail = _ANSI.sub("", (proc.stdout + proc.stderr).decode(errors="replace"))[-2000:]
         raise AutotuneError(f"afl-fuzz did not run {spec.config} trial {spec.index} on {spec.binary} "
                             f"(exit {proc.returncode}):\n{tail}", fix="run the command by hand: " + " ".join(cmd))
-    raw = read_fuzzer_stats(stats_path)
-    stats: dict = {}
-    for k, conv in STAT_FIELDS.items():
-        try:
-            stats[k] = conv(raw[k])
-        except (KeyError, ValueError):
-            stats[k] = None
-    stats["stability"] = raw.get("stability")
-    stats["bitmap_cvg"] = raw.get("bitmap_cvg")
-    stats["afl_version"] = raw.get("afl_version")
+    stats = trial_stats(read_fuzzer_stats(stats_path))
     plot = read_plot_data(inst / "plot_data")
     kept = {k: 0 for k in KINDS}
     for ki in kept_inputs(afl_out):
