@@ -89,7 +89,6 @@ def portfolio_status(out_dirs: Path | list[Path], *, yardstick=None, work: Path 
                                     fix="give each machine's output directory once")
             where[n] = d
     insts = [instance_status(where[n], n) for n in where]
-    out_dir = dirs[0]
     doc: dict[str, Any] = {"out_dir": ", ".join(str(d) for d in dirs), "instances": [i.to_dict() for i in insts],
                            "total": {"execs_per_s": round(sum(i.execs_per_s for i in insts if i.alive), 1),
                                      "execs_done": sum(i.execs_done for i in insts),
@@ -102,9 +101,16 @@ def portfolio_status(out_dirs: Path | list[Path], *, yardstick=None, work: Path 
         inputs = [k for i in insts for k in kept_inputs(where[i.name], instance=i.name,
                                                         offset_ms=1000 * max(0, i.start_time - start))]
         seconds = max(1, max(i.start_time + i.run_time_s for i in insts) - start)
-        work = work or out_dir.parent / f".{out_dir.name}-status"
-        work.mkdir(parents=True, exist_ok=True)
-        cov = measure(yardstick=yardstick, inputs=inputs, seconds=seconds, work=work)
+        import shutil
+        import tempfile
+
+        scratch = Path(tempfile.mkdtemp(prefix="autotune-status-")) if work is None else Path(work)
+        scratch.mkdir(parents=True, exist_ok=True)
+        try:  # the campaign's directories are only read
+            cov = measure(yardstick=yardstick, inputs=inputs, seconds=seconds, work=scratch)
+        finally:
+            if work is None:
+                shutil.rmtree(scratch, ignore_errors=True)
         doc["yardstick"] = {"kind": yardstick.kind, "binary": str(yardstick.binary)}
         doc["union"] = cov.to_dict()
     return doc
