@@ -253,7 +253,7 @@ def features(point: Point, facts: SpaceFacts, fidelity: float) -> list[float]:
     """The model's view of a point, every feature in [0, 1]."""
     from autotune.metrics import CONTEXT_METRICS
 
-    keys = facts.keys.get(point.metric) or facts.keys_of(point.metric)
+    keys = facts.keys_of(point.metric)
     n = int(point.metric.removeprefix("ngram-")) if point.metric.startswith("ngram-") else 0
     return [min(1.0, math.log2(max(2.0, float(keys))) / 24), float(point.metric in CONTEXT_METRICS),
             float(not point.hashed), n / 8, float(point.layout == "twolevel"),

@@ -277,7 +277,8 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
 def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] | None, l2_bytes: int | None,
                  max_collision_rate: float, inline: bool, llc_bytes: int | None = None, instances: int = 1):
     """What rules the search's points out: the probe census's keys and counter overflow per metric,
-    the per-core L2 (this host's, when not given), the limits."""
+    the per-core L2 and the shared LLC (race_target passes its host profile's; None: unknown, no cache
+    rule), the limits."""
     from autotune.preflight.tuned import DEFAULT_MAX_COUNTER_OVERFLOW
     from autotune.race.search import SpaceFacts
 
@@ -289,10 +290,6 @@ def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] 
         for m, f in inputs_from_probe(probe_dir).metrics.items():
             keys.setdefault(m, f.estimated_keys)
             overflow[m] = dict(f.overflow_by_width)
-    if l2_bytes is None:
-        from autotune.profile import detect_host
-
-        l2_bytes = detect_host().l2_bytes
     return SpaceFacts(keys=keys, overflow=overflow, l2_bytes=l2_bytes, max_collision_rate=max_collision_rate,
                       max_counter_overflow=DEFAULT_MAX_COUNTER_OVERFLOW, inline=inline, llc_bytes=llc_bytes,
                       instances=instances)
