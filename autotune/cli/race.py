@@ -43,16 +43,17 @@ def race_cmd(
     out_dir: OutDirOpt = Path("race-out"),
     json_out: JsonOpt = False,
 ) -> None:
+    from autotune.cli.board import TrialBoard
     from autotune.race.stage import race_cli
 
     harness, spec = target.binary_or_recipe()
-    outcome = race_cli(harness=harness, spec=spec, corpus=target.seeds(required=True), probe_dir=probe,
-                       tune_dir=tune_dir, strategy=race_opts.strategy,
-                       budget_s=race_opts.budget, metrics=race_opts.metric_names(), jobs=jobs,
-                       repeats=race_opts.repeats, min_trial_s=race_opts.min_trial, seed=seed, out_dir=out_dir,
-                       final_repeats=race_opts.final_repeats, instances=instances,
-                       notice=lambda m: err.print(m, highlight=False),
-                       progress=lambda m: err.print(f"[dim]{m}[/]", highlight=False))
+    with TrialBoard(err) as board:
+        outcome = race_cli(harness=harness, spec=spec, corpus=target.seeds(required=True), probe_dir=probe,
+                           tune_dir=tune_dir, strategy=race_opts.strategy,
+                           budget_s=race_opts.budget, metrics=race_opts.metric_names(), jobs=jobs,
+                           repeats=race_opts.repeats, min_trial_s=race_opts.min_trial, seed=seed, out_dir=out_dir,
+                           final_repeats=race_opts.final_repeats, instances=instances, notice=board.notice,
+                           on_trial=board.trial, on_rung=board.rung, on_batch=board.batch)
     if json_out:
         print_json(outcome.to_dict())
         return

@@ -97,8 +97,9 @@ def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed, 
     """The race as run_pipeline calls it, or None when afl-fuzz is missing (said in the summary).
     With a binary alone (no recipe), every contestant runs that binary."""
     from autotune.afl import base_env, find_tool
+    from autotune.cli.board import TrialBoard
     from autotune.errors import ToolMissingError
-    from autotune.race.stage import batch_line, race_target, rung_line, trial_line
+    from autotune.race.stage import race_target
 
     try:
         find_tool("afl-fuzz", env=base_env())
@@ -106,16 +107,14 @@ def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed, 
         return None
 
     def race(*, out_dir, probe_dir, tune, tune_dir, host, max_collision_rate):
-        return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=None if spec else binary,
-                           probe_dir=probe_dir, metrics=metrics, strategy=race_opts.strategy,
-                           tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir, host=host,
-                           max_collision_rate=max_collision_rate,
-                           budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
-                           final_repeats=race_opts.final_repeats, instances=instances, seed=seed,
-                           notice=lambda m: err.print(m, highlight=False, soft_wrap=True),
-                           on_rung=lambda r: err.print(f"[dim]{rung_line(r)}[/]", highlight=False, soft_wrap=True),
-                           on_batch=lambda b: err.print(f"[dim]{batch_line(b)}[/]", highlight=False, soft_wrap=True),
-                           on_trial=lambda t: err.print(f"[dim]{trial_line(t)}[/]", highlight=False, soft_wrap=True))
+        with TrialBoard(err) as board:
+            return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=None if spec else binary,
+                               probe_dir=probe_dir, metrics=metrics, strategy=race_opts.strategy,
+                               tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir, host=host,
+                               max_collision_rate=max_collision_rate,
+                               budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
+                               final_repeats=race_opts.final_repeats, instances=instances, seed=seed,
+                               notice=board.notice, on_rung=board.rung, on_batch=board.batch, on_trial=board.trial)
     return race
 
 

@@ -390,11 +390,13 @@ def parse_metrics(text: str) -> tuple[str, ...]:
 
 def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, probe_dir: Path | None, budget_s: float,
              metrics: Sequence[str] | None, jobs: int | None, repeats: int, seed: int, out_dir: Path,
-             notice: Callable[[str], None], progress: Callable[[str], None], strategy: str = "search",
+             notice: Callable[[str], None], strategy: str = "search",
              tune_dir: Path | None = None, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-             final_repeats: int = DEFAULT_FINAL_REPEATS, instances: int = 1) -> RaceOutcome:
+             final_repeats: int = DEFAULT_FINAL_REPEATS, instances: int = 1,
+             **progress: Callable[[Any], None]) -> RaceOutcome:
     """`autotune race`'s call: the target (recipe or binary), its seeds, the sizes from the probe's
-    census, the search's first proposals from tune's report in ``tune_dir``."""
+    census, the search's first proposals from tune's report in ``tune_dir``; ``progress`` the
+    race's on_trial, on_rung and on_batch callbacks."""
     evaluations = ()
     if tune_dir is not None:
         from autotune.tune.result import load_tune_result
@@ -406,8 +408,7 @@ def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, pro
     return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, probe_dir=probe_dir,
                        metrics=metrics, strategy=strategy, tune_evaluations=evaluations, tune_dir=tune_dir,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
-                       final_repeats=final_repeats, instances=instances, on_rung=lambda r: progress(rung_line(r)), on_trial=lambda t: progress(trial_line(t)),
-                       on_batch=lambda b: progress(batch_line(b)))
+                       final_repeats=final_repeats, instances=instances, **progress)
 
 
 def rung_line(rung: Rung) -> str:
