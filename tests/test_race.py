@@ -382,3 +382,28 @@ def test_portfolio_contestants_round_trip_and_name_what_was_tuned():
     assert not c.is_default and [m.name for m in c.members] == ["aflpp-default", "guard", "guard"]
     assert c.tuned == guard and guard.tuned == guard and not any(m.is_default for m in c.members)
     assert Contestant.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+
+
+def test_the_portfolio_line_launches_the_recommendation_on_the_seeds_the_race_ran(tmp_path):
+    from types import SimpleNamespace
+
+    from autotune.race.core import portfolio_of
+    from autotune.race.report import portfolio_line
+
+    single = Contestant(name="aflpp-default", is_default=True, cc_kind="afl", description="AFL++'s default")
+    guard = Contestant(name="guard", build=(("AUTOTUNE_CC_INSTRUMENT", "guard"),),
+                       settings=(("AUTOTUNE_METRIC", "guard"),), description="guard")
+    cs = {c.name: c for c in (portfolio_of(default=single, secondary=None, instances=2),
+                              portfolio_of(default=single, secondary=guard, instances=2), guard)}
+
+    def outcome(recommended: str, target: dict):
+        race = SimpleNamespace(decision=SimpleNamespace(recommended=recommended), contestant=cs.__getitem__)
+        return SimpleNamespace(race=race, target=target)
+
+    recipe = {"kind": "script", "script": "/x/build.sh", "sources": ["/x/h.c"]}
+    line = portfolio_line(outcome("x2-guard", recipe), out_dir=tmp_path / "race")
+    assert line.startswith(f"autotune portfolio --build-script /x/build.sh --source /x/h.c --corpus {tmp_path}/race/seeds "
+                           f"--config default --config {tmp_path}/race/autotune-run.env --instances 2")
+    line = portfolio_line(outcome("aflpp-default-x2", {"kind": "demo"}), out_dir=tmp_path / "race")
+    assert line.startswith("autotune portfolio --demo --config default --instances 2")
+    assert portfolio_line(outcome("guard", recipe), out_dir=tmp_path) is None  # one instance: no portfolio

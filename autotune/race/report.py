@@ -97,7 +97,7 @@ def portfolio_line(outcome, *, out_dir: Path) -> str | None:
         return None
     n = len(c.members)
     recipe = recipe_args(outcome.target or {})
-    seeds = "" if recipe == "--demo" else " --corpus SEEDS"
+    seeds = "" if recipe == "--demo" else f" --corpus {out_dir}/seeds"  # the race's copy of the seeds it ran
     if c.is_default:
         return (f"autotune portfolio {recipe}{seeds} --config default --instances {n}   "
                 f"(AFL++'s default portfolio: {n} x afl-clang-fast, -M + -S with AFL++'s variations)")
