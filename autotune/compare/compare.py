@@ -294,7 +294,9 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
                        seeds=str(out_dir / "seeds"), seconds=int(seconds), rng_seed=rng_seed + k,
                        out_dir=str(out_dir / "trials" / config_dir_name(name) / f"trial-{k}"), members=members[name])
             for k, name in interleaved([c.name for c in configs], trials)]
-    say(f"{len(specs)} trials of {seconds} s, {jobs or 'one per core'} at once")
+    widest = max((len(c.members) for c in configs), default=0)
+    say(f"{len(specs)} trials of {seconds} s, " + (f"each up to {widest} afl-fuzz instances, one core each"
+                                                  if widest > 1 else f"{jobs or 'one per core'} at once"))
 
     def done(r: TrialResult) -> None:
         write_json_atomic(Path(r.spec.out_dir) / "trial.json", r.to_dict())
