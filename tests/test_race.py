@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -203,6 +204,7 @@ def test_race_on_the_demo_in_the_real_afl_fuzz(tmp_path):
     assert r.decision.is_default and r.decision.p_value is not None
     assert (out / "afl-build.env").is_file() and (out / "race.md").is_file()
     assert "Recommended: aflpp-default" in (out / "race.md").read_text()
+    assert re.search(r"afl-fuzz: AFL\+\+ \d+\.\d+\w", (out / "race.md").read_text())  # the version that ran it
 
 
 @pytest.mark.slow

@@ -160,3 +160,17 @@ def test_trial_stats_keeps_numbers_and_text():
     assert st["execs_per_sec"] == 1234.5 and st["execs_done"] == 99 and st["corpus_count"] is None
     assert st["edges_found"] is None and st["stability"] == "100.00%" and st["afl_version"] == "++4.04c"
     assert st["bitmap_cvg"] is None
+
+
+def test_every_campaign_figure_names_the_aflpp_version_that_ran_it():
+    from autotune.race.core import TrialFigures
+    from autotune.trials import aflpp_versions
+
+    assert aflpp_versions([{"afl_version": "++4.04c"}, {"afl_version": "++4.04c"}]) == "AFL++ 4.04c"
+    assert aflpp_versions([{"afl_version": "++4.22a"}, {"afl_version": "++4.04c"}, {}]) == "AFL++ 4.04c, 4.22a"
+    assert aflpp_versions([{"afl_version": None}]) == "AFL++ (version not recorded)"
+    t = TrialFigures(contestant="guard", rung=0, repeat=0, seconds=28, coverage=100, execs_per_s=1.0, queue=3,
+                     afl_version="++4.04c")
+    assert TrialFigures.from_dict(t.to_dict()) == t
+    old = {k: v for k, v in t.to_dict().items() if k != "afl_version"}  # a race.json from before
+    assert TrialFigures.from_dict(old).afl_version is None

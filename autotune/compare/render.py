@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from autotune.compare.compare import CompareResult
 from autotune.stats import Summary, median
+from autotune.trials import aflpp_versions
 
 
 def _ci(s: Summary, fmt: str) -> str:
@@ -84,9 +85,10 @@ def _remeasure_table(r: CompareResult, unit: str) -> list[str]:
 def markdown(r: CompareResult) -> str:
     conf = r.configs[0].coverage.confidence if r.configs else 0.0
     unit = r.yardstick.unit
+    afl = aflpp_versions(t.stats for c in r.configs for t in c.trials)
     lines = [f"# autotune compare: {target_name(r.target)}",
              "",
-             f"{r.trials} trials x {r.seconds} s of afl-fuzz per configuration, {r.jobs} at once (one per core, "
+             f"{r.trials} trials x {r.seconds} s of afl-fuzz ({afl}) per configuration, {r.jobs} at once (one per core, "
              f"interleaved across configurations), afl-fuzz RNG seeds -s {r.rng_seed}..{r.rng_seed + r.trials - 1} "
              f"(trial k of every configuration has the same seed), {r.seeds} seeds.",
              "",

@@ -143,6 +143,7 @@ class TrialFigures:
     execs_per_s: float
     queue: int
     stability: str | None = None
+    afl_version: str | None = None  # fuzzer_stats' afl_version (++4.04c)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -151,7 +152,8 @@ class TrialFigures:
     def from_dict(cls, d: Mapping[str, Any]) -> "TrialFigures":
         return cls(contestant=str(d["contestant"]), rung=int(d["rung"]), repeat=int(d["repeat"]),
                    seconds=int(d["seconds"]), coverage=int(d["coverage"]), execs_per_s=float(d["execs_per_s"]),
-                   queue=int(d["queue"]), stability=None if d.get("stability") is None else str(d["stability"]))
+                   queue=int(d["queue"]), stability=None if d.get("stability") is None else str(d["stability"]),
+                   afl_version=None if d.get("afl_version") is None else str(d["afl_version"]))
 
 
 RunTrials = Callable[[Sequence[TrialSpec]], Sequence[TrialFigures]]

@@ -6,6 +6,7 @@ import statistics
 from pathlib import Path
 
 from autotune.emit.envfiles import EnvVar, render_env
+from autotune.trials import aflpp_versions
 
 INDEX_FILE = "autotune-index.bin"
 
@@ -110,7 +111,8 @@ def markdown(outcome) -> str:
     d = race.decision
     lines = ["# autotune race", "",
              f"Target: {outcome.target.get('kind')}; yardstick: {outcome.yardstick.get('description', outcome.yardstick.get('kind'))}.",
-             f"Budget {race.budget_s:.0f} s on {race.jobs} cores; {race.repeats} trials per contestant and rung, "
+             f"afl-fuzz: {aflpp_versions(t.__dict__ for r in race.rungs for t in r.trials)}. "
+             f"Budget {race.budget_s:.0f} s, {race.jobs} trial{'s' if race.jobs != 1 else ''} at once; {race.repeats} trials per contestant and rung, "
              f"paired afl-fuzz seeds; successive halving with eta {race.eta}; seed {race.seed}.", ""]
     lines += [f"**Recommended: {d.recommended}.** {d.reason}.", ""]
     launch = portfolio_line(outcome, out_dir=Path("race"))

@@ -132,7 +132,8 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
             s = by_trial[(r.spec.config, r.spec.index)]
             out.append(TrialFigures(contestant=s.contestant, rung=s.rung, repeat=s.repeat, seconds=s.seconds,
                                     coverage=int(r.yardstick.edges), execs_per_s=float(r.execs_per_s),
-                                    queue=int(r.kept.get("queue", 0)), stability=r.stats.get("stability")))
+                                    queue=int(r.kept.get("queue", 0)), stability=r.stats.get("stability"),
+                                    afl_version=r.stats.get("afl_version")))
         return out
 
     return run

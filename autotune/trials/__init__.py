@@ -4,10 +4,10 @@ yardstick), :func:`run_trials` (several side by side, one per core)."""
 
 from autotune.trials.afl_output import KeptInput, PlotData, kept_inputs, read_plot_data
 from autotune.trials.runner import host_cores, interleaved, run_trials
-from autotune.trials.trial import TrialResult, TrialSpec, run_trial, trial_env
+from autotune.trials.trial import TrialResult, TrialSpec, aflpp_versions, run_trial, trial_env
 from autotune.trials.yardstick import (KIND_CENSUS, KIND_LLVMCOV, KIND_PCGUARD, Yardstick, YardstickCoverage,
                                        choose_yardstick, coverage_curve, measure, yardstick_for_binary)
 
 __all__ = ["KeptInput", "PlotData", "kept_inputs", "read_plot_data", "host_cores", "interleaved", "run_trials",
-           "TrialResult", "TrialSpec", "run_trial", "trial_env", "KIND_CENSUS", "KIND_LLVMCOV", "KIND_PCGUARD",
+           "TrialResult", "TrialSpec", "aflpp_versions", "run_trial", "trial_env", "KIND_CENSUS", "KIND_LLVMCOV", "KIND_PCGUARD",
            "Yardstick", "YardstickCoverage", "choose_yardstick", "coverage_curve", "measure", "yardstick_for_binary"]

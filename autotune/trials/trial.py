@@ -18,7 +18,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from autotune import afl
 from autotune.errors import AutotuneError
@@ -133,6 +133,13 @@ def trial_stats(raw: Mapping[str, str]) -> dict:
     for k in ("stability", "bitmap_cvg", "afl_version"):
         stats[k] = raw.get(k)
     return stats
+
+
+def aflpp_versions(stats: Iterable[Mapping]) -> str:
+    """The AFL++ version(s) that ran some trials, from their fuzzer_stats' afl_version (``++4.04c``):
+    "AFL++ 4.04c", or every one seen, or that none was reported."""
+    seen = sorted({str(s.get("afl_version")).lstrip("+") for s in stats if s.get("afl_version")})
+    return "AFL++ " + ", ".join(seen) if seen else "AFL++ (version not recorded)"
 
 
 def trial_env(*, config_env: Mapping[str, str], trial_dir: Path,
