@@ -11,9 +11,9 @@ from autotune.race.core import (
     RaceResult,
     Rung,
     TrialFigures,
-    TrialSpec,
+    TrialPlan,
     plan_race,
     run_race,
 )
 
-__all__ = ["Contestant", "Decision", "RaceResult", "Rung", "TrialFigures", "TrialSpec", "plan_race", "run_race"]
+__all__ = ["Contestant", "Decision", "RaceResult", "Rung", "TrialFigures", "TrialPlan", "plan_race", "run_race"]

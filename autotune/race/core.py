@@ -24,7 +24,7 @@ The rules here:
   Otherwise the default is recommended, and the result says why: a tuned configuration that
   cannot show it beats the default is not worth a user's rebuild.
 
-The trials themselves are run by a callable (``run_trials``: a batch of ``TrialSpec`` in, one
+The trials themselves are run by a callable (``run_trials``: a batch of ``TrialPlan`` in, one
 ``TrialFigures`` each out), so the logic is tested on recorded figures and run for real through
 the afl-fuzz trial backend.
 """
@@ -123,7 +123,10 @@ def portfolio_of(*, default: Contestant, secondary: Contestant | None, instances
 
 
 @dataclass(frozen=True)
-class TrialSpec:
+class TrialPlan:
+    """One trial the race wants run: which contestant, in which rung, for how long, with which afl-fuzz
+    seed. race/stage.py turns it into the one afl-fuzz trial type, autotune.trials.TrialSpec."""
+
     contestant: str
     rung: int
     repeat: int
@@ -156,7 +159,7 @@ class TrialFigures:
                    afl_version=None if d.get("afl_version") is None else str(d["afl_version"]))
 
 
-RunTrials = Callable[[Sequence[TrialSpec]], Sequence[TrialFigures]]
+RunTrials = Callable[[Sequence[TrialPlan]], Sequence[TrialFigures]]
 
 
 @dataclass(frozen=True)
@@ -357,7 +360,7 @@ def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, budget
     stopped_early = False
     for index, step in enumerate(plan):
         entered = tuple(field_[:step.candidates])
-        specs = [TrialSpec(contestant=name, rung=index, repeat=rep, seconds=step.seconds,
+        specs = [TrialPlan(contestant=name, rung=index, repeat=rep, seconds=step.seconds,
                            fuzz_seed=_fuzz_seed(seed, index, rep))
                  for rep in range(step.repeats)
                  for name in _rotate((*entered, default), rep)]  # interleaved: host drift hits all alike
@@ -385,7 +388,7 @@ def _rotate(names: Sequence[str], k: int) -> list[str]:
     return list(names[k:]) + list(names[:k])
 
 
-def _check_figures(specs: Sequence[TrialSpec], figures: Sequence[TrialFigures]) -> None:
+def _check_figures(specs: Sequence[TrialPlan], figures: Sequence[TrialFigures]) -> None:
     want = sorted((s.contestant, s.repeat) for s in specs)
     got = sorted((f.contestant, f.repeat) for f in figures)
     if want != got:

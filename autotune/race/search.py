@@ -47,7 +47,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
-                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan, RunTrials, TrialFigures, TrialSpec,
+                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan, RunTrials, TrialFigures, TrialPlan,
                                 _check_figures, _decide, _fuzz_seed, _rotate, _waves, first_trial_s, rung_repeats)
 
 SPEED_WEIGHT = 0.02
@@ -665,7 +665,7 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
             break
         names = [c.name for c in batch]
         run = names + ([default.name] if b == 0 else [])
-        specs = [TrialSpec(contestant=n, rung=0, repeat=rep, seconds=t0, fuzz_seed=_fuzz_seed(seed, 0, rep))
+        specs = [TrialPlan(contestant=n, rung=0, repeat=rep, seconds=t0, fuzz_seed=_fuzz_seed(seed, 0, rep))
                  for rep in range(plan[0].repeats) for n in _rotate(run, rep)]
         figures = tuple(run_trials(specs))
         _check_figures(specs, figures)
@@ -692,7 +692,7 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
     for index in range(1, len(plan)):
         step = plan[index]
         entered = tuple(field_[:step.candidates])
-        specs = [TrialSpec(contestant=n, rung=index, repeat=rep, seconds=step.seconds,
+        specs = [TrialPlan(contestant=n, rung=index, repeat=rep, seconds=step.seconds,
                            fuzz_seed=_fuzz_seed(seed, index, rep))
                  for rep in range(step.repeats) for n in _rotate((*entered, default.name), rep)]
         figures = tuple(run_trials(specs))

@@ -18,7 +18,7 @@ from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contes
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
-                                RaceResult, Rung, TrialFigures, TrialSpec, plan_race, run_race)
+                                RaceResult, Rung, TrialFigures, TrialPlan, plan_race, run_race)
 from autotune.target.recipe import TargetSpec
 
 RACE_JSON = "race.json"
@@ -98,7 +98,7 @@ def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, 
 
 def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str, Path], seeds: Path, work: Path,
                 yardstick, jobs: int, caller_env: Mapping[str, str] | None = None,
-                on_trial: Callable[[Any], None] | None = None) -> Callable[[Sequence[TrialSpec]], list[TrialFigures]]:
+                on_trial: Callable[[Any], None] | None = None) -> Callable[[Sequence[TrialPlan]], list[TrialFigures]]:
     """A ``run_trials`` for run_race / run_search: each spec becomes one afl-fuzz trial (autotune.trials).
     ``contestants`` and ``binaries`` are read at each call: the search adds to them as it proposes."""
     from autotune.trials import TrialSpec as AflTrial
@@ -118,7 +118,7 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
                               binary=str(binaries[f"{name}#{j}"]), env={**m.env, **env}, afl_args=args))
         return tuple(out)
 
-    def run(specs: Sequence[TrialSpec]) -> list[TrialFigures]:
+    def run(specs: Sequence[TrialPlan]) -> list[TrialFigures]:
         afl_specs = [AflTrial(config=s.contestant, index=s.repeat, binary=str(binaries[s.contestant]),
                               env=by_name[s.contestant].env, seeds=str(seeds), seconds=s.seconds,
                               rng_seed=s.fuzz_seed,
