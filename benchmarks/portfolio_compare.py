@@ -87,6 +87,12 @@ def diverse_arm(race: dict, arms: Path) -> tuple[str, str]:
     return "diverse=" + ",".join(specs), origin
 
 
+def medians(cmp: dict) -> dict:
+    """Each arm's median yardstick edges and execs/s (every trial's figures stay in compare.json)."""
+    return {c["config"]["name"]: {"yardstick_edges": c["coverage"]["median"], "execs_per_s": c["execs_per_s"]["median"]}
+            for c in cmp.get("configs", ())}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--target", required=True)
@@ -131,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(out / "compare.log", "w") as log:
         subprocess.run(cmp_cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
     cmp = json.loads((out / "compare" / "compare.json").read_text())
-    summary["compare"] = {"argv": cmp_cmd, "wall_s": round(time.monotonic() - t0, 1), "configs": cmp.get("configs"),
+    summary["compare"] = {"argv": cmp_cmd, "wall_s": round(time.monotonic() - t0, 1), "medians": medians(cmp),
                           "pairs": cmp.get("pairs")}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary["arms"], indent=2))

@@ -86,9 +86,13 @@ def markdown(r: CompareResult) -> str:
     conf = r.configs[0].coverage.confidence if r.configs else 0.0
     unit = r.yardstick.unit
     afl = aflpp_versions(t.stats for c in r.configs for t in c.trials)
+    widest = max([len(c.config.members) for c in r.configs] + [1])
+    at_once = (f"{r.jobs} at once (one per core, " if widest == 1 else  # the runner's core groups of `widest`
+               f"each trial up to {widest} afl-fuzz instances, one core each, {max(1, r.jobs // widest)} trial"
+               f"{'s' if r.jobs // widest > 1 else ''} at once (")
     lines = [f"# autotune compare: {target_name(r.target)}",
              "",
-             f"{r.trials} trials x {r.seconds} s of afl-fuzz ({afl}) per configuration, {r.jobs} at once (one per core, "
+             f"{r.trials} trials x {r.seconds} s of afl-fuzz ({afl}) per configuration, {at_once}"
              f"interleaved across configurations), afl-fuzz RNG seeds -s {r.rng_seed}..{r.rng_seed + r.trials - 1} "
              f"(trial k of every configuration has the same seed), {r.seeds} seeds.",
              "",
