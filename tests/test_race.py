@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autotune.errors import AutotuneError
-from autotune.race import Contestant, RaceResult, TrialFigures, plan_race, run_race
+from autotune.race import Contestant, RaceResult, Rung, TrialFigures, plan_race, run_race
 from autotune.stats import mann_whitney
 
 
@@ -91,7 +91,7 @@ def test_keeps_the_best_and_recommends_it_when_it_beats_the_default():
                                                   ("ngram-4",)]
     assert r.rungs[0].ranking == ("ngram-4", "guard", "edge", "ngram-8")
     assert r.decision.recommended == "ngram-4" and not r.decision.is_default
-    assert r.decision.p_value == pytest.approx(1 / 252, abs=1e-6) and r.decision.a12 == 1.0  # 5 against 5
+    assert r.decision.p_value == pytest.approx(1 / 32, abs=1e-6) and r.decision.a12 == 1.0  # 5 pairs, all won
     assert r.decision.trial_s == r.plan[-1].seconds == 92 and not r.stopped_early
     # the default ran in every rung, every contestant 3 times per rung, 5 in the deciding one
     for rung, step in zip(r.rungs, r.plan):
@@ -409,3 +409,53 @@ def test_the_portfolio_line_launches_the_recommendation_on_the_seeds_the_race_ra
     line = portfolio_line(outcome("aflpp-default-x2", {"kind": "demo"}), out_dir=tmp_path / "race")
     assert line.startswith("autotune portfolio --demo --config default --instances 2")
     assert portfolio_line(outcome("guard", recipe), out_dir=tmp_path) is None  # one instance: no portfolio
+
+
+def test_the_decision_pairs_trials_by_afl_fuzz_seed():
+    """The seed moves both sides of a pair alike (lz4: ~600 or ~1,400 edges in 28 s by -s alone): a
+    candidate 1-2 % ahead in every pair is a significant win by the signed-rank test on the pairs,
+    where the unpaired Mann-Whitney test sees only the spread between seeds."""
+    from autotune.race.core import decision_test
+
+    base = [600, 1400, 700, 900, 1200]
+    table = Table({"guard": [b + 12 for b in base], "aflpp-default": base})
+    r = run_race(contestants=cands("guard"), run_trials=table, budget_s=400, jobs=2, overhead_s=5, seed=3,
+                 final_repeats=5)
+    last = r.rungs[-1]
+    assert len(last.coverage("guard")) == 5
+    assert mann_whitney_greater_p(last.coverage("guard"), last.coverage("aflpp-default")) > 0.3
+    assert r.decision.recommended == "guard" and r.decision.p_value == pytest.approx(1 / 32)
+    assert "signed-rank, 5 pairs" in r.decision.reason
+    # one pair lost: no longer significant (the smallest rank flipped: p = 2/32)
+    table = Table({"guard": [b + 12 for b in base[:4]] + [base[4] - 1], "aflpp-default": base})
+    r = run_race(contestants=cands("guard"), run_trials=table, budget_s=400, jobs=2, overhead_s=5, seed=3,
+                 final_repeats=5)
+    assert r.decision.is_default and r.decision.p_value == pytest.approx(2 / 32)
+    # fewer pairs than the signed-rank test can decide on at alpha: Mann-Whitney, chosen by the count
+    three = Rung(index=0, seconds=20, entered=("guard",), ranking=("guard",), kept=("guard",),
+                 trials=tuple(TrialFigures(contestant=c, rung=0, repeat=i, seconds=20, coverage=v, execs_per_s=1.0,
+                                           queue=1) for c, vs in (("guard", [11, 12, 13]), ("aflpp-default", [1, 2, 3]))
+                              for i, v in enumerate(vs)))
+    p, test = decision_test(three, candidate="guard", default="aflpp-default", alpha=0.05)
+    assert test == "Mann-Whitney" and p == pytest.approx(1 / 20)
+
+
+def test_the_signed_rank_test_agrees_with_scipy():
+    import random
+
+    from scipy.stats import wilcoxon
+
+    from autotune.stats import signed_rank
+
+    rng = random.Random(5)
+    for _ in range(40):
+        n = rng.randint(1, 9)
+        d = [rng.choice([-3, -2, -1, 1, 2, 3, 5, 8]) * rng.randint(1, 4) for _ in range(n)]
+        ref_g = wilcoxon(d, alternative="greater", method="exact").pvalue if len(set(map(abs, d))) == n else None
+        ref_2 = wilcoxon(d, alternative="two-sided", method="exact").pvalue if len(set(map(abs, d))) == n else None
+        if ref_g is not None:  # scipy's exact distribution holds without ties
+            assert signed_rank(d, alternative="greater") == pytest.approx(ref_g)
+            assert signed_rank(d, alternative="two-sided") == pytest.approx(ref_2)
+    assert signed_rank([0, 0]) == 1.0 and signed_rank([5, 5, 5, 5, 5]) == pytest.approx(1 / 32)
+    with pytest.raises(ValueError):
+        signed_rank([1], alternative="less")

@@ -19,8 +19,10 @@ The rules here:
   first: its trials are the shortest, where a richer metric's slower start (a larger queue to
   calibrate) weighs most.
 - **Decision**: the winner is recommended only if its median coverage in the last rung is above
-  the default's and the exact one-sided Mann-Whitney test says so at ``alpha`` (default 0.05;
-  with 3 trials each that means all 3 of its trials beat all 3 of the default's, p = 1/20).
+  the default's and the exact one-sided test says so at ``alpha`` (default 0.05): the Wilcoxon
+  signed-rank test on the seed-paired differences when there are 5 pairs or more (the default
+  last rung: all 5 won, p = 1/32), else Mann-Whitney (3 against 3: all 3 of its trials beat all 3
+  of the default's, p = 1/20); see ``decision_test``.
   Otherwise the default is recommended, and the result says why: a tuned configuration that
   cannot show it beats the default is not worth a user's rebuild.
 
@@ -38,16 +40,17 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune.errors import AutotuneError
-from autotune.stats import a12, mann_whitney
+from autotune.stats import a12, mann_whitney, signed_rank
 
 SCHEMA_VERSION = 1
 DEFAULT_ALPHA = 0.05
 DEFAULT_ETA = 2
 DEFAULT_REPEATS = 3
-# The last rung, whose trials decide, runs at least this many per contestant: with 5 against 5 the
-# exact one-sided Mann-Whitney test reaches p <= 0.05 with 21 of the 25 pairs won (3 against 3 needs
-# all 9), so a real but noisy lead is found about half again as often (A12 0.8: 48 % against 32 %
-# of races, simulated) at the same false-positive rate.
+# The last rung, whose trials decide, runs at least this many per contestant: 5 seed-paired trials
+# are the fewest the exact one-sided signed-rank test can decide on at 0.05 (all 5 pairs won,
+# p = 1/32; decision_test). Unpaired, 5 against 5 reaches p <= 0.05 with 21 of 25 pairs won (3 against
+# 3 needs all 9): a real but noisy lead is found about half again as often (A12 0.8: 48 % against
+# 32 % of races, simulated) at the same false-positive rate.
 DEFAULT_FINAL_REPEATS = 5
 # The race's wall-clock budget when none is given (`autotune run`, `autotune race` and race_target
 # alike): on 2 cores it races guard and edge against the default in rungs of 40 s and 80 s, so the
@@ -211,7 +214,7 @@ class Decision:
     trial_s: int | None  # the trial length the decision compares at
     winner_median: float | None
     default_median: float | None
-    p_value: float | None  # exact one-sided Mann-Whitney, winner > default
+    p_value: float | None  # exact one-sided, winner > default: signed-rank on the pairs (decision_test)
     a12: float | None  # Vargha-Delaney, winner vs default
     alpha: float
 
@@ -396,11 +399,26 @@ def _check_figures(specs: Sequence[TrialPlan], figures: Sequence[TrialFigures]) 
                             fix="report this as a bug in autotune: every trial must give one result")
 
 
+def decision_test(rung: Rung, *, candidate: str, default: str, alpha: float) -> tuple[float, str]:
+    """(one-sided p that ``candidate`` covers more than ``default`` in ``rung``, the test's name).
+
+    Repeat i of every contestant ran with the same afl-fuzz seed, and the seed moves both alike (on
+    lz4 one seed gave both ~1.7k execs/s and ~600 edges in 28 s, another ~30k and ~1,400): so the
+    test is the exact Wilcoxon signed-rank test on the paired differences when there are pairs enough
+    for it to reach ``alpha`` at all (2^-n <= alpha: 5 pairs at 0.05), chosen by the count of pairs
+    alone, never by the data; else (fewer pairs, or unpaired trials) the exact Mann-Whitney test."""
+    a = {t.repeat: t.coverage for t in rung.trials if t.contestant == candidate}
+    b = {t.repeat: t.coverage for t in rung.trials if t.contestant == default}
+    if a and a.keys() == b.keys() and 2.0 ** -len(a) <= alpha:
+        return signed_rank([a[k] - b[k] for k in sorted(a)], alternative="greater"), f"signed-rank, {len(a)} pairs"
+    return mann_whitney(list(a.values()), list(b.values()), alternative="greater").p, "Mann-Whitney"
+
+
 def _decide(last: Rung, *, default: str, alpha: float, stopped_early: bool) -> Decision:
     winner = last.ranking[0]
     win, base = last.coverage(winner), last.coverage(default)
     w_med, d_med = statistics.median(win), statistics.median(base)
-    p = mann_whitney(win, base, alternative="greater").p
+    p, test = decision_test(last, candidate=winner, default=default, alpha=alpha)
     effect = a12(win, base)
     common = dict(winner=winner, trial_s=last.seconds, winner_median=w_med, default_median=d_med,
                   p_value=round(p, 6), a12=round(effect, 4), alpha=alpha)
@@ -411,9 +429,9 @@ def _decide(last: Rung, *, default: str, alpha: float, stopped_early: bool) -> D
     if w_med > d_med and p <= alpha:
         return Decision(recommended=winner, is_default=False, **common,
                         reason=f"{winner} covered more than the default in {last.seconds} s trials: median "
-                               f"{w_med:g} vs {d_med:g} edges, Mann-Whitney p = {p:.3g} <= {alpha}, A12 = {effect:.2f}")
+                               f"{w_med:g} vs {d_med:g} edges, {test} p = {p:.3g} <= {alpha}, A12 = {effect:.2f}")
     why = ("covered no more than" if w_med <= d_med else
-           f"was ahead but not significantly (p = {p:.3g} > {alpha}) of")
+           f"was ahead but not significantly ({test} p = {p:.3g} > {alpha}) of")
     return Decision(recommended=default, is_default=True, **common,
                     reason=f"the best candidate, {winner}, {why} the default in {last.seconds} s trials "
                            f"(median {w_med:g} vs {d_med:g} edges, A12 = {effect:.2f}): the default is recommended")

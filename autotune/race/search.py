@@ -33,7 +33,8 @@ Fidelity by successive halving (Jamieson and Talwalkar, AISTATS 2016): every pro
 ``repeats`` trials of t0 seconds; the better 1/eta by the model's posterior mean (which pools a
 point's trials with its neighbours') go on to trials eta times longer, and the model learns from
 every rung. The decision is the race's (autotune.race.core): the last rung's winner against the
-default by the exact one-sided Mann-Whitney test on yardstick edges, else the default.
+default by the exact one-sided test on yardstick edges (core.decision_test: signed-rank on the
+seed-paired trials), else the default.
 """
 
 from __future__ import annotations
