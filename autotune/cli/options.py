@@ -83,8 +83,9 @@ StrategyOpt = Annotated[str, typer.Option(
                        "list: race the fixed --metrics list, each sized by the probe's census.")]
 RepeatsOpt = Annotated[int, typer.Option("--repeats", min=1, help="Trials per contestant and rung (paired seeds).")]
 FinalRepeatsOpt = Annotated[int, typer.Option(
-    "--final-repeats", min=1, help="Trials per contestant in the last rung, whose Mann-Whitney test decides (at least "
-                                   "--repeats; 5 against 5 reaches p <= 0.05 with 21 of 25 pairs won).")]
+    "--final-repeats", min=1, help="Trials per contestant in the last rung, which decides (at least --repeats): the "
+                                   "exact Wilcoxon signed-rank test on the seed-paired differences when there are 5 "
+                                   "pairs or more (all 5 won: p = 1/32), else Mann-Whitney.")]
 
 # ---- the target -------------------------------------------------------------------------------------
 HarnessArg = Annotated[Optional[Path], typer.Argument(help="Harness binary built with `autotune cc -fsanitize=fuzzer`.")]

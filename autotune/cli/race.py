@@ -13,13 +13,17 @@ from autotune.cli.options import (InstancesOpt, JobsOpt, JsonOpt, OutDirOpt, Pro
 
 HELP = (
     "Race AFL++'s default (afl-clang-fast PCGUARD; our runtime's guard metric without afl-clang-fast) "
-    "against our runtime's --metrics by successive halving in the real afl-fuzz: short paired trials "
-    "for all, longer ones for the better half, until one is left; every trial measured by one "
-    "yardstick. The winner is recommended only if it covers significantly more than the default "
-    "(exact Mann-Whitney, p <= 0.05); otherwise the default is. Writes race.json, race.md and the "
-    "recommendation's env files to --out. With --probe, the two-level maps are sized from that "
-    "probe's census. The target: a recipe (--demo, --source files, an OSS-Fuzz style --build-script), "
-    "which each contestant's compiler builds, or a harness binary alone, which every contestant runs."
+    "against configurations of our runtime in the real afl-fuzz, by successive halving: short trials paired "
+    "with the default's on the same afl-fuzz seeds for all, longer ones for the better half, until one is "
+    "left; every trial measured by one yardstick. --strategy search (the default) lets Bayesian optimisation "
+    "propose the configurations (metric, layout, map size, counter width, overflow), learning from every "
+    "rung, with the probe's census and the tune stage's replay (--tune-dir) as its prior; --strategy list "
+    "races the fixed --metrics. The winner is recommended only if it covers significantly more than the "
+    "default (p <= 0.05: the exact Wilcoxon signed-rank test on the seed-paired trials of the last rung, "
+    "Mann-Whitney with fewer than 5 pairs); otherwise the default is. Writes race.json, race.md and the "
+    "recommendation's env files to --out. The target: a recipe (--demo, --source files, an OSS-Fuzz style "
+    "--build-script), which each contestant's compiler builds, or a harness binary alone, which every "
+    "contestant runs."
 )
 
 

@@ -14,12 +14,13 @@ from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
 HELP = (
     "Profile this host, probe the target (a census of its coverage keys per metric), tune its coverage "
-    "map by replay (size, counter width, metric, layout), then race AFL++'s default against our "
-    "runtime's metrics in the real afl-fuzz for --budget seconds: the recommendation is the race's "
-    "(the default unless a candidate covers significantly more). Ends by printing the env files and how "
-    "to load them. The target is a harness binary built with `autotune cc -fsanitize=fuzzer`, its "
-    "--source files, an OSS-Fuzz style --build-script, or --demo (the bundled demo target); with a "
-    "binary alone, every contestant runs that binary. Every stage's output stays under --out."
+    "map by replay (size, counter width, metric, layout: the prior), then search in the real afl-fuzz for "
+    "--budget seconds: configurations proposed by Bayesian optimisation raced against AFL++'s default on "
+    "paired seeds. The recommendation is the race's: the default unless a candidate covers significantly "
+    "more. Ends by printing the env files and how to load them. The target is a harness binary built with "
+    "`autotune cc -fsanitize=fuzzer`, its --source files, an OSS-Fuzz style --build-script, or --demo (the "
+    "bundled demo target); with a binary alone, every contestant runs that binary. Every stage's output "
+    "stays under --out."
 )
 
 

@@ -79,18 +79,27 @@ class Search:
 
     def convergence(self) -> list[float]:
         """Best score (bits) after each call."""
-        out, best = [], float("-inf")
-        for t in self.trials:
-            best = max(best, t.evaluation.score_bits)
-            out.append(best)
-        return out
+        return convergence(self.trials)
 
     def calls_to_best(self) -> int:
-        target = self.top.score_bits
-        for t in self.trials:
-            if t.evaluation.score_bits >= target:
-                return t.call
-        return len(self.trials)
+        return calls_to_reach(self.trials, self.top.score_bits)
+
+
+def convergence(trials: list[Trial]) -> list[float]:
+    """Best score (bits) after each call."""
+    out, best = [], float("-inf")
+    for t in trials:
+        best = max(best, t.evaluation.score_bits)
+        out.append(best)
+    return out
+
+
+def calls_to_reach(trials: list[Trial], score_bits: float) -> int:
+    """The first call whose score reached ``score_bits`` (all of them if none did)."""
+    for t in trials:
+        if t.evaluation.score_bits >= score_bits:
+            return t.call
+    return len(trials)
 
 
 def afl_default_points(space: SearchSpace) -> list[Config]:

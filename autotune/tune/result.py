@@ -17,7 +17,7 @@ from autotune.errors import DocumentError
 from autotune.profile.model import HostProfile
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings
-from autotune.tune.optimise import Trial
+from autotune.tune.optimise import Trial, calls_to_reach, convergence
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
 from autotune.tune.space import Config
 
@@ -106,18 +106,10 @@ class TuneResult:
         return f"{what} (AFL++ rebuilt with MAP_SIZE_POW2={pow2})"
 
     def convergence(self) -> list[float]:
-        out, best = [], float("-inf")
-        for t in self.trials:
-            best = max(best, t.evaluation.score_bits)
-            out.append(best)
-        return out
+        return convergence(self.trials)
 
     def calls_to_best(self) -> int:
-        target = self.best.score_bits
-        for t in self.trials:
-            if t.evaluation.score_bits >= target:
-                return t.call
-        return len(self.trials)
+        return calls_to_reach(self.trials, self.best.score_bits)
 
     def recorded_execs_per_s(self, config: Config) -> float | None:
         """The execs/s tune recorded for ``config``: the best's, the no-rebuild best's, else its first trial's."""
