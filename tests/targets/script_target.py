@@ -90,7 +90,7 @@ class ScriptTarget:
     def main(self, argv: list[str]) -> int:
         """``python tests/targets/<name>.py --source``: print the unpacked tree (build.sh's variable)."""
         if argv != ["--source"]:
-            print(f"usage: python tests/targets/{self.package}.py --source", file=sys.stderr)
+            print(f"usage: python tests/targets/{self.folder.name}.py --source", file=sys.stderr)
             return 2
         try:
             print(self.source_dir())
