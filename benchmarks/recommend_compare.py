@@ -13,7 +13,8 @@ main job's output), run.log, compare/ (compare.json/md/png), compare.log, summar
   git worktree add --detach /tmp/wt && PYTHONPATH=/tmp/wt .venv/bin/python /tmp/wt/benchmarks/recommend_compare.py ...
   .venv/bin/python benchmarks/recommend_compare.py --target libyaml --strategy list --no-compare --out /tmp/abl
 
---no-compare stops after the run (the ablation: what each strategy recommends at equal budget).
+--no-compare stops after the run (the ablation: what each strategy recommends at equal budget);
+--reuse-run compares the recommendation of a run already in OUT/run (a --no-compare run, later).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--compare-seed", type=int, default=11, help="autotune compare --seed")
     ap.add_argument("--no-compare", action="store_true")
+    ap.add_argument("--reuse-run", action="store_true",
+                    help="OUT/run holds a finished run (its race.json): compare its recommendation, do not run again")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
@@ -79,9 +82,16 @@ def main(argv: list[str] | None = None) -> int:
     run_cmd = [str(AUTOTUNE), "run", *target_args, "--seed", str(args.seed), "--strategy", args.strategy,
                "--out", str(out / "run")] + (["--budget", str(args.budget)] if args.budget else [])
     t0 = time.monotonic()
-    with open(out / "run.log", "w") as log:
-        subprocess.run(run_cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
-    run_s = time.monotonic() - t0
+    if args.reuse_run:
+        if not (out / "run" / "race" / "race.json").is_file():
+            raise SystemExit(f"--reuse-run: no finished run at {out / 'run'} (its race/race.json is missing)")
+        prior = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {}
+        run_cmd = prior.get("run", {}).get("argv", run_cmd)
+        run_s = prior.get("run", {}).get("wall_s", 0.0)
+    else:
+        with open(out / "run.log", "w") as log:
+            subprocess.run(run_cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
+        run_s = time.monotonic() - t0
     race = json.loads((out / "run" / "race" / "race.json").read_text())
     decision = race["race"]["decision"]
     summary = {"target": args.target, "run": {"argv": run_cmd, "wall_s": round(run_s, 1), "decision": decision,
