@@ -5,7 +5,6 @@ documents: the C++ side of the wrapper, the runtime and the fork server on a rea
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,9 +15,6 @@ from targets.jsoncpp import JSONCPP, TargetUnavailable, jsoncpp_sample_inputs
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("afl-showmap") is None, reason="AFL++ is not installed")]
-
-COVERAGE = re.compile(rb"A coverage of (\d+) edges were achieved out of (\d+) existing")
-
 
 @pytest.fixture(scope="module")
 def seeds(tmp_path_factory) -> Path:
@@ -37,14 +33,14 @@ def symbols(binary: Path, which: str) -> set[str]:
     return {line.split(None, 2)[-1] for line in out.splitlines() if line.strip()}
 
 
-def showmap(binary: Path, seeds: Path, out: Path) -> tuple[int, int, set[str]]:
-    """(edges hit over all seeds, the map's size, the tuples) from afl-showmap -C."""
-    proc = subprocess.run(["afl-showmap", "-C", "-i", str(seeds), "-o", str(out), "-t", "5000", "--", str(binary)],
-                          capture_output=True, timeout=300, stdin=subprocess.DEVNULL,
-                          env={"PATH": "/usr/bin:/bin", "AUTOTUNE_METRIC": "guard", "AFL_QUIET": "1"})
-    m = COVERAGE.search(proc.stdout + proc.stderr)
-    assert m, (proc.stdout + proc.stderr).decode(errors="replace")[-2000:]
-    return int(m.group(1)), int(m.group(2)), set(out.read_text().split())
+def showmap(binary: Path, seeds: Path, work: Path) -> tuple[int, int]:
+    """(edges hit over all seeds, the map's size) by validate's afl-showmap -C run."""
+    from autotune.afl import base_env
+    from autotune.validate.afl_runs import showmap as afl_showmap
+
+    work.mkdir()
+    r = afl_showmap(binary=binary, corpus=seeds, env={**base_env(), "AUTOTUNE_METRIC": "guard"}, work=work)
+    return r.tuples, r.map_bytes
 
 
 def test_jsoncpp_builds_through_cmake_with_both_compilers_and_runs_under_afl_showmap(seeds, tmp_path):
@@ -57,8 +53,8 @@ def test_jsoncpp_builds_through_cmake_with_both_compilers_and_runs_under_afl_sho
     assert any(s.startswith("Json::Value::Value(") for s in symbols(library, "--defined-only"))
     assert {"LLVMFuzzerTestOneInput", "main", "__sanitizer_cov_trace_pc_guard"} <= symbols(ours, "--defined-only")
 
-    hit_ours, size_ours, _ = showmap(ours, seeds, tmp_path / "ours.txt")
-    hit_afl, size_afl, _ = showmap(afl, seeds, tmp_path / "afl.txt")
+    hit_ours, size_ours = showmap(ours, seeds, tmp_path / "ours")
+    hit_afl, size_afl = showmap(afl, seeds, tmp_path / "afl")
     # the same library and harness instrumented by two trace-pc-guard passes: maps of a like size, and
     # the seeds reach a like share of each (our build also counts the driver's blocks)
     assert size_ours > 1000 and size_afl > 1000
