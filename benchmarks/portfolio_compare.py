@@ -14,7 +14,8 @@ output directory (-M/-S, AFL++'s variations on the secondaries), the union measu
   search's configuration of another metric on the secondaries), written from race.json, said so.
 
 Writes to --out: seeds/, run/ + run.log (the main job), arms/ (the env files of the arms),
-compare/ (compare.json/md/png) + compare.log, summary.json.
+compare/ (compare.json/md/png) + compare.log, summary.json. A stopped one finishes with --resume
+(the same arguments): the run is kept, the compare's finished trials too.
 
   git worktree add --detach /tmp/wt && PYTHONPATH=/tmp/wt .venv/bin/python /tmp/wt/benchmarks/portfolio_compare.py \\
       --target libjpeg-turbo --instances 2 --budget 900 --trials 3 --minutes 10 --out /tmp/pf-jpeg
@@ -103,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--compare-seed", type=int, default=11, help="autotune compare --seed")
     ap.add_argument("--reuse-run", action="store_true", help="keep an existing OUT/run (its race.json) and only compare")
+    ap.add_argument("--resume", action="store_true",
+                    help="finish a stopped benchmark: keep OUT/run when its race.json is there, and `autotune compare "
+                         "--resume` in OUT/compare (the trials it finished are kept)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
@@ -114,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                "--out", str(out / "run")] + (["--budget", f"{args.budget:g}"] if args.budget else [])
     race_json = out / "run" / "race" / "race.json"
     summary: dict = {"target": args.target, "instances": args.instances}
-    if not (args.reuse_run and race_json.is_file()):
+    if not ((args.reuse_run or args.resume) and race_json.is_file()):
         t0 = time.monotonic()
         with open(out / "run.log", "w") as log:
             subprocess.run(run_cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
@@ -130,11 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     cmp_cmd = [str(AUTOTUNE), "compare", *target_args, "--config", "default", "--instances", str(n),
                "--portfolio", "fastest=" + ",".join([guard] * n), "--portfolio", diverse,
                "--trials", str(args.trials), "--minutes", f"{args.minutes:g}", "--seed", str(args.compare_seed),
-               "--out", str(out / "compare")]
+               "--out", str(out / "compare")] + (["--resume"] if args.resume else [])
     summary["arms"] = {"aflpp-default": f"AFL++'s default portfolio, {n} x afl-clang-fast",
                        "fastest": f"{n} x guard (our inline-counter build)", "diverse": origin}
     t0 = time.monotonic()
-    with open(out / "compare.log", "w") as log:
+    with open(out / "compare.log", "a" if args.resume else "w") as log:
         subprocess.run(cmp_cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
     cmp = json.loads((out / "compare" / "compare.json").read_text())
     summary["compare"] = {"argv": cmp_cmd, "wall_s": round(time.monotonic() - t0, 1), "medians": medians(cmp),

@@ -122,3 +122,41 @@ def test_yardstick_per_input_maps_equal_single_runs(tmp_path):
         union |= {int(line.split(":")[0]) for line in out.read_text().split()}
     assert cov.edges == len(union) > 0 and cov.inputs == len(seeds) and cov.unreplayed == 0
     assert cov.curve[0][1] == cov.curve[-1][1] == cov.edges  # every seed is at time 0
+
+
+def test_compare_resume_keeps_finished_trials_and_refuses_a_different_compare(tmp_path):
+    """A stopped compare (here: one round of two done) finishes with --resume: the finished trials are
+    kept as they were (trial.json and afl-out untouched), a trial stopped mid-way runs again, and
+    compare.json holds every trial. A resume that asks something else (another --seed, another corpus)
+    is an error naming what differs, and leaves the output as it was."""
+    out = tmp_path / "out"
+    base = ("compare", "--demo", "--config", "runtime", "--fuzz-time", "2", "--jobs", "1", "--no-plot", "--out", str(out))
+    r = _cli(*base, "--trials", "1")
+    assert r.exit_code == 0, r.output
+    t0 = out / "trials" / "runtime" / "trial-0"
+    first = (t0 / "trial.json").read_bytes()
+    stamp = (t0 / "afl-out").stat().st_mtime_ns
+    stopped = out / "trials" / "runtime" / "trial-1"  # a trial stopped before it wrote trial.json
+    stopped.mkdir(parents=True)
+    (stopped / "leftover").write_text("x")
+    r = _cli(*base, "--trials", "2", "--resume")
+    assert r.exit_code == 0, r.output
+    assert "resuming: 1 of 2 trials finished, 1 to run" in r.stderr
+    assert (t0 / "trial.json").read_bytes() == first and (t0 / "afl-out").stat().st_mtime_ns == stamp
+    assert not (stopped / "leftover").exists() and (stopped / "trial.json").is_file()
+    doc = json.loads((out / "compare.json").read_text())
+    trials = doc["configs"][0]["trials"]
+    assert [t["spec"]["index"] for t in trials] == [0, 1] and trials[0] == json.loads(first)
+    assert any(n.startswith("resumed: 1 of 2 trials") for n in doc["notes"])
+    _check_curves(doc)
+    done = (out / "compare.json").read_bytes()
+    r = _cli(*base, "--trials", "2", "--resume", "--seed", "5")
+    assert r.exit_code == 1 and "rng_seed" in r.stderr and "--resume" in r.stderr and "Traceback" not in r.output
+    other = tmp_path / "other-seeds"
+    other.mkdir()
+    (other / "a").write_bytes(b"not the demo's seeds")
+    r = _cli(*base, "--trials", "2", "--resume", "--corpus", str(other))
+    assert r.exit_code == 1 and "is not the one the stopped compare staged" in r.stderr
+    assert (out / "compare.json").read_bytes() == done
+    r = _cli("compare", "--remeasure", str(out), "--resume")
+    assert r.exit_code == 1 and "drop one of them" in r.stderr

@@ -25,7 +25,9 @@ HELP = (
     "--yardstick llvm-cov measures by the target's clang source-based coverage build instead (covered "
     "branches by llvm-cov; regions and lines beside): a measure that is no contestant's own feedback map. "
     "--remeasure DIR measures a finished compare's trials again by --yardstick, without running afl-fuzz, "
-    "and writes the result to --out (default DIR-<yardstick>); DIR is only read."
+    "and writes the result to --out (default DIR-<yardstick>); DIR is only read.\n\n"
+    "--resume finishes a compare that was stopped (a long campaign cut short): the trials it finished are "
+    "kept, the rest run, with the same arguments."
 )
 
 
@@ -61,6 +63,9 @@ def compare_cmd(
     remeasure: Annotated[Optional[Path], typer.Option(
         "--remeasure", help="A finished compare's output directory: measure its trials again by --yardstick "
                             "(no afl-fuzz run; the target is the one it recorded unless given).")] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Finish a stopped compare in --out: keep every trial it finished (run as this compare "
+                         "asks; anything else is an error) and run the rest.")] = False,
     no_plot: NoPlotOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -77,6 +82,9 @@ def compare_cmd(
     if remeasure is not None:
         from autotune.compare.remeasure import remeasure_compare
 
+        if resume:
+            raise AutotuneError("--resume finishes a stopped compare; --remeasure measures a finished one again",
+                                fix="drop one of them")
         if config or portfolio or target.corpus is not None:
             raise AutotuneError("--remeasure takes the configurations and seeds of the compare it re-measures",
                                 fix="drop --config/--corpus")
@@ -101,7 +109,7 @@ def compare_cmd(
             raise AutotuneError(f"two configurations are named {dup[0]!r}", fix="give each --portfolio its own NAME")
         res = run_compare(spec=spec, corpus=corpus, configs=configs, trials=trials, seconds=secs,
                           out_dir=out_dir or Path("compare-out"), jobs=jobs, rng_seed=seed, plot=not no_plot,
-                          yardstick=yardstick, progress=say)
+                          yardstick=yardstick, progress=say, resume=resume)
     if json_out:
         print_json(res.to_dict())
         return

@@ -5,6 +5,10 @@ ask: medians with intervals, Mann-Whitney U and Vargha-Delaney A12 per pair, cov
 Output directory: ``compare.json`` (:class:`CompareResult`, schema_version 1), ``compare.md``,
 ``coverage.png``, ``seeds/`` (the corpus as afl-fuzz got it), ``trials/<config>/trial-<k>/``
 (afl-out/, afl-fuzz.log, trial.json, the index file of a runtime configuration that sets one).
+
+A stopped compare resumes (``resume=True``): every trial whose trial.json is there and was run as
+this compare would run it (the same spec: binary, variables, seeds, seconds, seed) is kept, measured
+by the same yardstick; the rest run. A trial.json that differs is an error, never silently mixed in.
 """
 
 from __future__ import annotations
@@ -143,21 +147,56 @@ class CompareResult:
                    remeasure=d.get("remeasure"))
 
 
-def stage_seeds(*, corpus: Path, dest: Path) -> int:
-    """Copy the corpus's files (non-empty, at most 1 MiB) into ``dest``; how many."""
+def _seed_files(corpus: Path) -> list[Path]:
+    return [p for p in sorted(corpus.iterdir()) if p.is_file() and 0 < p.stat().st_size <= MAX_SEED_BYTES]
+
+
+def stage_seeds(*, corpus: Path, dest: Path, keep: bool = False) -> int:
+    """Copy the corpus's files (non-empty, at most 1 MiB) into ``dest``; how many. With ``keep`` (a
+    resumed compare) a ``dest`` already staged is kept, and must hold exactly what the corpus would give."""
     if not corpus.is_dir():
         raise AutotuneError(f"the corpus {corpus} is not a directory", fix="pass --corpus DIR with the seed inputs")
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
-    n = 0
-    for p in sorted(corpus.iterdir()):
-        if p.is_file() and 0 < p.stat().st_size <= MAX_SEED_BYTES:
-            shutil.copyfile(p, dest / p.name)
-            n += 1
-    if n == 0:
+    files = _seed_files(corpus)
+    if not files:
         raise AutotuneError(f"the corpus {corpus} has no file of 1 byte to 1 MiB",
                             fix="put at least one seed input in it")
-    return n
+    if keep and dest.is_dir():
+        staged = sorted(dest.iterdir())
+        if [p.name for p in staged] != [p.name for p in files] or any(
+                a.read_bytes() != b.read_bytes() for a, b in zip(staged, files)):
+            raise AutotuneError(f"the corpus {corpus} is not the one the stopped compare staged in {dest}",
+                                fix="resume with the same --corpus, or start afresh: a new --out, or drop --resume")
+        return len(files)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    for p in files:
+        shutil.copyfile(p, dest / p.name)
+    return len(files)
+
+
+def finished_trial(spec: TrialSpec, yard: Yardstick) -> TrialResult | None:
+    """The result a stopped compare left for ``spec`` (its trial.json), or None when it has none (never
+    run, or stopped mid-trial: run again). A trial.json run otherwise (another binary, variables,
+    seeds, length or seed; another yardstick) is an error naming what differs."""
+    import json
+
+    path = Path(spec.out_dir) / "trial.json"
+    if not path.is_file():
+        return None
+    fix = "resume with the arguments of the stopped compare, or start afresh: a new --out, or drop --resume"
+    try:
+        res = TrialResult.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise AutotuneError(f"{path} cannot be read back ({e})", fix=f"delete {path.parent} to run that trial again") from e
+    was, now = res.spec.to_dict(), spec.to_dict()
+    diff = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))
+    if diff:
+        raise AutotuneError(f"{path} was run otherwise than this compare asks ({', '.join(diff)} differ: "
+                            f"{diff[0]} was {was.get(diff[0])!r}, now {now.get(diff[0])!r})", fix=fix)
+    if res.yardstick is None or res.yardstick.kind != yard.kind:
+        raise AutotuneError(f"{path} was measured by {res.yardstick.kind if res.yardstick else 'no yardstick'}, "
+                            f"this compare by {yard.kind}", fix=fix)
+    return res
 
 
 def _quantile(xs: Sequence[float], q: float) -> float:
@@ -252,10 +291,11 @@ def ensemble_members(c: ConfigSpec, binary_of: Callable[[ConfigSpec], str]) -> t
 def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec], trials: int, seconds: int,
                 out_dir: Path, jobs: int | None = None, rng_seed: int = 0, plot: bool = True,
                 env: Mapping[str, str] | None = None, host: bool = True, yardstick: str = "pcguard",
-                progress: Callable[[str], None] | None = None) -> CompareResult:
+                progress: Callable[[str], None] | None = None, resume: bool = False) -> CompareResult:
     """Build every configuration, run ``trials`` x ``configs`` afl-fuzz trials of ``seconds`` (interleaved,
     ``jobs`` at once), measure each by the yardstick (``yardstick``: pcguard or llvm-cov, see
-    autotune.trials.yardstick.choose_yardstick), write the outputs; the result."""
+    autotune.trials.yardstick.choose_yardstick), write the outputs; the result. With ``resume``, the
+    trials a stopped compare in ``out_dir`` finished are kept (:func:`finished_trial`), the rest run."""
     say = progress or (lambda _m: None)
     if trials < 1 or seconds < 1:
         raise AutotuneError("trials and seconds must be at least 1", fix="pass --trials >= 1 and --minutes/--seconds > 0")
@@ -272,7 +312,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     t0 = time.monotonic()
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    n_seeds = stage_seeds(corpus=corpus, dest=out_dir / "seeds")
+    n_seeds = stage_seeds(corpus=corpus, dest=out_dir / "seeds", keep=resume)
     yard = choose_yardstick(spec=spec, env=benv, choice=yardstick)
     say(f"yardstick: {yard.kind} ({yard.binary})")
     binaries: dict[str, str] = {}
@@ -304,11 +344,19 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
         say(f"{r.spec.config} trial {r.spec.index}: {r.execs_per_s:,.0f} execs/s, "
             f"{y.edges if y else '?'} yardstick {yard.unit}, {r.stats.get('corpus_count')} queued")
 
-    results = run_trials(specs=specs, yardstick=yard, jobs=jobs, caller_env=env, on_done=done,
-                         on_start=lambda s, core: say(f"{s.config} trial {s.index}: afl-fuzz on core {core}"))
+    kept = {i: r for i, r in enumerate(finished_trial(s, yard) for s in specs) if r is not None} if resume else {}
+    if resume:
+        say(f"resuming: {len(kept)} of {len(specs)} trials finished, {len(specs) - len(kept)} to run")
+    fresh = iter(run_trials(specs=[s for i, s in enumerate(specs) if i not in kept], yardstick=yard, jobs=jobs,
+                            caller_env=env, on_done=done,
+                            on_start=lambda s, core: say(f"{s.config} trial {s.index}: afl-fuzz on core {core}")))
+    results = [kept[i] if i in kept else next(fresh) for i in range(len(specs))]
     outcomes = tuple(outcome_of(config=c, binary=binaries[c.name], trials=[r for r in results if r.spec.config == c.name])
                      for c in configs)
     notes = outcome_notes(outcomes, yard)
+    if kept:
+        notes.append(f"resumed: {len(kept)} of {len(specs)} trials were finished by a stopped compare and kept "
+                     f"(their trial.json); the wall time is this run's")
     host_doc = None
     if host:
         from autotune.measure.host import current_host
