@@ -3,7 +3,7 @@
 of its recommendation against AFL++'s default (Klees et al., CCS 2018: K trials x T minutes, one
 yardstick, medians, Mann-Whitney U, A12).
 
-Targets: demo, lz4, libyaml, libjpeg-turbo, jsoncpp (tests/targets/: each library's own build system through
+Targets: demo, lz4, libyaml, libjpeg-turbo, jsoncpp, libtiff (tests/targets/: each library's own build system through
 an OSS-Fuzz style build script, its sample inputs as seeds). Both steps run the CLI as a user would
 (subprocesses, nothing special-cased per target); the compare is skipped when the race recommends
 AFL++'s default (it would compare one configuration with itself). Writes to --out: run/ (the
@@ -51,8 +51,10 @@ def recipe(target: str, seeds_dir: Path) -> tuple[list[str], dict[str, str]]:
         from targets.libjpeg_turbo import LIBJPEG_TURBO as t, libjpeg_turbo_sample_inputs as samples
     elif target == "jsoncpp":
         from targets.jsoncpp import JSONCPP as t, jsoncpp_sample_inputs as samples
+    elif target == "libtiff":
+        from targets.libtiff import LIBTIFF as t, libtiff_sample_inputs as samples
     else:
-        raise SystemExit(f"unknown target {target!r}: demo, lz4, libyaml, libjpeg-turbo, jsoncpp")
+        raise SystemExit(f"unknown target {target!r}: demo, lz4, libyaml, libjpeg-turbo, jsoncpp, libtiff")
     seeds_dir.mkdir(parents=True, exist_ok=True)
     for p in samples():
         shutil.copy(p, seeds_dir / p.name)

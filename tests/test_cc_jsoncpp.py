@@ -6,11 +6,11 @@ documents: the C++ side of the wrapper, the runtime and the fork server on a rea
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from targets.checks import showmap, symbols
 from targets.jsoncpp import JSONCPP, TargetUnavailable, jsoncpp_sample_inputs
 
 pytestmark = [pytest.mark.slow,
@@ -26,21 +26,6 @@ def seeds(tmp_path_factory) -> Path:
     for p in files:
         shutil.copy(p, d / p.name)
     return d
-
-
-def symbols(binary: Path, which: str) -> set[str]:
-    out = subprocess.run(["nm", "-C", which, str(binary)], capture_output=True, text=True, timeout=120).stdout
-    return {line.split(None, 2)[-1] for line in out.splitlines() if line.strip()}
-
-
-def showmap(binary: Path, seeds: Path, work: Path) -> tuple[int, int]:
-    """(edges hit over all seeds, the map's size) by validate's afl-showmap -C run."""
-    from autotune.afl import base_env
-    from autotune.validate.afl_runs import showmap as afl_showmap
-
-    work.mkdir()
-    r = afl_showmap(binary=binary, corpus=seeds, env={**base_env(), "AUTOTUNE_METRIC": "guard"}, work=work)
-    return r.tuples, r.map_bytes
 
 
 def test_jsoncpp_builds_through_cmake_with_both_compilers_and_runs_under_afl_showmap(seeds, tmp_path):
