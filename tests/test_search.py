@@ -13,8 +13,8 @@ import pytest
 
 from autotune.errors import AutotuneError
 from autotune.race.core import Contestant, RaceResult, TrialFigures
-from autotune.race.search import (Point, SpaceFacts, contestant_for, enumerate_space, nearest_feasible,
-                                  plan_search, prior_seeds, rule_out, run_search)
+from autotune.race.search import (Point, SpaceFacts, budget_for, contestant_for, enumerate_space, fit_search,
+                                  nearest_feasible, plan_search, plan_sentence, prior_seeds, rule_out, run_search)
 
 METRICS = ("guard", "edge", "ngram-2", "ngram-4", "ngram-8", "caller", "ctx")
 FACTS = SpaceFacts(keys={"guard": 2000.0, "edge": 3000.0, "ngram-2": 8000.0, "ngram-4": 20000.0,
@@ -141,6 +141,37 @@ def test_too_small_a_budget_names_the_minimum():
     assert "--budget" in e.value.fix and any(ch.isdigit() for ch in e.value.fix)
     plan, batches = plan_search(candidates=6, first_batch=4, batch=2, budget_s=3000, jobs=2)
     assert batches == (4, 2) and [p.candidates for p in plan] == [6, 3, 2, 1]
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3, 8])
+def test_what_the_budget_buys_is_what_the_plan_buys(jobs):
+    """budget_for(k) is the smallest budget at which fit_search plans k proposals or more (so the budgets
+    the user is told to pass buy what they say), for any number of parallel trials."""
+    def proposals(budget):
+        try:
+            return sum(fit_search(space_size=500, seeds=4, budget_s=budget, jobs=jobs, repeats=3, eta=2,
+                                  min_trial_s=20, overhead_s=5.0)[1])
+        except AutotuneError:
+            return 0
+
+    for k in range(1, 13):
+        b = budget_for(candidates=k, seeds=4, jobs=jobs, repeats=3, eta=2, min_trial_s=20, overhead_s=5.0)
+        assert proposals(b) >= k > proposals(b - 1), (k, b)
+
+
+def test_the_plan_sentence_names_the_prior_the_model_and_the_next_budgets():
+    kw = dict(seeds=4, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5.0)
+    plan, batches = fit_search(space_size=500, budget_s=480, **kw)
+    text = plan_sentence(plan=plan, batches=batches, space_size=500, budget_s=480, **kw)
+    more, first = budget_for(candidates=sum(batches) + 1, **kw), budget_for(candidates=5, **kw)
+    assert text.startswith(f"the budget (480 s) buys {sum(batches)} proposals ({sum(batches)} from the prior, 0 from")
+    assert f"--budget {more} buys {sum(batches) + 1}" in text and f"--budget {first} the model's first" in text
+    plan, batches = fit_search(space_size=500, budget_s=first, **kw)
+    text = plan_sentence(plan=plan, batches=batches, space_size=500, budget_s=first, **kw)
+    assert "1 from the model" in text or "2 from the model" in text
+    assert "the model's first" not in text
+    plan, batches = fit_search(space_size=1, budget_s=3600, **kw)  # nothing more to buy
+    assert ";" not in plan_sentence(plan=plan, batches=batches, space_size=1, budget_s=3600, **kw)
 
 
 def test_the_history_round_trips_through_json():

@@ -478,20 +478,12 @@ class Model:
 # ---- the search --------------------------------------------------------------------------------
 
 
-def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: float, jobs: int,
-                repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-                overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS
-                ) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
-    """(rungs, first-rung batch sizes) for ``candidates`` proposals: the first batch runs with the
-    default's trials, later batches (of ``batch``) each after the model has seen the earlier ones; the
-    rungs after the first are successive halving's. Raises like plan_race when t0 < min_trial_s."""
+def _search_waves(*, candidates: int, first_batch: int, batch: int, jobs: int, repeats: int, eta: int,
+                  final_repeats: int) -> tuple[list[int], list[int], list[int], list[int]]:
+    """(first-rung batch sizes, proposals entering each rung, trials per proposal each rung, waves of
+    trials each rung) for ``candidates`` proposals."""
     from autotune.race.core import _entering
 
-    if candidates < 1:
-        raise AutotuneError("the search has no configuration to try", fix="allow more metrics (--metrics)")
-    if jobs < 1 or repeats < 1 or eta < 2 or batch < 1:
-        raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
-                            fix="use jobs >= 1, repeats >= 1 and eta >= 2")
     sizes = [min(candidates, max(1, first_batch))]
     while sum(sizes) < candidates:
         sizes.append(min(batch, candidates - sum(sizes)))
@@ -499,6 +491,63 @@ def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: floa
     reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
     waves = [_waves((sizes[0] + 1) * reps[0], jobs) + sum(_waves(b * reps[0], jobs) for b in sizes[1:])]
     waves += [_waves((m + 1) * r, jobs) for m, r in zip(entering[1:], reps[1:])]
+    return sizes, entering, reps, waves
+
+
+def budget_for(*, candidates: int, seeds: int, jobs: int, repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA,
+               min_trial_s: int = DEFAULT_MIN_TRIAL_S, overhead_s: float = DEFAULT_OVERHEAD_S,
+               final_repeats: int = DEFAULT_FINAL_REPEATS) -> int:
+    """The smallest budget (whole seconds) at which :func:`fit_search` plans ``candidates`` proposals or
+    more. fit_search takes the most proposals with first trials of twice ``min_trial_s`` when two or
+    more fit so, else the most with trials of ``min_trial_s``: so ``candidates`` first fit with the
+    shorter trials, unless two already fit with the longer ones by then."""
+
+    def need(k: int, shortest: int) -> float:
+        *_, waves = _search_waves(candidates=k, first_batch=min(seeds, k) or 1, batch=jobs, jobs=jobs,
+                                  repeats=repeats, eta=eta, final_repeats=final_repeats)
+        return first_trial_s(waves=waves, eta=eta, budget_s=0.0, overhead_s=overhead_s, min_trial_s=shortest)[1] or 0.0
+
+    short = need(candidates, min_trial_s)
+    if candidates < 2 or short < need(2, 2 * min_trial_s):
+        return math.ceil(short)
+    return math.ceil(need(candidates, 2 * min_trial_s))
+
+
+def plan_sentence(*, plan: Sequence[RungPlan], batches: Sequence[int], seeds: int, space_size: int, budget_s: float,
+                  jobs: int, repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA,
+                  min_trial_s: int = DEFAULT_MIN_TRIAL_S, overhead_s: float = DEFAULT_OVERHEAD_S,
+                  final_repeats: int = DEFAULT_FINAL_REPEATS, max_proposals: int = MAX_PROPOSALS) -> str:
+    """What the budget buys, for the user: proposals (from the prior, from the model), trial lengths, and
+    the budget that buys one more proposal and the model's first (:func:`budget_for`)."""
+    n = sum(batches)
+    prior = min(seeds, n)
+    kw = dict(seeds=seeds, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s,
+              final_repeats=final_repeats)
+    lengths = ", ".join(f"{r.seconds} s" for r in plan)
+    out = (f"the budget ({budget_s:.0f} s) buys {n} proposal{'s' if n != 1 else ''} ({prior} from the prior, "
+           f"{n - prior} from the model) in rungs of {lengths} trials")
+    more = []
+    if n < min(space_size, max_proposals):
+        more.append(f"--budget {budget_for(candidates=n + 1, **kw)} buys {n + 1}")
+    if n == prior and seeds < min(space_size, max_proposals):
+        more.append(f"--budget {budget_for(candidates=seeds + 1, **kw)} the model's first")
+    return out + ("; " + ", ".join(more) if more else "")
+
+
+def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: float, jobs: int,
+                repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+                overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS
+                ) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
+    """(rungs, first-rung batch sizes) for ``candidates`` proposals: the first batch runs with the
+    default's trials, later batches (of ``batch``) each after the model has seen the earlier ones; the
+    rungs after the first are successive halving's. Raises like plan_race when t0 < min_trial_s."""
+    if candidates < 1:
+        raise AutotuneError("the search has no configuration to try", fix="allow more metrics (--metrics)")
+    if jobs < 1 or repeats < 1 or eta < 2 or batch < 1:
+        raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
+                            fix="use jobs >= 1, repeats >= 1 and eta >= 2")
+    sizes, entering, reps, waves = _search_waves(candidates=candidates, first_batch=first_batch, batch=batch,
+                                                 jobs=jobs, repeats=repeats, eta=eta, final_repeats=final_repeats)
     t0, need = first_trial_s(waves=waves, eta=eta, budget_s=budget_s, overhead_s=overhead_s,
                              min_trial_s=min_trial_s)
     if need is not None:
@@ -544,11 +593,12 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
                max_proposals: int = MAX_PROPOSALS, ruled_out: Mapping[str, int] | None = None,
                on_rung: Callable[[Rung], None] | None = None, on_batch: Callable[[dict], None] | None = None,
                final_repeats: int = DEFAULT_FINAL_REPEATS,
-               wrap: Callable[[Contestant], Contestant] | None = None) -> RaceResult:
+               wrap: Callable[[Contestant], Contestant] | None = None,
+               notice: Callable[[str], None] | None = None) -> RaceResult:
     """Search ``space`` against ``default`` in afl-fuzz and decide what to recommend (module docstring).
     ``wrap``: what a point's contestant becomes before it runs (autotune run --instances N: a portfolio
     with AFL++'s default as its main and the point on its secondaries; ``Contestant.tuned`` is the
-    point's own)."""
+    point's own). ``notice`` hears once what the budget buys (:func:`plan_sentence`)."""
     wrap = wrap or (lambda c: c)
     if not default.is_default:
         raise AutotuneError("the search needs AFL++'s default as its default contestant",
@@ -560,6 +610,11 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
     plan, batches = fit_search(space_size=len(space), seeds=len(seeds), budget_s=budget_s, jobs=jobs,
                                repeats=repeats, eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s,
                                max_proposals=max_proposals, final_repeats=final_repeats)
+    if notice:
+        notice("search: " + plan_sentence(plan=plan, batches=batches, seeds=len(seeds), space_size=len(space),
+                                          budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                                          min_trial_s=min_trial_s, overhead_s=overhead_s,
+                                          final_repeats=final_repeats, max_proposals=max_proposals))
     rng = random.Random(seed)
     model = Model(facts=facts, seed=seed)
     t_start = time.monotonic()

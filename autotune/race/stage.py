@@ -354,7 +354,7 @@ def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estim
     return run_search(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare, run_trials=backend,
                       budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
                       overhead_s=overhead_s, alpha=alpha, seed=seed, ruled_out=ruled, on_rung=on_rung,
-                      on_batch=on_batch, final_repeats=final_repeats, wrap=wrap)
+                      on_batch=on_batch, final_repeats=final_repeats, wrap=wrap, notice=notice)
 
 
 def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
@@ -420,7 +420,8 @@ def rung_line(rung: Rung) -> str:
 
 
 def batch_line(b: Mapping[str, Any]) -> str:
-    return (f"search: {b['tried']} configurations tried, {b['afl_seconds']:,.0f} afl-fuzz seconds; best so far "
+    return (f"search: {b['tried']} configuration{'s' if b['tried'] != 1 else ''} tried, "
+            f"{b['afl_seconds']:,.0f} afl-fuzz seconds; best so far "
             f"{b['best']} (model: {b['best_objective']:+.3f} vs the default)")
 
 
