@@ -10,22 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from targets.checks import showmap, symbols
-from targets.jsoncpp import JSONCPP, TargetUnavailable, jsoncpp_sample_inputs
+from targets.checks import sample_seeds, showmap, symbols
+from targets.jsoncpp import JSONCPP, jsoncpp_sample_inputs
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("afl-showmap") is None, reason="AFL++ is not installed")]
 
 @pytest.fixture(scope="module")
 def seeds(tmp_path_factory) -> Path:
-    try:
-        files = jsoncpp_sample_inputs()
-    except TargetUnavailable as exc:
-        pytest.skip(f"apt-get source libjsoncpp is impossible on this machine: {exc}")
-    d = tmp_path_factory.mktemp("jsoncpp-seeds")
-    for p in files:
-        shutil.copy(p, d / p.name)
-    return d
+    return sample_seeds(tmp_path_factory.mktemp("jsoncpp-seeds"), jsoncpp_sample_inputs, "libjsoncpp")
 
 
 def test_jsoncpp_builds_through_cmake_with_both_compilers_and_runs_under_afl_showmap(seeds, tmp_path):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from targets.checks import showmap, symbols
-from targets.libtiff import LIBTIFF, TargetUnavailable, libtiff_sample_inputs
+from targets.checks import sample_seeds, showmap, symbols
+from targets.libtiff import LIBTIFF, libtiff_sample_inputs
 
 AUTOTUNE_CC = Path(sys.executable).parent / "autotune-cc"
 
@@ -24,14 +24,7 @@ pytestmark = [pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def seeds(tmp_path_factory) -> Path:
-    try:
-        files = libtiff_sample_inputs()
-    except TargetUnavailable as exc:
-        pytest.skip(f"apt-get source tiff is impossible on this machine: {exc}")
-    d = tmp_path_factory.mktemp("libtiff-seeds")
-    for p in files:
-        shutil.copy(p, d / p.name)
-    return d
+    return sample_seeds(tmp_path_factory.mktemp("libtiff-seeds"), libtiff_sample_inputs, "tiff")
 
 
 def build_dir(harness: Path) -> Path:

@@ -22,7 +22,7 @@ from typing import Callable, Mapping, Sequence
 from autotune import afl
 from autotune.compare.config import CC_AFL, ConfigSpec
 from autotune.errors import AutotuneError
-from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic
+from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_text_atomic
 from autotune.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
 from autotune.target import TargetSpec, build
 from autotune.trials import TrialResult, TrialSpec, Yardstick, choose_yardstick, host_cores, interleaved, run_trials
@@ -178,15 +178,13 @@ def finished_trial(spec: TrialSpec, yard: Yardstick) -> TrialResult | None:
     """The result a stopped compare left for ``spec`` (its trial.json), or None when it has none (never
     run, or stopped mid-trial: run again). A trial.json run otherwise (another binary, variables,
     seeds, length or seed; another yardstick) is an error naming what differs."""
-    import json
-
     path = Path(spec.out_dir) / "trial.json"
     if not path.is_file():
         return None
     fix = "resume with the arguments of the stopped compare, or start afresh: a new --out, or drop --resume"
     try:
-        res = TrialResult.from_dict(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        res = TrialResult.from_dict(read_json(path))
+    except (AutotuneError, ValueError, KeyError, TypeError) as e:
         raise AutotuneError(f"{path} cannot be read back ({e})", fix=f"delete {path.parent} to run that trial again") from e
     was, now = res.spec.to_dict(), spec.to_dict()
     diff = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))

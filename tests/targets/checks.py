@@ -1,10 +1,30 @@
-"""What the real-library tests check of a build: its symbols (nm) and what the real afl-showmap
-sees of its seeds (validate's own run and parse, autotune.validate.afl_runs)."""
+"""What the real-library tests share: the target's sample inputs as a seed directory, a build's
+symbols (nm) and what the real afl-showmap sees of the seeds (validate's own run and parse,
+autotune.validate.afl_runs)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
+from typing import Callable, Iterable
+
+
+def sample_seeds(dest: Path, samples: Callable[[], Iterable[Path]], package: str) -> Path:
+    """``samples()`` copied into ``dest`` (made here); the calling test is skipped when the target's
+    Debian source package cannot be fetched on this machine."""
+    import pytest
+
+    from targets.script_target import TargetUnavailable
+
+    try:
+        files = list(samples())
+    except TargetUnavailable as exc:
+        pytest.skip(f"apt-get source {package} is impossible on this machine: {exc}")
+    dest.mkdir(parents=True, exist_ok=True)
+    for p in files:
+        shutil.copy(p, dest / p.name)
+    return dest
 
 
 def symbols(binary: Path, which: str) -> set[str]:

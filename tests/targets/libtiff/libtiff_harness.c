@@ -75,34 +75,22 @@ static void quiet(const char *module, const char *fmt, va_list ap) {
 
 static FILE *devnull;
 
+/* Decode every strip (or tile) of the directory, one buffer of a strip's (a tile's) size, up to
+ * MAX_BYTES decoded in all. */
 static void read_raw(TIFF *tif) {
-  if (TIFFIsTiled(tif)) {
-    tmsize_t n = TIFFTileSize(tif);
-    if (n <= 0 || (uint64_t)n > MAX_BYTES)
-      return;
-    void *buf = malloc((size_t)n);
-    if (buf == NULL)
-      return;
-    uint32_t tiles = TIFFNumberOfTiles(tif);
-    uint64_t total = 0;
-    for (uint32_t t = 0; t < tiles && total <= MAX_BYTES; t++, total += (uint64_t)n)
-      if (TIFFReadEncodedTile(tif, t, buf, n) < 0)
-        break;
-    free(buf);
-  } else {
-    tmsize_t n = TIFFStripSize(tif);
-    if (n <= 0 || (uint64_t)n > MAX_BYTES)
-      return;
-    void *buf = malloc((size_t)n);
-    if (buf == NULL)
-      return;
-    uint32_t strips = TIFFNumberOfStrips(tif);
-    uint64_t total = 0;
-    for (uint32_t s = 0; s < strips && total <= MAX_BYTES; s++, total += (uint64_t)n)
-      if (TIFFReadEncodedStrip(tif, s, buf, n) < 0)
-        break;
-    free(buf);
-  }
+  int tiled = TIFFIsTiled(tif);
+  tmsize_t n = tiled ? TIFFTileSize(tif) : TIFFStripSize(tif);
+  if (n <= 0 || (uint64_t)n > MAX_BYTES)
+    return;
+  void *buf = malloc((size_t)n);
+  if (buf == NULL)
+    return;
+  uint32_t parts = tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < parts && total <= MAX_BYTES; i++, total += (uint64_t)n)
+    if ((tiled ? TIFFReadEncodedTile(tif, i, buf, n) : TIFFReadEncodedStrip(tif, i, buf, n)) < 0)
+      break;
+  free(buf);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
