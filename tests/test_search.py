@@ -118,6 +118,33 @@ def test_the_default_stands_when_nothing_beats_it():
     assert "the default is recommended" in r.decision.reason or "stopped early" in r.decision.reason
 
 
+def test_one_host_slowed_trial_does_not_decide_a_rung():
+    """libtiff, 11-26: guard ahead of the default in two of its three rung-0 pairs, its first trial
+    run by a slowed host at a quarter of its speed; edge behind in all three. The rung promotes guard."""
+    space, ruled = enumerate_space(metrics=METRICS, facts=FACTS)
+    seeds = prior_seeds(space=space)
+    assert [p.metric for p, _ in seeds[:2]] == ["guard", "edge"]
+
+    def run_trials(specs):
+        out = []
+        for s in specs:
+            cov, eps = 2560.0, 50000.0
+            if s.contestant.startswith("guard"):
+                cov, eps = (1820.0, 14000.0) if (s.rung, s.repeat) == (0, 0) else (2600.0, 62000.0)
+            elif s.contestant != DEFAULT.name:
+                cov, eps = 2460.0, 38000.0
+            out.append(TrialFigures(contestant=s.contestant, rung=s.rung, repeat=s.repeat, seconds=s.seconds,
+                                    coverage=int(cov), execs_per_s=eps, queue=100))
+        return out
+
+    r = run_search(default=DEFAULT, space=space, seeds=seeds, facts=FACTS, prepare=lambda cands: {},
+                   run_trials=run_trials, budget_s=480, jobs=2, seed=1, ruled_out=ruled)
+    rung0 = r.rungs[0]
+    assert len(rung0.entered) == 2 and rung0.kept[0].startswith("guard")
+    guard0 = next(o for o in r.search["observations"] if o["rung"] == 0 and o["name"].startswith("guard"))
+    assert len(guard0["pairs"]) == 3 and guard0["objective"] == sorted(guard0["pairs"])[1] > 0
+
+
 def test_a_candidate_whose_build_fails_is_dropped_with_the_reason_and_the_search_goes_on():
     calls = []
 

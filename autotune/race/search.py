@@ -11,8 +11,11 @@ rung and afl-fuzz seed (``-s``). One pair gives
 
 (yardstick edges; the speed term only breaks near-ties: a 2x faster configuration is worth 1.4 %
 more edges, because over a longer campaign speed turns into coverage). A point's observation at a
-rung is the mean over its pairs, with variance pooled over every observation so far divided by
-the pairs: the noise is modelled, not assumed away, and no single trial is taken at face value.
+rung is the median of its pairs (one trial the host slowed must not decide a rung: a mean once
+promoted a configuration whose three pairs were all behind over one whose only bad pair ran at a
+quarter of its usual speed), with variance pooled over every observation so far, scaled to the
+median of that many pairs: the noise is modelled, not assumed away, and no single trial is taken
+at face value.
 
 The model: a Gaussian process (scikit-optimize's ``GaussianProcessRegressor``, Matern 5/2 with
 one length scale per feature) over features of the point (the census's log2 keys of its metric,
@@ -354,7 +357,16 @@ class Observation:
 
     @property
     def y(self) -> float:
-        return statistics.fmean(self.pairs)
+        """The median of the pairs: one trial the host slowed (on this VM single 28 s trials of one
+        configuration ranged 14k-68k execs/s) moves it far less than it moves a mean."""
+        return statistics.median(self.pairs)
+
+    @property
+    def y_var_factor(self) -> float:
+        """The variance of :attr:`y` over one pair's variance: 1/n for a mean of n, pi/(2n) for the
+        median of n >= 3 (its large-sample variance under normal noise; a mean for n <= 2)."""
+        n = len(self.pairs)
+        return 1.0 / n if n <= 2 else math.pi / (2 * n)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "point": self.point.to_dict(), "rung": self.rung, "seconds": self.seconds,
@@ -406,7 +418,7 @@ class Model:
             self._gp = None
             return False
         var = self.pair_var()
-        rows = [(features(o.point, self.facts, o.fidelity), o.y, var / len(o.pairs)) for o in self.obs]
+        rows = [(features(o.point, self.facts, o.fidelity), o.y, var * o.y_var_factor) for o in self.obs]
         rows += [(features(p, self.facts, f), y, var) for p, f, y in extra]
         X = np.array([r[0] for r in rows], dtype=float)
         y = np.array([r[1] for r in rows], dtype=float)
