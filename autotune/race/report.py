@@ -151,7 +151,7 @@ def search_markdown(search: dict) -> list[str]:
     ruled = ", ".join(f"{k} {v}" for k, v in sorted(sp.get("ruled_out", {}).items())) or "none"
     lines = ["", "## The search", "",
              f"{sp['points']} configurations could run here (ruled out by the census and the host: {ruled}); "
-             f"first-rung batches {search['batches']}. Objective of a configuration at a rung: the mean over its "
+             f"first-rung batches {search['batches']}. Objective of a configuration at a rung: the median over its "
              f"trials of ln((edges + 1) / (default's edges + 1)) + {search['speed_weight']} x ln(execs/s ratio), "
              f"each trial paired with the default's of the same afl-fuzz seed; pair noise sd "
              f"{search['pair_sd']:.3f} (pooled).", "",
