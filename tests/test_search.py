@@ -120,7 +120,8 @@ def test_the_default_stands_when_nothing_beats_it():
 
 def test_one_host_slowed_trial_does_not_decide_a_rung():
     """libtiff, 11-26: guard ahead of the default in two of its three rung-0 pairs, its first trial
-    run by a slowed host at a quarter of its speed; edge behind in all three. The rung promotes guard."""
+    at a quarter of its speed (its afl-fuzz seed led it to slow inputs); edge behind in all three. The
+    rung promotes guard."""
     space, ruled = enumerate_space(metrics=METRICS, facts=FACTS)
     seeds = prior_seeds(space=space)
     assert [p.metric for p, _ in seeds[:2]] == ["guard", "edge"]

@@ -11,9 +11,10 @@ rung and afl-fuzz seed (``-s``). One pair gives
 
 (yardstick edges; the speed term only breaks near-ties: a 2x faster configuration is worth 1.4 %
 more edges, because over a longer campaign speed turns into coverage). A point's observation at a
-rung is the median of its pairs (one trial the host slowed must not decide a rung: a mean once
-promoted a configuration whose three pairs were all behind over one whose only bad pair ran at a
-quarter of its usual speed), with variance pooled over every observation so far, scaled to the
+rung is the median of its pairs (one pair far out must not decide a rung: on libtiff a mean
+promoted a configuration behind the default in all three pairs over one ahead in two whose third
+trial ran at a quarter of its usual speed, reproducibly from that afl-fuzz seed; and `autotune
+compare` judges medians too), with variance pooled over every observation so far, scaled to the
 median of that many pairs: the noise is modelled, not assumed away, and no single trial is taken
 at face value.
 
@@ -357,8 +358,9 @@ class Observation:
 
     @property
     def y(self) -> float:
-        """The median of the pairs: one trial the host slowed (on this VM single 28 s trials of one
-        configuration ranged 14k-68k execs/s) moves it far less than it moves a mean."""
+        """The median of the pairs: one pair far out (a trial whose afl-fuzz seed led it to slow
+        inputs: 14k execs/s against 60-68k in the same configuration's other trials) moves it far
+        less than it moves a mean."""
         return statistics.median(self.pairs)
 
     @property
