@@ -275,6 +275,23 @@ def test_inline_counters_do_not_leak_into_the_next_input(afl_bins, tmp_path, per
     assert blocks == together
 
 
+@needs_afl
+@pytest.mark.parametrize("kind, metric", [("guard", "guard"), ("blocks", "edge")])
+def test_one_time_initialisation_is_not_the_first_inputs_coverage(tmp_path, kind, metric):
+    """AFL++'s libFuzzer driver runs the harness once before its first input and forgets that run;
+    so does each of our children. afl-showmap through one persistent child: the first file's map is
+    the map of the same bytes run later, without the harness's one-time init (lazyinit.c)."""
+    binary = build_harness(sources=[PROGRAMS_AFL / "lazyinit.c"], output=tmp_path / f"lazy-{kind}",
+                           extra_cflags=["-O0"], kind=kind)
+    in_dir = tmp_path / "in"
+    in_dir.mkdir()
+    for name, data in {"a0": b"AAx\x90", "a1": b"\x01\x02", "a2": b"AAx\x90"}.items():
+        (in_dir / name).write_bytes(data)
+    env = clean_env(AUTOTUNE_METRIC=metric, AUTOTUNE_AFL_PERSISTENT="10000")
+    maps = _showmap_maps(binary, in_dir, tmp_path / "o", env)
+    assert maps["a0"] and maps["a0"] == maps["a2"] and maps["a0"] != maps["a1"]
+
+
 def _neverzero(v: int) -> int:
     """An 8-bit NeverZero counter after v increments from 0 (AFL++'s PCGUARD: 255 + 1 = 1)."""
     return 0 if v == 0 else (v - 1) % 255 + 1
