@@ -118,7 +118,7 @@ def test_the_default_stands_when_nothing_beats_it():
     assert "the default is recommended" in r.decision.reason or "stopped early" in r.decision.reason
 
 
-def test_one_host_slowed_trial_does_not_decide_a_rung():
+def test_one_far_out_pair_does_not_decide_a_rung():
     """libtiff, 11-26: guard ahead of the default in two of its three rung-0 pairs, its first trial
     at a quarter of its speed (its afl-fuzz seed led it to slow inputs); edge behind in all three. The
     rung promotes guard."""
