@@ -476,8 +476,10 @@ static void run_one(aflfs_state *s, cov_test_one_fn test_one) {
  * inside LLVMFuzzerTestOneInput (static tables, lazily registered codecs) then never shows as the
  * first input's coverage in each new child: without it afl-fuzz 4.04c saw variable edges on
  * libtiff's guard build (stability 99.79 %, 4 variable bytes; AFL++'s own build 100 %) and spent
- * its long calibration on them. afl cleared its map before the request that started this child;
- * the warm-up's counts are cleared here (afl's map; the wide counters are zeroed per input). */
+ * its long calibration on them. It runs after afl has the child's pid, so afl's timeout covers it
+ * as it covers AFL++'s call (a harness that hangs on it is killed, never waited for). afl cleared
+ * its map before the request that started this child; the warm-up's counts are cleared here
+ * (afl's map; the wide counters are zeroed per input). */
 static void warm_up(aflfs_state *s, cov_test_one_fn test_one) {
   static const uint8_t dummy[4];
   cov_exec_begin();
@@ -576,19 +578,24 @@ __attribute__((noreturn)) static void child_lost_pipes(uint32_t stage) {
   _exit(0);
 }
 
+/* The child takes afl's request: RUN before the pid. afl's timeout kill can land as soon as afl
+ * has read the pid, even before this child runs another instruction (afl-fuzz, woken by the pid,
+ * often takes the core); a child dying there owes a status only. With the store after the write,
+ * such a death read as ASKED and the server sent the pid a second time: afl-fuzz 4.04c read it as
+ * the status ("crashes" with the pid's low bits as the signal) and later aborted ("Fork server is
+ * misbehaving"), once in 27 million lz4 executions under a 20 ms timeout. */
+static void child_answers(uint32_t self) {
+  aflfs_sh->stage = AFLFS_RUN;
+  if (write4(AFLFS_ST_FD, self) != 0) child_lost_pipes(AFLFS_ASKED);
+}
+
 __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_test_one_fn test_one) {
   const uint32_t self = (uint32_t)getpid();
   (void)fcntl(AFLFS_CTL_FD, F_SETFD, FD_CLOEXEC); /* not for programs the harness runs */
   (void)fcntl(AFLFS_ST_FD, F_SETFD, FD_CLOEXEC);
-  for (uint32_t it = 0;;) { /* this input's request is read (the first one by the server) */
-    /* RUN before the pid: afl's timeout kill can land as soon as afl has read it, even before
-     * this child runs another instruction (afl-fuzz, woken by the pid, often takes the core);
-     * a child dying there owes a status only. With the store after the write, such a death read
-     * as ASKED and the server sent the pid a second time: afl-fuzz 4.04c read it as the status
-     * ("crashes" with the pid's low bits as the signal) and later aborted ("Fork server is
-     * misbehaving"), once in 27 million lz4 executions under a 20 ms timeout. */
-    aflfs_sh->stage = AFLFS_RUN;
-    if (write4(AFLFS_ST_FD, self) != 0) child_lost_pipes(AFLFS_ASKED);
+  child_answers(self); /* the first request was read by the server */
+  warm_up(s, test_one); /* after the pid: in afl's timed window, as AFL++'s driver's call is */
+  for (uint32_t it = 0;;) {
     run_one(s, test_one);
     if (++it >= s->cfg.iters) _exit(0); /* the server sends "exited 0" (stage RUN) */
     aflfs_sh->stage = AFLFS_REPORT;
@@ -604,6 +611,7 @@ __attribute__((noreturn)) static void child_loop_reporting(aflfs_state *s, cov_t
       aflfs_sh->stage = AFLFS_IDLE; /* nothing taken, nothing owed: the server sees the end too */
       _exit(0);
     }
+    child_answers(self);
   }
 }
 
@@ -694,10 +702,10 @@ static pid_t spawn(aflfs_state *s, cov_test_one_fn test_one, pid_t server) {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the server, even when stopped */
     if (getppid() != server) _exit(0);
     if (aflfs_watching) sigaction(SIGCHLD, &aflfs_old_sigchld, NULL); /* the harness's own */
-    warm_up(s, test_one);
-    if (aflfs_sh) child_loop_reporting(s, test_one);
+    if (aflfs_sh) child_loop_reporting(s, test_one); /* it warms up once it has sent its pid */
     close(AFLFS_CTL_FD);
     close(AFLFS_ST_FD);
+    warm_up(s, test_one); /* the server sends the pid: afl's timed window, as for AFL++'s driver */
     if (s->sync) child_loop_futex(s, test_one);
     child_loop(s, test_one);
   }

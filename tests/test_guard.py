@@ -292,6 +292,24 @@ def test_one_time_initialisation_is_not_the_first_inputs_coverage(tmp_path, kind
     assert maps["a0"] and maps["a0"] == maps["a2"] and maps["a0"] != maps["a1"]
 
 
+@needs_afl
+@pytest.mark.parametrize("status", ["child", "server"])
+def test_a_warm_up_that_hangs_is_timed_out_by_afl_fuzz(tmp_path, status):
+    """The warm-up runs once afl has the child's pid, inside afl's timed window, as AFL++'s driver's
+    call does: a harness whose one-time init never returns is killed by afl-fuzz's timeout, and
+    afl-fuzz stops with its own timeout error instead of waiting for a pid for ever."""
+    binary = build_harness(sources=[PROGRAMS_AFL / "lazyinit.c"], output=tmp_path / "lazy", extra_cflags=["-O0"],
+                           kind="guard")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "seed").write_bytes(b"AAAA")
+    proc = subprocess.run([AFL_FUZZ, "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-t", "200", "-V", "5",
+                           "--", str(binary)],
+                          env=clean_env(AUTOTUNE_METRIC="guard", AUTOTUNE_AFL_STATUS=status, LAZYINIT_HANG="1"),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path)
+    text = output(proc)
+    assert proc.returncode != 0 and "time" in text.lower(), text[-3000:]
+
+
 def _neverzero(v: int) -> int:
     """An 8-bit NeverZero counter after v increments from 0 (AFL++'s PCGUARD: 255 + 1 = 1)."""
     return 0 if v == 0 else (v - 1) % 255 + 1

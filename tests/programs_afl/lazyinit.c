@@ -1,13 +1,18 @@
 /* A harness with one-time initialisation inside LLVMFuzzerTestOneInput, as libtiff registers its
- * codecs on first use: the first call in a process runs init()'s blocks, later calls do not. */
+ * codecs on first use: the first call in a process runs init()'s blocks, later calls do not. With
+ * LAZYINIT_HANG set the init never returns. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 static int ready;
 static volatile uint8_t table[64];
 static volatile unsigned sink;
 
 static void init(void) {
+  if (getenv("LAZYINIT_HANG"))
+    for (;;)
+      sink++;
   for (unsigned i = 0; i < sizeof table; i++) {
     if (i % 3 == 0)
       table[i] = (uint8_t)(i * 7u);
