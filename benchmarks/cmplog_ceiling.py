@@ -138,9 +138,10 @@ def summarise(results: list[dict], targets: list[str]) -> dict:
     return out
 
 
-def render(summary: dict, versions: str) -> str:
+def render(summary: dict, versions: str, *, trials: int, minutes: float) -> str:
     lines = ["# CMPLOG against the ceiling (benchmarks/cmplog_ceiling.py)", "",
-             f"AFL++'s default build with and without its CMPLOG companion (`-c`), seed-paired, {versions}; "
+             f"AFL++'s default build with and without its CMPLOG companion (`-c`), seed-paired, {trials} x "
+             f"{minutes:g} min a side, {versions}; "
              "final yardstick edges (AFL++'s PCGUARD build under afl-showmap), the time to 99 % of each "
              "trial's final figure, and the highest figure of any committed 10-min campaign of the target.", "",
              "| target | default | default + CMPLOG | execs/s | t99 (s) | p (MWU) | committed 10-min campaigns |",
@@ -208,8 +209,9 @@ def main(argv: list[str] | None = None) -> int:
                                                        "targets": summary, "trials": results,
                                                        "arguments": vars(args) | {"out": str(args.out)}},
                                                       indent=1, default=str))
-    (args.out / "summary.md").write_text(render(summary, versions))
-    print(render(summary, versions))
+    text = render(summary, versions, trials=args.trials, minutes=args.minutes)
+    (args.out / "summary.md").write_text(text)
+    print(text)
     return 0
 
 
