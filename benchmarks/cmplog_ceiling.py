@@ -94,8 +94,9 @@ def measure_trial(*, tdir: Path, target: str, arm: str, rng_seed: int, seconds: 
 
 
 def committed_ceiling(target: str) -> dict:
-    """The highest and lowest final yardstick figure of every committed 10-min campaign of the target
-    (benchmarks/results/compare-* and portfolio-*, pcguard yardstick), per file."""
+    """The lowest and highest final yardstick figure of every committed 10-min campaign of the target
+    (benchmarks/results/compare-* and portfolio-*, pcguard yardstick) per file, and the median time at
+    which its trials reached 99 % of their final figure."""
     seen = []
     for f in sorted(RESULTS.glob(f"*-{target}-*.json")):
         if not f.name.startswith(("compare-", "portfolio-")) or "llvmcov" in f.name or f.name.endswith("-summary.json"):
@@ -103,10 +104,12 @@ def committed_ceiling(target: str) -> dict:
         d = json.loads(f.read_text())
         if d.get("seconds") != 600 or (d.get("yardstick") or {}).get("kind", "aflpp-pcguard") != "aflpp-pcguard":
             continue
-        edges = [t["yardstick"]["edges"] for c in d["configs"] for t in c.get("trials", [])
-                 if isinstance(t, dict) and t.get("yardstick")]
+        ys = [t["yardstick"] for c in d["configs"] for t in c.get("trials", []) if isinstance(t, dict) and t.get("yardstick")]
+        edges = [y["edges"] for y in ys]
+        t99 = sorted(x for x in (time_to(y.get("curve") or [], 0.99) for y in ys) if x is not None)
         if edges:
-            seen.append({"file": f.name, "trials": len(edges), "min": min(edges), "max": max(edges)})
+            seen.append({"file": f.name, "trials": len(edges), "min": min(edges), "max": max(edges),
+                         "t99_median_s": t99[len(t99) // 2] if t99 else None})
     return {"files": seen, "max": max((s["max"] for s in seen), default=None)}
 
 
@@ -148,8 +151,10 @@ def render(summary: dict, versions: str, *, trials: int, minutes: float) -> str:
              "|---|---|---|---|---|---|---|"]
     for t, row in summary.items():
         d, c, ceil = row["default"], row["cmplog"], row["ceiling"]
+        t99s = sorted(f["t99_median_s"] for f in ceil["files"] if f["t99_median_s"] is not None)
         span = (f"{sum(f['trials'] for f in ceil['files'])} trials in {len(ceil['files'])} files: "
-                f"{min(f['min'] for f in ceil['files'])}-{ceil['max']}") if ceil["files"] else "none"
+                f"{min(f['min'] for f in ceil['files'])}-{ceil['max']} edges, 99 % of the final figure by "
+                f"{t99s[0]:g}-{t99s[-1]:g} s (median per file)") if ceil["files"] else "none"
         p = row.get("mann_whitney_p")
         lines.append(f"| {t} | {', '.join(map(str, d['edges']))} | {', '.join(map(str, c['edges']))} | "
                      f"{d['execs_per_sec']:,.0f} / {c['execs_per_sec']:,.0f} | "
