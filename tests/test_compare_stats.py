@@ -90,3 +90,32 @@ def test_spearman_by_hand():
     assert math.isnan(stats.spearman([1, 1, 1], [1, 2, 3]))
     with pytest.raises(ValueError):
         stats.spearman([1, 2], [1])
+
+
+def test_mean_coverage_is_the_area_under_the_curve_over_its_length():
+    from autotune.compare.compare import mean_coverage
+
+    # 0..60 s from 0 to 60 edges, then flat to 120 s: (60 * 30 + 60 * 60) / 120 = 45
+    assert mean_coverage([(0, 0), (60, 60), (120, 60)]) == pytest.approx(45.0)
+    # the same plateau reached at 120 s instead: (60 * 15 + 60 * 45) / 120 = 30
+    assert mean_coverage([(0, 0), (60, 30), (120, 60)]) == pytest.approx(30.0)
+    assert mean_coverage([(0, 5)]) is None and mean_coverage([]) is None
+
+
+def test_a_tie_at_the_plateau_is_told_apart_by_who_got_there_sooner():
+    """Recorded figures: libyaml, AFL++'s default against guard, 5 x 10 min (AFL++ 4.04c, committed in
+    benchmarks/results). Both end on libyaml's plateau (a tie on the final count), guard gets there
+    sooner in every trial but one."""
+    import json
+    from pathlib import Path
+
+    from autotune.compare.compare import CompareResult, compare_pairs
+
+    path = (Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+            / "compare-2026-11-26-libyaml-default-vs-search-guard-5x10min.json")
+    result = CompareResult.from_dict(json.loads(path.read_text()))
+    pairs = {p.measure: p for p in compare_pairs(result.configs)}
+    final, mean = pairs["yardstick_edges"], pairs["mean_edges"]
+    assert (final.median_a, final.median_b) == (1655, 1660) and final.test.p == pytest.approx(0.4603, abs=1e-4)
+    assert mean.median_a < mean.median_b and mean.a12 == pytest.approx(3 / 25)
+    assert mean.test.p == pytest.approx(0.0476, abs=1e-4)

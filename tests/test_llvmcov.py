@@ -175,7 +175,7 @@ def test_remeasure_a_finished_compare(tmp_path):
             assert (out / "trials" / c_new["config"]["name"] / f"trial-{t_new['spec']['index']}"
                     / "trial.json").is_file()
     measures = {p["measure"] for p in doc["pairs"]}
-    assert measures == {"yardstick_edges", "llvm_cov_regions", "llvm_cov_lines", "execs_per_s"}
+    assert measures == {"yardstick_edges", "llvm_cov_regions", "llvm_cov_lines", "mean_edges", "execs_per_s"}
     md = (out / "compare.md").read_text()
     assert "Re-measured: aflpp-pcguard (campaign's yardstick) beside llvm-cov-branches" in md
     assert "| yardstick branches |" in md and "## llvm-cov totals" in md

@@ -34,7 +34,8 @@ PLOT_NAME = "coverage.png"
 MAX_SEED_BYTES = 1 << 20  # afl-fuzz refuses seeds over 1 MiB (MAX_FILE)
 # yardstick_edges is the yardstick's headline count (its unit: edges, or branches for llvm-cov);
 # the name stays for the readers of compare.json
-MEASURES = ("yardstick_edges", "unique_crashes", "execs_per_s")
+# mean_edges: the yardstick's count averaged over the campaign (mean_coverage): who got there sooner
+MEASURES = ("yardstick_edges", "mean_edges", "unique_crashes", "execs_per_s")
 LLVM_COV_MEASURES = {"llvm_cov_regions": "regions", "llvm_cov_lines": "lines"}  # when the yardstick is llvm-cov
 
 
@@ -218,9 +219,24 @@ def aggregate_curve(trials: Sequence[TrialResult]) -> tuple[CurvePoint, ...]:
     return tuple(out)
 
 
+def mean_coverage(curve: Sequence[Sequence[float]]) -> float | None:
+    """A trial's yardstick count averaged over its campaign: the area under its coverage curve (the
+    trapezoids between the curve's points) over the curve's length; None for fewer than two points.
+    Two configurations that end on one plateau tie on the final count and differ here by how soon
+    they got there (a campaign stopped earlier would have found the difference)."""
+    pts = [(float(t), float(e)) for t, e in curve]
+    if len(pts) < 2 or pts[-1][0] <= pts[0][0]:
+        return None
+    area = sum((t1 - t0) * (e0 + e1) / 2 for (t0, e0), (t1, e1) in zip(pts, pts[1:]))
+    return area / (pts[-1][0] - pts[0][0])
+
+
 def _measure_values(o: ConfigOutcome, measure: str) -> list[float]:
     if measure == "yardstick_edges":
         return [float(t.yardstick.edges) for t in o.trials if t.yardstick is not None]
+    if measure == "mean_edges":
+        means = [mean_coverage(t.yardstick.curve) for t in o.trials if t.yardstick is not None]
+        return [m for m in means if m is not None]
     if measure == "unique_crashes":  # crashes unique by their yardstick edges (none measured: left out)
         return [float(t.yardstick.unique_crashes) for t in o.trials
                 if t.yardstick is not None and t.yardstick.unique_crashes is not None]

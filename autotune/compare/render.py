@@ -26,6 +26,8 @@ def measure_label(measure: str, unit: str) -> str:
     """A pair's measure as compare.md shows it (compare.json keeps yardstick_edges for every unit)."""
     if measure == "yardstick_edges":
         return f"yardstick {unit}"
+    if measure == "mean_edges":
+        return f"mean yardstick {unit} over the campaign"
     if measure.startswith("llvm_cov_"):
         return "llvm-cov " + measure.removeprefix("llvm_cov_")
     if measure == "unique_crashes":
@@ -116,7 +118,8 @@ def markdown(r: CompareResult) -> str:
         lines += ["", "## Pairs", "",
                   "Mann-Whitney U, two-sided (exact over every split of the pooled trials, ties at mid-ranks; "
                   "asymptotic beyond 200,000 splits); A12 = P(a's trial > b's), ties half (Vargha & Delaney 2000: "
-                  "0.56 small, 0.64 medium, 0.71 large).", "",
+                  "0.56 small, 0.64 medium, 0.71 large). The final count is the headline; its mean over the "
+                  "campaign (the area under a trial's coverage curve over its length) says who got there sooner.", "",
                   "| a | b | measure | median a | median b | U | p | A12 | effect |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for p in r.pairs:
