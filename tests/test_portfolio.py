@@ -85,6 +85,70 @@ def test_a_binary_that_cannot_serve_a_metric_is_refused_before_anything_is_writt
     assert res.exit_code == 1 and f"{hosts}:2" in res.output and "fix:" in res.output and not out.exists()
 
 
+def test_cmplog_secondaries_as_aflpp_recipe_has_them(tmp_path):
+    """--cmplog K: the first K secondaries of each machine also run AFL++'s CMPLOG companion (-c), the
+    first with -l 2AT (AFL++'s docs/fuzzing_in_depth.md); the main never; more than the secondaries is
+    refused with the fix; the launch line carries -c and its binary; portfolio.json round-trips it."""
+    from autotune.portfolio.launch import launch_script
+    from autotune.portfolio.model import Portfolio
+
+    hosts = [Host("a", (0, 1, 2, 3), "/x/a"), Host("b", (4, 5), "/x/b")]
+    p = make_portfolio(configs=[parse_config("default")], hosts=hosts, cmplog=1)
+    assert [i.cmplog for i in p.instances] == [False, True, False, False, False, True]
+    assert p.on("a")[1].afl_args == ("-l", "2AT", "-p", "explore")  # CMPLOG's, then the variation's
+    assert p.on("a")[2].afl_args == aflpp_variation(2)[0]
+    two = make_portfolio(configs=[parse_config("default")], hosts=hosts[:1], cmplog=2)
+    assert [i.cmplog for i in two.instances] == [False, True, True, False]
+    assert two.instances[2].afl_args == aflpp_variation(2)[0]  # the second CMPLOG secondary: CMPLOG's defaults
+    assert Portfolio.from_dict(p.to_dict()) == p
+    assert not any(i.cmplog for i in make_portfolio(configs=[parse_config("default")], hosts=hosts).instances)
+    with pytest.raises(AutotuneError) as e:
+        make_portfolio(configs=[parse_config("default")], hosts=hosts, cmplog=2)  # host b has one secondary
+    assert "host b runs 1 secondary" in e.value.message and "--cmplog 1 or fewer" in e.value.fix
+    with pytest.raises(AutotuneError):
+        make_portfolio(configs=[parse_config("default")], hosts=hosts, cmplog=-1)
+    binaries = {i.name: "/bin/fuzzer" for i in p.instances}
+    text = launch_script(p, hosts[1], binaries=binaries, seeds="/s", afl_fuzz="afl-fuzz", cmplog_binary="/bin/cmplog")
+    line = next(ln for ln in text.splitlines() if ln.startswith("launch s1-b "))
+    assert line.endswith("-c /bin/cmplog -l 2AT -p explore -- /bin/fuzzer")
+    assert "[ -x /bin/cmplog ]" in text
+    main = next(ln for ln in text.splitlines() if ln.startswith("launch main-b "))
+    assert "-c " not in main
+    with pytest.raises(AutotuneError):
+        launch_script(p, hosts[1], binaries=binaries, seeds="/s", afl_fuzz="afl-fuzz")
+
+
+@pytest.mark.slow
+def test_a_cmplog_secondary_runs_in_the_real_afl_fuzz(tmp_path):
+    """`autotune portfolio --demo --instances 2 --cmplog 1`: the CMPLOG companion built by the real
+    afl-clang-fast, and the launch script's secondary fuzzing with it under the real afl-fuzz."""
+    if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
+        pytest.skip("afl++ is not installed (apt-get install -y afl++)")
+    from autotune.trials import host_cores
+
+    if len(host_cores()) < 2:
+        pytest.skip("a 2-instance portfolio needs 2 cores")
+    pdir = tmp_path / "p"
+    res = _cli("portfolio", "--demo", "--instances", "2", "--cmplog", "1", "--out", pdir, "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    cmplog = Path(doc["cmplog_binary"])
+    assert cmplog.is_file() and str(cmplog) not in doc["binaries"].values()
+    host = doc["portfolio"]["hosts"][0]
+    s1 = doc["portfolio"]["instances"][1]
+    assert s1["cmplog"] and s1["afl_args"][:2] == ["-l", "2AT"]
+    run = subprocess.run(["bash", str(pdir / f"launch-{host['name']}.sh"), "6"], capture_output=True, text=True,
+                         timeout=180, env={"PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stdout + run.stderr  # the script waits for its instances (-V 6)
+    out = Path(host["root"])
+    stats = out / s1["name"] / "fuzzer_stats"
+    assert stats.is_file(), (out / f"{s1['name']}.log").read_text()[-2000:]
+    text = stats.read_text()
+    assert f"-c {cmplog}" in text and "-l 2AT" in text  # afl-fuzz's own record of its command line
+    done = int(next(ln.split(":")[1] for ln in text.splitlines() if ln.startswith("execs_done")))
+    assert done > 0, (out / f"{s1['name']}.log").read_text()[-2000:]
+
+
 @pytest.mark.slow
 def test_two_machines_synced_by_the_generated_script_and_the_status(tmp_path):
     """Two "machines" as two output trees on this host, one instance each (CPU 0 and 1): the launch

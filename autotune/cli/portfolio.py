@@ -14,7 +14,7 @@ from autotune.cli.options import JsonOpt, OutDirOpt, TargetOptions, option_group
 HELP = (
     "Write a campaign of afl-fuzz instances as AFL++ documents parallel fuzzing: one -M main per machine "
     "and -S secondaries in one output directory (AFL++'s variations on the secondaries: AFL_DISABLE_TRIM, "
-    "-p explore/exploit, -L 0, -Z), each instance pinned to a CPU under its env file, and for several "
+    "-p explore/exploit, -L 0, -Z; with --cmplog, AFL++'s CMPLOG companion), each instance pinned to a CPU under its env file, and for several "
     "machines (--hosts) the sync of the main instances' queues between them. --config gives the "
     "configurations (as `autotune compare` takes them: default, an env file such as race/autotune-run.env) "
     "to the instances in turn: the first to each machine's main. Builds every binary first; writes "
@@ -38,6 +38,10 @@ def portfolio_cmd(
     hosts: Annotated[Optional[Path], typer.Option(
         "--hosts", help="Machines, one a line: NAME CORES [ROOT] (CORES a count or cpus=LIST; ROOT the output "
                         "directory there, user@host:/path when reached by ssh). Default: this machine, its cores.")] = None,
+    cmplog: Annotated[int, typer.Option(
+        "--cmplog", help="Secondaries per machine that also run AFL++'s CMPLOG companion (afl-fuzz -c: the target "
+                         "built by afl-clang-fast under AFL_LLVM_CMPLOG=1; the first with -l 2AT), as AFL++'s "
+                         "recipe has one or two. Default 0: none.")] = 0,
     sync_minutes: Annotated[float, typer.Option(
         "--sync-minutes", min=0.05, help="Minutes between the main instances' queue copies across machines.")] = 30.0,
     out_dir: OutDirOpt = Path("portfolio"),
@@ -53,6 +57,7 @@ def portfolio_cmd(
                             fix="give --demo, --source files or an OSS-Fuzz style --build-script")
     res = build_portfolio(spec=spec, seeds=target.seeds(required=True), configs=config or ["default"],
                           instances=instances, hosts_file=hosts, sync_interval_s=int(round(sync_minutes * 60)),
+                          cmplog=cmplog,
                           out_dir=out_dir, warn=lambda m: err.print(f"warning: {m}", highlight=False, soft_wrap=True),
                           notice=lambda m: err.print(m, highlight=False, soft_wrap=True))
     if json_out:
@@ -60,7 +65,8 @@ def portfolio_cmd(
         return
     for i in res["portfolio"]["instances"]:
         cfg = i["config"]
-        extra = " ".join(i["afl_args"] + [f"{k}={v}" for k, v in i["afl_env"].items()])
+        extra = " ".join((["CMPLOG (-c)"] if i.get("cmplog") else []) + i["afl_args"]
+                         + [f"{k}={v}" for k, v in i["afl_env"].items()])
         out.print(f"{i['host']}: {i['name']} ({i['role']}, CPU {i['cpu']}): {cfg['name']}" + (f"; {extra}" if extra else ""),
                   highlight=False, soft_wrap=True)
     for h in res["portfolio"]["hosts"]:

@@ -21,8 +21,12 @@ def this_host(*, out_dir: Path):
     return Host(name=name, cpus=tuple(host_cores()), root=str(Path(out_dir).resolve() / "out"))
 
 
+# AFL++'s CMPLOG build of the target (instrumentation/README.cmplog.md): afl-clang-fast under this variable
+CMPLOG_BUILD = {"AFL_LLVM_CMPLOG": "1"}
+
+
 def build_portfolio(*, spec, seeds: Path, configs: Sequence[str], instances: int | None, hosts_file: Path | None,
-                    sync_interval_s: int, out_dir: Path, warn: Callable[[str], None] | None = None,
+                    sync_interval_s: int, out_dir: Path, cmplog: int = 0, warn: Callable[[str], None] | None = None,
                     notice: Callable[[str], None] | None = None) -> dict[str, Any]:
     from autotune import afl
     from autotune.compare.config import parse_configs
@@ -34,7 +38,8 @@ def build_portfolio(*, spec, seeds: Path, configs: Sequence[str], instances: int
     out_dir = Path(out_dir).resolve()
     cfgs = parse_configs(list(configs))
     hosts = read_hosts(hosts_file, default_root=out_dir / "hosts") if hosts_file else [this_host(out_dir=out_dir)]
-    p = make_portfolio(configs=cfgs, hosts=hosts, instances=instances, sync_interval_s=sync_interval_s, warn=warn)
+    p = make_portfolio(configs=cfgs, hosts=hosts, instances=instances, sync_interval_s=sync_interval_s, cmplog=cmplog,
+                       warn=warn)
     env = afl.base_env()
     fuzz = afl.find_tool("afl-fuzz", env=env)
     known = afl.known_variables(tools=[str(fuzz)])
@@ -48,12 +53,18 @@ def build_portfolio(*, spec, seeds: Path, configs: Sequence[str], instances: int
             by_key[i.binary_key] = str(build(spec=spec, cc_kind=i.config.cc_kind, build_vars=i.config.build_vars,
                                              env=env))
         binaries[i.name] = by_key[i.binary_key]
+    cmplog_binary = None
+    if any(i.cmplog for i in p.instances):
+        if notice:
+            notice("building AFL++'s CMPLOG companion (afl-clang-fast, AFL_LLVM_CMPLOG=1; cached once built)")
+        cmplog_binary = str(build(spec=spec, cc_kind="afl", build_vars=CMPLOG_BUILD, env=env))
     seeds = Path(seeds).resolve()
     if not seeds.is_dir():
         raise AutotuneError(f"seeds {seeds} is not a directory", fix="give --corpus DIR")
     written = write_scripts(p, out_dir, binaries=binaries, seeds=str(seeds), afl_fuzz=str(fuzz),
-                            host_env=dict(afl.HOST_ENV), known=known)
+                            host_env=dict(afl.HOST_ENV), known=known, cmplog_binary=cmplog_binary)
     doc = {"schema_version": 1, "out_dir": str(out_dir), "portfolio": p.to_dict(), "binaries": binaries,
+           "cmplog_binary": cmplog_binary,
            "seeds": str(seeds), "afl_fuzz": str(fuzz), "target": spec.to_dict(),
            "written": [str(w) for w in written] + [str(out_dir / PORTFOLIO_JSON)]}
     write_json_atomic(out_dir / PORTFOLIO_JSON, doc)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Mapping
 
 from autotune.emit.envfiles import EnvVar, render_env
+from autotune.errors import AutotuneError
 from autotune.io import write_text_atomic
 from autotune.portfolio.hosts import Host
 from autotune.portfolio.model import MAIN, Instance, Portfolio
@@ -46,7 +47,8 @@ def instance_env(inst: Instance, host: Host, *, known: set[str] | None) -> list[
     return out
 
 
-def launch_script(p: Portfolio, host: Host, *, binaries: Mapping[str, str], seeds: str, afl_fuzz: str) -> str:
+def launch_script(p: Portfolio, host: Host, *, binaries: Mapping[str, str], seeds: str, afl_fuzz: str,
+                  cmplog_binary: str | None = None) -> str:
     q = shlex.quote
     lines = ["#!/usr/bin/env bash",
              f"# autotune portfolio, host {host.name}: {len(p.on(host.name))} afl-fuzz instances on CPUs "
@@ -59,7 +61,12 @@ def launch_script(p: Portfolio, host: Host, *, binaries: Mapping[str, str], seed
              f"AFL_FUZZ=${{AFL_FUZZ:-{q(afl_fuzz)}}}",
              'V=(); [ $# -ge 1 ] && V=(-V "$1")',
              '[ -d "$SEEDS" ] || { echo "no seeds at $SEEDS: copy them to this machine" >&2; exit 1; }']
-    for b in sorted({binaries[i.name] for i in p.on(host.name)}):
+    if any(i.cmplog for i in p.on(host.name)) and not cmplog_binary:
+        raise AutotuneError(f"host {host.name} runs CMPLOG secondaries but no CMPLOG build was given",
+                            fix="build AFL++'s CMPLOG companion (afl-clang-fast, AFL_LLVM_CMPLOG=1) first")
+    needed = {binaries[i.name] for i in p.on(host.name)} | ({cmplog_binary} if any(i.cmplog for i in p.on(host.name))
+                                                            else set())
+    for b in sorted(needed):
         lines.append(f'[ -x {q(b)} ] || {{ echo "no binary at {b}: copy it to this machine" >&2; exit 1; }}')
     lines += [f'mkdir -p "$OUT/{INDEX_DIR}"',
               "launch() {  # NAME CPU: the rest is afl-fuzz's command line",
@@ -71,7 +78,7 @@ def launch_script(p: Portfolio, host: Host, *, binaries: Mapping[str, str], seed
               "}"]
     for i in p.on(host.name):
         flag = "-M" if i.role == MAIN else "-S"
-        extra = " ".join(q(a) for a in i.afl_args)
+        extra = " ".join(q(a) for a in (("-c", cmplog_binary) if i.cmplog else ()) + i.afl_args)
         lines.append(f'launch {i.name} {i.cpu} {flag} {i.name} -i "$SEEDS" -o "$OUT" "${{V[@]}}"'
                      + (f" {extra}" if extra else "") + f" -- {q(binaries[i.name])}")
     lines += ["wait", ""]
@@ -127,7 +134,7 @@ def sync_script(p: Portfolio) -> str:
 
 
 def write_scripts(p: Portfolio, out_dir: Path, *, binaries: Mapping[str, str], seeds: str, afl_fuzz: str,
-                  host_env: Mapping[str, str], known: set[str] | None) -> list[Path]:
+                  host_env: Mapping[str, str], known: set[str] | None, cmplog_binary: str | None = None) -> list[Path]:
     """Every file of the portfolio directory (each written atomically); portfolio.json is the caller's."""
     written: list[Path] = []
     hosts = {h.name: h for h in p.hosts}
@@ -143,7 +150,8 @@ def write_scripts(p: Portfolio, out_dir: Path, *, binaries: Mapping[str, str], s
         variables=[EnvVar(k, v, "autotune's trial setting") for k, v in host_env.items()])))
     for h in p.hosts:
         path = write_text_atomic(out_dir / f"launch-{h.name}.sh",
-                                 launch_script(p, h, binaries=binaries, seeds=seeds, afl_fuzz=afl_fuzz))
+                                 launch_script(p, h, binaries=binaries, seeds=seeds, afl_fuzz=afl_fuzz,
+                                               cmplog_binary=cmplog_binary))
         path.chmod(0o755)
         written.append(path)
     if len(p.hosts) > 1:

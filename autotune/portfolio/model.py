@@ -36,6 +36,9 @@ class Instance:
     config: ConfigSpec
     afl_args: tuple[str, ...] = ()  # afl-fuzz options of its variation (-p explore, -L 0, -Z)
     afl_env: tuple[tuple[str, str], ...] = ()  # afl-fuzz variables of its variation (AFL_DISABLE_TRIM)
+    # AFL++'s CMPLOG companion (afl-fuzz -c: the target built by afl-clang-fast under AFL_LLVM_CMPLOG=1);
+    # its CMPLOG options (-l 2AT) are in afl_args
+    cmplog: bool = False
 
     @property
     def binary_key(self) -> tuple:
@@ -44,13 +47,15 @@ class Instance:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "host": self.host, "role": self.role, "cpu": self.cpu,
-                "config": self.config.to_dict(), "afl_args": list(self.afl_args), "afl_env": dict(self.afl_env)}
+                "config": self.config.to_dict(), "afl_args": list(self.afl_args), "afl_env": dict(self.afl_env),
+                "cmplog": self.cmplog}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Instance":
         return cls(name=str(d["name"]), host=str(d["host"]), role=str(d["role"]), cpu=int(d["cpu"]),
                    config=ConfigSpec.from_dict(d["config"]), afl_args=tuple(str(a) for a in d.get("afl_args", ())),
-                   afl_env=tuple(sorted((str(k), str(v)) for k, v in dict(d.get("afl_env") or {}).items())))
+                   afl_env=tuple(sorted((str(k), str(v)) for k, v in dict(d.get("afl_env") or {}).items())),
+                   cmplog=bool(d.get("cmplog", False)))
 
 
 @dataclass(frozen=True)
@@ -101,30 +106,47 @@ def aflpp_variation(i: int) -> tuple[tuple[str, ...], dict[str, str]]:
     return tuple(args), env
 
 
+def cmplog_args(k: int) -> tuple[str, ...]:
+    """afl-fuzz's CMPLOG options of the k-th CMPLOG secondary of a machine (k = 1, 2, ...): AFL++'s
+    recipe has at least one CMPLOG instance follow transformations (``-l 2AT``); the others run
+    CMPLOG's defaults."""
+    return ("-l", "2AT") if k == 1 else ()
+
+
 def make_portfolio(*, configs: Sequence[ConfigSpec], hosts: Sequence[Host], instances: int | None = None,
-                   sync_interval_s: int = DEFAULT_SYNC_INTERVAL_S,
+                   sync_interval_s: int = DEFAULT_SYNC_INTERVAL_S, cmplog: int = 0,
                    warn: Callable[[str], None] | None = None) -> Portfolio:
     """``instances`` per machine (default: its cores), the ``configs`` given to them in turn (instance
     j of a machine, j = 0 its main, takes configs[j mod len]), AFL++'s variations on the
-    secondaries. More instances than a machine's cores is said in ``warn``: they
-    share CPUs (never silently)."""
+    secondaries. ``cmplog``: so many secondaries of each machine (the first ones) also run AFL++'s
+    CMPLOG companion, as AFL++'s recipe has one or two of them (:func:`cmplog_args`). More instances
+    than a machine's cores is said in ``warn``: they share CPUs (never silently)."""
     if not configs:
         raise AutotuneError("a portfolio needs at least one configuration", fix="give --config default (or an env file)")
     if instances is not None and instances < 1:
         raise AutotuneError(f"--instances {instances}: a portfolio needs at least one instance",
                             fix="give --instances 1 or more")
+    if cmplog < 0:
+        raise AutotuneError(f"--cmplog {cmplog}: a count of CMPLOG secondaries cannot be negative",
+                            fix="give --cmplog 0 (none), 1 or 2 (AFL++'s recipe)")
     out: list[Instance] = []
     for h in hosts:
         n = instances or h.cores
         if n > h.cores and warn:
             warn(f"host {h.name}: {n} instances on {h.cores} core{'s' if h.cores != 1 else ''}: instances share CPUs "
                  "(each runs slower; afl-fuzz's own advice is one instance a core)")
+        if cmplog > n - 1:
+            raise AutotuneError(f"--cmplog {cmplog}: host {h.name} runs {n - 1} secondar{'y' if n == 2 else 'ies'}, "
+                                "and CMPLOG runs on secondaries only",
+                                fix=f"give --cmplog {n - 1} or fewer, or more --instances")
         for j in range(n):
             cfg = configs[j % len(configs)]
             args, env = aflpp_variation(j) if j else ((), {})
+            with_cmplog = 1 <= j <= cmplog
             out.append(Instance(name=f"main-{h.name}" if j == 0 else f"s{j}-{h.name}", host=h.name,
                                 role=MAIN if j == 0 else SECONDARY, cpu=h.cpus[j % h.cores], config=cfg,
-                                afl_args=args, afl_env=tuple(sorted(env.items()))))
+                                afl_args=(cmplog_args(j) if with_cmplog else ()) + args,
+                                afl_env=tuple(sorted(env.items())), cmplog=with_cmplog))
     p = Portfolio(instances=tuple(out), hosts=tuple(hosts), sync_interval_s=sync_interval_s)
     check_portfolio(p)
     return p
