@@ -36,8 +36,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 from recommend_compare import recipe  # noqa: E402  (the targets' recipes, one place)
 
+from autotune.portfolio.build import CMPLOG_BUILD  # noqa: E402  (AFL++'s CMPLOG build, as the portfolio's)
+
 ARMS = ("default", "cmplog")
-CMPLOG_BUILD = {"AFL_LLVM_CMPLOG": "1"}  # AFL++'s CMPLOG build of the same recipe (instrumentation/README.cmplog.md)
 RESULTS = ROOT / "benchmarks" / "results"
 
 
