@@ -86,7 +86,7 @@ class ConfigOutcome:
 class PairOutcome:
     a: str
     b: str
-    measure: str  # yardstick_edges or execs_per_s
+    measure: str  # one of MEASURES (or LLVM_COV_MEASURES)
     median_a: float
     median_b: float
     test: MannWhitney
