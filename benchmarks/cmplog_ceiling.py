@@ -58,20 +58,18 @@ def target_spec(target: str, seeds: Path):
     return spec, {**afl.base_env(), **tenv}, Path(args[args.index("--corpus") + 1])
 
 
-def fuzzer_stats(path: Path) -> dict[str, str]:
-    return {k.strip(): v.strip() for k, v in (ln.split(":", 1) for ln in path.read_text().splitlines() if ":" in ln)}
-
-
 def start_trial(*, target: str, arm: str, core: int, rng_seed: int, seconds: int, out: Path,
                 binaries: dict[str, Path], seeds: Path) -> tuple[subprocess.Popen, Path, list[str]]:
     from autotune import afl
+    from autotune.trials.trial import trial_env
+    from autotune.trials.yardstick import pin_prefix
 
     tdir = out / f"{target}-{arm}-s{rng_seed}"
     shutil.rmtree(tdir, ignore_errors=True)
     tdir.mkdir(parents=True)
-    env = {**afl.base_env(), **afl.HOST_ENV, "AFL_NO_UI": "1", "AFL_NO_AFFINITY": "1"}
+    env, _ = trial_env(config_env={}, trial_dir=tdir)  # what every autotune trial runs afl-fuzz under
     extra = ["-c", str(binaries["cmplog"])] if arm == "cmplog" else []
-    cmd = ["taskset", "-c", str(core), afl.find_tool("afl-fuzz", env=env), "-i", str(seeds), "-o", str(tdir / "o"),
+    cmd = [*pin_prefix(core, env=env), afl.find_tool("afl-fuzz", env=env), "-i", str(seeds), "-o", str(tdir / "o"),
            "-V", str(seconds), "-s", str(rng_seed), *extra, "--", str(binaries["default"])]
     log = open(tdir / "afl-fuzz.log", "wb")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=tdir)
@@ -81,10 +79,10 @@ def start_trial(*, target: str, arm: str, core: int, rng_seed: int, seconds: int
 
 def measure_trial(*, tdir: Path, target: str, arm: str, rng_seed: int, seconds: int, yardstick,
                   cmd: list[str] | None) -> dict:
-    from autotune.trials.afl_output import kept_inputs
+    from autotune.trials.afl_output import kept_inputs, read_fuzzer_stats
     from autotune.trials.yardstick import measure
 
-    stats = fuzzer_stats(tdir / "o" / "default" / "fuzzer_stats")
+    stats = read_fuzzer_stats(tdir / "o" / "default" / "fuzzer_stats")
     cov = measure(yardstick=yardstick, inputs=kept_inputs(tdir / "o"), seconds=seconds, work=tdir / "yardstick")
     res = {"target": target, "arm": arm, "rng_seed": rng_seed, "seconds": seconds, "edges": cov.edges,
            "curve": [list(p) for p in cov.curve], "execs_per_sec": float(stats["execs_per_sec"]),

@@ -61,11 +61,11 @@ def launch_script(p: Portfolio, host: Host, *, binaries: Mapping[str, str], seed
              f"AFL_FUZZ=${{AFL_FUZZ:-{q(afl_fuzz)}}}",
              'V=(); [ $# -ge 1 ] && V=(-V "$1")',
              '[ -d "$SEEDS" ] || { echo "no seeds at $SEEDS: copy them to this machine" >&2; exit 1; }']
-    if any(i.cmplog for i in p.on(host.name)) and not cmplog_binary:
+    here = p.on(host.name)
+    if any(i.cmplog for i in here) and not cmplog_binary:
         raise AutotuneError(f"host {host.name} runs CMPLOG secondaries but no CMPLOG build was given",
                             fix="build AFL++'s CMPLOG companion (afl-clang-fast, AFL_LLVM_CMPLOG=1) first")
-    needed = {binaries[i.name] for i in p.on(host.name)} | ({cmplog_binary} if any(i.cmplog for i in p.on(host.name))
-                                                            else set())
+    needed = {binaries[i.name] for i in here} | {cmplog_binary for i in here if i.cmplog}
     for b in sorted(needed):
         lines.append(f'[ -x {q(b)} ] || {{ echo "no binary at {b}: copy it to this machine" >&2; exit 1; }}')
     lines += [f'mkdir -p "$OUT/{INDEX_DIR}"',
