@@ -408,7 +408,12 @@ def test_the_portfolio_line_launches_the_recommendation_on_the_seeds_the_race_ra
                            f"--config default --config {tmp_path}/race/autotune-run.env --instances 2")
     line = portfolio_line(outcome("aflpp-default-x2", {"kind": "demo"}), out_dir=tmp_path / "race")
     assert line.startswith("autotune portfolio --demo --config default --instances 2")
-    assert portfolio_line(outcome("guard", recipe), out_dir=tmp_path) is None  # one instance: no portfolio
+    assert portfolio_line(outcome("guard", recipe), out_dir=tmp_path) is None  # one instance, one core: no portfolio
+    # one instance recommended on a machine of more cores: that configuration on every core
+    line = portfolio_line(outcome("guard", recipe), out_dir=tmp_path / "race", cores=4)
+    assert line.startswith(f"autotune portfolio --build-script /x/build.sh --source /x/h.c --corpus {tmp_path}/race/seeds "
+                           f"--config {tmp_path}/race/autotune-run.env --instances 4")
+    assert "--config default" not in line and "guard on every instance" in line
 
 
 def test_the_decision_pairs_trials_by_afl_fuzz_seed():

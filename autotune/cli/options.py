@@ -60,7 +60,9 @@ InstancesOpt = Annotated[int, typer.Option(
     "--instances", help="afl-fuzz instances the campaign runs at once, sharing the last-level cache (tune sizes "
                                "the map for them; with N > 1 `autotune run`'s race runs N-instance portfolios, one "
                                "core each: AFL++'s default portfolio against portfolios with AFL++'s default as "
-                               "the -M main and the search's configurations on the -S secondaries).")]
+                               "the -M main and the search's configurations on the -S secondaries; default 1; the "
+                               "race's summary names the `autotune portfolio` command that runs its recommendation on "
+                               "every core).")]
 
 # ---- probe, tune and race settings -----------------------------------------------------------------
 ProbeDirOpt = Annotated[Optional[Path], typer.Option(

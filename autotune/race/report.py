@@ -91,19 +91,24 @@ def recipe_args(target: dict) -> str:
     return " ".join(shlex.quote(a) for a in args) or "<the recipe>"
 
 
-def portfolio_line(outcome, *, out_dir: Path) -> str | None:
-    """How to launch a recommended portfolio (autotune run --instances N), else None."""
+def portfolio_line(outcome, *, out_dir: Path, cores: int = 1) -> str | None:
+    """How to launch the recommendation as a campaign of afl-fuzz instances: the portfolio `autotune
+    run --instances N` recommended, or (``cores`` > 1) a one-instance recommendation on every core;
+    else None."""
     c = outcome.race.contestant(outcome.race.decision.recommended)
-    if not c.members:
+    if not c.members and cores < 2:
         return None
-    n = len(c.members)
+    n = len(c.members) or cores
     recipe = recipe_args(outcome.target or {})
     seeds = "" if recipe == "--demo" else f" --corpus {out_dir}/seeds"  # the race's copy of the seeds it ran
+    head = f"autotune portfolio {recipe}{seeds}"
     if c.is_default:
-        return (f"autotune portfolio {recipe}{seeds} --config default --instances {n}   "
+        return (f"{head} --config default --instances {n}   "
                 f"(AFL++'s default portfolio: {n} x afl-clang-fast, -M + -S with AFL++'s variations)")
-    return (f"autotune portfolio {recipe}{seeds} --config default --config {out_dir}/autotune-run.env "
-            f"--instances {n}   (-M AFL++'s default, -S {c.tuned.name})")
+    if c.members:
+        return f"{head} --config default --config {out_dir}/autotune-run.env --instances {n}   (-M AFL++'s default, -S {c.tuned.name})"
+    return (f"{head} --config {out_dir}/autotune-run.env --instances {n}   ({c.tuned.name} on every instance, -M + -S "
+            f"with AFL++'s variations; the race measured one instance: `--instances {n}` races {n}-instance portfolios)")
 
 
 def markdown(outcome) -> str:
