@@ -19,7 +19,7 @@ order rotated). Figure: each instance's fuzzer_stats execs_per_sec; medians per 
 ratio is the cache-sharing penalty, flat/twolevel the layout's effect. Campaigns keep different
 inputs, which moves execs/s too; the same -s seeds are used in every cell.
 
-  .venv/bin/python benchmarks/map_sharing.py --pows 21 --seconds 30 --rounds 3 --out /tmp/map-sharing
+  .venv/bin/python benchmarks/map_sharing.py --pows 21,22,23 --seconds 30 --rounds 3 --out /tmp/map-sharing
 
 Writes <out>/map_sharing.json (host profile inside) and map_sharing.md; nothing outside --out and
 autotune's cache.
@@ -117,7 +117,7 @@ def markdown(doc: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pows", default="21", help="capacities 2^P, comma-separated (flat maps at most 2^23)")
+    ap.add_argument("--pows", default="21,22,23", help="capacities 2^P, comma-separated (flat maps at most 2^23)")
     ap.add_argument("--dense", type=int, default=65536, help="twolevel's dense map in bytes")
     ap.add_argument("--seconds", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
