@@ -66,11 +66,10 @@ def race_cmd(
 
 def print_race_summary(outcome, out_dir: Path) -> None:
     from autotune.race.report import portfolio_line
+    from autotune.trials import host_cores
 
     d = outcome.race.decision
     out.print(f"race: {d.reason}", highlight=False, soft_wrap=True)
-    from autotune.trials import host_cores
-
     single = not outcome.race.contestant(d.recommended).members
     launch = portfolio_line(outcome, out_dir=out_dir, cores=len(host_cores()))
     if launch:
