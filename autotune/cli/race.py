@@ -70,11 +70,11 @@ def print_race_summary(outcome, out_dir: Path) -> None:
 
     d = outcome.race.decision
     out.print(f"race: {d.reason}", highlight=False, soft_wrap=True)
-    single = not outcome.race.contestant(d.recommended).members
+    recommended = outcome.race.contestant(d.recommended)
     launch = portfolio_line(outcome, out_dir=out_dir, cores=len(host_cores()))
     if launch:
-        out.print(f"{'all cores' if single else 'portfolio'}: {launch}", highlight=False, soft_wrap=True)
-    chosen = outcome.race.contestant(d.recommended).tuned
+        out.print(f"{'portfolio' if recommended.members else 'all cores'}: {launch}", highlight=False, soft_wrap=True)
+    chosen = recommended.tuned
     if chosen.cc_kind == "afl":
         out.print(f"recommended: AFL++'s default (afl-clang-fast, no variables); see {out_dir}/afl-build.env",
                   highlight=False, soft_wrap=True)
