@@ -60,6 +60,7 @@ import sys
 from typing import TYPE_CHECKING, Literal, Mapping, NamedTuple, Sequence
 
 from autotune.errors import AutotuneError
+from autotune.llvm import CLANG_NAMES, CLANGXX_NAMES
 
 if TYPE_CHECKING:  # configure calls the wrapper hundreds of times: import only what a run needs
     from pathlib import Path
@@ -134,11 +135,7 @@ LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
 # Our runtime is the coverage runtime: links without a sanitizer of the user's skip it.
 NO_SANITIZER_RT = "-fno-sanitize-link-runtime"
 
-CLANG_VERSIONS = tuple(range(19, 13, -1))  # clang-19 .. clang-14
-CANDIDATES: dict[bool, tuple[str, ...]] = {
-    False: ("clang", *(f"clang-{v}" for v in CLANG_VERSIONS)),
-    True: ("clang++", *(f"clang++-{v}" for v in CLANG_VERSIONS)),
-}
+CANDIDATES: dict[bool, tuple[str, ...]] = {False: CLANG_NAMES, True: CLANGXX_NAMES}  # clang, clang-21 .. clang-14
 MISSING_PACKAGE = "clang"
 
 # Options whose value is the next argument (so that value is not an input file).
@@ -401,11 +398,11 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
     if plugin_needed(inv, env, kind):
         from autotune.runtime import artifacts
 
-        plugin = artifacts.select_plugin()
+        plugin = artifacts.select_plugin(toolchain.path)
     if kind in KIND_PLUGINS and inv.mode in ("compile", "link"):
         from autotune.runtime import artifacts
 
-        kind_plugin = getattr(artifacts, KIND_PLUGINS[kind])()
+        kind_plugin = getattr(artifacts, KIND_PLUGINS[kind])(toolchain.path)
     return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin,
                    kind_plugin=kind_plugin)
 

@@ -76,54 +76,42 @@ EDGE_PLUGIN_SOURCE = "plugin/autotune_edges.cpp"
 EDGE_PLUGIN_NAME = "autotune-edges"
 COUNTER_PLUGIN_SOURCE = "plugin/autotune_counters.cpp"
 COUNTER_PLUGIN_NAME = "autotune-counters"
-# clang++ flags of the plugins (LLVM 14's headers are added): warning-free under -Wall -Wextra
+# clang++ flags of the plugins (the LLVM's headers are added): warning-free under -Wall -Wextra
 PLUGIN_CXXFLAGS: tuple[str, ...] = ("-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra")
 
 
-def _llvm_config() -> str:
-    import shutil
-
-    from autotune.errors import ToolMissingError
-
-    for name in ("llvm-config-14", "llvm-config"):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise ToolMissingError("llvm-config", "llvm-14-dev")
-
-
-def _plugin(name: str, source_name: str) -> Path:
-    """Build (or reuse) the pass plugin ``name`` from ``kernels/<source_name>`` for clang 14."""
-    import shutil
+def _plugin(name: str, source_name: str, clang: str | None) -> Path:
+    """Build (or reuse) the pass plugin ``name`` from ``kernels/<source_name>`` for the LLVM of
+    ``clang`` (default: the clang autotune cc runs), by that LLVM's clang++ and headers."""
     import subprocess
 
     from autotune.errors import ToolMissingError
+    from autotune.llvm import find_clang, plugin_tools
     from autotune.runtime.build import find_compiler
 
     source = kernels_dir() / source_name
     if not source.is_file():
         raise AutotuneError(f"the pass plugin source {source} is missing",
                             fix="reinstall autotune (pip install --force-reinstall autotune)")
-    cfg = _llvm_config()
+    cfg, cxx, major = plugin_tools(clang or find_clang())
     include = subprocess.run([cfg, "--includedir"], capture_output=True, text=True, timeout=30).stdout.strip()
     if not include or not Path(include, "llvm", "Passes", "PassPlugin.h").is_file():
-        raise ToolMissingError("LLVM's headers (llvm/Passes/PassPlugin.h)", "llvm-14-dev")
-    cxx = shutil.which("clang++-14") and "clang++-14" or "clang++"
+        raise ToolMissingError("LLVM's headers (llvm/Passes/PassPlugin.h)", f"llvm-{major}-dev")
     flags = [*PLUGIN_CXXFLAGS, "-isystem", include, "-D__STDC_CONSTANT_MACROS", "-D__STDC_FORMAT_MACROS",
              "-D__STDC_LIMIT_MACROS"]
-    return build_artifact(name, [source], kind="plugin", flags=flags, compiler=find_compiler((cxx, "clang++")))
+    return build_artifact(name, [source], kind="plugin", flags=flags, compiler=find_compiler((cxx,)))
 
 
-def select_plugin() -> Path:
-    """Build (or reuse) the select-splitting pass plugin for clang 14 and return its path."""
-    return _plugin(PLUGIN_NAME, PLUGIN_SOURCE)
+def select_plugin(clang: str | None = None) -> Path:
+    """Build (or reuse) the select-splitting pass plugin for ``clang``'s LLVM and return its path."""
+    return _plugin(PLUGIN_NAME, PLUGIN_SOURCE, clang)
 
 
-def edge_plugin() -> Path:
-    """Build (or reuse) the edge build kind's pass plugin for clang 14 and return its path."""
-    return _plugin(EDGE_PLUGIN_NAME, EDGE_PLUGIN_SOURCE)
+def edge_plugin(clang: str | None = None) -> Path:
+    """Build (or reuse) the edge build kind's pass plugin for ``clang``'s LLVM and return its path."""
+    return _plugin(EDGE_PLUGIN_NAME, EDGE_PLUGIN_SOURCE, clang)
 
 
-def counter_plugin() -> Path:
-    """Build (or reuse) the guard build kind's NeverZero pass plugin for clang 14 and return its path."""
-    return _plugin(COUNTER_PLUGIN_NAME, COUNTER_PLUGIN_SOURCE)
+def counter_plugin(clang: str | None = None) -> Path:
+    """Build (or reuse) the guard build kind's NeverZero pass plugin for ``clang``'s LLVM and return its path."""
+    return _plugin(COUNTER_PLUGIN_NAME, COUNTER_PLUGIN_SOURCE, clang)

@@ -20,6 +20,7 @@ from typing import Literal, Sequence
 
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import file_lock
+from autotune.llvm import CLANG_NAMES
 from autotune.paths import cache_dir, kernels_dir
 
 Kind = Literal["shared", "object", "archive", "plugin"]
@@ -33,7 +34,7 @@ class Compiler:
     version: str
 
 
-def find_compiler(preferred: Sequence[str] = ("clang", "clang-14", "cc", "gcc")) -> Compiler:
+def find_compiler(preferred: Sequence[str] = (*CLANG_NAMES, "cc", "gcc")) -> Compiler:
     """The first C compiler found on PATH (clang preferred), with its version string."""
     for name in preferred:
         path = shutil.which(name)

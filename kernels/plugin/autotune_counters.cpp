@@ -27,6 +27,7 @@
 // autotune.runtime.artifacts.counter_plugin(). AUTOTUNE_COUNTERS_DEBUG=1 prints the count per
 // module on stderr.
 #include "llvm/ADT/Any.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -53,7 +54,7 @@ namespace {
 bool counterArray(const GlobalVariable *G) {
   if (!G || !G->hasSection()) return false;
   StringRef s = G->getSection();
-  return s.contains("__sancov_cntrs") || s.startswith(".SCOV$CM");
+  return s.contains("__sancov_cntrs") || s.find(".SCOV$CM") == 0;  // starts with (LLVM 14..21)
 }
 
 // The store of `%c + 1` back to the counter %c was loaded from, or null.
@@ -115,8 +116,10 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
                                  "AUTOTUNE_CC_INSTRUMENT=blocks instead",
                                  false);
             PIC->registerAfterPassCallback([](StringRef Pass, Any IR, const PreservedAnalyses &) {
-              if (Pass != "ModuleSanitizerCoveragePass" || !any_isa<const Module *>(IR)) return;
-              neverZero(*const_cast<Module *>(any_cast<const Module *>(IR)));
+              // the pass's name: ModuleSanitizerCoveragePass up to LLVM 16, SanitizerCoveragePass since
+              if (Pass != "ModuleSanitizerCoveragePass" && Pass != "SanitizerCoveragePass") return;
+              if (const Module *const *M = any_cast<const Module *>(&IR))  // LLVM 14..21 alike
+                neverZero(*const_cast<Module *>(*M));
             });
           }};
 }

@@ -58,6 +58,7 @@
 //
 // AUTOTUNE_EDGES_DEBUG=1 (at compile time) prints every instrumented block on stderr as
 // "[autotune-edges] <module> <function> <index> <id as 8 hex digits>" and a per-module count.
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -120,7 +121,7 @@ bool ignored(const Function &F) {
       "LLVMFuzzerInitialize", "LLVMFuzzerCustomMutator", "LLVMFuzzerCustomCrossOver"};
   StringRef name = F.getName();
   for (const char *p : prefixes)
-    if (name.startswith(p)) return true;
+    if (name.find(p) == 0) return true;  // starts with (LLVM 14..21)
   return false;
 }
 
@@ -156,7 +157,11 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
     const unsigned ngram = ngramFromEnv();
     LLVMContext &C = M.getContext();
     Type *I8 = Type::getInt8Ty(C), *I32 = Type::getInt32Ty(C);
+#if LLVM_VERSION_MAJOR >= 17  // opaque pointers only
+    PointerType *I8P = PointerType::getUnqual(C);
+#else
     PointerType *I8P = PointerType::getUnqual(I8);
+#endif
     // A program (PIE or not PIC): the runtime's globals are in the same executable, so they are
     // reached directly and the thread-local by the local-exec model. Otherwise (PIC: maybe a
     // shared library) through the GOT and the initial-exec model (the variable is in the
@@ -179,7 +184,7 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
       Area->setDSOLocal(true);
       Prev->setDSOLocal(true);
     }
-    MDNode *NoSan = MDNode::get(C, None);
+    MDNode *NoSan = MDNode::get(C, {});
     const unsigned NoSanKind = M.getMDKindID("nosanitize");
     auto nosan = [&](Instruction *I) { I->setMetadata(NoSanKind, NoSan); };
 
@@ -222,10 +227,15 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
         } else {
           // the window's vectors, loaded whole; the block leaving it is lane (N-2) % 4 of vector (N-2) / 4
           auto *V4 = FixedVectorType::get(I32, 4);
+#if LLVM_VERSION_MAJOR >= 17  // opaque pointers: a word's pointer is the vector's
+          auto vecPtr = [](Value *W) { return W; };
+#else
+          auto vecPtr = [&](Value *W) { return B.CreateBitCast(W, V4->getPointerTo()); };
+#endif
           const unsigned W = ngram - 1, nvec = (W + 3) / 4;
           SmallVector<Value *, 4> vecs;
           for (unsigned k = 0; k < nvec; ++k) {
-            LoadInst *L = B.CreateAlignedLoad(V4, B.CreateBitCast(word(kWindowAt + 4 * k), V4->getPointerTo()), Align(16));
+            LoadInst *L = B.CreateAlignedLoad(V4, vecPtr(word(kWindowAt + 4 * k)), Align(16));
             nosan(L);
             vecs.push_back(L);
           }
@@ -234,7 +244,7 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
           Value *In = B.CreateInsertElement(PoisonValue::get(V4), Half, uint64_t(3));
           for (unsigned k = 0; k < nvec; ++k) {
             Value *Shifted = B.CreateShuffleVector(vecs[k], k ? vecs[k - 1] : In, ArrayRef<int>{7, 0, 1, 2});
-            nosan(B.CreateAlignedStore(Shifted, B.CreateBitCast(word(kWindowAt + 4 * k), V4->getPointerTo()), Align(16)));
+            nosan(B.CreateAlignedStore(Shifted, vecPtr(word(kWindowAt + 4 * k)), Align(16)));
           }
           nosan(B.CreateStore(B.CreateXor(P, B.CreateXor(Out, Half)), word(0)));
         }
@@ -273,6 +283,10 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
   return {LLVM_PLUGIN_API_VERSION, "autotune-edges", "1", [](PassBuilder &PB) {
             PB.registerOptimizerLastEPCallback(
+#if LLVM_VERSION_MAJOR >= 20
+                [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) { MPM.addPass(EdgeCoverage()); });
+#else
                 [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(EdgeCoverage()); });
+#endif
           }};
 }

@@ -11,6 +11,7 @@
 // Loaded by `autotune cc` with -fpass-plugin for every compile (AUTOTUNE_CC_SELECTS=0 turns it
 // off), built by autotune.runtime.artifacts.select_plugin(). AUTOTUNE_SELECTS_DEBUG=1 prints the
 // count per module on stderr.
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
@@ -40,7 +41,11 @@ struct SplitSelects : PassInfoMixin<SplitSelects> {
         Instruction *ThenTerm = nullptr, *ElseTerm = nullptr;
         SplitBlockAndInsertIfThenElse(S->getCondition(), S, &ThenTerm, &ElseTerm);
         BasicBlock *Tail = S->getParent();
+#if LLVM_VERSION_MAJOR >= 18  // insertion by iterator
+        PHINode *P = PHINode::Create(S->getType(), 2, S->getName(), Tail->begin());
+#else
         PHINode *P = PHINode::Create(S->getType(), 2, S->getName(), &Tail->front());
+#endif
         P->addIncoming(S->getTrueValue(), ThenTerm->getParent());
         P->addIncoming(S->getFalseValue(), ElseTerm->getParent());
         P->setDebugLoc(S->getDebugLoc());
@@ -60,6 +65,10 @@ struct SplitSelects : PassInfoMixin<SplitSelects> {
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
   return {LLVM_PLUGIN_API_VERSION, "autotune-selects", "1", [](PassBuilder &PB) {
             PB.registerOptimizerLastEPCallback(
+#if LLVM_VERSION_MAJOR >= 20
+                [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) { MPM.addPass(SplitSelects()); });
+#else
                 [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(SplitSelects()); });
+#endif
           }};
 }
