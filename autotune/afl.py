@@ -24,6 +24,20 @@ from autotune.errors import ToolMissingError
 # pins itself to a free core; these let it run on a shared host without changing the host.
 HOST_ENV = {"AFL_SKIP_CPUFREQ": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1",
             "AFL_NO_AFFINITY": "1"}
+# afl-fuzz's variables for a target built with autotune's runtime, beside its AUTOTUNE_* settings, and
+# why. AFL_KILL_SIGNAL: afl-fuzz ends a timed-out child with SIGKILL unless told otherwise, and a
+# guard build's inline counters reach the map only when an execution ends; with SIGTERM the
+# runtime adds a hang's coverage before the child dies (kernels/cov_sink.c), so afl-fuzz keeps
+# distinct hangs apart as it does for AFL++'s own build (whose counters are in its map already).
+# AFL++'s own build keeps afl-fuzz's default. Every run of ours gets them: trials (trial_env) and
+# the env files a user runs (emit, the race's report, portfolio launch scripts).
+RUNTIME_AFL_VARS: dict[str, tuple[str, str]] = {
+    "AFL_KILL_SIGNAL": ("15", "afl-fuzz ends a hung child with SIGTERM (not SIGKILL): the runtime adds the hang's\n"
+                              "coverage to the map first, so distinct hangs are kept as AFL++'s build keeps them"),
+}
+# A string every binary with autotune's runtime carries (the handshake variable kernels/aflfs.c reads).
+RUNTIME_MARKER = b"AUTOTUNE_AFL_HANDSHAKE"
+
 # AFL++'s VERSION ("++4.04c", "++4.22a"): every afl tool prints it in its banner ("afl-fuzz++4.22a
 # based on afl by ...") and so carries it in its executable. The runtime (kernels/aflfs.c) reads
 # the same string from its parent afl tool to choose the fork-server handshake.
@@ -70,6 +84,22 @@ def aflpp_version(tool: str, *, env: Mapping[str, str] | None = None) -> AflppVe
     except (OSError, subprocess.TimeoutExpired):
         return None
     return parse_aflpp_version(proc.stdout + proc.stderr)
+
+
+def has_runtime(binary: str) -> bool:
+    """Whether ``binary`` was built with autotune's runtime (autotune cc), not AFL++'s."""
+    try:
+        with open(binary, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return mm.find(RUNTIME_MARKER) >= 0
+    except (OSError, ValueError):
+        return False
+
+
+def runtime_afl_env(binary: str, config_env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of RUNTIME_AFL_VARS a run of ``binary`` needs and its configuration does not set."""
+    if not has_runtime(binary):
+        return {}
+    return {k: v for k, (v, _) in RUNTIME_AFL_VARS.items() if k not in config_env}
 
 
 def base_env(env: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -46,19 +46,36 @@ static void cnt_clear(void) {
 }
 
 /* A crash during an input: its coverage reaches the map (afl-fuzz dedupes crashes by it) before
- * the signal takes its course (the previous handler, e.g. a sanitizer's, or the default). */
-static const int cov_crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP};
-#define COV_N_CRASH_SIGNALS (sizeof cov_crash_signals / sizeof cov_crash_signals[0])
-static struct sigaction cov_old_action[COV_N_CRASH_SIGNALS];
+ * the signal takes its course (the previous handler, e.g. a sanitizer's, or the default).
+ * A hang likewise: afl-fuzz ends a timed-out child with AFL_KILL_SIGNAL (SIGKILL unless set; its
+ * environment is the child's), and when that signal can be caught (autotune's run variables set
+ * SIGTERM) the hang's counters reach the map before the child dies, so afl-fuzz keeps distinct
+ * hangs apart as it does for AFL++'s own build, whose counters are in the map already. Slot
+ * COV_N_CRASH_SIGNALS holds that signal (0: none to catch). */
+static int cov_crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, 0};
+#define COV_N_CRASH_SIGNALS (sizeof cov_crash_signals / sizeof cov_crash_signals[0] - 1)
+static struct sigaction cov_old_action[COV_N_CRASH_SIGNALS + 1];
 
 static void cnt_crash_handler(int sig) {
   if (cov_in_exec) {
     cnt_flush();
     cov_in_exec = 0;
   }
-  for (size_t i = 0; i < COV_N_CRASH_SIGNALS; i++)
+  for (size_t i = 0; i <= COV_N_CRASH_SIGNALS; i++)
     if (cov_crash_signals[i] == sig) sigaction(sig, &cov_old_action[i], NULL);
   raise(sig); /* blocked until we return; a fault re-executes and meets the old action */
+}
+
+/* afl's kill signal, when one is set that a handler can catch and that is not a crash signal. */
+static int cnt_kill_signal(void) {
+  const char *v = getenv("AFL_KILL_SIGNAL");
+  if (!v || !*v) return 0;
+  char *end;
+  long sig = strtol(v, &end, 10);
+  if (*end || sig <= 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP) return 0;
+  for (size_t i = 0; i < COV_N_CRASH_SIGNALS; i++)
+    if (cov_crash_signals[i] == sig) return 0;
+  return (int)sig;
 }
 
 static void cnt_atexit(void) { /* exit() called by the harness during an input */
@@ -76,8 +93,9 @@ static void cnt_install_handlers(void) {
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = cnt_crash_handler;
   sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < COV_N_CRASH_SIGNALS; i++)
-    sigaction(cov_crash_signals[i], &sa, &cov_old_action[i]);
+  cov_crash_signals[COV_N_CRASH_SIGNALS] = cnt_kill_signal();
+  for (size_t i = 0; i <= COV_N_CRASH_SIGNALS; i++)
+    if (cov_crash_signals[i]) sigaction(cov_crash_signals[i], &sa, &cov_old_action[i]);
   atexit(cnt_atexit);
 }
 

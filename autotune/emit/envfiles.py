@@ -190,7 +190,15 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
     }
     v = rc.to_env(reasons=reasons)
     v.append(EnvVar("AFL_MAP_SIZE", str(rc.map_slots), "the map size afl-fuzz offers, equal to the runtime's"))
+    v += runtime_afl_vars()
     return render_env(title=title, variables=v)
+
+
+def runtime_afl_vars() -> list[EnvVar]:
+    """afl-fuzz's variables for a target built with our runtime (afl.RUNTIME_AFL_VARS), with their reasons."""
+    from autotune.afl import RUNTIME_AFL_VARS
+
+    return [EnvVar(k, v, why) for k, (v, why) in RUNTIME_AFL_VARS.items()]
 
 
 def afl_hash_collision(result: TuneResult, metric: str, map_slots: int) -> float | None:

@@ -22,7 +22,7 @@ import shlex
 from pathlib import Path
 from typing import Mapping
 
-from autotune.emit.envfiles import EnvVar, render_env
+from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
 from autotune.errors import AutotuneError
 from autotune.io import write_text_atomic
 from autotune.portfolio.hosts import Host
@@ -44,6 +44,8 @@ def instance_env(inst: Instance, host: Host, *, known: set[str] | None) -> list[
             out.append(EnvVar(k, v, "this instance's key->slot table, kept across its children and a resume"))
         else:
             out.append(EnvVar(k, v, f"configuration {inst.config.name}"))
+    if inst.config.cc_kind != "afl":  # a build with our runtime (AFL++'s keeps afl-fuzz's defaults)
+        out += [e for e in runtime_afl_vars() if e.name not in inst.config.run_vars]
     return out
 
 

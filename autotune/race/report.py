@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from autotune.emit.envfiles import EnvVar, render_env
+from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
 from autotune.trials import aflpp_versions
 
 INDEX_FILE = "autotune-index.bin"
@@ -72,6 +72,7 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
                                     else "exact keys (collision-free before the index)",
                "AUTOTUNE_INDEX_FILE": "slot assignments kept across afl tool runs (resume, afl-cmin, afl-showmap)"}
     run = [EnvVar(k, v, reasons.get(k, "runtime setting")) for k, v in sorted(settings.items())]
+    run += runtime_afl_vars()
     title = [f"autotune-build.env: build the target with autotune cc under this file ({chosen.description})", why]
     rtitle = [f"autotune-run.env: afl-fuzz with our runtime, {chosen.name}; load with set -a; . FILE; set +a", why]
     return {**files, "autotune-build.env": render_env(title=title, variables=build),

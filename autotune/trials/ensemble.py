@@ -37,7 +37,7 @@ def run_ensemble_trial(*, spec: TrialSpec, cores: Sequence[int | None],
     procs, cmds, applied_all, logs = [], [], {}, []
     for j, m in enumerate(spec.members):
         core = cores[j % len(cores)] if cores else None
-        env, applied = trial_env(config_env=m.env, trial_dir=tdir, caller_env=caller_env)
+        env, applied = trial_env(config_env=m.env, trial_dir=tdir, binary=m.binary, caller_env=caller_env)
         if "AUTOTUNE_INDEX_FILE" in applied:  # one table per instance
             applied["AUTOTUNE_INDEX_FILE"] = env["AUTOTUNE_INDEX_FILE"] = str(tdir / f"{m.name}.{INDEX_FILE_NAME}")
         applied_all[m.name] = applied

@@ -142,13 +142,15 @@ def aflpp_versions(stats: Iterable[Mapping]) -> str:
     return "AFL++ " + ", ".join(seen) if seen else "AFL++ (version not recorded)"
 
 
-def trial_env(*, config_env: Mapping[str, str], trial_dir: Path,
+def trial_env(*, config_env: Mapping[str, str], trial_dir: Path, binary: str | None = None,
               caller_env: Mapping[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
-    """(the whole environment of the run, the configuration's variables as applied)."""
+    """(the whole environment of the run, the configuration's variables as applied); a ``binary``
+    built with our runtime also gets afl-fuzz's variables for it (afl.RUNTIME_AFL_VARS)."""
     applied = dict(config_env)
     if "AUTOTUNE_INDEX_FILE" in applied:
         applied["AUTOTUNE_INDEX_FILE"] = str(trial_dir / INDEX_FILE_NAME)
-    env = {**afl.base_env(caller_env), **afl.HOST_ENV, **applied, "AFL_NO_UI": "1", "AFL_NO_AFFINITY": "1"}
+    ours = afl.runtime_afl_env(binary, applied) if binary else {}
+    env = {**afl.base_env(caller_env), **afl.HOST_ENV, **ours, **applied, "AFL_NO_UI": "1", "AFL_NO_AFFINITY": "1"}
     return env, applied
 
 
@@ -164,7 +166,7 @@ def run_trial(*, spec: TrialSpec, core: int | tuple | None = None,
     tdir = Path(spec.out_dir).resolve()  # afl-fuzz runs in it: every path it gets is absolute
     shutil.rmtree(tdir, ignore_errors=True)
     tdir.mkdir(parents=True)
-    env, applied = trial_env(config_env=spec.env, trial_dir=tdir, caller_env=caller_env)
+    env, applied = trial_env(config_env=spec.env, trial_dir=tdir, binary=spec.binary, caller_env=caller_env)
     tool = afl.find_tool("afl-fuzz", env=env)
     afl_out = tdir / "afl-out"
     cmd = [*pin_prefix(core, env=env), tool, "-i", str(Path(spec.seeds).resolve()), "-o", str(afl_out), "-V", str(int(spec.seconds)),

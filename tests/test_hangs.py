@@ -1,0 +1,101 @@
+"""A hang carries its coverage to afl-fuzz, as AFL++'s own build's does (issue 36).
+
+afl-fuzz ends a timed-out child with AFL_KILL_SIGNAL (SIGKILL by default). AFL++'s build counts
+into afl's map as it runs, so a killed child's map holds its path and afl-fuzz keeps distinct
+hangs apart. Our guard build counts in the program and adds the counts into afl's map when an
+execution ends: before, a killed child left an empty map, every hang looked the same and afl-fuzz
+kept one. With the runtime's AFL_KILL_SIGNAL=15 (afl.RUNTIME_AFL_VARS, in every trial's
+environment and env file of ours) the runtime adds the counts on the signal before it dies.
+
+tests/programs_afl/hangs.c has three hang paths behind "H" + a byte (mod 4: 1, 2, 3; 0 returns).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autotune import afl
+from autotune.target import build_harness
+from autotune.trials import TrialSpec, run_trial
+from test_guard import clean_env, output
+
+PROGRAMS_AFL = Path(__file__).parent / "programs_afl"
+AFL_FUZZ = shutil.which("afl-fuzz")
+AFL_SHOWMAP = shutil.which("afl-showmap")
+AFL_CC = shutil.which("afl-clang-fast")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not (AFL_FUZZ and AFL_SHOWMAP and AFL_CC), reason="afl++ is not installed")]
+HANGS = {"H1": 1, "H2": 2, "H3": 3}
+GUARD = {"AUTOTUNE_METRIC": "guard"}  # the guard kind's metric
+
+
+@pytest.fixture(scope="module")
+def bins(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("hangs")
+    src = PROGRAMS_AFL / "hangs.c"
+    out = {"guard": build_harness(sources=[src], output=d / "hangs-guard", extra_cflags=["-O0"], kind="guard")}
+    proc = subprocess.run([AFL_CC, "-O0", "-fsanitize=fuzzer", str(src), "-o", str(d / "hangs-afl")],
+                          capture_output=True, text=True, timeout=300, env=clean_env())
+    assert proc.returncode == 0, output(proc)
+    out["afl"] = d / "hangs-afl"
+    return out
+
+
+def _hang_maps(binary: Path, tmp: Path, env: dict[str, str]) -> dict[str, frozenset[int]]:
+    """afl-showmap -t 200 over the three hang inputs: the slots each killed child left in the map."""
+    in_dir, out_dir = tmp / "in", tmp / "out"
+    in_dir.mkdir(parents=True)
+    for name in HANGS:
+        (in_dir / name).write_bytes(name.encode())
+    proc = subprocess.run([AFL_SHOWMAP, "-t", "200", "-i", str(in_dir), "-o", str(out_dir), "--", str(binary)],
+                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    maps = {}
+    for name in HANGS:
+        f = out_dir / name
+        maps[name] = frozenset(int(ln.split(":")[0]) for ln in f.read_text().split()) if f.is_file() else frozenset()
+    assert maps, output(proc)
+    return maps
+
+
+def test_the_runtime_marks_its_binaries_and_only_ours_get_its_kill_signal(bins):
+    assert afl.has_runtime(str(bins["guard"])) and not afl.has_runtime(str(bins["afl"]))
+    assert afl.runtime_afl_env(str(bins["guard"]), {}) == {"AFL_KILL_SIGNAL": "15"}
+    assert afl.runtime_afl_env(str(bins["guard"]), {"AFL_KILL_SIGNAL": "10"}) == {}  # the user's own wins
+    assert afl.runtime_afl_env(str(bins["afl"]), {}) == {}
+
+
+def test_a_killed_child_leaves_its_hang_path_in_the_map(bins, tmp_path):
+    """Each hang input's map under afl-showmap's timeout: distinct, non-empty, as AFL++'s build's."""
+    theirs = _hang_maps(bins["afl"], tmp_path / "afl", clean_env())
+    assert all(theirs.values()) and len(set(theirs.values())) == 3, theirs
+    ours = _hang_maps(bins["guard"], tmp_path / "ours",
+                      clean_env(**GUARD, **afl.runtime_afl_env(str(bins["guard"]), GUARD)))
+    assert all(ours.values()) and len(set(ours.values())) == 3, ours
+    # afl's default SIGKILL: nothing can run in a killed child, so the guard build's map stays empty
+    killed = _hang_maps(bins["guard"], tmp_path / "sigkill", clean_env(**GUARD))
+    assert not any(killed.values()), killed
+
+
+def _hang_paths(binary: Path, tmp: Path, seconds: int, env: dict[str, str]) -> set[int]:
+    """Run afl-fuzz (autotune's trial, so its environment) from seed "H0"; the hang paths of the
+    hangs it kept."""
+    seeds = tmp / "seeds"
+    seeds.mkdir(parents=True)
+    (seeds / "s0").write_bytes(b"H0")
+    spec = TrialSpec(config="hangs", index=0, binary=str(binary), env=env, seeds=str(seeds), seconds=seconds,
+                     rng_seed=1, out_dir=str(tmp / "trial"))
+    res = run_trial(spec=spec, core=None)
+    hangs = sorted((Path(spec.out_dir) / "afl-out" / "default" / "hangs").glob("id:*"))
+    assert hangs or res.stats, res
+    return {h.read_bytes()[1] % 4 for h in hangs if len(h.read_bytes()) >= 2 and h.read_bytes()[0:1] == b"H"}
+
+
+def test_afl_fuzz_keeps_each_hang_path_of_our_build_as_of_afl_s(bins, tmp_path):
+    """afl-fuzz, 15 s from "H0": every one of the three hang paths is kept (before: one hang in all,
+    its map empty), as it is for AFL++'s own build."""
+    assert _hang_paths(bins["afl"], tmp_path / "afl", 15, {}) == {1, 2, 3}
+    assert _hang_paths(bins["guard"], tmp_path / "ours", 15, GUARD) == {1, 2, 3}
