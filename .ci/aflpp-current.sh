@@ -25,7 +25,7 @@ LLVM=21
 # runtimes, autotools and cmake for real targets, dpkg-dev for apt-get source); python for a venv.
 PKGS=(afl++ "clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" "llvm-$LLVM-dev" "libclang-rt-$LLVM-dev" make binutils
       python3 python3-venv python3-dev dpkg-dev autoconf automake libtool pkg-config cmake valgrind
-      ca-certificates file)
+      ca-certificates file git)
 STAMP="$ROOT/.autotune-ready"
 WANT="packages: ${PKGS[*]}"
 APT_OPTS=(-o Acquire::Check-Valid-Until=false -o APT::Install-Recommends=false -qq)

@@ -129,6 +129,12 @@ def ngram_size(env: Mapping[str, str], kind: str) -> int | None:
 def kind_marker(kind: str) -> str:
     """The link flag that tells the runtime its build kind (kernels/cov_ids.c cov_build_kind)."""
     return f"-Wl,--defsym=autotune_instrument_kind=autotune_kind_{kind}"
+
+
+# The link flag that tells the runtime the compiler put a function's entry hook before its entry
+# block's guard (autotune.llvm.hook_order; kernels/cov_thread.c); the guard-first order needs none.
+ENTER_FIRST_MARKER = "-Wl,--defsym=autotune_hook_order=autotune_order_enter_first"
+HOOKED_KINDS = frozenset(k for k, flags in KINDS.items() if "-finstrument-functions-after-inlining" in flags)
 LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
 # clang links UBSan's standalone runtime (whole, with its signal handlers and its weak
 # __sanitizer_cov_* stubs) into any program linked with -fsanitize-coverage and no sanitizer.
@@ -311,7 +317,8 @@ def parse_args(args: Sequence[str]) -> Invocation:
 
 
 def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driver: Path | None,
-            kind: str = DEFAULT_KIND, plugin: Path | None = None, kind_plugin: Path | None = None) -> list[str]:
+            kind: str = DEFAULT_KIND, plugin: Path | None = None, kind_plugin: Path | None = None,
+            enter_first: bool = False) -> list[str]:
     """The full argv of the real compiler for a parsed invocation.
 
     ``runtime`` and ``driver`` are the artefacts to link (see :func:`link_needs`); ``kind`` the
@@ -319,6 +326,7 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
     ``kind_plugin`` the build kind's own pass plugin (``KIND_PLUGINS``), loaded after it (the edge
     kind's pass then runs after the select splitting: both run at the end of the optimisation
     pipeline, in load order; the guard kind's runs right after clang's SanitizerCoverage).
+    ``enter_first``: the compiler puts entry hooks before entry guards (``ENTER_FIRST_MARKER``).
     """
     argv = [toolchain.path, *KINDS[kind]]
     if inv.mode != "info":
@@ -338,6 +346,8 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
         if inv.has_lang:
             argv += ["-x", "none"]
         argv += ["-Wl,--whole-archive", str(runtime), "-Wl,--no-whole-archive", *LINK_LIBS, kind_marker(kind)]
+        if enter_first:
+            argv.append(ENTER_FIRST_MARKER)
     return argv
 
 
@@ -403,8 +413,13 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
         from autotune.runtime import artifacts
 
         kind_plugin = getattr(artifacts, KIND_PLUGINS[kind])(toolchain.path)
+    enter_first = False
+    if runtime is not None and kind in HOOKED_KINDS:
+        from autotune.llvm import ENTER_FIRST, hook_order
+
+        enter_first = hook_order(toolchain.path) == ENTER_FIRST
     return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin,
-                   kind_plugin=kind_plugin)
+                   kind_plugin=kind_plugin, enter_first=enter_first)
 
 
 def run(args: Sequence[str], *, cxx: bool, prog: str) -> int:

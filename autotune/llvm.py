@@ -86,3 +86,43 @@ def plugin_tools(clang: str) -> tuple[str, str, int]:
     cfg = _same_major((f"llvm-config-{major}", "llvm-config"), major, "llvm-config", f"llvm-{major}-dev")
     cxx = _same_major((f"clang++-{major}", "clang++"), major, "clang++", f"clang-{major}")
     return cfg, cxx, major
+
+
+# The order of a function's entry hook and its entry block's guard (kernels/cov.h "Ordering"):
+# clang 14 emits the guard first; clang 21, whose post-inlining entry/exit hooks are placed in
+# code generation, the hook first. Measured per clang (not assumed per version) by compiling a
+# two-line function as the full build kind does, and cached beside the build artefacts.
+GUARD_FIRST, ENTER_FIRST = "guard-first", "enter-first"
+_ORDER_PROBE = "int autotune_order_g(int);\nint autotune_order_f(int x) { return autotune_order_g(x) + 1; }\n"
+ORDER_FLAGS = ("-O0", "-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining")
+
+
+def hook_order(clang: str) -> str:
+    """GUARD_FIRST or ENTER_FIRST for ``clang`` (cached per clang binary and version)."""
+    import hashlib
+    import subprocess
+
+    from autotune.io import write_text_atomic
+    from autotune.paths import cache_dir
+
+    real = os.path.realpath(clang)
+    key = hashlib.sha256(f"{real}\0{_version_text(real)}".encode()).hexdigest()[:16]
+    cached = cache_dir() / "llvm" / f"hook-order-{key}"
+    try:
+        value = cached.read_text().strip()
+        if value in (GUARD_FIRST, ENTER_FIRST):
+            return value
+    except OSError:
+        pass
+    proc = subprocess.run([real, *ORDER_FLAGS, "-S", "-o", "-", "-x", "c", "-"], input=_ORDER_PROBE,
+                          capture_output=True, text=True, timeout=60)
+    body = proc.stdout.partition("autotune_order_f:")[2]
+    guard, enter = body.find("__sanitizer_cov_trace_pc_guard"), body.find("__cyg_profile_func_enter")
+    if proc.returncode != 0 or guard < 0 or enter < 0:
+        raise AutotuneError(f"{clang} did not compile the entry-hook order probe with {' '.join(ORDER_FLAGS)}: "
+                            + (proc.stderr.strip().splitlines() or ["no guard or entry hook in its output"])[-1],
+                            fix="use a clang from 14 to 21 (AUTOTUNE_CC=clang-N)")
+    value = ENTER_FIRST if enter < guard else GUARD_FIRST
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(cached, value + "\n")
+    return value

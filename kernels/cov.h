@@ -18,11 +18,14 @@
  * Contexts are keyed by caller *functions*, not call sites (AFL++ does the same): a function
  * called from two sites in the same caller has one context.
  *
- * Ordering: clang places the entry block's guard call *before* the __cyg_profile_func_enter call
- * (measured with clang 14, both -finstrument-functions variants). The runtime therefore keeps the
- * latest block "pending" and commits it at the next guard or exit hook: the entry block of f is
- * committed after enter(f) and gets f's context, as in AFL++ where the entry block is keyed with
- * the context loaded on entry.
+ * Ordering: clang 14 places the entry block's guard call *before* the __cyg_profile_func_enter call
+ * (both -finstrument-functions variants); clang 21, whose post-inlining hooks are placed in code
+ * generation, places it after. The runtime keeps the latest block "pending" and commits it at the
+ * next guard or exit hook, and, when the entry hook comes first, at the entry hook: either way the
+ * entry block of f is committed after enter(f) and gets f's context, as in AFL++ where the entry
+ * block is keyed with the context loaded on entry, and the caller's last block before the call
+ * gets the caller's. autotune cc measures the order of the clang it runs (autotune/llvm.py
+ * hook_order) and records it in the link (autotune_hook_order, kernels/cov_thread.c).
  *
  * Keys of a block hit: cov_keys.h (the metrics and their key functions).
  * Every exec starts with p1..p7 = 0 and an empty stack (cX = 0).

@@ -160,10 +160,24 @@ static inline uint64_t fid(cov_thread *t, const void *fn) {
   return F;
 }
 
+/* The order clang puts a function's entry hook and its entry block's guard in (cov.h "Ordering"):
+ * autotune cc measures it per clang and links --defsym autotune_hook_order=autotune_order_<order>
+ * (autotune/llvm.py hook_order); absent, the guard comes first (clang 14). */
+__attribute__((used)) const int autotune_order_guard_first = 0;
+__attribute__((used)) const int autotune_order_enter_first = 1;
+extern const int autotune_hook_order __attribute__((weak));
+
 /* The function hooks' work, out of line so that the no-context early return needs no spills. */
 static __attribute__((noinline)) void func_enter(void *fn) {
   cov_thread *t = cov_self();
   if (UNLIKELY(!t)) return;
+  if (&autotune_hook_order && autotune_hook_order) { /* enter first: the pending block is the caller's */
+    uint32_t p = t->pending;
+    if (p) {
+      t->pending = 0;
+      commit(t, p);
+    }
+  }
   uint32_t d = t->depth;
   if (UNLIKELY(d + 1 >= COV_STACK_MAX)) {
     t->overdepth++;

@@ -362,3 +362,21 @@ def test_run_with_a_bad_build_kind_prints_one_line(execve, monkeypatch, capsys):
     assert execve == []
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "AUTOTUNE_CC_INSTRUMENT=inline is not a build kind" in err
+
+
+def test_a_full_link_records_the_compilers_entry_hook_order():
+    """clang 14 puts a function's entry block guard before its entry hook, clang 21 after
+    (autotune.llvm.hook_order measures it): a full-kind link of an enter-first clang carries the
+    marker the runtime reads (kernels/cov_thread.c); other kinds, which have no hooks, never."""
+    from autotune.llvm import ENTER_FIRST, GUARD_FIRST, hook_order
+
+    clang = cc.find_toolchain(cxx=False, env=os.environ).path
+    order = hook_order(clang)
+    assert order in (GUARD_FIRST, ENTER_FIRST)
+    assert hook_order(clang) == order  # cached
+    link = ["h.o", "-fsanitize=fuzzer", "-o", "h"]
+    full = cc.plan(link, cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": "full"})
+    blocks = cc.plan(link, cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": "blocks"})
+    assert (cc.ENTER_FIRST_MARKER in full) == (order == ENTER_FIRST)
+    assert cc.ENTER_FIRST_MARKER not in blocks
+    assert cc.HOOKED_KINDS == {"full"}
