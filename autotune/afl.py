@@ -43,7 +43,7 @@ RUNTIME_MARKER = b"AUTOTUNE_AFL_HANDSHAKE"
 # the same string from its parent afl tool to choose the fork-server handshake.
 _AFLPP_VERSION = re.compile(rb"\+\+(\d{1,4})\.(\d{1,4})([a-z])")
 VERSIONED_HANDSHAKE_SINCE = (4, 20)  # the first AFL++ whose tools read the versioned handshake
-CHECKED_UP_TO = (4, 22)  # the newest AFL++ the runtime's fork server was run against (4.22a)
+CHECKED_UP_TO = (5, 2)  # the newest AFL++ the runtime's fork server runs against in CI (5.02c, .ci/run)
 
 
 @dataclass(frozen=True, order=True)

@@ -200,7 +200,8 @@ def _version_ctx(tmp_path: Path, banner: bytes, *, run_env="AUTOTUNE_METRIC=edge
     (b"afl-fuzz++4.22a", {"new_runtime": False}, "warning", ["Old fork server model", "predates"]),
     (b"afl-fuzz++4.22a", {"run_env": "AUTOTUNE_AFL_HANDSHAKE=old\n"}, "warning", ["AUTOTUNE_AFL_HANDSHAKE=old"]),
     (b"afl-fuzz++4.04c", {"run_env": "AUTOTUNE_AFL_HANDSHAKE=versioned\n"}, "error", ["would fail to start"]),
-    (b"afl-fuzz++4.31c", {}, "warning", ["newer than 4.22a"]),
+    (b"afl-fuzz++5.02c", {}, "ok", ["AFL++ 5.02c", "versioned fork-server handshake"]),
+    (b"afl-fuzz++5.11c", {}, "warning", ["newer than 5.02c"]),
     (b"afl-fuzz++3.14c", {}, "warning", ["older than 4.04c"]),
     (b"no version here", {}, "warning", ["cannot tell which AFL++"]),
 ])

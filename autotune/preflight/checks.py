@@ -231,13 +231,13 @@ def check_afl_version(ctx: Context) -> list[F]:
                   "rebuild the harness with this autotune's `autotune cc` and leave AUTOTUNE_AFL_HANDSHAKE unset",
                   file=env_file if forced == "old" else None, line=env_line if forced == "old" else None)]
     if (v.major, v.minor) > afl.CHECKED_UP_TO:
-        return [F("afl_version", "warning", f"{msg}; AFL++ {v} is newer than 4.22a, the newest afl-fuzz the "
-                                            "runtime's fork server was run against; AFL++ 5.x's futex sync of "
-                                            "persistent children is implemented from its sources but was never run "
-                                            "against a 5.x afl-fuzz",
+        newest = afl.AflppVersion(*afl.CHECKED_UP_TO, "c")
+        return [F("afl_version", "warning", f"{msg}; AFL++ {v} is newer than {newest}, the newest afl-fuzz the "
+                                            "runtime's fork server is tested against (futex sync of persistent "
+                                            "children included)",
                   "run `autotune validate` with this afl-fuzz: it must start, report 100 % stability and not warn "
                   "\"target does not support futex synchronization\"; if it does, set AUTOTUNE_AFL_FUTEX=0 (pipes) "
-                  "or use AFL++ 4.04c-4.22a")]
+                  f"or use AFL++ 4.04c-{newest}")]
     return [F("afl_version", "ok", msg)]
 
 
