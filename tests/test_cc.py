@@ -249,8 +249,15 @@ def test_run_links_the_real_cached_artefacts(execve, monkeypatch):
     assert argv == ["/usr/bin/clang++", *FLAGS, f"-fpass-plugin={artifacts.select_plugin()}",
                     "-fno-sanitize-link-runtime", str(drv), "h.cc", "-o", "h", "-Wl,--whole-archive", str(rt),
                     "-Wl,--no-whole-archive", "-lpthread", "-ldl",
-                    "-Wl,--defsym=autotune_instrument_kind=autotune_kind_full"]
+                    "-Wl,--defsym=autotune_instrument_kind=autotune_kind_full", *_order_marker("/usr/bin/clang++")]
     assert env["AUTOTUNE_CXX"] == "/usr/bin/clang++"
+
+
+def _order_marker(clang: str) -> list[str]:
+    """The entry-hook order marker a full-kind link of ``clang`` carries (clang 21: enter first)."""
+    from autotune.llvm import ENTER_FIRST, hook_order
+
+    return [cc.ENTER_FIRST_MARKER] if hook_order(clang) == ENTER_FIRST else []
 
 
 def test_run_without_clang_prints_one_line_and_returns_1(execve, monkeypatch, tmp_path, capsys):
