@@ -81,3 +81,44 @@ def test_compare_json_without_a_bugs_block_reads_back(tmp_path):
            "out_dir": str(tmp_path), "wall_s": 1.0}
     res = CompareResult.from_dict(doc)
     assert res.bugs is None and "bugs" not in res.to_dict()
+
+
+@pytest.mark.slow
+@needs_afl
+def test_compare_demo_by_bugs_end_to_end(tmp_path):
+    """The real afl-fuzz, 1 trial x 5 s of AFL++'s default on the demo with --yardstick bugs: the bugs
+    blocks, bugs.png, --json equal to compare.json, then --resume keeps the trial and --remeasure by
+    bugs gives the same time-to-bug from the same kept inputs."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+
+    out = tmp_path / "out"
+    args = ["compare", "--demo", "--config", "default", "--trials", "1", "--fuzz-time", "5", "--jobs", "1",
+            "--yardstick", "bugs", "--out", str(out), "--json"]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc == json.loads((out / "compare.json").read_text())
+    res = CompareResult.from_dict(doc)
+    assert res.to_dict() == doc and res.bugs is not None and (out / "bugs.png").stat().st_size > 0
+    (trial,) = res.config("default").trials
+    assert trial.spec.env["AUTOTUNE_CANARY_FATAL"] == "1" and trial.yardstick.edges > 0
+    # the seed 11-steps runs the step machine: DEMO001 is reached at time 0 in the trial
+    assert trial.bugs.bugs["DEMO001"].reach_s == 0.0
+    cell = res.bugs.cell("default", "DEMO001", "reach")
+    assert (cell.events, cell.rmst_s, cell.median_s) == (1, 0.0, 0.0)
+    assert "## Bugs (known-bug canaries)" in (out / "compare.md").read_text()
+    again = CliRunner().invoke(app, args[:-1] + ["--resume"], env={"COLUMNS": "160"})
+    assert again.exit_code == 0, again.output
+    resumed = CompareResult.from_dict(json.loads((out / "compare.json").read_text()))
+    assert resumed.config("default").trials[0].bugs == trial.bugs and resumed.bugs.survival == res.bugs.survival
+    rm = CliRunner().invoke(app, ["compare", "--remeasure", str(out), "--yardstick", "bugs", "--out",
+                                  str(tmp_path / "rm"), "--json"], env={"COLUMNS": "160"})
+    assert rm.exit_code == 0, rm.output
+    remeasured = CompareResult.from_dict(json.loads(rm.stdout))
+    assert remeasured.config("default").trials[0].bugs.bugs == trial.bugs.bugs
+    assert remeasured.remeasure["by"] == "bugs"
+    assert not any("upper bounds" in n for n in remeasured.notes)  # the campaign ran with fatal canaries

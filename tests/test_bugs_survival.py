@@ -121,6 +121,8 @@ def test_logrank_by_hand():
 
 def test_logrank_without_events_is_uninformative():
     assert sv.logrank(([5.0, 5.0], [False, False]), ([5.0], [False])) == (0.0, 0.0, 1.0, False)
+    # every trial of both reached the bug at once (a seed reaches it at time 0): no variance to test
+    assert sv.logrank(([0.0, 0.0], [True, True]), ([0.0, 0.0], [True, True])) == (0.0, 0.0, 1.0, False)
 
 
 def test_stouffer_by_hand():
@@ -154,9 +156,9 @@ def test_bug_report_on_hand_made_trials():
     assert x.z > 0 and y.z > 0 and y.informative
     comb = next(t for t in rep.combined if t.event == "trigger")
     assert comb.bugs == 2 and comb.z == pytest.approx((x.z + y.z) / math.sqrt(2))
-    # reach: everyone reached X at 0.5, so no one is sooner there
+    # reach: two trials of each reached X at 0.5, the third never: the same curves, no one is sooner
     xr = next(t for t in rep.logrank if t.bug == "X" and t.event == "reach")
-    assert xr.z == pytest.approx(0.0) and xr.p == pytest.approx(1.0)
+    assert xr.z == pytest.approx(0.0) and xr.p == pytest.approx(1.0) and xr.informative
     assert sv.BugReport.from_dict(rep.to_dict()) == rep
     assert any("trials per configuration" in n for n in rep.notes)
 

@@ -43,7 +43,7 @@ def bugs_markdown(rep: BugReport, *, aflpp: str = "") -> list[str]:
                   "| configuration | event | bug | chi2 | z | p |", "|---|---|---|---|---|---|"]
         for t in list(rep.logrank) + list(rep.combined):
             if not t.informative:
-                lines.append(f"| {t.config} | {t.event} | {t.bug} | - | - | no events |")
+                lines.append(f"| {t.config} | {t.event} | {t.bug} | - | - | nothing to test (no events, or all at one time) |")
                 continue
             star = " *" if t.p < ALPHA else ""
             name = f"{t.bug} ({t.bugs} bugs)" if t.bug == "(combined)" else t.bug
