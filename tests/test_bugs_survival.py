@@ -40,6 +40,8 @@ def test_attribute_takes_the_earliest_input_per_bug_and_event():
                        "D": BugTimes(60.0, None)}
     assert tb.triggered() == {"A", "B", "C"} and tb.reached() == {"A", "B", "C", "D"}
     assert TrialBugs.from_dict(tb.to_dict()) == tb
+    # kept: the triggering inputs and the first to reach each bug (id:000007 reached B after id:000003)
+    assert [h.name for h in tb.hits] == [h.name for h in hits if h.name != "id:000007,time:9000"]
 
 
 def test_hits_of_keeps_only_inputs_that_touched_a_bug(tmp_path):
@@ -71,7 +73,7 @@ def test_attribute_trial_replays_an_afl_output_directory(tmp_path):
     tb = attribute_trial(binary=binary, kept=kept_inputs(tmp_path / "afl-out"), seconds=10)
     assert tb.bugs == {"BUG001": BugTimes(0.0, 3.1), "BUG002": BugTimes(1.5, 4.2)}
     assert (tb.inputs, tb.crashes, tb.crashes_without_bug, tb.late_inputs) == (6, 2, 0, 0)
-    assert len(tb.hits) == 5
+    assert len(tb.hits) == 4  # the two triggering crashes and the first to reach each bug (id:000002 reached later)
 
 
 # --- survival, against figures worked out by hand --------------------------------------------------
