@@ -109,7 +109,10 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
 
             afl_out = Path(spec.out_dir) / "afl-out"
             inputs = ensemble_inputs(afl_out) if spec.members else kept_inputs(afl_out)
-            res = res.with_bugs(attribute_trial(binary=bug_binary, kept=inputs, seconds=spec.seconds, env=caller_env))
+            # a hang costs the yardstick's per-input timeout here too (the canary counts up to then still count)
+            per_input_s = yardstick.timeout_ms / 1000 if yardstick is not None else 5.0
+            res = res.with_bugs(attribute_trial(binary=bug_binary, kept=inputs, seconds=spec.seconds, env=caller_env,
+                                                timeout_s=per_input_s))
         if on_done:
             on_done(res)
         return res
