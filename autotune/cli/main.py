@@ -37,7 +37,7 @@ def main(
 
 
 # One module per command, in pipeline order; each defines register(app).
-COMMANDS = ["run", "profile", "cc", "probe", "bench", "tune", "race", "validate", "preflight", "compare", "portfolio",
+COMMANDS = ["run", "profile", "cc", "probe", "bench", "tune", "race", "validate", "preflight", "compare", "portfolio", "bugs",
             "status"]
 
 for _name in COMMANDS:

@@ -1,0 +1,161 @@
+"""A trial's time-to-bug: everything afl-fuzz kept (queue, crashes, hangs) replayed through a canary
+build of the target (autotune.bugs.page.replay), each bug's first *reach* and first *trigger* taken
+from the kept inputs' ``time:`` (milliseconds since the campaign's start; seeds ``time:0``).
+
+- time-to-reach: the earliest kept input (any kind) that reached the bug;
+- time-to-trigger: the earliest kept input that triggered it. In a campaign with fatal canaries a
+  trigger is a crash, so this is the earliest crash triggering it; a queue or hang input that
+  triggers (a canary build that is not the one fuzzed) counts too;
+- a bug never reached (triggered) is *censored* at the trial's length: the survival statistics
+  (autotune.bugs.survival) read ``None`` so.
+
+An input whose name has no ``time:`` counts at the trial's end, one stamped after the trial's end at
+the end (afl-fuzz stops a little after -V): both are counted in ``late_inputs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from autotune.bugs.page import InputBugs, replay
+from autotune.trials.afl_output import KeptInput
+
+SCHEMA_VERSION = 1
+EVENTS = ("trigger", "reach")
+
+
+@dataclass(frozen=True)
+class InputHit:
+    """One kept input that reached or triggered a bug (inputs reaching none are not kept)."""
+
+    kind: str  # queue, crashes, hangs
+    name: str
+    time_ms: int | None
+    instance: str
+    reached: tuple[str, ...]
+    triggered: tuple[str, ...]
+    crashed: bool
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "time_ms": self.time_ms, "instance": self.instance,
+                "reached": list(self.reached), "triggered": list(self.triggered), "crashed": self.crashed}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "InputHit":
+        return cls(kind=str(d["kind"]), name=str(d["name"]), time_ms=None if d.get("time_ms") is None
+                   else int(d["time_ms"]), instance=str(d.get("instance", "default")),
+                   reached=tuple(d.get("reached", ())), triggered=tuple(d.get("triggered", ())),
+                   crashed=bool(d.get("crashed", False)))
+
+
+@dataclass(frozen=True)
+class BugTimes:
+    reach_s: float | None  # None: never reached in the trial (censored at its length)
+    trigger_s: float | None
+
+    def time(self, event: str) -> float | None:
+        return self.reach_s if event == "reach" else self.trigger_s
+
+    def to_dict(self) -> dict:
+        return {"reach_s": self.reach_s, "trigger_s": self.trigger_s}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "BugTimes":
+        return cls(reach_s=None if d.get("reach_s") is None else float(d["reach_s"]),
+                   trigger_s=None if d.get("trigger_s") is None else float(d["trigger_s"]))
+
+
+@dataclass(frozen=True)
+class TrialBugs:
+    """One trial's bugs: per bug its first reach and trigger, and the inputs behind them."""
+
+    seconds: float  # the trial's length: a bug not seen by then is censored there
+    bugs: dict[str, BugTimes]
+    inputs: int  # kept inputs replayed
+    crashes: int  # kept crashes
+    crashes_without_bug: int  # crashes that triggered no canary (another fault of the target)
+    late_inputs: int  # inputs without time: or stamped after the trial's end (counted at its end)
+    # the inputs behind the figures: every input that triggered a bug, and the first to reach each bug
+    # (not every input that reached one: on the demo nearly every kept input does, thousands a trial)
+    hits: tuple[InputHit, ...] = field(default=())
+    binary: str = ""
+    schema_version: int = SCHEMA_VERSION
+
+    def triggered(self) -> frozenset[str]:
+        return frozenset(n for n, b in self.bugs.items() if b.trigger_s is not None)
+
+    def reached(self) -> frozenset[str]:
+        return frozenset(n for n, b in self.bugs.items() if b.reach_s is not None)
+
+    def to_dict(self) -> dict:
+        return {"schema_version": self.schema_version, "seconds": self.seconds, "binary": self.binary,
+                "inputs": self.inputs, "crashes": self.crashes, "crashes_without_bug": self.crashes_without_bug,
+                "late_inputs": self.late_inputs, "bugs": {n: b.to_dict() for n, b in sorted(self.bugs.items())},
+                "hits": [h.to_dict() for h in self.hits]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "TrialBugs":
+        if int(d.get("schema_version", 0)) != SCHEMA_VERSION:
+            raise ValueError(f"trial bugs schema_version {d.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+        return cls(seconds=float(d["seconds"]), bugs={n: BugTimes.from_dict(b) for n, b in d["bugs"].items()},
+                   inputs=int(d["inputs"]), crashes=int(d["crashes"]), crashes_without_bug=int(d["crashes_without_bug"]),
+                   late_inputs=int(d["late_inputs"]), hits=tuple(InputHit.from_dict(h) for h in d.get("hits", ())),
+                   binary=str(d.get("binary", "")))
+
+
+def _when_s(time_ms: int | None, seconds: float) -> float:
+    """An input's time in seconds, at the trial's end when it has none or is stamped after it."""
+    if time_ms is None:
+        return float(seconds)
+    return min(time_ms / 1000.0, float(seconds))
+
+
+def hits_of(kept: Sequence[KeptInput], replays: Sequence[InputBugs]) -> tuple[InputHit, ...]:
+    """The kept inputs (paired with their replays, in the same order) that reached or triggered a bug."""
+    if len(kept) != len(replays):
+        raise ValueError(f"{len(kept)} kept inputs but {len(replays)} replays")
+    return tuple(InputHit(kind=k.kind, name=k.path.name, time_ms=k.time_ms, instance=k.instance,
+                          reached=tuple(sorted(r.reached)), triggered=tuple(sorted(r.triggered)), crashed=r.crashed)
+                 for k, r in zip(kept, replays) if r.reached or r.triggered)
+
+
+def attribute(*, hits: Sequence[InputHit], seconds: float, inputs: int, crashes: int, crashes_without_bug: int,
+              late_inputs: int, binary: str = "") -> TrialBugs:
+    """Each bug's first reach and trigger over ``hits`` (pure: the figures from the recorded hits)."""
+    reach: dict[str, float] = {}
+    trig: dict[str, float] = {}
+    for h in hits:
+        t = _when_s(h.time_ms, seconds)
+        for n in h.reached:
+            reach[n] = min(t, reach.get(n, t))
+        for n in h.triggered:
+            trig[n] = min(t, trig.get(n, t))
+            reach[n] = min(t, reach.get(n, t))  # a trigger is a reach (the canary counts both)
+    bugs = {n: BugTimes(reach_s=reach.get(n), trigger_s=trig.get(n)) for n in sorted(reach)}
+    return TrialBugs(seconds=float(seconds), bugs=bugs, inputs=inputs, crashes=crashes,
+                     crashes_without_bug=crashes_without_bug, late_inputs=late_inputs, hits=decisive(hits, seconds),
+                     binary=binary)
+
+
+def decisive(hits: Sequence[InputHit], seconds: float) -> tuple[InputHit, ...]:
+    """The hits a trial keeps: every one that triggered a bug, and the earliest to reach each bug (ties
+    by name), in the order given."""
+    first: dict[str, InputHit] = {}
+    for h in sorted(hits, key=lambda h: (_when_s(h.time_ms, seconds), h.name)):
+        for n in h.reached:
+            first.setdefault(n, h)
+    keep = {id(h) for h in hits if h.triggered} | {id(h) for h in first.values()}
+    return tuple(h for h in hits if id(h) in keep)
+
+
+def attribute_trial(*, binary: str | Path, kept: Sequence[KeptInput], seconds: float,
+                    env: Mapping[str, str] | None = None, timeout_s: float = 5.0, jobs: int = 1) -> TrialBugs:
+    """Replay a trial's kept inputs through the canary build ``binary``; its time-to-bug figures."""
+    replays = replay(binary, [k.path for k in kept], env=env, timeout_s=timeout_s, jobs=jobs)
+    limit_ms = seconds * 1000
+    return attribute(hits=hits_of(kept, replays), seconds=seconds, inputs=len(kept),
+                     crashes=sum(1 for k in kept if k.kind == "crashes"),
+                     crashes_without_bug=sum(1 for k, r in zip(kept, replays) if k.kind == "crashes" and not r.triggered),
+                     late_inputs=sum(1 for k in kept if k.time_ms is None or k.time_ms > limit_ms), binary=str(binary))

@@ -1,0 +1,151 @@
+"""The canary page (autotune.bugs.page): its size against canary.h's struct, reading, and replay of
+inputs through a real clang build of a harness with two canaries (tests/programs/canary_harness.c)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autotune.bugs import page
+from autotune.errors import AutotuneError, DocumentError
+from autotune.paths import kernels_dir
+
+PROGRAMS = Path(__file__).parent / "programs"
+needs_clang = pytest.mark.skipif(shutil.which("clang") is None, reason="clang is not installed")
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory) -> Path:
+    """canary_harness.c built by clang with libFuzzer's own driver (file arguments run once each)."""
+    if shutil.which("clang") is None:
+        pytest.skip("clang is not installed")
+    out = tmp_path_factory.mktemp("canary") / "harness"
+    subprocess.run(["clang", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-fsanitize=fuzzer",
+                    f"-I{kernels_dir()}", str(PROGRAMS / "canary_harness.c"), "-o", str(out)], check=True)
+    return out
+
+
+def _inputs(tmp_path: Path, **named: bytes) -> list[Path]:
+    paths = []
+    for name, data in named.items():
+        p = tmp_path / name
+        p.write_bytes(data)
+        paths.append(p)
+    return paths
+
+
+def test_page_size_is_the_c_struct(harness, tmp_path):
+    (probe,) = _inputs(tmp_path, size=b"size00")
+    proc = subprocess.run([str(harness), str(probe)], capture_output=True, text=True, check=True)
+    assert int(proc.stdout.split()[0]) == page.CANARY_BYTES
+
+
+def test_make_page_is_zeroed_and_reads_empty(tmp_path):
+    p = tmp_path / "sub" / "page"
+    page.make_page(p)
+    assert p.read_bytes() == bytes(page.CANARY_BYTES)
+    assert page.read_page(p) == {}
+
+
+def _page_bytes(entries: list[tuple[str, int, int]], *, magic: int = page.MAGIC, version: int = page.VERSION) -> bytes:
+    buf = bytearray(page.CANARY_BYTES)
+    struct.pack_into("<IIII", buf, 0, magic, version, page.MAX_ENTRIES, 0)
+    for i, (name, reached, triggered) in enumerate(entries):
+        struct.pack_into("<24sQQ", buf, 48 + 40 * i, name.encode(), reached, triggered)
+    return bytes(buf)
+
+
+def test_read_page_entries(tmp_path):
+    p = tmp_path / "page"
+    p.write_bytes(_page_bytes([("PNG003", 7, 0), ("TIF007", 3, 2)]))
+    assert page.read_page(p) == {"PNG003": page.BugCount(7, 0), "TIF007": page.BugCount(3, 2)}
+
+
+@pytest.mark.parametrize("data, words", [
+    (_page_bytes([], magic=0x12345678), "not a canary page"),
+    (_page_bytes([], version=2), "version 2"),
+    (b"\0" * 100, "100 bytes"),
+])
+def test_read_page_rejects_what_is_not_a_page(tmp_path, data, words):
+    p = tmp_path / "page"
+    p.write_bytes(data)
+    with pytest.raises(DocumentError, match=words) as info:
+        page.read_page(p)
+    assert info.value.fix
+
+
+def test_read_page_missing_file(tmp_path):
+    with pytest.raises(DocumentError, match="cannot read"):
+        page.read_page(tmp_path / "nope")
+
+
+@needs_clang
+def test_replay_attributes_each_input(harness, tmp_path):
+    ins = _inputs(tmp_path, a=b"Ax", az=b"AZ", b=b"Bxy", b4=b"Bxyz", none=b"zzz")
+    got = page.replay(harness, ins)
+    assert [g.path for g in got] == ins
+    assert [(sorted(g.reached), sorted(g.triggered)) for g in got] == [
+        (["BUG001"], []), (["BUG001"], ["BUG001"]), (["BUG002"], []), (["BUG002"], ["BUG002"]), ([], [])]
+    assert not any(g.crashed or g.timed_out for g in got)
+    # two at a time: the same answer in the same order
+    assert page.replay(harness, ins, jobs=2) == got
+
+
+@needs_clang
+def test_replay_ignores_the_callers_fatal_setting(harness, tmp_path):
+    (az,) = _inputs(tmp_path, az=b"AZ")
+    (res,) = page.replay(harness, [az], env={"PATH": "/usr/bin:/bin", "AUTOTUNE_CANARY_FATAL": "1"})
+    assert res.triggered == {"BUG001"} and not res.crashed
+
+
+@needs_clang
+def test_fatal_mode_aborts_with_the_name(harness, tmp_path):
+    """canary.h's campaign mode, which replay turns off: a trigger prints its name and aborts."""
+    (az,) = _inputs(tmp_path, az=b"AZ")
+    proc = subprocess.run([str(harness), str(az)], env={"AUTOTUNE_CANARY_FATAL": "1"}, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "autotune-canary: triggered BUG001" in proc.stderr
+
+
+@needs_clang
+def test_has_canaries(harness, tmp_path):
+    assert page.has_canaries(harness)
+    plain = tmp_path / "plain.c"
+    plain.write_text("int main(void) { return 0; }\n")
+    subprocess.run(["clang", str(plain), "-o", str(tmp_path / "plain")], check=True)
+    assert not page.has_canaries(tmp_path / "plain")
+
+
+def test_replay_missing_binary(tmp_path):
+    with pytest.raises(AutotuneError, match="does not exist"):
+        page.replay(tmp_path / "nope", [])
+
+
+@needs_clang
+def test_cli_replay_json_equals_the_api(harness, tmp_path):
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+
+    ins = _inputs(tmp_path, a=b"Ax", az=b"AZ", b4=b"Bxyz")
+    res = CliRunner().invoke(app, ["bugs", "replay", "--binary", str(harness), *map(str, ins), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == {"binary": str(harness),
+                                      "inputs": [r.to_dict() for r in page.replay(harness, ins)]}
+    table = CliRunner().invoke(app, ["bugs", "replay", "--binary", str(harness), *map(str, ins)])
+    assert table.exit_code == 0
+    assert "BUG001" in table.stdout and "BUG002" in table.stdout
+
+
+@needs_clang
+def test_replay_takes_paths_relative_to_the_callers_directory(harness, tmp_path, monkeypatch):
+    """The harness runs in a scratch directory: relative input paths are the caller's."""
+    _inputs(tmp_path, az=b"AZ")
+    monkeypatch.chdir(tmp_path)
+    (res,) = page.replay(harness, [Path("az")])
+    assert res.triggered == {"BUG001"} and res.path == Path("az")
