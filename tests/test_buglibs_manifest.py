@@ -72,3 +72,8 @@ def test_system_codename_reads_os_release(tmp_path):
     f.write_text('NAME="Debian GNU/Linux"\nVERSION_CODENAME=bookworm\n')
     assert system_codename(os_release=f) == "bookworm"
     assert system_codename(os_release=tmp_path / "none") == ""
+
+
+def test_readme_bug_table_is_the_manifests():
+    readme = (buglibs.HERE / "README.md").read_text()
+    assert buglibs.bug_table(LIBRARIES) in readme, "regenerate it: python benchmarks/bugs/buglibs.py table"

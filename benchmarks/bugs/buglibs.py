@@ -13,6 +13,7 @@ autotune.target gives it (``plain`` clang for the replay tests, ``afl`` for camp
 like every other target build.
 
     python benchmarks/bugs/buglibs.py list                  # the libraries and their bugs
+    python benchmarks/bugs/buglibs.py table                 # the bug table (README.md's)
     python benchmarks/bugs/buglibs.py source libtiff        # fetch (once); print BUGLIB_SRC
     python benchmarks/bugs/buglibs.py build libtiff --cc afl  # build (cached); print the binary
 """
@@ -153,10 +154,22 @@ def library(name: str) -> BugLibrary:
     return libs[name]
 
 
+def bug_table(libs: Mapping[str, BugLibrary]) -> str:
+    """The Markdown table of the benchmark's bugs (README.md holds it; a test keeps them equal)."""
+    lines = ["| library | version | bug | CVE | fix | canary site | inputs |", "|---|---|---|---|---|---|---|"]
+    for lib in libs.values():
+        for b in lib.bugs:
+            inputs = "reach, trigger" if b.trigger_known else "reach"
+            lines.append(f"| {lib.name} | {lib.upstream} ({lib.suite}) | {b.id} | {b.cve or '-'} | {b.fix} "
+                         f"| `{b.site}` | {inputs} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="the libraries and their bugs")
+    sub.add_parser("table", help="the bug table in Markdown (README.md's)")
     p = sub.add_parser("source", help="fetch a library's pristine tree (once) and print its path")
     p.add_argument("library")
     p = sub.add_parser("build", help="build a library's harness with its canaries (cached) and print its path")
@@ -170,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"{len(lib.bugs)} bugs, harness {lib.harness}")
                 for b in lib.bugs:
                     print(f"  {b.id:7} {b.cve or '-':15} {b.site:55} {'trigger' if b.trigger_known else 'reach'}")
+        elif args.cmd == "table":
+            print(bug_table(load_manifest()), end="")
         elif args.cmd == "source":
             print(library(args.library).source_dir())
         else:
