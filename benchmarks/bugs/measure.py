@@ -157,6 +157,20 @@ def measure(*, name: str, trials: int, minutes: float, out: Path) -> dict:
     return summary
 
 
+def publish(*, out: Path, stem: Path, summary: dict) -> None:
+    """The run's figures for benchmarks/results: the summary and each trial's per-bug times (the kept
+    inputs behind them stay in the run's folder)."""
+    trials = []
+    for f in sorted(out.glob("trial-*/bugs.json")):
+        d = json.loads(f.read_text())
+        d.pop("hits", None)
+        d.pop("binary", None)
+        trials.append({"trial": f.parent.name, **d})
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    write_json(Path(f"{stem}.json"), {**summary, "trial_figures": trials})
+    Path(f"{stem}.md").write_text(markdown(summary))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("library", help="a library of benchmarks/bugs/bugs.toml")
@@ -164,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=30.0)
     ap.add_argument("--out", type=Path, required=True, help="the run's folder (a rerun resumes it)")
     ap.add_argument("--keep-afl", action="store_true", help="keep afl-fuzz's output folders (large)")
+    ap.add_argument("--publish", type=Path, metavar="STEM",
+                    help="also write STEM.json (plan, summary, each trial's figures without its inputs) and STEM.md")
     args = ap.parse_args(argv)
     try:
         summary = measure(name=args.library, trials=args.trials, minutes=args.minutes, out=args.out)
@@ -173,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.keep_afl:
         for t in sorted(args.out.glob("trial-*/afl")):
             shutil.rmtree(t, ignore_errors=True)
+    if args.publish:
+        publish(out=args.out, stem=args.publish, summary=summary)
     print(markdown(summary))
     return 0
 
