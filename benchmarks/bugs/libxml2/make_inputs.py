@@ -58,8 +58,10 @@ def main() -> None:
         # short (in the dict: trigger)
         "XML004.reach": doc('<!DOCTYPE d [<!ENTITY a "&b;....."><!ENTITY b "&a;.....">]><d x="&a;"/>'),
         "XML004.trigger": doc('<!DOCTYPE d [<!ENTITY a "&b;"><!ENTITY b "&a;">]><d x="&a;"/>'),
-        # XML005: any name hashed (reach)
+        # XML005: any name hashed (reach) / an empty default namespace: the dict hashes the empty URI
+        # in place, by the quote after it (trigger; AFL++ found the like in a pilot campaign)
         "XML005.reach": doc("<d/>"),
+        "XML005.trigger": doc('<d xmlns=""/>'),
         # XML006: a substitution group (reach) / one whose head is itself (trigger)
         "XML006.reach": schema('<xs:element name="h" type="xs:string"/><xs:element name="m" substitutionGroup="h"/>'),
         "XML006.trigger": schema('<xs:element name="a" substitutionGroup="a"/>'
