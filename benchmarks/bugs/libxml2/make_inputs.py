@@ -83,6 +83,12 @@ def main() -> None:
         # XML009, XML011: an XInclude element met by the reader (reach)
         "XML009.reach": doc(f'<d {XI}><xi:include href="nowhere.xml"/></d>', XINCLUDE),
         "XML011.reach": doc(f'<d {XI}><xi:include href="nowhere.xml"/></d>', XINCLUDE),
+        # XML009: an inclusion that fails and has a child: the reader comes back up to it (trigger;
+        # AFL++ found one in a pilot campaign at 281 s)
+        "XML009.trigger": doc(f'<d {XI}><xi:include href="nowhere.xml"><x/></xi:include></d>', XINCLUDE),
+        # XML011: an inclusion of an element that holds an XInclude itself (trigger)
+        "XML011.trigger": doc(f'<d {XI}><xi:include xpointer="xpointer(//e)"/><e><xi:include href="nowhere.xml"/>'
+                              '</e></d>', XINCLUDE),
         # XML010: an IDC field with the attribute:: axis (reach) / a selector with child:: (trigger)
         "XML010.reach": schema('<xs:element name="r"><xs:complexType><xs:attribute name="b"/></xs:complexType>'
                                '<xs:unique name="u"><xs:selector xpath="."/><xs:field xpath="attribute::b"/>'
