@@ -52,13 +52,38 @@ struct autotune_canary_page {
 
 #define AUTOTUNE_CANARY_BYTES (sizeof(struct autotune_canary_page))
 
+/* A canary is a measuring device, not part of the target: its functions are kept out of coverage
+ * instrumentation and never inlined into an instrumented caller, so a canary adds no edge to any
+ * fuzzer's feedback, and its once-a-process paths (mapping the page, claiming an entry, reading
+ * the environment) are never "new coverage" of whichever input happens to run first (in a
+ * persistent loop that would be instability; in autotune's census, keys a replay sees and a
+ * census does not). Three means, because the instrumenters differ:
+ *   - no_sanitize("coverage") (clang; gcc's no_sanitize_coverage): clang's SanitizerCoverage,
+ *     which autotune cc's builds use, skips such functions;
+ *   - no_instrument_function: no -finstrument-functions hooks, so the call-context metrics (ctx,
+ *     caller, ctx-K) see no canary function enter or leave;
+ *   - the names start with "__afl": AFL++'s passes skip every function so named (isIgnoreFunction,
+ *     instrumentation/afl-llvm-common.cc); AFL++ 4.04c's PCGUARD pass ignores the attribute (a
+ *     canary site built with it alone gained 5 edges there). */
+#if defined(__clang__)
+#define AUTOTUNE_CANARY_FN static __attribute__((unused, noinline, no_instrument_function, no_sanitize("coverage")))
+#elif defined(__has_attribute)
+#if __has_attribute(no_sanitize_coverage)
+#define AUTOTUNE_CANARY_FN static __attribute__((unused, noinline, no_instrument_function, no_sanitize_coverage))
+#else
+#define AUTOTUNE_CANARY_FN static __attribute__((unused, noinline, no_instrument_function))
+#endif
+#else
+#define AUTOTUNE_CANARY_FN static __attribute__((unused, noinline, no_instrument_function))
+#endif
+
 /* One page and one fatal flag per process, however many translation units include this header
  * (weak definitions merge at link time). */
 __attribute__((weak)) struct autotune_canary_page *autotune_canary_page_v;
 __attribute__((weak)) int autotune_canary_fatal_v = -1; /* -1: the environment not read yet */
 __attribute__((weak)) struct autotune_canary_page autotune_canary_private_v;
 
-static inline struct autotune_canary_page *autotune_canary_page(void) {
+AUTOTUNE_CANARY_FN struct autotune_canary_page *__afl_autotune_canary_page(void) {
   struct autotune_canary_page *p = __atomic_load_n(&autotune_canary_page_v, __ATOMIC_ACQUIRE);
   if (p) return p;
   p = &autotune_canary_private_v;
@@ -81,8 +106,8 @@ static inline struct autotune_canary_page *autotune_canary_page(void) {
 }
 
 /* The entry of NAME: found, or claimed (-1 when the page is full). */
-static inline int autotune_canary_slot(const char *name) {
-  struct autotune_canary_page *p = autotune_canary_page();
+AUTOTUNE_CANARY_FN int __afl_autotune_canary_slot(const char *name) {
+  struct autotune_canary_page *p = __afl_autotune_canary_page();
   size_t len = strlen(name);
   if (len >= AUTOTUNE_CANARY_NAME) len = AUTOTUNE_CANARY_NAME - 1;
   for (int i = 0; i < AUTOTUNE_CANARY_MAX; i++) {
@@ -103,7 +128,7 @@ static inline int autotune_canary_slot(const char *name) {
   return -1;
 }
 
-static inline int autotune_canary_fatal(void) {
+AUTOTUNE_CANARY_FN int __afl_autotune_canary_fatal(void) {
   int f = __atomic_load_n(&autotune_canary_fatal_v, __ATOMIC_RELAXED);
   if (f < 0) {
     const char *v = getenv("AUTOTUNE_CANARY_FATAL");
@@ -113,14 +138,14 @@ static inline int autotune_canary_fatal(void) {
   return f;
 }
 
-static inline void autotune_canary_hit(int *slot, const char *name, int triggered) {
-  if (*slot < 0) *slot = autotune_canary_slot(name);
+AUTOTUNE_CANARY_FN void __afl_autotune_canary_hit(int *slot, const char *name, int triggered) {
+  if (*slot < 0) *slot = __afl_autotune_canary_slot(name);
   if (*slot >= 0) {
-    struct autotune_canary_entry *e = &autotune_canary_page()->entry[*slot];
+    struct autotune_canary_entry *e = &__afl_autotune_canary_page()->entry[*slot];
     __atomic_fetch_add(&e->reached, 1, __ATOMIC_RELAXED);
     if (triggered) __atomic_fetch_add(&e->triggered, 1, __ATOMIC_RELAXED);
   }
-  if (triggered && autotune_canary_fatal()) {
+  if (triggered && __afl_autotune_canary_fatal()) {
     static const char msg[] = "autotune-canary: triggered ";
     ssize_t r = write(2, msg, sizeof msg - 1);
     r = write(2, name, strlen(name));
@@ -135,7 +160,7 @@ static inline void autotune_canary_hit(int *slot, const char *name, int triggere
 #define AUTOTUNE_BUG(NAME, cond)                                                                   \
   do {                                                                                             \
     static int autotune_canary_slot_##NAME = -1;                                                   \
-    autotune_canary_hit(&autotune_canary_slot_##NAME, #NAME, (cond) ? 1 : 0);                      \
+    __afl_autotune_canary_hit(&autotune_canary_slot_##NAME, #NAME, (cond) ? 1 : 0);                      \
   } while (0)
 
 #endif /* AUTOTUNE_CANARY_H */

@@ -140,3 +140,12 @@ def test_cli_replay_json_equals_the_api(harness, tmp_path):
     table = CliRunner().invoke(app, ["bugs", "replay", "--binary", str(harness), *map(str, ins)])
     assert table.exit_code == 0
     assert "BUG001" in table.stdout and "BUG002" in table.stdout
+
+
+@needs_clang
+def test_replay_takes_paths_relative_to_the_callers_directory(harness, tmp_path, monkeypatch):
+    """The harness runs in a scratch directory: relative input paths are the caller's."""
+    _inputs(tmp_path, az=b"AZ")
+    monkeypatch.chdir(tmp_path)
+    (res,) = page.replay(harness, [Path("az")])
+    assert res.triggered == {"BUG001"} and res.path == Path("az")

@@ -40,6 +40,8 @@ def test_attribute_takes_the_earliest_input_per_bug_and_event():
                        "D": BugTimes(60.0, None)}
     assert tb.triggered() == {"A", "B", "C"} and tb.reached() == {"A", "B", "C", "D"}
     assert TrialBugs.from_dict(tb.to_dict()) == tb
+    # kept: the triggering inputs and the first to reach each bug (id:000007 reached B after id:000003)
+    assert [h.name for h in tb.hits] == [h.name for h in hits if h.name != "id:000007,time:9000"]
 
 
 def test_hits_of_keeps_only_inputs_that_touched_a_bug(tmp_path):
@@ -71,7 +73,7 @@ def test_attribute_trial_replays_an_afl_output_directory(tmp_path):
     tb = attribute_trial(binary=binary, kept=kept_inputs(tmp_path / "afl-out"), seconds=10)
     assert tb.bugs == {"BUG001": BugTimes(0.0, 3.1), "BUG002": BugTimes(1.5, 4.2)}
     assert (tb.inputs, tb.crashes, tb.crashes_without_bug, tb.late_inputs) == (6, 2, 0, 0)
-    assert len(tb.hits) == 5
+    assert len(tb.hits) == 4  # the two triggering crashes and the first to reach each bug (id:000002 reached later)
 
 
 # --- survival, against figures worked out by hand --------------------------------------------------
@@ -121,6 +123,8 @@ def test_logrank_by_hand():
 
 def test_logrank_without_events_is_uninformative():
     assert sv.logrank(([5.0, 5.0], [False, False]), ([5.0], [False])) == (0.0, 0.0, 1.0, False)
+    # every trial of both reached the bug at once (a seed reaches it at time 0): no variance to test
+    assert sv.logrank(([0.0, 0.0], [True, True]), ([0.0, 0.0], [True, True])) == (0.0, 0.0, 1.0, False)
 
 
 def test_stouffer_by_hand():
@@ -154,9 +158,9 @@ def test_bug_report_on_hand_made_trials():
     assert x.z > 0 and y.z > 0 and y.informative
     comb = next(t for t in rep.combined if t.event == "trigger")
     assert comb.bugs == 2 and comb.z == pytest.approx((x.z + y.z) / math.sqrt(2))
-    # reach: everyone reached X at 0.5, so no one is sooner there
+    # reach: two trials of each reached X at 0.5, the third never: the same curves, no one is sooner
     xr = next(t for t in rep.logrank if t.bug == "X" and t.event == "reach")
-    assert xr.z == pytest.approx(0.0) and xr.p == pytest.approx(1.0)
+    assert xr.z == pytest.approx(0.0) and xr.p == pytest.approx(1.0) and xr.informative
     assert sv.BugReport.from_dict(rep.to_dict()) == rep
     assert any("trials per configuration" in n for n in rep.notes)
 

@@ -53,7 +53,8 @@ def test_crashing_and_hanging_inputs_in_the_corpus(demo_bin, tmp_path):
     corpus = tmp_path / "corpus"
     shutil.copytree(demo.seed_dir(), corpus)
     for p in demo.bad_inputs_dir().iterdir():
-        shutil.copy(p, corpus / p.name)
+        if p.name.startswith(("crash-", "hang-")):  # canary-*: a known bug that only counts (not fatal here)
+            shutil.copy(p, corpus / p.name)
     n_seeds = len(list(demo.seed_dir().iterdir()))
     r = run_probe(binary=demo_bin, out_dir=tmp_path / "out", corpus_dir=corpus, max_execs=n_seeds + 3,
                   timeout_ms=300)
@@ -154,6 +155,11 @@ def test_metric_subset_and_rejected_settings(demo_bin, tmp_path):
     assert "AUTOTUNE_PROBE_CAPACITY" in e.value.message
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "a finding, not a fix: the demo's 'S' step machine (DEMO001, a tight loop of one-block steps) makes the exact "
+    "ngram index key (exact ^ exact >> 32, no mix64) collide structurally for N = 5, 6: with 20,000 execs ngram-6 "
+    "had 5-6 collisions at 2^22 slots where Equation 1 expects 1.2, and 2-3 at 2^24 (0.3); the demo without that "
+    "machine had 0 and 0. For the runtime's owners (kernels/cov_keys.h); strict, so a fix turns this red"))
 def test_exact_key_hash_has_no_structural_collisions(demo_bin, tmp_path):
     """The runtime's AUTOTUNE_KEY_HASH=exact index (mix64 of the exact key, ngram-N: its fold)
     follows Equation 1 for every metric, N-grams included (n = all keys)."""

@@ -77,6 +77,8 @@ class TrialBugs:
     crashes: int  # kept crashes
     crashes_without_bug: int  # crashes that triggered no canary (another fault of the target)
     late_inputs: int  # inputs without time: or stamped after the trial's end (counted at its end)
+    # the inputs behind the figures: every input that triggered a bug, and the first to reach each bug
+    # (not every input that reached one: on the demo nearly every kept input does, thousands a trial)
     hits: tuple[InputHit, ...] = field(default=())
     binary: str = ""
     schema_version: int = SCHEMA_VERSION
@@ -133,7 +135,19 @@ def attribute(*, hits: Sequence[InputHit], seconds: float, inputs: int, crashes:
             reach[n] = min(t, reach.get(n, t))  # a trigger is a reach (the canary counts both)
     bugs = {n: BugTimes(reach_s=reach.get(n), trigger_s=trig.get(n)) for n in sorted(reach)}
     return TrialBugs(seconds=float(seconds), bugs=bugs, inputs=inputs, crashes=crashes,
-                     crashes_without_bug=crashes_without_bug, late_inputs=late_inputs, hits=tuple(hits), binary=binary)
+                     crashes_without_bug=crashes_without_bug, late_inputs=late_inputs, hits=decisive(hits, seconds),
+                     binary=binary)
+
+
+def decisive(hits: Sequence[InputHit], seconds: float) -> tuple[InputHit, ...]:
+    """The hits a trial keeps: every one that triggered a bug, and the earliest to reach each bug (ties
+    by name), in the order given."""
+    first: dict[str, InputHit] = {}
+    for h in sorted(hits, key=lambda h: (_when_s(h.time_ms, seconds), h.name)):
+        for n in h.reached:
+            first.setdefault(n, h)
+    keep = {id(h) for h in hits if h.triggered} | {id(h) for h in first.values()}
+    return tuple(h for h in hits if id(h) in keep)
 
 
 def attribute_trial(*, binary: str | Path, kept: Sequence[KeptInput], seconds: float,

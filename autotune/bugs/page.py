@@ -125,7 +125,7 @@ def replay_one(binary: Path, input_path: Path, *, page: Path, env: Mapping[str, 
     make_page(page)
     timed_out = False
     try:
-        proc = subprocess.run([str(binary), str(input_path)], env=replay_env(env, page), stdin=subprocess.DEVNULL,
+        proc = subprocess.run([str(Path(binary).resolve()), str(Path(input_path).resolve())], env=replay_env(env, page), stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout_s,
                               cwd=page.parent)
         crashed = proc.returncode != 0

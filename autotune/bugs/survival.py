@@ -95,7 +95,7 @@ class LogRank:
     chi2: float
     z: float  # signed: > 0 when the configuration sees the event sooner than the baseline
     p: float
-    informative: bool  # False: neither side saw the event (nothing to test; p 1)
+    informative: bool  # False: nothing to test (neither side saw the event, or no variance: all at once); p 1
     bugs: int = 1  # the combined test: the informative bugs it combines
 
     def to_dict(self) -> dict:
@@ -254,7 +254,7 @@ def logrank(a: tuple[Sequence[float], Sequence[bool]], b: tuple[Sequence[float],
     sy = stats.CensoredData(uncensored=[t for t, e in zip(tb, eb) if e], right=[t for t, e in zip(tb, eb) if not e])
     z = float(stats.logrank(sx, sy).statistic)
     chi2, p = float(res.test_statistic), float(res.p_value)
-    if math.isnan(chi2):  # the events fell where both samples had one member at risk each way: no variance
+    if math.isnan(chi2) or math.isnan(z) or math.isnan(p):  # no variance (e.g. every event of both at time 0)
         return 0.0, 0.0, 1.0, False
     return chi2, z, p, True
 

@@ -24,6 +24,10 @@ HELP = (
     "(uses $CC $CXX $CFLAGS $LIB_FUZZING_ENGINE and writes $OUT/fuzzer).\n\n"
     "--yardstick llvm-cov measures by the target's clang source-based coverage build instead (covered "
     "branches by llvm-cov; regions and lines beside): a measure that is no contestant's own feedback map. "
+    "--yardstick bugs judges by known bugs as well (a target with AUTOTUNE_BUG canaries, kernels/canary.h): the "
+    "trials run with fatal canaries, edges are measured by pcguard as ever, and every kept input is replayed "
+    "through the canary build for each bug's time to reach and to trigger; compare.md gains Kaplan-Meier, "
+    "RMST and log-rank figures against the first configuration, bugs.png the curves (docs/BUGS.md).\n\n"
     "--remeasure DIR measures a finished compare's trials again by --yardstick, without running afl-fuzz, "
     "and writes the result to --out (default DIR-<yardstick>); DIR is only read.\n\n"
     "--resume finishes a compare that was stopped (a long campaign cut short): the trials it finished are "
@@ -59,7 +63,8 @@ def compare_cmd(
     yardstick: Annotated[str, typer.Option(
         "--yardstick", help="What every trial is measured by: pcguard (AFL++'s default PCGUARD build under "
                             "afl-showmap; our census build without afl-clang-fast) or llvm-cov (the target's "
-                            "clang source-based coverage build, covered branches).")] = "pcguard",
+                            "clang source-based coverage build, covered branches), or bugs (pcguard edges plus "
+                            "time-to-bug of the target's known-bug canaries).")] = "pcguard",
     remeasure: Annotated[Optional[Path], typer.Option(
         "--remeasure", help="A finished compare's output directory: measure its trials again by --yardstick "
                             "(no afl-fuzz run; the target is the one it recorded unless given).")] = None,
@@ -74,9 +79,12 @@ def compare_cmd(
     from autotune.errors import AutotuneError
     from autotune.trials.yardstick import CHOICES
 
-    if yardstick not in CHOICES:
-        raise AutotuneError(f"--yardstick {yardstick!r} is not one of {', '.join(CHOICES)}",
-                            fix="pass --yardstick pcguard or --yardstick llvm-cov")
+    from autotune.bugs.yardstick import CHOICE as BUGS
+    from autotune.bugs.yardstick import PLOT_NAME as BUGS_PLOT
+
+    if yardstick not in (*CHOICES, BUGS):
+        raise AutotuneError(f"--yardstick {yardstick!r} is not one of {', '.join((*CHOICES, BUGS))}",
+                            fix="pass --yardstick pcguard, --yardstick llvm-cov or --yardstick bugs")
     spec = target.recipe()
     say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
     if remeasure is not None:
@@ -116,6 +124,6 @@ def compare_cmd(
     from autotune.compare.render import markdown
 
     out.print(markdown(res), highlight=False, markup=False, soft_wrap=True)
-    files = [JSON_NAME, MD_NAME] + ([] if no_plot else [PLOT_NAME])
+    files = [JSON_NAME, MD_NAME] + ([] if no_plot else [PLOT_NAME] + ([BUGS_PLOT] if res.bugs is not None else []))
     out.print(f"written: {', '.join(str(Path(res.out_dir) / f) for f in files)}", highlight=False, markup=False,
               soft_wrap=True)

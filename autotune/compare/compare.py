@@ -6,6 +6,12 @@ Output directory: ``compare.json`` (:class:`CompareResult`, schema_version 1), `
 ``coverage.png``, ``seeds/`` (the corpus as afl-fuzz got it), ``trials/<config>/trial-<k>/``
 (afl-out/, afl-fuzz.log, trial.json, the index file of a runtime configuration that sets one).
 
+``yardstick="bugs"`` (autotune.bugs.yardstick): the trials run with fatal known-bug canaries, edges
+are measured by the pcguard yardstick as ever, and every trial's kept inputs are replayed through
+that same (canary) build for their time-to-bug; compare.json gains an optional ``bugs`` block (the
+survival statistics, autotune.bugs.survival) and trial.json a ``bugs`` block, compare.md a bugs
+section, and ``bugs.png`` the Kaplan-Meier curves.
+
 A stopped compare resumes (``resume=True``): every trial whose trial.json is there and was run as
 this compare would run it (the same spec: binary, variables, seeds, seconds, seed) is kept, measured
 by the same yardstick; the rest run. A trial.json that differs is an error, never silently mixed in.
@@ -15,9 +21,9 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from autotune import afl
 from autotune.compare.config import CC_AFL, ConfigSpec
@@ -26,6 +32,9 @@ from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_
 from autotune.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
 from autotune.target import TargetSpec, build
 from autotune.trials import TrialResult, TrialSpec, Yardstick, choose_yardstick, host_cores, interleaved, run_trials
+
+if TYPE_CHECKING:
+    from autotune.bugs.survival import BugReport
 
 SCHEMA_VERSION = 1
 JSON_NAME = "compare.json"
@@ -122,6 +131,7 @@ class CompareResult:
     host: dict | None = None
     notes: tuple[str, ...] = ()
     remeasure: dict | None = None  # a re-measure: the source directory, its yardstick and pairs (remeasure.py)
+    bugs: "BugReport | None" = None  # --yardstick bugs: time-to-bug survival statistics (optional block)
     schema_version: int = SCHEMA_VERSION
 
     def config(self, name: str) -> ConfigOutcome:
@@ -133,7 +143,7 @@ class CompareResult:
                 "rng_seed": self.rng_seed, "yardstick": self.yardstick.to_dict(),
                 "configs": [c.to_dict() for c in self.configs], "pairs": [p.to_dict() for p in self.pairs],
                 "out_dir": self.out_dir, "wall_s": self.wall_s, "host": self.host, "notes": list(self.notes),
-                "remeasure": self.remeasure}
+                "remeasure": self.remeasure, **({"bugs": self.bugs.to_dict()} if self.bugs is not None else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "CompareResult":
@@ -145,7 +155,26 @@ class CompareResult:
                    configs=tuple(ConfigOutcome.from_dict(c) for c in d["configs"]),
                    pairs=tuple(PairOutcome.from_dict(p) for p in d["pairs"]), out_dir=str(d["out_dir"]),
                    wall_s=float(d["wall_s"]), host=d.get("host"), notes=tuple(d.get("notes") or ()),
-                   remeasure=d.get("remeasure"))
+                   remeasure=d.get("remeasure"), bugs=_bug_report_from(d.get("bugs")))
+
+
+def _bug_report_from(d: Mapping | None) -> "BugReport | None":
+    if not d:
+        return None
+    from autotune.bugs.survival import BugReport
+
+    return BugReport.from_dict(d)
+
+
+def bug_report_of(outcomes: Sequence["ConfigOutcome"], seconds: float) -> "BugReport | None":
+    """The survival statistics of the trials' time-to-bug (None when no trial was attributed); the
+    first configuration is the baseline."""
+    if not any(t.bugs is not None for o in outcomes for t in o.trials):
+        return None
+    from autotune.bugs.survival import bug_report
+
+    return bug_report(trials={o.config.name: [t.bugs for t in o.trials if t.bugs is not None] for o in outcomes},
+                      horizon_s=float(seconds))
 
 
 def _seed_files(corpus: Path) -> list[Path]:
@@ -311,6 +340,9 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     autotune.trials.yardstick.choose_yardstick), write the outputs; the result. With ``resume``, the
     trials a stopped compare in ``out_dir`` finished are kept (:func:`finished_trial`), the rest run."""
     say = progress or (lambda _m: None)
+    from autotune.bugs import yardstick as bugs_yardstick
+
+    by_bugs = yardstick == bugs_yardstick.CHOICE
     if trials < 1 or seconds < 1:
         raise AutotuneError("trials and seconds must be at least 1", fix="pass --trials >= 1 and --minutes/--seconds > 0")
     from autotune.portfolio.model import check_serves
@@ -327,8 +359,13 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     n_seeds = stage_seeds(corpus=corpus, dest=out_dir / "seeds", keep=resume)
-    yard = choose_yardstick(spec=spec, env=benv, choice=yardstick)
+    yard = choose_yardstick(spec=spec, env=benv, choice=bugs_yardstick.EDGE_CHOICE if by_bugs else yardstick)
     say(f"yardstick: {yard.kind} ({yard.binary})")
+    if by_bugs:  # before any afl-fuzz runs: the canaries are there, and no seed triggers one
+        bugs_yardstick.require_canaries(yard.binary)
+        bugs_yardstick.check_seeds(yard.binary, sorted((out_dir / "seeds").iterdir()), env=benv)
+        say(f"bugs: fatal canaries in the trials, kept inputs replayed through {yard.binary}")
+    campaign = bugs_yardstick.with_campaign_env if by_bugs else dict
     binaries: dict[str, str] = {}
     built: dict[tuple, str] = {}
 
@@ -342,9 +379,10 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     members: dict[str, tuple] = {}
     for c in configs:
         binaries[c.name] = binary_of(c)
-        members[c.name] = ensemble_members(c, binary_of) if c.members else ()
+        members[c.name] = tuple(replace(m, env=campaign(m.env)) for m in ensemble_members(c, binary_of)) \
+            if c.members else ()
     by_name = {c.name: c for c in configs}
-    specs = [TrialSpec(config=name, index=k, binary=binaries[name], env=dict(by_name[name].run_vars),
+    specs = [TrialSpec(config=name, index=k, binary=binaries[name], env=campaign(by_name[name].run_vars),
                        seeds=str(out_dir / "seeds"), seconds=int(seconds), rng_seed=rng_seed + k,
                        out_dir=str(out_dir / "trials" / config_dir_name(name) / f"trial-{k}"), members=members[name])
             for k, name in interleaved([c.name for c in configs], trials)]
@@ -355,19 +393,24 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     def done(r: TrialResult) -> None:
         write_json_atomic(Path(r.spec.out_dir) / "trial.json", r.to_dict())
         y = r.yardstick
+        b = r.bugs
         say(f"{r.spec.config} trial {r.spec.index}: {r.execs_per_s:,.0f} execs/s, "
-            f"{y.edges if y else '?'} yardstick {yard.unit}, {r.stats.get('corpus_count')} queued")
+            f"{y.edges if y else '?'} yardstick {yard.unit}, {r.stats.get('corpus_count')} queued"
+            + (f", bugs triggered: {', '.join(sorted(b.triggered())) or 'none'}" if b is not None else ""))
 
     kept = {i: r for i, r in enumerate(finished_trial(s, yard) for s in specs) if r is not None} if resume else {}
+    if by_bugs:  # a finished trial of a bugs compare without its attribution (cut short between the two)
+        kept = {i: r if r.bugs is not None else _attributed(r, yard.binary, env) for i, r in kept.items()}
     if resume:
         say(f"resuming: {len(kept)} of {len(specs)} trials finished, {len(specs) - len(kept)} to run")
     fresh = iter(run_trials(specs=[s for i, s in enumerate(specs) if i not in kept], yardstick=yard, jobs=jobs,
-                            caller_env=env, on_done=done,
+                            caller_env=env, on_done=done, bug_binary=yard.binary if by_bugs else None,
                             on_start=lambda s, core: say(f"{s.config} trial {s.index}: afl-fuzz on core {core}")))
     results = [kept[i] if i in kept else next(fresh) for i in range(len(specs))]
     outcomes = tuple(outcome_of(config=c, binary=binaries[c.name], trials=[r for r in results if r.spec.config == c.name])
                      for c in configs)
     notes = outcome_notes(outcomes, yard)
+    bugs = bug_report_of(outcomes, seconds) if by_bugs else None
     if kept:
         notes.append(f"resumed: {len(kept)} of {len(specs)} trials were finished by a stopped compare and kept "
                      f"(their trial.json); the wall time is this run's")
@@ -380,8 +423,20 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     res = CompareResult(target=spec.to_dict(), corpus=str(corpus.resolve()), seeds=n_seeds, seconds=int(seconds),
                         trials=trials, jobs=used_jobs, rng_seed=rng_seed, yardstick=yard, configs=outcomes,
                         pairs=compare_pairs(outcomes), out_dir=str(out_dir), wall_s=round(time.monotonic() - t0, 1),
-                        host=host_doc, notes=tuple(notes))
+                        host=host_doc, notes=tuple(notes), bugs=bugs)
     write_outputs(result=res, out_dir=out_dir, plot=plot)
+    return res
+
+
+def _attributed(r: TrialResult, binary: str, env: Mapping[str, str] | None) -> TrialResult:
+    from autotune.bugs.attribution import attribute_trial
+    from autotune.trials import kept_inputs
+    from autotune.trials.ensemble import ensemble_inputs
+
+    afl_out = Path(r.spec.out_dir) / "afl-out"
+    inputs = ensemble_inputs(afl_out) if r.spec.members else kept_inputs(afl_out)
+    res = r.with_bugs(attribute_trial(binary=binary, kept=inputs, seconds=r.spec.seconds, env=env))
+    write_json_atomic(Path(r.spec.out_dir) / "trial.json", res.to_dict())
     return res
 
 
@@ -413,4 +468,9 @@ def write_outputs(*, result: CompareResult, out_dir: Path, plot: bool = True) ->
         from autotune.compare.plot import render_coverage_plot
 
         written.append(write_bytes_atomic(out_dir / PLOT_NAME, render_coverage_plot(result)))
+        if result.bugs is not None:
+            from autotune.bugs.plot import render_km_plot
+            from autotune.bugs.yardstick import PLOT_NAME as BUGS_PLOT
+
+            written.append(write_bytes_atomic(out_dir / BUGS_PLOT, render_km_plot(result.bugs)))
     return written

@@ -9,6 +9,11 @@ campaign's. The source directory is only read: the result goes to another direct
 the yardstick's scratch/profile), each file written atomically, and compare.json's ``remeasure``
 block keeps the source's yardstick, per-configuration coverage and pairs, which compare.md sets
 beside the new ones.
+
+``--yardstick bugs`` keeps the source's edge figures and adds the time-to-bug of every trial: its kept
+inputs replayed through the target's canary build (the pcguard yardstick's binary), and the survival
+statistics. A campaign run without fatal canaries kept a triggering input only when it was new on
+afl-fuzz's map, so its times to trigger are upper bounds (a note says so).
 """
 
 from __future__ import annotations
@@ -95,6 +100,11 @@ def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: Targ
         raise AutotuneError(f"--out {out_dir} is in the compare being re-measured ({source}), which is only read",
                             fix=f"pass another --out, e.g. {source}-{yardstick}")
     spec = spec or TargetSpec.from_dict(old.target)
+    from autotune.bugs import yardstick as bugs_yardstick
+
+    if yardstick == bugs_yardstick.CHOICE:
+        return _remeasure_bugs(source=source, out_dir=out_dir, old=old, spec=spec, jobs=jobs, plot=plot, env=env,
+                               say=say, t0=t0)
     yard = choose_yardstick(spec=spec, env=afl.base_env(env), choice=yardstick)
     say(f"yardstick: {yard.kind} ({yard.binary})")
     tasks = [(t, afl_out_of(source=source, old=old, trial=t),
@@ -114,5 +124,49 @@ def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: Targ
                                              "afl-fuzz's figures are the campaign's"]
     res = replace(old, yardstick=yard, configs=outcomes, pairs=compare_pairs(outcomes), out_dir=str(out_dir),
                   notes=tuple(notes), remeasure=before)
+    write_outputs(result=res, out_dir=out_dir, plot=plot)
+    return res
+
+
+def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: TargetSpec, jobs: int | None, plot: bool,
+                    env: Mapping[str, str] | None, say: Callable[[str], None], t0: float) -> CompareResult:
+    """The source's edge figures kept, each trial's time-to-bug added (autotune.bugs.attribution)."""
+    from autotune.bugs.attribution import attribute_trial
+    from autotune.bugs.yardstick import CAMPAIGN_ENV, EDGE_CHOICE, require_canaries
+    from autotune.compare.compare import bug_report_of
+
+    binary = choose_yardstick(spec=spec, env=afl.base_env(env), choice=EDGE_CHOICE).binary
+    require_canaries(binary)
+    say(f"bugs: replaying every trial's kept inputs through {binary}")
+    tasks = [(t, afl_out_of(source=source, old=old, trial=t),
+              out_dir / "trials" / config_dir_name(o.config.name) / f"trial-{t.spec.index}")
+             for o in old.configs for t in o.trials]
+
+    def one(task: tuple[TrialResult, Path, Path], core: int | None) -> TrialResult:
+        trial, afl_out, tdir = task
+        res = trial.with_bugs(attribute_trial(binary=binary, kept=kept_inputs(afl_out), seconds=trial.spec.seconds,
+                                              env=env))
+        write_json_atomic(tdir / "trial.json", res.to_dict())
+        say(f"{trial.spec.config} trial {trial.spec.index}: bugs triggered: "
+            f"{', '.join(sorted(res.bugs.triggered())) if res.bugs else ''}")
+        return res
+
+    measured = on_cores(tasks, one, jobs=jobs)
+    by_config: dict[str, list[TrialResult]] = {}
+    for r in measured:
+        by_config.setdefault(r.spec.config, []).append(r)
+    outcomes = tuple(replace(o, trials=tuple(by_config.get(o.config.name, []))) for o in old.configs)
+    fatal = all(all(t.spec.env.get(k) == v for k, v in CAMPAIGN_ENV.items()) for o in old.configs for t in o.trials)
+    notes = list(old.notes) + [f"bugs re-measured from {source}: every trial's kept inputs replayed through {binary}"]
+    if not fatal:
+        notes.append("the campaigns ran without fatal canaries: an input that triggered a bug was kept only when it "
+                     "was new on afl-fuzz's map, so the times to trigger are upper bounds (run the compare with "
+                     "--yardstick bugs for exact ones)")
+    before = {"from": str(source), "campaign_dir": str(_campaign_dir(old)), "yardstick": old.yardstick.to_dict(),
+              "coverage": {o.config.name: o.coverage.to_dict() for o in old.configs},
+              "pairs": [p.to_dict() for p in old.pairs], "remeasure_wall_s": round(time.monotonic() - t0, 1),
+              "by": "bugs"}
+    res = replace(old, configs=outcomes, out_dir=str(out_dir), notes=tuple(notes), remeasure=before,
+                  bugs=bug_report_of(outcomes, old.seconds))
     write_outputs(result=res, out_dir=out_dir, plot=plot)
     return res

@@ -128,6 +128,10 @@ def markdown(r: CompareResult) -> str:
                          f"{format(p.median_b, fmt)} | "
                          f"{p.test.u:g} | {p.test.p:.4f} ({p.test.method}) | {p.a12:.3f} | {p.magnitude} |")
     lines += _llvm_cov_table(r) + _remeasure_table(r, unit)
+    if r.bugs is not None:
+        from autotune.bugs.render import bugs_markdown
+
+        lines += bugs_markdown(r.bugs, aflpp=afl)
     lines += ["", f"## Coverage over time (yardstick {unit}, median [min, max] over the trials)", "",
               "| t (s) | " + " | ".join(o.config.name for o in r.configs) + " |",
               "|---|" + "---|" * len(r.configs)]

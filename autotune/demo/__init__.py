@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autotune.paths import kernels_dir
+
 HERE = Path(__file__).resolve().parent
 HARNESS_NAME = "harness.c"
-DEMO_CFLAGS: tuple[str, ...] = ("-O2", "-g")
+# -I: harness.c includes kernels/canary.h (its planted bug DEMO001), wherever autotune is installed
+DEMO_CFLAGS: tuple[str, ...] = ("-O2", "-g", f"-I{kernels_dir()}")
 
 
 def harness_source() -> Path:
@@ -26,5 +29,6 @@ def seed_dir() -> Path:
 
 
 def bad_inputs_dir() -> Path:
-    """Inputs that crash (crash-*) or hang (hang-*) the demo target."""
+    """Inputs that crash (crash-*) or hang (hang-*) the demo target, or trigger its planted known bug
+    (canary-*: a crash only with fatal canaries, AUTOTUNE_CANARY_FATAL=1)."""
     return HERE / "inputs"

@@ -16,6 +16,8 @@
  *                     at most 256 steps, except in mode 'W' (wait), which runs until i == end
  *     'G' group       nested chunks (up to depth 6)
  *     'C' checksum    one byte: CRC-8 of the input before this chunk
+ *     'S' steps       a program for a tiny register machine, one step a byte, 'a'..'h' (each its own
+ *                     operation on the register); any other byte is an error
  *
  * Helpers (read_varint, is_ident, crc8, note, ...) are called from several parser functions,
  * so call-context metrics see them in several contexts; they are noinline so that the context
@@ -25,11 +27,38 @@
  *   crash-abort   strict mode, an 'E' chunk dividing by zero: abort()            (SIGABRT)
  *   crash-null    a 'K' chunk setting an unknown key with a '!' value: NULL write (SIGSEGV)
  *   hang-loop     an 'L' chunk in mode 'W' whose step never reaches end (1, 2, 2, 'W'): loops forever
+ *
+ * A planted known bug, with a canary (kernels/canary.h, AUTOTUNE_BUG; autotune compare --yardstick bugs):
+ *   DEMO001       an 'S' chunk whose steps contain b, a, d in that order, back to back ("bad").
+ *                 (canary-demo001 in autotune/demo/inputs/ triggers it; with AUTOTUNE_CANARY_FATAL=1
+ *                 it aborts, otherwise it only counts.)
+ *   It is built on purpose so that edge coverage cannot see the way to it and an N-gram metric can:
+ *   every step is one small block of its own, every step can follow every other, and the bug's
+ *   condition is data (the last steps, shifted into a register, compared without a branch).
+ *   Once a seed has run every step (the seed 11-steps runs a..h), edge coverage has seen every
+ *   edge of parse_steps whatever the order, so it keeps no input for getting an order closer to
+ *   "bad". An N-gram of blocks (AFL++'s NGRAM-N, autotune's ngram-N; about two to three blocks a
+ *   step) is new for each new pair ("ba", "ad") or triple of consecutive steps, so the fuzzer keeps
+ *   the partial orders and builds the whole one from them (Wang et al., RAID 2019, "Be
+ *   Sensitive and Collaborative", make the same point with orderings of this kind).
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The canary header: on the include path (the demo recipe adds -I<autotune's kernels dir>), else
+ * found from here in a source checkout (autotune/demo -> kernels) or an installed wheel
+ * (autotune/demo -> autotune/_data/kernels), so a plain `cc -c harness.c` builds it too. */
+#if __has_include("canary.h")
+#include "canary.h"
+#elif __has_include("../../kernels/canary.h")
+#include "../../kernels/canary.h"
+#elif __has_include("../_data/kernels/canary.h")
+#include "../_data/kernels/canary.h"
+#else
+#error "canary.h not found: add -I<autotune's kernels directory> (autotune.paths.kernels_dir())"
+#endif
 
 #define NOINLINE __attribute__((noinline))
 #define MAX_DEPTH 6
@@ -41,6 +70,8 @@ struct doc {
   long ints_sum, ints_min, ints_max, n_ints;
   unsigned words, numbers, puncts, spaces;
   long expr_value;
+  uint32_t reg;    /* the 'S' machine's register */
+  uint32_t recent; /* its last steps, one a byte, the newest lowest */
   unsigned rle_len;
   int width, height, level;
   char title[16];
@@ -349,6 +380,35 @@ static int parse_loop(struct doc *d, const uint8_t *p, size_t n) {
   return 0;
 }
 
+/* The steps of the planted bug DEMO001 ("bad"), as they sit in d->recent's low bytes after the third. */
+#define DEMO001_ORDER ((uint32_t)'b' << 16 | (uint32_t)'a' << 8 | (uint32_t)'d')
+#define DEMO001_MASK 0xffffffu
+
+static int parse_steps(struct doc *d, const uint8_t *p, size_t n) {
+  uint32_t reg = d->reg, recent = d->recent;
+  unsigned hit = 0;
+  for (size_t i = 0; i < n; i++) {
+    switch (p[i]) { /* each step its own block; any step may follow any other */
+    case 'a': reg += 1; break;
+    case 'b': reg ^= 0x5a5a5a5au; break;
+    case 'c': reg = reg << 3 | reg >> 29; break;
+    case 'd': reg = ~reg; break;
+    case 'e': reg *= 2654435761u; break;
+    case 'f': reg -= 7; break;
+    case 'g': reg >>= 1; break;
+    case 'h': reg = reg * reg + 1; break;
+    default: return fail(d, 9);
+    }
+    recent = recent << 8 | p[i];
+    hit |= (recent & DEMO001_MASK) == DEMO001_ORDER; /* data, not a branch: edges do not see how close an order is */
+  }
+  d->reg = reg;
+  d->recent = recent;
+  sink += reg;
+  AUTOTUNE_BUG(DEMO001, hit); /* planted known bug: the steps b, a, d back to back */
+  return 0;
+}
+
 static int parse_chunks(struct doc *d, const uint8_t *base, size_t off, size_t end, int depth);
 
 static int parse_group(struct doc *d, const uint8_t *base, size_t off, size_t end, int depth) {
@@ -392,6 +452,7 @@ static int parse_chunks(struct doc *d, const uint8_t *base, size_t off, size_t e
     case 'L': rc = parse_loop(d, p, len); break;
     case 'G': rc = parse_group(d, base, off, off + len, depth); break;
     case 'C': rc = parse_checksum(d, base, chunk_off, p, len); break;
+    case 'S': rc = parse_steps(d, p, len); break;
     default: rc = fail(d, 8); break;
     }
     if (rc < 0) return rc;

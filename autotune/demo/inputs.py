@@ -66,11 +66,14 @@ def seeds() -> dict[str, bytes]:
         "09-checksum": with_checksum(header(strict=True) + chunk("N", b"checked") + chunk("E", b"6/3")),
         "10-v2-mixed": v2 + chunk("T", b"version two text " * 20, version=2) + chunk("K", b"level=3", version=2)
         + chunk("R", bytes([127, 0, 127, 1]), version=2),
+        # every step of the 'S' machine once, in alphabetical order: no two of DEMO001's in its order
+        "11-steps": header() + chunk("S", b"abcdefgh"),
     }
 
 
 def bad_inputs() -> dict[str, bytes]:
-    """Inputs that crash or hang the demo target, by name (the name says which and how)."""
+    """Inputs that crash or hang the demo target, or trigger its planted canary, by name (the name
+    says which and how)."""
     return {
         # strict mode, an expression dividing by zero: abort() (SIGABRT)
         "crash-abort": header(strict=True) + chunk("E", b"7 / (3 - 3)"),
@@ -78,6 +81,9 @@ def bad_inputs() -> dict[str, bytes]:
         "crash-null": header() + chunk("K", b"width=1;bogus=!5"),
         # an 'L' chunk 1, 2, step 2 in mode 'W': i = 1, 3, 5, ... wraps mod 256, never equals 2
         "hang-loop": header() + chunk("N", b"x") + chunk("L", bytes([1, 2, 2, ord("W")])),
+        # the planted known bug DEMO001: the steps b, a, d back to back (a canary; it aborts only
+        # with AUTOTUNE_CANARY_FATAL=1)
+        "canary-demo001": header() + chunk("N", b"x") + chunk("S", b"hgbad"),
     }
 
 

@@ -25,6 +25,12 @@ The rules here:
   of the default's, p = 1/20); see ``decision_test``.
   Otherwise the default is recommended, and the result says why: a tuned configuration that
   cannot show it beats the default is not worth a user's rebuild.
+- **Judged by bugs** (``objective="bugs"``, a target with known-bug canaries): the trials run with
+  fatal canaries and each trial's time to trigger per bug is measured beside its edges; a rung is
+  ranked by bugs triggered, then time to trigger, and the last rung decides by the combined
+  log-rank test of time to trigger against the default, or says the budget is too small for bugs
+  to separate anything (autotune.bugs.race, which states the rule). No early stop: that rule is
+  about edges.
 
 The trials themselves are run by a callable (``run_trials``: a batch of ``TrialPlan`` in, one
 ``TrialFigures`` each out), so the logic is tested on recorded figures and run for real through
@@ -150,6 +156,7 @@ class TrialFigures:
     queue: int
     stability: str | None = None
     afl_version: str | None = None  # fuzzer_stats' afl_version (++4.04c)
+    bugs: dict[str, float | None] | None = None  # judged by bugs: time to trigger per bug reached (None: never)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -159,7 +166,9 @@ class TrialFigures:
         return cls(contestant=str(d["contestant"]), rung=int(d["rung"]), repeat=int(d["repeat"]),
                    seconds=int(d["seconds"]), coverage=int(d["coverage"]), execs_per_s=float(d["execs_per_s"]),
                    queue=int(d["queue"]), stability=None if d.get("stability") is None else str(d["stability"]),
-                   afl_version=None if d.get("afl_version") is None else str(d["afl_version"]))
+                   afl_version=None if d.get("afl_version") is None else str(d["afl_version"]),
+                   bugs=None if d.get("bugs") is None else {str(k): None if v is None else float(v)
+                                                            for k, v in d["bugs"].items()})
 
 
 RunTrials = Callable[[Sequence[TrialPlan]], Sequence[TrialFigures]]
@@ -217,13 +226,14 @@ class Decision:
     p_value: float | None  # exact one-sided, winner > default: signed-rank on the pairs (decision_test)
     a12: float | None  # Vargha-Delaney, winner vs default
     alpha: float
+    objective: str = "edges"  # edges, or bugs (autotune.bugs.race: medians are bugs triggered per trial)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Decision":
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
 @dataclass(frozen=True)
@@ -327,11 +337,17 @@ def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEF
                  for r, (m, n) in enumerate(zip(entering, reps)))
 
 
-def _rank(rung_trials: Sequence[TrialFigures], names: Sequence[str]) -> list[str]:
+def _rank(rung_trials: Sequence[TrialFigures], names: Sequence[str], *, objective: str = "edges") -> list[str]:
+    from autotune.bugs import race as by_bugs
+
+    bugs = by_bugs.rung_bugs([t.bugs or {} for t in rung_trials]) if objective == "bugs" else ()
+
     def score(name: str) -> tuple:
-        cov = [t.coverage for t in rung_trials if t.contestant == name]
-        eps = [t.execs_per_s for t in rung_trials if t.contestant == name]
-        return (-statistics.median(cov), -statistics.median(eps), name)
+        ts = [t for t in rung_trials if t.contestant == name]
+        cov = [t.coverage for t in ts]
+        eps = [t.execs_per_s for t in ts]
+        first = by_bugs.rank_key([t.bugs or {} for t in ts], bugs, float(ts[0].seconds)) if objective == "bugs" else ()
+        return (*first, -statistics.median(cov), -statistics.median(eps), name)
 
     return sorted(names, key=score)
 
@@ -345,8 +361,13 @@ def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, budget
              repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
              overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = DEFAULT_ALPHA, seed: int = 0,
              on_rung: Callable[[Rung], None] | None = None,
-             final_repeats: int = DEFAULT_FINAL_REPEATS) -> RaceResult:
-    """Race ``contestants`` (exactly one of them the default) and decide what to recommend."""
+             final_repeats: int = DEFAULT_FINAL_REPEATS, objective: str = "edges") -> RaceResult:
+    """Race ``contestants`` (exactly one of them the default) and decide what to recommend, by edges
+    or (``objective="bugs"``, the trials' figures carrying their time to trigger) by bugs."""
+    from autotune.bugs.race import OBJECTIVES
+
+    if objective not in OBJECTIVES:
+        raise AutotuneError(f"unknown race objective {objective!r}", fix=f"use one of: {', '.join(OBJECTIVES)}")
     defaults = [c for c in contestants if c.is_default]
     if len(defaults) != 1:
         raise AutotuneError(f"the race needs exactly one default contestant, got {len(defaults)}",
@@ -369,18 +390,19 @@ def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, budget
                  for name in _rotate((*entered, default), rep)]  # interleaved: host drift hits all alike
         figures = tuple(run_trials(specs))
         _check_figures(specs, figures)
-        ranking = tuple(_rank(figures, entered))
+        ranking = tuple(_rank(figures, entered, objective=objective))
         kept = ranking[:plan[index + 1].candidates] if index + 1 < len(plan) else ranking[:1]
         rung = Rung(index=index, seconds=step.seconds, entered=entered, trials=figures, ranking=ranking, kept=kept)
         rungs.append(rung)
         if on_rung is not None:
             on_rung(rung)
         field_ = list(kept)
-        if 0 < index < len(plan) - 1 and all(
+        if objective == "edges" and 0 < index < len(plan) - 1 and all(
                 mann_whitney(rung.coverage(default), rung.coverage(name), alternative="greater").p <= alpha for name in ranking):
             stopped_early = True
             break
-    decision = _decide(rungs[-1], default=default, alpha=alpha, stopped_early=stopped_early)
+    decision = (_decide_by_bugs(rungs[-1], default=default, alpha=alpha) if objective == "bugs" else
+                _decide(rungs[-1], default=default, alpha=alpha, stopped_early=stopped_early))
     return RaceResult(contestants=tuple(contestants), plan=plan, rungs=tuple(rungs), decision=decision,
                       budget_s=float(budget_s), jobs=jobs, repeats=repeats, eta=eta, seed=seed,
                       stopped_early=stopped_early, elapsed_s=round(time.monotonic() - t_start, 3))
@@ -435,3 +457,23 @@ def _decide(last: Rung, *, default: str, alpha: float, stopped_early: bool) -> D
     return Decision(recommended=default, is_default=True, **common,
                     reason=f"the best candidate, {winner}, {why} the default in {last.seconds} s trials "
                            f"(median {w_med:g} vs {d_med:g} edges, A12 = {effect:.2f}): the default is recommended")
+
+
+def _decide_by_bugs(last: Rung, *, default: str, alpha: float) -> Decision:
+    """The last rung's decision by bugs (autotune.bugs.race.decide); the medians are bugs triggered per trial."""
+    from autotune.bugs import race as by_bugs
+
+    missing = [t for t in last.trials if t.bugs is None]
+    if missing:
+        raise AutotuneError(f"{len(missing)} trials of the last rung have no bug figures to judge by",
+                            fix="race by bugs with a target built with known-bug canaries (--judge bugs)")
+    winner = last.ranking[0]
+    cand = [t.bugs or {} for t in last.trials if t.contestant == winner]
+    base = [t.bugs or {} for t in last.trials if t.contestant == default]
+    ok, p, reason = by_bugs.decide(winner=winner, candidate=cand, default=base, horizon_s=float(last.seconds),
+                                   alpha=alpha)
+    wc = [float(by_bugs.triggered_count(t)) for t in cand]
+    dc = [float(by_bugs.triggered_count(t)) for t in base]
+    return Decision(recommended=winner if ok else default, is_default=not ok, winner=winner, reason=reason,
+                    trial_s=last.seconds, winner_median=statistics.median(wc), default_median=statistics.median(dc),
+                    p_value=round(p, 6), a12=round(a12(wc, dc), 4), alpha=alpha, objective="bugs")

@@ -120,6 +120,10 @@ def markdown(outcome) -> str:
              f"Budget {race.budget_s:.0f} s, {race.jobs} trial{'s' if race.jobs != 1 else ''} at once; {race.repeats} trials per contestant and rung, "
              f"paired afl-fuzz seeds; successive halving with eta {race.eta}; seed {race.seed}.", ""]
     lines += [f"**Recommended: {d.recommended}.** {d.reason}.", ""]
+    if d.objective == "bugs":
+        from autotune.bugs import race as by_bugs
+
+        lines += [f"**Judged by bugs** (known-bug canaries, fatal in the trials). {by_bugs.RULE}", ""]
     launch = portfolio_line(outcome, out_dir=Path("race"))
     if launch:
         lines += [f"A portfolio of {len(race.contestant(d.recommended).members)} afl-fuzz instances: `{launch}`.", ""]
@@ -135,7 +139,9 @@ def markdown(outcome) -> str:
         for name in (*rung.ranking, default):
             ts = [t for t in rung.trials if t.contestant == name]
             cov = [t.coverage for t in ts]
-            lines.append(f"| {name}{' (default)' if name == default else ''} | {', '.join(map(str, cov))} | "
+            bugs = ("; bugs triggered: " + ", ".join(
+                str(sum(1 for v in (t.bugs or {}).values() if v is not None)) for t in ts)) if d.objective == "bugs" else ""
+            lines.append(f"| {name}{' (default)' if name == default else ''} | {', '.join(map(str, cov))}{bugs} | "
                          f"{_median(cov):g} | {_median([t.execs_per_s for t in ts]):,.0f} | "
                          f"{_median([t.queue for t in ts]):,.0f} |")
         if rung.kept and rung.index + 1 < len(race.rungs):

@@ -98,9 +98,13 @@ def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, 
 
 def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str, Path], seeds: Path, work: Path,
                 yardstick, jobs: int, caller_env: Mapping[str, str] | None = None,
-                on_trial: Callable[[Any], None] | None = None) -> Callable[[Sequence[TrialPlan]], list[TrialFigures]]:
+                on_trial: Callable[[Any], None] | None = None,
+                bug_binary: str | None = None) -> Callable[[Sequence[TrialPlan]], list[TrialFigures]]:
     """A ``run_trials`` for run_race / run_search: each spec becomes one afl-fuzz trial (autotune.trials).
-    ``contestants`` and ``binaries`` are read at each call: the search adds to them as it proposes."""
+    ``contestants`` and ``binaries`` are read at each call: the search adds to them as it proposes.
+    With ``bug_binary`` (judged by bugs) the trials run with fatal canaries and their kept inputs are
+    replayed through it: each figure carries its time to trigger per bug."""
+    from autotune.bugs.yardstick import CAMPAIGN_ENV
     from autotune.trials import TrialSpec as AflTrial
     from autotune.trials import run_trials
 
@@ -120,12 +124,14 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
 
     def run(specs: Sequence[TrialPlan]) -> list[TrialFigures]:
         afl_specs = [AflTrial(config=s.contestant, index=s.repeat, binary=str(binaries[s.contestant]),
-                              env=by_name[s.contestant].env, seeds=str(seeds), seconds=s.seconds,
+                              env={**by_name[s.contestant].env, **(CAMPAIGN_ENV if bug_binary else {})},
+                              seeds=str(seeds), seconds=s.seconds,
                               rng_seed=s.fuzz_seed,
                               out_dir=str(work / f"rung-{s.rung}" / s.contestant / f"trial-{s.repeat}"),
                               members=members(s.contestant) if by_name[s.contestant].members else ())
                      for s in specs]
-        results = run_trials(specs=afl_specs, yardstick=yardstick, jobs=jobs, caller_env=caller_env, on_done=on_trial)
+        results = run_trials(specs=afl_specs, yardstick=yardstick, jobs=jobs, caller_env=caller_env, on_done=on_trial,
+                             bug_binary=bug_binary)
         by_trial = {(s.contestant, s.repeat): s for s in specs}
         out = []
         for r in results:
@@ -133,7 +139,8 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
             out.append(TrialFigures(contestant=s.contestant, rung=s.rung, repeat=s.repeat, seconds=s.seconds,
                                     coverage=int(r.yardstick.edges), execs_per_s=float(r.execs_per_s),
                                     queue=int(r.kept.get("queue", 0)), stability=r.stats.get("stability"),
-                                    afl_version=r.stats.get("afl_version")))
+                                    afl_version=r.stats.get("afl_version"),
+                                    bugs=None if r.bugs is None else {b: t.trigger_s for b, t in r.bugs.bugs.items()}))
         return out
 
     return run
@@ -178,13 +185,15 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
                 max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
                 on_rung: Callable[[Rung], None] | None = None, on_trial: Callable[[Any], None] | None = None,
                 on_batch: Callable[[dict], None] | None = None,
-                notice: Callable[[str], None] | None = None) -> RaceOutcome:
+                notice: Callable[[str], None] | None = None, judge: str = "edges") -> RaceOutcome:
     """Race AFL++'s default against our runtime on the target; write the outcome to ``out_dir``.
 
     ``strategy``: ``search`` (autotune.race.search: Bayesian optimisation over metric, layout, size,
     width and overflow policy, judged by paired afl-fuzz trials, seeded by ``tune_evaluations``, the
     space limited to ``metrics`` (default: all) and sized by the probe's census in ``probe_dir``), or
-    ``list`` (the fixed list ``metrics``, default DEFAULT_METRICS, each sized by the census)."""
+    ``list`` (the fixed list ``metrics``, default DEFAULT_METRICS, each sized by the census).
+    ``judge``: ``edges`` (the yardstick's edges) or ``bugs`` (a target with known-bug canaries, the
+    list strategy: autotune.bugs.race states the objective and the decision rule)."""
     from autotune.compare.compare import stage_seeds
     from autotune.afl import base_env, find_tool
     from autotune.trials import choose_yardstick, host_cores, yardstick_for_binary
@@ -194,6 +203,13 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     find_tool("afl-fuzz", env=env)  # ToolMissingError names the package
     if strategy not in STRATEGIES:
         raise AutotuneError(f"unknown race strategy {strategy!r}", fix=f"use one of: {', '.join(STRATEGIES)}")
+    from autotune.bugs.race import OBJECTIVES
+
+    if judge not in OBJECTIVES:
+        raise AutotuneError(f"unknown --judge {judge!r}", fix=f"use one of: {', '.join(OBJECTIVES)}")
+    if judge == "bugs" and (strategy != "list" or spec is None):
+        raise AutotuneError("the race judges by bugs with the list strategy and a recipe (the canary build is the "
+                            "target's PCGUARD build)", fix="pass --strategy list and --demo, --source or --build-script")
     if spec is None and binary is None:
         raise AutotuneError("the race needs a target", fix="give a harness binary, --source files or --demo")
     jobs = jobs or len(host_cores())
@@ -247,13 +263,20 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
         yard = choose_yardstick(spec=spec, env=env)
     else:
         yard = yardstick_for_binary(kind=KIND_CENSUS, binary=binary)
+    bug_binary = None
+    if judge == "bugs":  # before any afl-fuzz runs (autotune.bugs.yardstick)
+        from autotune.bugs.yardstick import check_seeds, require_canaries
+
+        require_canaries(yard.binary)
+        check_seeds(yard.binary, sorted(seeds.iterdir()), env=env)
+        bug_binary = yard.binary
     by_name = {c.name: c for c in contestants}
     backend = afl_backend(contestants=by_name, binaries=binaries, seeds=seeds, work=out_dir / "trials",
-                          yardstick=yard, jobs=jobs, on_trial=on_trial)
+                          yardstick=yard, jobs=jobs, on_trial=on_trial, bug_binary=bug_binary)
     if strategy == "list":
         race = run_race(contestants=contestants, run_trials=backend, budget_s=budget_s, jobs=jobs, repeats=repeats,
                         eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed,
-                        on_rung=on_rung, final_repeats=final_repeats)
+                        on_rung=on_rung, final_repeats=final_repeats, objective=judge)
     else:
         if l2_bytes is None:
             l2_bytes = host.l2_bytes
@@ -393,7 +416,7 @@ def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, pro
              metrics: Sequence[str] | None, jobs: int | None, repeats: int, seed: int, out_dir: Path,
              notice: Callable[[str], None], strategy: str = "search",
              tune_dir: Path | None = None, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-             final_repeats: int = DEFAULT_FINAL_REPEATS, instances: int = 1,
+             final_repeats: int = DEFAULT_FINAL_REPEATS, instances: int = 1, judge: str = "edges",
              **progress: Callable[[Any], None]) -> RaceOutcome:
     """`autotune race`'s call: the target (recipe or binary), its seeds, the sizes from the probe's
     census, the search's first proposals from tune's report in ``tune_dir``; ``progress`` the
@@ -409,7 +432,7 @@ def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, pro
     return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, probe_dir=probe_dir,
                        metrics=metrics, strategy=strategy, tune_evaluations=evaluations, tune_dir=tune_dir,
                        budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
-                       final_repeats=final_repeats, instances=instances, **progress)
+                       final_repeats=final_repeats, instances=instances, judge=judge, **progress)
 
 
 def rung_line(rung: Rung) -> str:

@@ -73,12 +73,15 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
                cores: Sequence[int] | None = None, caller_env: Mapping[str, str] | None = None,
                points: int = CURVE_POINTS,
                on_done: Callable[[TrialResult], None] | None = None,
-               on_start: Callable[[TrialSpec, int | None], None] | None = None) -> list[TrialResult]:
+               on_start: Callable[[TrialSpec, int | None], None] | None = None,
+               bug_binary: str | None = None) -> list[TrialResult]:
     """Run every spec (``jobs`` at once, worker w pinned to ``cores[w % len(cores)]``); each result
     carries its yardstick coverage when a yardstick is given. Results are in the order of ``specs``.
     The first failure stops the workers from taking new trials and is raised once the running ones end.
     Ensemble trials (specs with members, N of them at most) take N cores each: the cores are cut into
-    groups of N, one worker a group (at most ``jobs`` groups)."""
+    groups of N, one worker a group (at most ``jobs`` groups). With ``bug_binary`` (a canary build of
+    the target) each trial's kept inputs are also replayed through it for their time-to-bug
+    (autotune.bugs.attribution), on the same core after the yardstick."""
     from autotune.trials.ensemble import ensemble_inputs
 
     size = max([len(s.members) for s in specs] + [1])
@@ -101,6 +104,15 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
             cov = measure(yardstick=yardstick, inputs=inputs, seconds=spec.seconds, work=Path(spec.out_dir) / "yardstick",
                           env=caller_env, core=core[0] if isinstance(core, tuple) else core, points=points)
             res = res.with_yardstick(cov)
+        if bug_binary is not None:
+            from autotune.bugs.attribution import attribute_trial
+
+            afl_out = Path(spec.out_dir) / "afl-out"
+            inputs = ensemble_inputs(afl_out) if spec.members else kept_inputs(afl_out)
+            # a hang costs the yardstick's per-input timeout here too (the canary counts up to then still count)
+            per_input_s = yardstick.timeout_ms / 1000 if yardstick is not None else 5.0
+            res = res.with_bugs(attribute_trial(binary=bug_binary, kept=inputs, seconds=spec.seconds, env=caller_env,
+                                                timeout_s=per_input_s))
         if on_done:
             on_done(res)
         return res

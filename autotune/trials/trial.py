@@ -18,7 +18,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from autotune import afl
 from autotune.errors import AutotuneError
@@ -31,6 +31,9 @@ START_SLACK_S = 600  # afl-fuzz's calibration and dry run come before its -V clo
 STAT_FIELDS = {"execs_per_sec": float, "execs_done": int, "corpus_count": int, "edges_found": int,
                "total_edges": int, "saved_crashes": int, "saved_hangs": int, "run_time": int}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+if TYPE_CHECKING:
+    from autotune.bugs.attribution import TrialBugs
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,9 @@ class TrialResult:
     kept: dict[str, int]  # queue, crashes, hangs
     wall_s: float
     yardstick: YardstickCoverage | None = None
+    # the bugs yardstick: its kept inputs replayed through the canary build (autotune.bugs.attribution);
+    # an optional block of trial.json, so trials measured without it read back as before
+    bugs: "TrialBugs | None" = None
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -105,11 +111,17 @@ class TrialResult:
 
         return replace(self, yardstick=cov)
 
+    def with_bugs(self, bugs: "TrialBugs") -> "TrialResult":
+        from dataclasses import replace
+
+        return replace(self, bugs=bugs)
+
     def to_dict(self) -> dict:
         return {"schema_version": self.schema_version, "spec": self.spec.to_dict(), "core": self.core,
                 "command": list(self.command), "applied_env": dict(self.applied_env), "stats": dict(self.stats),
                 "plot_data": self.plot.to_dict(), "kept": dict(self.kept), "wall_s": self.wall_s,
-                "yardstick": self.yardstick.to_dict() if self.yardstick else None}
+                "yardstick": self.yardstick.to_dict() if self.yardstick else None,
+                **({"bugs": self.bugs.to_dict()} if self.bugs is not None else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "TrialResult":
@@ -118,7 +130,16 @@ class TrialResult:
         return cls(spec=TrialSpec.from_dict(d["spec"]), core=d.get("core"), command=tuple(d["command"]),
                    applied_env=dict(d["applied_env"]), stats=dict(d["stats"]), plot=PlotData.from_dict(d["plot_data"]),
                    kept=dict(d["kept"]), wall_s=float(d["wall_s"]),
-                   yardstick=YardstickCoverage.from_dict(d["yardstick"]) if d.get("yardstick") else None)
+                   yardstick=YardstickCoverage.from_dict(d["yardstick"]) if d.get("yardstick") else None,
+                   bugs=_bugs_from(d.get("bugs")))
+
+
+def _bugs_from(d: Mapping | None) -> "TrialBugs | None":
+    if not d:
+        return None
+    from autotune.bugs.attribution import TrialBugs
+
+    return TrialBugs.from_dict(d)
 
 
 def trial_stats(raw: Mapping[str, str]) -> dict:
