@@ -28,6 +28,24 @@ class SourceUnavailable(Exception):
     """The source package cannot be fetched on this machine (no apt, no dpkg-dev, no mirror)."""
 
 
+def system_codename(*, os_release: Path = Path("/etc/os-release")) -> str:
+    """The installed release's code name (VERSION_CODENAME in os-release, "" if none)."""
+    if not os_release.is_file():
+        return ""
+    m = re.search(r"^VERSION_CODENAME=\"?([a-z]+)", os_release.read_text(errors="replace"), re.M)
+    return m.group(1) if m else ""
+
+
+def with_suite(entries: str, *, codename: str, suite: str) -> str:
+    """``entries`` with every suite of the release ``codename`` moved to ``suite``'s (bookworm ->
+    bullseye, bookworm-security -> bullseye-security): an older release's sources from the same
+    mirrors (Debian's archive serves them)."""
+    if not codename:
+        raise SourceUnavailable("the installed release's code name is unknown (no VERSION_CODENAME in "
+                                "/etc/os-release): cannot derive another suite's entries")
+    return re.sub(rf"\b{re.escape(codename)}(?=[-\s]|$)", suite, entries, flags=re.M)
+
+
 def deb_src_entries(*, apt_etc: Path = APT_ETC) -> str:
     """deb822 text with a deb-src twin of every enabled ``deb`` entry configured under ``apt_etc``."""
     stanzas: list[str] = []
@@ -69,10 +87,14 @@ def _apt_options(root: Path) -> list[str]:
             "-o", "APT::Sandbox::User=root"]
 
 
-def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC) -> list[Path]:
+def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC, suite: str | None = None,
+                 version: str | None = None, skip_patches: bool = False) -> list[Path]:
     """``apt-get source package`` into ``dest`` with a private, temporary apt configuration.
 
-    Returns the unpacked trees (``dest/<package>-<version>``); SourceUnavailable says why not.
+    ``suite`` (e.g. "bullseye") takes the source from that release instead of the installed one,
+    ``version`` pins the Debian version (``package=version``), ``skip_patches`` unpacks upstream's
+    pristine tree (``dpkg-source -x --skip-patches``: Debian's patches stay in debian/patches,
+    unapplied). Returns the unpacked trees (``dest/<package>-<version>``); SourceUnavailable says why not.
     """
     apt = shutil.which("apt-get")
     if apt is None:
@@ -82,12 +104,16 @@ def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC) -> list[P
     entries = deb_src_entries(apt_etc=apt_etc)
     if not entries:
         raise SourceUnavailable(f"no deb entries configured under {apt_etc} to derive deb-src entries from")
+    if suite:
+        entries = with_suite(entries, codename=system_codename(), suite=suite)
+    source_args = ["source", *(["--download-only"] if skip_patches else []),
+                   f"{package}={version}" if version else package]
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="autotune-apt-") as tmp:
         root = Path(tmp)
         opts = _apt_options(root)
         (root / "sources.list.d" / "autotune-src.sources").write_text(entries)
-        for args, cwd in ((["update"], root), (["source", package], dest)):
+        for args, cwd in ((["update"], root), (source_args, dest)):
             try:
                 proc = subprocess.run([apt, "-qq", *opts, *args], cwd=cwd, capture_output=True, text=True,
                                       timeout=TIMEOUT_S)
@@ -96,17 +122,30 @@ def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC) -> list[P
             if proc.returncode != 0:
                 raise SourceUnavailable(f"apt-get {' '.join(args)} failed (exit {proc.returncode}): "
                                         f"{proc.stderr.strip()[-500:]}")
+    if skip_patches:
+        for dsc in sorted(dest.glob(f"{package}_*.dsc")):
+            tree = dest / f"{package}-{dsc.stem.split('_')[1].split('-')[0].split(':')[-1]}"
+            if tree.is_dir():
+                continue
+            proc = subprocess.run(["dpkg-source", "-x", "--skip-patches", dsc.name, tree.name], cwd=dest,
+                                  capture_output=True, text=True, timeout=TIMEOUT_S)
+            if proc.returncode != 0:
+                raise SourceUnavailable(f"dpkg-source -x --skip-patches {dsc.name} failed (exit "
+                                        f"{proc.returncode}): {proc.stderr.strip()[-500:]}")
     return sorted(p for p in dest.glob(f"{package}-*") if p.is_dir())
 
 
-def cached_source_tree(package: str, *, cache: Path, proof: str) -> Path:
-    """The unpacked tree of ``package`` under ``cache/<package>``, fetched once (a lock serialises
-    concurrent callers); ``proof`` is a file the tree must hold (e.g. "lib/lz4.h")."""
+def cached_source_tree(package: str, *, cache: Path, proof: str, suite: str | None = None,
+                       version: str | None = None, skip_patches: bool = False) -> Path:
+    """The unpacked tree of ``package`` under ``cache/<package>`` (``cache/<package>_<version>``
+    when a version is pinned), fetched once (a lock serialises concurrent callers); ``proof`` is a
+    file the tree must hold (e.g. "lib/lz4.h"); ``suite``, ``version`` and ``skip_patches`` as for
+    fetch_source."""
     import json
 
     from autotune.io import file_lock
 
-    base = cache / package
+    base = cache / (f"{package}_{version}" if version else package)
     marker = base / "src.json"
     with file_lock(base / "src.lock"):
         if marker.is_file():
@@ -115,7 +154,7 @@ def cached_source_tree(package: str, *, cache: Path, proof: str) -> Path:
                 return tree
         dest = base / "src"
         shutil.rmtree(dest, ignore_errors=True)
-        fetch_source(package, dest=dest)
+        fetch_source(package, dest=dest, suite=suite, version=version, skip_patches=skip_patches)
         trees = sorted(t for t in dest.glob(f"{package}-*") if (t / proof).is_file())
         if not trees:
             raise SourceUnavailable(f"apt-get source {package} unpacked no tree with {proof} under {dest}")

@@ -1,0 +1,1 @@
+CREATE TABLE t1(x INTEGER PRIMARY KEY, y); CREATE UNIQUE INDEX t1y ON t1(y); INSERT INTO t1 VALUES(1,'a'),(2,'b'),(3,'c'); CREATE TABLE t2(z); INSERT INTO t2 VALUES('b'),('a'); ANALYZE sqlite_schema; INSERT INTO sqlite_stat1 VALUES('t1','t1y','50 1'); ANALYZE sqlite_schema; SELECT t1.x FROM t2 CROSS JOIN t1 WHERE t2.z = t1.y AND t1.x IN (1, 2);

@@ -1,0 +1,1 @@
+SELECT 'xyz' LIKE 'x%' ESCAPE '_';

@@ -1,0 +1,1 @@
+CREATE TABLE t(x); SELECT sum(nosuch) OVER () FROM t;

@@ -1,0 +1,1 @@
+CREATE VIRTUAL TABLE f USING fts5(b, detail='none'); BEGIN; INSERT INTO f(rowid, b) VALUES(-2, 'red fox'); INSERT INTO f(rowid, b) VALUES(9223372036854775807, 'red fox'); COMMIT; SELECT rowid FROM f('red AND fox');

@@ -1,0 +1,1 @@
+CREATE TABLE t(a, b); CREATE INDEX ti ON t(a, b); INSERT INTO t VALUES(1,2),(3,4); SELECT * FROM t WHERE a IN (1,3) AND b > 1; ANALYZE; SELECT * FROM sqlite_stat1;

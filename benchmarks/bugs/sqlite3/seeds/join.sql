@@ -1,0 +1,1 @@
+CREATE TABLE p(id INTEGER PRIMARY KEY, n); CREATE TABLE q(pid, v); INSERT INTO p VALUES(1,'a'),(2,'b'); INSERT INTO q VALUES(1,10),(1,20),(2,5); SELECT n, count(*), sum(v), group_concat(v) FROM p LEFT JOIN q ON pid=id GROUP BY n HAVING sum(v)>1;
