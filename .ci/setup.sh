@@ -3,7 +3,8 @@
 #   bash .ci/setup.sh            what the tool needs: Debian packages (clang, AFL++, ...) and a venv
 #                                in .venv with autotune installed (editable)
 #   bash .ci/setup.sh --tests    also what only the tests and benchmarks need: dpkg-dev (apt-get
-#                                source of real third-party targets), autoconf, valgrind, pytest
+#                                source of real third-party targets), autoconf, valgrind, pytest;
+#                                cmake, patch, tclsh, zlib headers (benchmarks/bugs' libraries)
 # What it changes on the system: it installs the Debian packages named below (apt-get install)
 # and nothing else. No apt configuration is written: the tests fetch source packages with a
 # private, temporary apt configuration (tests/targets/debsrc.py). An earlier setup's deb-src file
@@ -26,7 +27,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 PKGS=(clang llvm llvm-14-dev lld-14 libclang-rt-14-dev afl++ make binutils python3-venv)
-TEST_PKGS=(dpkg-dev autoconf valgrind)
+TEST_PKGS=(dpkg-dev autoconf valgrind cmake patch tcl8.6 zlib1g-dev)  # the last four: the bug benchmark's builds
 [ $TESTS = 1 ] && PKGS+=("${TEST_PKGS[@]}")
 missing=()
 for p in "${PKGS[@]}"; do
