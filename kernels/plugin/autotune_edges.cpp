@@ -108,8 +108,9 @@ uint32_t blockId(StringRef module, StringRef function, uint32_t index) {
   return static_cast<uint32_t>(mix64(h ^ kEdgeSeed ^ (static_cast<uint64_t>(index) * kGolden)));
 }
 
-// Functions never instrumented: compiler/sanitizer helpers, static initialisers and libFuzzer's
-// optional callbacks that are not part of an execution.
+// Functions never instrumented: compiler/sanitizer helpers, static initialisers, libFuzzer's
+// optional callbacks that are not part of an execution, and "__afl" functions, which AFL++'s
+// passes skip too (kernels/canary.h names its functions so, to stay out of every coverage).
 bool ignored(const Function &F) {
   if (F.isDeclaration() || F.hasFnAttribute(Attribute::Naked) ||
       F.hasFnAttribute(Attribute::NoSanitizeCoverage) ||
@@ -118,7 +119,7 @@ bool ignored(const Function &F) {
   static const char *const prefixes[] = {
       "llvm.", "asan.", "msan.", "sancov.", "autotune.", "__asan", "__msan", "__ubsan", "__lsan",
       "__tsan", "__sanitizer", "__sancov", "_GLOBAL__sub_I", "__cxx_global_var_init",
-      "LLVMFuzzerInitialize", "LLVMFuzzerCustomMutator", "LLVMFuzzerCustomCrossOver"};
+      "LLVMFuzzerInitialize", "LLVMFuzzerCustomMutator", "LLVMFuzzerCustomCrossOver", "__afl"};
   StringRef name = F.getName();
   for (const char *p : prefixes)
     if (name.find(p) == 0) return true;  // starts with (LLVM 14..21)
