@@ -59,6 +59,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Literal, Mapping, NamedTuple, Sequence
 
+from autotune.buildkinds import BUILD_KINDS, DEFAULT_KIND, KIND_VAR
+from autotune.buildkinds import KINDS as KINDS_BY_NAME
 from autotune.errors import AutotuneError
 from autotune.llvm import CLANG_NAMES, CLANGXX_NAMES
 
@@ -71,33 +73,24 @@ Mode = Literal["link", "compile", "preprocess", "info"]
 # sees it (its pass runs on the optimised IR, so inlined calls are not contexts). kernels/cov.h
 # implements both. gcc has no trace-pc-guard (only trace-pc, keyed by return address, which
 # the runtime does not implement), so the wrapper needs clang.
-INSTRUMENT_FLAGS: tuple[str, ...] = (
-    "-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g",
-)
-# Build kinds (AUTOTUNE_CC_INSTRUMENT): what each instruments and which metrics its runtime serves
-# (kernels/cov.h cov_metric_check refuses the others with the fix). Compile and link with one kind.
-KIND_VAR = "AUTOTUNE_CC_INSTRUMENT"
-KINDS: dict[str, tuple[str, ...]] = {
-    "full": INSTRUMENT_FLAGS,  # every metric and the census (the probe)
-    "blocks": ("-fsanitize-coverage=trace-pc-guard", "-g"),  # edge, ngram-N, guard
-    "guard": ("-fsanitize-coverage=inline-8bit-counters", "-g"),  # guard only, counted inline (NeverZero: KIND_PLUGINS)
-    "edge": ("-g",),  # edge only, counted inline by our pass plugin (rewrite adds it: EDGE_KIND)
-    "ngram": ("-g",),  # ngram-N only (N: AUTOTUNE_CC_NGRAM), counted inline by the same plugin
-}
-# The build kinds whose instrumentation is our own pass (artifacts.edge_plugin), not SanitizerCoverage.
-EDGE_KIND = "edge"
-# The build kinds with a pass plugin of their own (the artifacts function that builds it), loaded for
-# every compile of the kind, after the select plugin: the edge kind's instrumentation; the guard
-# kind's NeverZero rewrite of clang's inline 8-bit counters (255 + 1 = 1, as AFL++'s PCGUARD counts:
-# clang's wrap to 0, so a block hit 256 times would read as not hit).
-NGRAM_KIND = "ngram"
-INLINE_KINDS: tuple[str, ...] = (EDGE_KIND, NGRAM_KIND)
-KIND_PLUGINS: dict[str, str] = {EDGE_KIND: "edge_plugin", NGRAM_KIND: "edge_plugin", "guard": "counter_plugin"}
-DEFAULT_KIND = "full"
+# Build kinds (AUTOTUNE_CC_INSTRUMENT): what each instruments, its pass plugin and which metrics its
+# runtime serves are autotune.buildkinds's registry (kernels/cov.h cov_metric_check refuses the
+# others with the fix). Compile and link with one kind. The names below are views of it.
+KINDS: dict[str, tuple[str, ...]] = {k.name: k.flags for k in BUILD_KINDS}
+INSTRUMENT_FLAGS: tuple[str, ...] = KINDS[DEFAULT_KIND]
+# The inline kinds (our own pass counts into a flat map: artifacts.pass_plugin), not SanitizerCoverage.
+INLINE_KINDS: tuple[str, ...] = tuple(k.name for k in BUILD_KINDS if k.inline)
+# The kinds with a pass plugin of their own (its kernels/ source), loaded for every compile of the kind,
+# after the select plugin: the inline kinds' instrumentation; the guard kind's NeverZero rewrite of
+# clang's inline 8-bit counters (255 + 1 = 1, as AFL++'s PCGUARD counts: clang's wrap to 0, so a block
+# hit 256 times would read as not hit).
+KIND_PLUGINS: dict[str, str] = {k.name: k.plugin for k in BUILD_KINDS if k.plugin}
 # The ngram kind's N (the pass reads it from the compile's environment). AFL++ takes 2..16
 # (NGRAM_SIZE_MAX); the runtime's metrics are ngram-2 .. ngram-8 (kernels/cov.h), so 2..8 here.
-NGRAM_VAR = "AUTOTUNE_CC_NGRAM"
-NGRAM_MIN, NGRAM_MAX = 2, 8
+NGRAM_KIND = next(k.name for k in BUILD_KINDS if k.param)
+_NGRAM = KINDS_BY_NAME[NGRAM_KIND].param
+assert _NGRAM is not None
+NGRAM_VAR, NGRAM_MIN, NGRAM_MAX = _NGRAM.var, _NGRAM.lo, _NGRAM.hi
 
 
 def build_kind(env: Mapping[str, str]) -> str:
@@ -134,7 +127,7 @@ def kind_marker(kind: str) -> str:
 # The link flag that tells the runtime the compiler put a function's entry hook before its entry
 # block's guard (autotune.llvm.hook_order; kernels/cov_thread.c); the guard-first order needs none.
 ENTER_FIRST_MARKER = "-Wl,--defsym=autotune_hook_order=autotune_order_enter_first"
-HOOKED_KINDS = frozenset(k for k, flags in KINDS.items() if "-finstrument-functions-after-inlining" in flags)
+HOOKED_KINDS = frozenset(k.name for k in BUILD_KINDS if k.hooked)
 LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
 # clang links UBSan's standalone runtime (whole, with its signal handlers and its weak
 # __sanitizer_cov_* stubs) into any program linked with -fsanitize-coverage and no sanitizer.
@@ -382,12 +375,12 @@ def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_K
     where CLASSIC's code has a conditional move (the demo's crc8 loop, 8 selects a byte: 1.39x
     CLASSIC's instructions per execution with them split, 0.985x without), so it splits them only
     when asked. So does the ngram kind (NGRAM-N does not count selects either)."""
-    default = "0" if kind in INLINE_KINDS else "1"
+    default = "1" if KINDS_BY_NAME[kind].splits_selects else "0"
     value = env.get(SELECTS_VAR, default) or default
     if value not in ("0", "1"):
         raise AutotuneError(f"{SELECTS_VAR}={value} is not 0 or 1",
                             fix=f"set {SELECTS_VAR}=1 (count both sides of selects; the default except for "
-                                f"{KIND_VAR}={EDGE_KIND} or {NGRAM_KIND}) or 0")
+                                f"{KIND_VAR}={' or '.join(INLINE_KINDS)}) or 0")
     return value == "1" and inv.mode in ("compile", "link")
 
 
@@ -412,7 +405,7 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
     if kind in KIND_PLUGINS and inv.mode in ("compile", "link"):
         from autotune.runtime import artifacts
 
-        kind_plugin = getattr(artifacts, KIND_PLUGINS[kind])(toolchain.path)
+        kind_plugin = artifacts.pass_plugin(KIND_PLUGINS[kind], toolchain.path)
     enter_first = False
     if runtime is not None and kind in HOOKED_KINDS:
         from autotune.llvm import ENTER_FIRST, hook_order
