@@ -85,12 +85,6 @@ INLINE_KINDS: tuple[str, ...] = tuple(k.name for k in BUILD_KINDS if k.inline)
 # clang's inline 8-bit counters (255 + 1 = 1, as AFL++'s PCGUARD counts: clang's wrap to 0, so a block
 # hit 256 times would read as not hit).
 KIND_PLUGINS: dict[str, str] = {k.name: k.plugin for k in BUILD_KINDS if k.plugin}
-# The ngram kind's N (the pass reads it from the compile's environment). AFL++ takes 2..16
-# (NGRAM_SIZE_MAX); the runtime's metrics are ngram-2 .. ngram-8 (kernels/cov.h), so 2..8 here.
-NGRAM_KIND = next(k.name for k in BUILD_KINDS if k.param)
-_NGRAM = KINDS_BY_NAME[NGRAM_KIND].param
-assert _NGRAM is not None
-NGRAM_VAR, NGRAM_MIN, NGRAM_MAX = _NGRAM.var, _NGRAM.lo, _NGRAM.hi
 
 
 def build_kind(env: Mapping[str, str]) -> str:
@@ -102,20 +96,28 @@ def build_kind(env: Mapping[str, str]) -> str:
     return kind
 
 
-def ngram_size(env: Mapping[str, str], kind: str) -> int | None:
-    """The ngram kind's N (``AUTOTUNE_CC_NGRAM``), None for other kinds; AutotuneError when it is
-    missing or out of range for the ngram kind, or given with another kind (it would not apply)."""
-    value = env.get(NGRAM_VAR, "")
-    if kind != NGRAM_KIND:
-        if value:
-            raise AutotuneError(f"{NGRAM_VAR}={value} applies to {KIND_VAR}={NGRAM_KIND} only, not {kind}",
-                                fix=f"unset {NGRAM_VAR}, or set {KIND_VAR}={NGRAM_KIND}")
+def kind_param(env: Mapping[str, str], kind: str) -> int | None:
+    """The value of the kind's compile-time parameter (the ngram kind's N, ``AUTOTUNE_CC_NGRAM``), None
+    for a kind without one; AutotuneError when it is missing or out of range, or when another kind's
+    parameter is given (it would not apply)."""
+    for other in BUILD_KINDS:
+        p = other.param
+        if p is not None and p is not KINDS_BY_NAME[kind].param and env.get(p.var, ""):
+            owners = " or ".join(k.name for k in BUILD_KINDS if k.param is p)
+            raise AutotuneError(f"{p.var}={env[p.var]} applies to {KIND_VAR}={owners} only, not {kind}",
+                                fix=f"unset {p.var}, or set {KIND_VAR}={owners}")
+    p = KINDS_BY_NAME[kind].param
+    if p is None:
         return None
-    if not value.isdigit() or not NGRAM_MIN <= int(value) <= NGRAM_MAX:
-        got = f"{NGRAM_VAR}={value}" if value else f"{NGRAM_VAR} is not set"
-        raise AutotuneError(f"{KIND_VAR}={NGRAM_KIND} needs the N of its ngram-N metric: {got}",
-                            fix=f"set {NGRAM_VAR} to an N from {NGRAM_MIN} to {NGRAM_MAX} (the runtime's "
-                                f"ngram-{NGRAM_MIN} .. ngram-{NGRAM_MAX}), e.g. {NGRAM_VAR}=8 as AFL++'s NGRAM-8")
+    value = env.get(p.var, "")
+    if not value.isdigit() or not p.lo <= int(value) <= p.hi:
+        from autotune.runtime.config import METRIC_SPECS
+
+        got = f"{p.var}={value}" if value else f"{p.var} is not set"
+        metric, top = p.metric.format("N"), p.metric.format(p.hi)
+        raise AutotuneError(f"{KIND_VAR}={kind} needs the N of its {metric} metric: {got}",
+                            fix=f"set {p.var} to an N from {p.lo} to {p.hi} (the runtime's {p.metric.format(p.lo)} "
+                                f".. {top}), e.g. {p.var}={p.hi} as AFL++'s {METRIC_SPECS[top].afl_instrument}")
     return int(value)
 
 
@@ -387,7 +389,7 @@ def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_K
 def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]:
     """The real compiler's argv for a wrapper invocation; builds the runtime artefacts if needed."""
     kind = build_kind(env)
-    ngram_size(env, kind)  # checked here: the pass reads it from the compiler's environment
+    kind_param(env, kind)  # checked here: the pass reads it from the compiler's environment
     toolchain = find_toolchain(cxx=cxx, env=env)
     inv = parse_args(args)
     need_rt, need_driver = link_needs(inv)
