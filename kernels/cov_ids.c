@@ -299,20 +299,41 @@ uint64_t cov_guard_map_bytes(void) {
 }
 
 /* "<what> needs <need>, but this program was built with AUTOTUNE_CC_INSTRUMENT=<kind>; fix: <fix>" */
+/* The names of the kinds whose COUNTS is counts (counts >= 0), or whose SERVES is serves (counts
+ * < 0), as "a", "a or b", "a, b or c": the messages name the kinds of cov_kinds.h. */
+static const char *kinds_where(char *buf, size_t len, int counts, int serves) {
+  int match[COV_BUILD_MIXED], total = 0, n = 0;
+  size_t at = 0;
+  for (int k = 0; k < COV_BUILD_MIXED; k++)
+    total += match[k] = counts >= 0 ? kind_counts[k] == counts : kind_serves[k] == serves;
+  buf[0] = '\0';
+  for (int k = 0; k < COV_BUILD_MIXED && at < len; k++)
+    if (match[k]) {
+      const char *sep = n == 0 ? "" : n == total - 1 ? " or " : ", ";
+      at += (size_t)snprintf(buf + at, len - at, "%s%s", sep, kind_names[k]);
+      n++;
+    }
+  return buf;
+}
+
 static int kind_error(char *err, size_t errlen, const char *what, int needs_hooks, const char *fix) {
   int k = cov_build_kind();
+  char hooks[64], counters[64], area[64];
   if (!err || !errlen) return -1;
+  kinds_where(hooks, sizeof hooks, COV_COUNTS_HOOKS, 0);
   if (k == COV_BUILD_MIXED)
     snprintf(err, errlen, "this program mixes objects of different build kinds (inline counters of "
-             "AUTOTUNE_CC_INSTRUMENT=guard, inline edges of edge or ngram (or ngram of two N), "
-             "trace-pc-guard of full or blocks); "
-             "fix: rebuild every object and the link with one AUTOTUNE_CC_INSTRUMENT");
+             "AUTOTUNE_CC_INSTRUMENT=%s, inline edges of %s (or ngram of two N), trace-pc-guard of %s); "
+             "fix: rebuild every object and the link with one AUTOTUNE_CC_INSTRUMENT",
+             kinds_where(counters, sizeof counters, COV_COUNTS_COUNTERS, 0),
+             kinds_where(area, sizeof area, COV_COUNTS_AREA, 0), hooks);
+  else if (needs_hooks)
+    snprintf(err, errlen, "%s needs function entry/exit hooks (AUTOTUNE_CC_INSTRUMENT=%s), but this program "
+             "was built with AUTOTUNE_CC_INSTRUMENT=%s; fix: %s", what,
+             kinds_where(counters, sizeof counters, -1, COV_SERVES_ALL), cov_build_kind_name(k), fix);
   else
-    snprintf(err, errlen, "%s needs %s, but this program was built with "
-             "AUTOTUNE_CC_INSTRUMENT=%s; fix: %s", what,
-             needs_hooks ? "function entry/exit hooks (AUTOTUNE_CC_INSTRUMENT=full)"
-                         : "SanitizerCoverage guards (AUTOTUNE_CC_INSTRUMENT=full or blocks)",
-             cov_build_kind_name(k), fix);
+    snprintf(err, errlen, "%s needs SanitizerCoverage guards (AUTOTUNE_CC_INSTRUMENT=%s), but this program "
+             "was built with AUTOTUNE_CC_INSTRUMENT=%s; fix: %s", what, hooks, cov_build_kind_name(k), fix);
   return -1;
 }
 

@@ -4,8 +4,9 @@
  * Adding a build kind: a line in COV_BUILD_KINDS, its autotune/buildkinds.py BuildKind (the
  * wrapper's flags, its pass plugin, the words for it) and its row of docs/BUILD_KINDS.md
  * (tests/test_buildkinds.py checks the three agree). cov.h's COV_BUILD_* ids, the link's
- * autotune_kind_<name> symbols, cov_build_kind_name(), and what cov_metric_check, cov_census_check,
- * the configuration and the map sink accept of a build are generated from this list. A kind whose
+ * autotune_kind_<name> symbols, cov_build_kind_name(), the kinds the refusals name, and what
+ * cov_metric_check, cov_census_check, the configuration and the map sink accept of a build are
+ * generated from this list. A kind whose
  * blocks count in a new way (not one of the COUNTS below) needs runtime code too: how
  * cov_build_kind() recognises its modules, and its sink.
  *
