@@ -3,16 +3,14 @@
 Use it as ``CC``/``CXX`` of a real build system. Every invocation runs the real compiler with
 the user's arguments unchanged, plus:
 
-- always: the coverage instrumentation of the build kind ``AUTOTUNE_CC_INSTRUMENT`` (``KINDS``):
-  ``full`` (default, ``INSTRUMENT_FLAGS``): SanitizerCoverage guards for the block ids, function
-  entry/exit hooks for call context, and ``-g`` (every metric, the census); ``blocks``: the guards
-  and ``-g`` (edge, ngram-N, guard: no call stack, so no hook per function call); ``guard``:
-  clang's inline 8-bit counters, made NeverZero by our pass plugin ``kernels/plugin/autotune_counters.cpp``
-  (as AFL++'s PCGUARD counts), and ``-g`` (the guard metric only, no call per block); ``edge``:
-  our pass plugin ``kernels/plugin/autotune_edges.cpp`` and ``-g`` (the edge metric only, counted
-  inline as AFL++'s CLASSIC counts it: no call per block; see below); ``ngram``: the same plugin in
-  its N-gram mode, N given by ``AUTOTUNE_CC_NGRAM`` (the ngram-N metric only, counted inline as
-  AFL++'s NGRAM-N counts it; see below);
+- always: the coverage instrumentation of the build kind ``AUTOTUNE_CC_INSTRUMENT``, as the
+  registry autotune.buildkinds gives it (its flags, and its own pass plugin, ``KIND_PLUGINS``; the
+  table: docs/BUILD_KINDS.md). ``full`` (default, ``INSTRUMENT_FLAGS``): SanitizerCoverage guards
+  for the block ids, function entry/exit hooks for call context, and ``-g`` (every metric, the
+  census); the cheaper kinds serve fewer metrics: ``blocks`` (no hooks), ``guard`` (clang's inline
+  8-bit counters, made NeverZero by ``kernels/plugin/autotune_counters.cpp`` as AFL++'s PCGUARD
+  counts), ``edge`` and ``ngram`` (our pass ``kernels/plugin/autotune_edges.cpp``, counting
+  inline as AFL++'s CLASSIC and NGRAM-N: see below);
 - when the invocation links a program: the runtime archive (whole, so its constructors are
   kept), ``LINK_LIBS`` and the build kind for the runtime (``kind_marker``); and, unless the user
   asked for a sanitizer, ``NO_SANITIZER_RT``;

@@ -140,7 +140,7 @@ def _guard_run_env(result: TuneResult) -> str:
                            "one counter\nper guard; the runtime reports the guard count as the map (layout and sizes do "
                            "not apply)",
         "AUTOTUNE_COUNTER_BITS": f"counter width: {_pct(bp.counter_overflow)} of the keys overflow it in one execution",
-        "AUTOTUNE_OVERFLOW": NEVERZERO_REASON + ("; an AUTOTUNE_CC_INSTRUMENT=guard build's\ninline counters "
+        "AUTOTUNE_OVERFLOW": NEVERZERO_REASON + (f"; an {KIND_VAR}={kind.name} build's\ninline counters "
                                                  "count so" if inline else ""),
     }
     return render_env(title=title, variables=rc.to_env(reasons=reasons))
