@@ -85,6 +85,7 @@ def test_what_a_build_serves(metric):
     assert serves({"AUTOTUNE_CC_INSTRUMENT": "guard"}, metric) == (metric == "guard")
     assert serves({"AUTOTUNE_CC_INSTRUMENT": "edge"}, metric) == (metric == "edge")
     for n in range(2, 9):
-        assert serves({"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": str(n)}, metric) == (metric == f"ngram-{n}")
+        ngram_n = {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": str(n)}
+        assert serves(ngram_n, metric) == (metric == f"ngram-{n}")
     assert not serves({"AUTOTUNE_CC_INSTRUMENT": "ngram"}, metric)
     assert not serves({"AUTOTUNE_CC_INSTRUMENT": "pcguard"}, metric)
