@@ -83,6 +83,26 @@ def test_readme_main_job_runs_every_stage_and_writes_loadable_env_files(tmp_path
         assert f"AUTOTUNE_LAYOUT={best['layout']}" in env
 
 
+def test_run_prints_one_tune_line_and_reports_every_call(tmp_path):
+    """The tune stage of the main job: one summary line on screen (no line per call, on a log as
+    here), every call in tune's report.md, in call order. --no-race: no afl-fuzz campaign."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(app, ["run", "--demo", "--no-race", "--probe-time", "3", "--calls", "6", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert not re.search(r"^call \d+ \(", res.stderr, re.M), res.stderr
+    (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith("tune: ")]
+    m = re.fullmatch(rf"tune: (\d+) calls by replay, best (\S+); every call in {re.escape(str(out.resolve()))}/tune/report\.md",
+                     line)
+    assert m, line
+    from autotune.tune.result import load_tune_result
+
+    tuned = load_tune_result(out / "tune")
+    assert int(m.group(1)) == tuned.calls == 6 and m.group(2) == tuned.best_config.key()
+    every = (out / "tune" / "report.md").read_text().split("## Every call\n", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in every.splitlines() if re.match(r"\| \d+ \| ", ln)]
+    assert [int(r.split("|")[1]) for r in rows] == list(range(1, 7)), every
+
+
 def test_run_needs_a_target(tmp_path):
     res = CliRunner().invoke(app, ["run", "--out", str(tmp_path / "o")])
     assert res.exit_code == 1
