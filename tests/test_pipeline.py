@@ -5,7 +5,8 @@ README. The real job takes about ten minutes (a 60 s probe, 40 tune calls, an 8-
 test appends the smallest budgets the command accepts for a job with every stage (a 6 s probe, 6
 tune calls, the race of guard alone against AFL++'s default, one 5 s trial each: the race has its
 own tests), runs it with the venv's console script in a fresh directory (so its default --out,
-autotune-out/, lands there), and checks the output has the lines the README's sample output shows.
+autotune-out/, lands there), and checks the output has the lines the sample output shows (whole in
+docs/USAGE.md, abridged in the README; tests/test_docs.py keeps the two alike).
 """
 
 import json
@@ -55,6 +56,11 @@ def test_readme_main_job_runs_every_stage_and_writes_loadable_env_files(tmp_path
     # the stages and the summary lines of the README's sample output
     for stage in ("profile", "probe", "tune", "race"):
         assert f"==> {stage}: " in proc.stderr, stage
+    # tune: one summary line, its calls in its report
+    err_lines = proc.stderr.replace(f"{tmp_path.resolve()}/", "").splitlines()
+    assert any(ln.startswith("tune: 6 calls by replay, best ") and ln.endswith("; every call in autotune-out/tune/report.md")
+               for ln in err_lines), proc.stderr[-3000:]
+    assert not any(re.match(r"call \d+ \(", ln) for ln in err_lines), proc.stderr[-3000:]
     lines = proc.stdout.replace(f"{tmp_path.resolve()}/", "").splitlines()  # relative, as in the README
     for start in ("host profile: autotune-out/host-profile.toml", "probe: autotune-out/probe/probe.json (", "tune: ",
                   "race: ", "recommended: ", "report: autotune-out/race/race.md", "check:  autotune preflight"):
