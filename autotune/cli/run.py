@@ -46,11 +46,10 @@ def run_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     from autotune.cli.race import print_race_summary
-    from autotune.cli.tune import print_summary, run_with_progress
+    from autotune.cli.tune import print_summary
     from autotune.errors import AutotuneError
     from autotune.pipeline import run_pipeline
     from autotune.target import probe_harness
-    from autotune.tune.run import run_tune
 
     names = race_opts.metric_names()
     if not no_race:  # a budget too small for one rung is refused before the build and the probe
@@ -71,7 +70,7 @@ def run_cmd(
         out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=target.demo, probe_time_s=time_s, probe_engine=engine, seed=seed,
         calls=calls, max_collision_rate=max_collision_rate, jobs=instances, timeout_ms=timeout_ms,
         on_stage=lambda s: err.print(f"[bold]==>[/] {s}", highlight=False),
-        tune_run=lambda **kw: run_with_progress(run_tune, **kw),
+        tune_run=lambda **kw: _tune_stage(out_dir=out_dir, **kw),
         notice=lambda m: err.print(m, highlight=False), race=race)
     if json_out:
         print_json(result.to_dict())
@@ -117,6 +116,17 @@ def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed, 
                                final_repeats=race_opts.final_repeats, instances=instances, seed=seed,
                                notice=board.notice, on_rung=board.rung, on_batch=board.batch, on_trial=board.trial)
     return race
+
+
+def _tune_stage(*, out_dir: Path, **kw):
+    """The tune stage under a progress bar, then one summary line instead of a line per call (every
+    call is in tune's report.md, which the pipeline writes to OUT/tune)."""
+    from autotune.cli.tune import calls_summary, run_with_progress
+    from autotune.tune.run import run_tune
+
+    result = run_with_progress(run_tune, calls_on_screen=False, **kw)
+    err.print(calls_summary(result, Path(out_dir).resolve() / "tune" / "report.md"), highlight=False, soft_wrap=True)
+    return result
 
 
 def _probe_line(p) -> str:
