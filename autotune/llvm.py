@@ -45,6 +45,46 @@ def clang_major(path: str) -> int | None:
     return None if m is None else int(m.group(1))
 
 
+def clang_version(path: str) -> str | None:
+    """The full version of the clang at ``path`` ("21.1.8"), None if it is not clang. A wrapper that
+    passes --version through (afl-clang-fast, autotune-cc) answers with its clang's."""
+    import re
+
+    m = re.search(r"clang version (\d+(?:\.\d+)*)", _version_text(os.path.realpath(path)))
+    return None if m is None else m.group(1)
+
+
+def compilers(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The clang behind each compiler a campaign's builds use, as every campaign figure names it:
+    {"afl-clang-fast": "clang 21.1.8", "autotune cc": "clang 21.1.8"}; a compiler not found is left out."""
+    import shutil
+
+    from autotune.cc import find_toolchain
+
+    env = dict(os.environ if env is None else env)
+    out = {}
+    afl = shutil.which("afl-clang-fast", path=env.get("PATH", os.defpath))
+    if afl and clang_version(afl):
+        out["afl-clang-fast"] = f"clang {clang_version(afl)}"
+    try:
+        ours = clang_version(find_toolchain(cxx=False, env=env).path)
+    except AutotuneError:
+        ours = None
+    if ours:
+        out["autotune cc"] = f"clang {ours}"
+    return out
+
+
+def compilers_text(d: Mapping[str, str] | None) -> str:
+    """"clang 21.1.8 (afl-clang-fast and autotune cc)", or each compiler's when they differ."""
+    if not d:
+        return "compilers not recorded"
+    versions = set(d.values())
+    if len(versions) == 1:
+        return f"{next(iter(versions))} ({' and '.join(d)})"
+    return ", ".join(f"{k}: {v}" for k, v in d.items())
+
+
 def find_clang(*, env: Mapping[str, str] | None = None, cxx: bool = False) -> str:
     """The first clang (clang++) on PATH: the unversioned name, else the newest clang-N."""
     import shutil

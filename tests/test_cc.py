@@ -387,3 +387,21 @@ def test_a_full_link_records_the_compilers_entry_hook_order():
     assert (cc.ENTER_FIRST_MARKER in full) == (order == ENTER_FIRST)
     assert cc.ENTER_FIRST_MARKER not in blocks
     assert cc.HOOKED_KINDS == {"full"}
+
+
+def test_the_compilers_are_named_by_their_clang(tmp_path):
+    """Campaign figures name the clang behind afl-clang-fast and autotune cc (autotune.llvm.compilers):
+    the version clang prints, found by --version through a wrapper as through clang itself."""
+    from autotune.llvm import clang_version, compilers, compilers_text
+
+    fake = tmp_path / "clang-9000"
+    fake.write_text("#!/bin/sh\necho 'Debian clang version 21.1.8 (14)'\necho 'Target: x86_64-pc-linux-gnu'\n")
+    fake.chmod(0o755)
+    assert clang_version(str(fake)) == "21.1.8"
+    found = compilers({**os.environ, "AUTOTUNE_CC": str(fake)})
+    assert found["autotune cc"] == "clang 21.1.8"
+    assert compilers_text({"afl-clang-fast": "clang 21.1.8", "autotune cc": "clang 21.1.8"}) == \
+        "clang 21.1.8 (afl-clang-fast and autotune cc)"
+    assert compilers_text({"afl-clang-fast": "clang 14.0.6", "autotune cc": "clang 21.1.8"}) == \
+        "afl-clang-fast: clang 14.0.6, autotune cc: clang 21.1.8"
+    assert compilers_text(None) == "compilers not recorded"

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from autotune.cli.main import app
 from autotune.compare import CompareResult
+from autotune.llvm import compilers_text
 from autotune.trials import host_cores
 
 pytestmark = pytest.mark.slow
@@ -67,6 +68,10 @@ def test_compare_demo_default_vs_runtime_edge(tmp_path):
     assert {(p.a, p.b) for p in res.pairs} == {("default", "edge")}
     md = (out / "compare.md").read_text()
     assert "aflpp-pcguard" in md and "A12" in md and "Mann-Whitney" in md
+    # the figures name the clang of both builds (afl-clang-fast's and autotune cc's)
+    assert set(doc["compilers"]) == {"afl-clang-fast", "autotune cc"}
+    assert all(v.startswith("clang ") for v in doc["compilers"].values())
+    assert f"builds by {compilers_text(doc['compilers'])}" in md
 
 
 def test_compare_without_afl_clang_fast_uses_the_census_yardstick(tmp_path):
@@ -77,6 +82,7 @@ def test_compare_without_afl_clang_fast_uses_the_census_yardstick(tmp_path):
     assert "autotune-census-edge" in r.stdout and "afl-clang-fast was not found" in r.stdout
     doc = json.loads((tmp_path / "out" / "compare.json").read_text())
     assert doc["yardstick"]["kind"] == "autotune-census-edge" and doc["yardstick"]["env"]["AUTOTUNE_METRIC"] == "edge"
+    assert list(doc["compilers"]) == ["autotune cc"]
     _check_curves(doc)
     y = doc["configs"][0]["trials"][0]["yardstick"]
     assert y["index_keys"] >= y["edges"] and y["overflow_keys"] == 0

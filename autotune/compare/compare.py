@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from autotune import afl
+from autotune import afl, llvm
 from autotune.compare.config import CC_AFL, ConfigSpec
 from autotune.errors import AutotuneError
 from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_text_atomic
@@ -132,6 +132,7 @@ class CompareResult:
     notes: tuple[str, ...] = ()
     remeasure: dict | None = None  # a re-measure: the source directory, its yardstick and pairs (remeasure.py)
     bugs: "BugReport | None" = None  # --yardstick bugs: time-to-bug survival statistics (optional block)
+    compilers: dict | None = None  # the clang behind afl-clang-fast and autotune cc (autotune.llvm.compilers)
     schema_version: int = SCHEMA_VERSION
 
     def config(self, name: str) -> ConfigOutcome:
@@ -143,7 +144,8 @@ class CompareResult:
                 "rng_seed": self.rng_seed, "yardstick": self.yardstick.to_dict(),
                 "configs": [c.to_dict() for c in self.configs], "pairs": [p.to_dict() for p in self.pairs],
                 "out_dir": self.out_dir, "wall_s": self.wall_s, "host": self.host, "notes": list(self.notes),
-                "remeasure": self.remeasure, **({"bugs": self.bugs.to_dict()} if self.bugs is not None else {})}
+                "remeasure": self.remeasure, "compilers": self.compilers,
+                **({"bugs": self.bugs.to_dict()} if self.bugs is not None else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "CompareResult":
@@ -155,7 +157,7 @@ class CompareResult:
                    configs=tuple(ConfigOutcome.from_dict(c) for c in d["configs"]),
                    pairs=tuple(PairOutcome.from_dict(p) for p in d["pairs"]), out_dir=str(d["out_dir"]),
                    wall_s=float(d["wall_s"]), host=d.get("host"), notes=tuple(d.get("notes") or ()),
-                   remeasure=d.get("remeasure"), bugs=_bug_report_from(d.get("bugs")))
+                   remeasure=d.get("remeasure"), bugs=_bug_report_from(d.get("bugs")), compilers=d.get("compilers"))
 
 
 def _bug_report_from(d: Mapping | None) -> "BugReport | None":
@@ -423,7 +425,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     res = CompareResult(target=spec.to_dict(), corpus=str(corpus.resolve()), seeds=n_seeds, seconds=int(seconds),
                         trials=trials, jobs=used_jobs, rng_seed=rng_seed, yardstick=yard, configs=outcomes,
                         pairs=compare_pairs(outcomes), out_dir=str(out_dir), wall_s=round(time.monotonic() - t0, 1),
-                        host=host_doc, notes=tuple(notes), bugs=bugs)
+                        host=host_doc, notes=tuple(notes), bugs=bugs, compilers=llvm.compilers(benv))
     write_outputs(result=res, out_dir=out_dir, plot=plot)
     return res
 

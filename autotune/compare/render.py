@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from autotune.compare.compare import CompareResult
 from autotune.stats import Summary, median
+from autotune.llvm import compilers_text
 from autotune.trials import aflpp_versions
 
 
@@ -94,7 +95,8 @@ def markdown(r: CompareResult) -> str:
                f"{'s' if r.jobs // widest > 1 else ''} at once (")
     lines = [f"# autotune compare: {target_name(r.target)}",
              "",
-             f"{r.trials} trials x {r.seconds} s of afl-fuzz ({afl}) per configuration, {at_once}"
+             f"{r.trials} trials x {r.seconds} s of afl-fuzz ({afl}; builds by {compilers_text(r.compilers)}) "
+             f"per configuration, {at_once}"
              f"interleaved across configurations), afl-fuzz RNG seeds -s {r.rng_seed}..{r.rng_seed + r.trials - 1} "
              f"(trial k of every configuration has the same seed), {r.seeds} seeds.",
              "",
