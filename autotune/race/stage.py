@@ -17,8 +17,9 @@ from autotune.io import write_json_atomic, write_text_atomic
 from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contestants
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
-                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
-                                RaceResult, Rung, TrialFigures, TrialPlan, plan_race, run_race)
+                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan,
+                                TrialFigures, TrialPlan, plan_race)
+from autotune.race.halving import run_race
 from autotune.target.recipe import TargetSpec
 
 RACE_JSON = "race.json"
@@ -79,16 +80,18 @@ def check_budget(*, budget_s: float, jobs: int | None = None, repeats: int = DEF
 
 def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, repeats: int, eta: int,
                   min_trial_s: int, overhead_s: float,
-                  final_repeats: int = DEFAULT_FINAL_REPEATS) -> tuple[list[Contestant], tuple[str, ...]]:
-    """Drop candidates from the end of the priority list until the race fits the budget."""
+                  final_repeats: int = DEFAULT_FINAL_REPEATS
+                  ) -> tuple[list[Contestant], tuple[str, ...], tuple[RungPlan, ...]]:
+    """Drop candidates from the end of the priority list until the race fits the budget: (the contestants
+    kept, the names dropped, the plan that fits)."""
     keep = list(contestants)
     dropped: list[str] = []
     while True:
         n = sum(1 for c in keep if not c.is_default)
         try:
-            plan_race(candidates=n, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                      min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
-            return keep, tuple(dropped)
+            plan = plan_race(candidates=n, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                             min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
+            return keep, tuple(dropped), plan
         except AutotuneError:
             if n <= 1:
                 raise
@@ -248,7 +251,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
             contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
                                       description=c.description.rsplit(",", 1)[0] + ", the given binary",
                                       cc_kind="autotune") for c in contestants]
-        contestants, dropped = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+        contestants, dropped, plan = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
                                              min_trial_s=min_trial_s, overhead_s=overhead_s,
                                              final_repeats=final_repeats)
         if dropped and notice:
@@ -276,7 +279,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     if strategy == "list":
         race = run_race(contestants=contestants, run_trials=backend, budget_s=budget_s, jobs=jobs, repeats=repeats,
                         eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed,
-                        on_rung=on_rung, final_repeats=final_repeats, objective=judge)
+                        on_rung=on_rung, final_repeats=final_repeats, objective=judge, plan=plan)
     else:
         if l2_bytes is None:
             l2_bytes = host.l2_bytes
