@@ -226,6 +226,15 @@ def _listed(*, metrics: Sequence[str] | None, estimated_keys: Mapping[str, float
     return contestants, dropped, plan
 
 
+def _evaluations(tune_dir: Path | None) -> tuple[Any, ...]:
+    """tune's replay evaluations in ``tune_dir`` (the search's first proposals), none without it."""
+    if tune_dir is None:
+        return ()
+    from autotune.tune.result import load_tune_result
+
+    return tuple(t.evaluation for t in load_tune_result(tune_dir).trials)
+
+
 def _bug_binary(yard, *, seeds: Path, env: Mapping[str, str]) -> str:
     """Judged by bugs: the yardstick's canary build, checked before any afl-fuzz runs (autotune.bugs.yardstick)."""
     from autotune.bugs.yardstick import check_seeds, require_canaries
@@ -237,7 +246,8 @@ def _bug_binary(yard, *, seeds: Path, env: Mapping[str, str]) -> str:
 
 def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, binary: Path | None = None,
                 estimated_keys: Mapping[str, float] | None = None, metrics: Sequence[str] | None = None,
-                strategy: str = "search", probe_dir: Path | None = None, tune_evaluations: Sequence[Any] = (),
+                strategy: str = "search", probe_dir: Path | None = None,
+                tune_evaluations: Sequence[Any] | None = None,
                 tune_dir: Path | None = None, host: Any = None, l2_bytes: int | None = None,
                 budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
@@ -254,12 +264,18 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     space limited to ``metrics`` (default: all) and sized by the probe's census in ``probe_dir``), or
     ``list`` (the fixed list ``metrics``, default DEFAULT_METRICS, each sized by the census).
     ``judge``: ``edges`` (the yardstick's edges) or ``bugs`` (a target with known-bug canaries, the
-    list strategy: autotune.bugs.race states the objective and the decision rule)."""
+    list strategy: autotune.bugs.race states the objective and the decision rule). ``tune_evaluations``
+    None: those of tune's report in ``tune_dir``, if given."""
     from autotune.afl import base_env, find_tool
     from autotune.trials import choose_yardstick, yardstick_for_binary
     from autotune.trials.seeds import stage_seeds
     from autotune.trials.yardstick import KIND_CENSUS
 
+    if tune_evaluations is None:
+        tune_evaluations = _evaluations(tune_dir)
+    if probe_dir is None and estimated_keys is None and notice:
+        notice(f"no --probe: maps are sized for {DEFAULT_KEYS:,} keys (run `autotune probe` and pass --probe to "
+               "size them from the census)")
     env = base_env()
     find_tool("afl-fuzz", env=env)  # ToolMissingError names the package
     _check_request(strategy=strategy, judge=judge, spec=spec, binary=binary)
@@ -435,45 +451,3 @@ def parse_metrics(text: str) -> tuple[str, ...]:
     if bad:
         raise AutotuneError(f"unknown metric {bad[0]!r} in --metrics", fix=f"use some of: {', '.join(METRICS)}")
     return names
-
-
-def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, probe_dir: Path | None, budget_s: float,
-             metrics: Sequence[str] | None, jobs: int | None, repeats: int, seed: int, out_dir: Path,
-             notice: Callable[[str], None], strategy: str = "search",
-             tune_dir: Path | None = None, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-             final_repeats: int = DEFAULT_FINAL_REPEATS, instances: int = 1, judge: str = "edges",
-             **progress: Callable[[Any], None]) -> RaceOutcome:
-    """`autotune race`'s call: the target (recipe or binary), its seeds, the sizes from the probe's
-    census, the search's first proposals from tune's report in ``tune_dir``; ``progress`` the
-    race's on_trial, on_rung and on_batch callbacks."""
-    evaluations = ()
-    if tune_dir is not None:
-        from autotune.tune.result import load_tune_result
-
-        evaluations = tuple(t.evaluation for t in load_tune_result(tune_dir).trials)
-    if probe_dir is None:
-        notice(f"no --probe: maps are sized for {DEFAULT_KEYS:,} keys (run `autotune probe` and pass --probe to "
-               "size them from the census)")
-    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, probe_dir=probe_dir,
-                       metrics=metrics, strategy=strategy, tune_evaluations=evaluations, tune_dir=tune_dir,
-                       budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
-                       final_repeats=final_repeats, instances=instances, judge=judge, **progress)
-
-
-def rung_line(rung: Rung) -> str:
-    import statistics
-
-    meds = ", ".join(f"{n} {statistics.median(rung.coverage(n)):g}" for n in rung.ranking)
-    return f"rung {rung.index} ({rung.seconds} s trials) done: median edges {meds}; on: {', '.join(rung.kept)}"
-
-
-def batch_line(b: Mapping[str, Any]) -> str:
-    return (f"search: {b['tried']} configuration{'s' if b['tried'] != 1 else ''} tried, "
-            f"{b['afl_seconds']:,.0f} afl-fuzz seconds; best so far "
-            f"{b['best']} (model: {b['best_objective']:+.3f} vs the default)")
-
-
-def trial_line(t) -> str:
-    cov = t.yardstick.edges if t.yardstick else "?"
-    return (f"  {t.spec.config} trial {t.spec.index} ({t.spec.seconds} s): {cov} edges, "
-            f"{t.execs_per_s:,.0f} execs/s, queue {t.kept.get('queue', 0)}")
