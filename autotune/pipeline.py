@@ -2,11 +2,13 @@
 
 One call runs the stages in order, each writing its own versioned output under ``out_dir``
 (``host-profile.toml``, ``probe/``, ``tune/``, ``race/``), so any stage can be re-run alone
-afterwards. The order is this module's: the race's budget and seeds are checked before anything runs,
-then the target is built for the probe, then profile -> probe -> tune -> race; the CLI (autotune/cli/run.py)
-parses the options into these arguments and prints the typed result. The race (autotune.race) is what the recommendation rests on: AFL++'s default and our
-runtime's metrics, sized from the probe's census, in the real afl-fuzz, measured by one yardstick;
-tune's replay-based choice stays in ``tune/`` (and is the recommendation only without afl-fuzz).
+afterwards. The order is this module's: the race's budget and seeds are checked before anything
+runs, the target is built for the probe, then profile -> probe -> tune -> race; the CLI
+(autotune/cli/run.py) parses the options into these arguments and prints the typed result.
+
+The race (autotune.race) is what the recommendation rests on: AFL++'s default and our runtime's
+metrics, sized from the probe's census, in the real afl-fuzz, measured by one yardstick; tune's
+replay-based choice stays in ``tune/`` (and is the recommendation only without afl-fuzz).
 """
 
 from __future__ import annotations
@@ -133,7 +135,7 @@ def run_pipeline(
     if race is not None:  # a budget too small for one rung is refused before the build and the probe
         from autotune.race.stage import check_budget
 
-        check_budget(budget_s=race.budget_s, repeats=race.repeats, min_trial_s=race.min_trial_s,
+        check_budget(budget_s=race.budget_s, strategy=race.strategy, repeats=race.repeats, min_trial_s=race.min_trial_s,
                      final_repeats=race.final_repeats, instances=instances)
     if spec is not None:  # a real library's build takes minutes: say what is going on
         stage("build: the target for the probe (autotune cc, full build kind; cached once built)")

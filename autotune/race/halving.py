@@ -69,7 +69,8 @@ class FixedList:
 
 
 def fuzz_seed(seed: int, rung: int, repeat: int) -> int:
-    """afl-fuzz -s for repeat ``repeat`` of rung ``rung``: distinct per (rung, repeat), shared by the rung's contestants."""
+    """afl-fuzz -s for repeat ``repeat`` of rung ``rung``: distinct per (rung, repeat), shared by the
+    rung's contestants."""
     return (seed * 1_000_003 + rung * 1009 + repeat) % (1 << 31)
 
 

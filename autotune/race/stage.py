@@ -58,24 +58,15 @@ def _afl_cc_installed(env: Mapping[str, str]) -> bool:
     return True
 
 
-def check_budget(*, budget_s: float, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
-                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+def check_budget(*, budget_s: float, strategy: str = "search", jobs: int | None = None,
+                 repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
                  overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS,
                  instances: int = 1) -> None:
     """Refuse, before anything runs, a budget too small to race even one candidate against the
     default (the AutotuneError names the smallest budget that does: plan_race's message), and
-    portfolios of more instances than this machine has cores."""
-    from autotune.trials import host_cores
-
-    cores = jobs or len(host_cores())
-    if instances < 1:
-        raise AutotuneError(f"--instances {instances}: a campaign needs at least one afl-fuzz instance",
-                            fix="give --instances 1 or more")
-    if instances > cores:
-        raise AutotuneError(f"a portfolio of {instances} instances needs {instances} cores; this machine has {cores}",
-                            fix=f"give --instances {cores} or fewer (afl-fuzz wants one core an instance)")
-    plan_race(candidates=1, budget_s=budget_s, jobs=max(1, cores // max(1, instances)), repeats=repeats, eta=eta,
-              min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
+    portfolios the strategy or this machine cannot race (:func:`_trials_at_once`)."""
+    plan_race(candidates=1, budget_s=budget_s, jobs=_trials_at_once(jobs=jobs, instances=instances, strategy=strategy),
+              repeats=repeats, eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
 
 
 def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, repeats: int, eta: int,
@@ -192,7 +183,8 @@ def _trials_at_once(*, jobs: int | None, instances: int, strategy: str) -> int:
 
     jobs = jobs or len(host_cores())
     if instances < 1:
-        raise AutotuneError(f"--instances {instances}", fix="give --instances 1 or more")
+        raise AutotuneError(f"--instances {instances}: a campaign needs at least one afl-fuzz instance",
+                            fix="give --instances 1 or more")
     if instances == 1:
         return jobs
     if strategy != "search":
