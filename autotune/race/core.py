@@ -306,6 +306,33 @@ def first_trial_s(*, waves: Sequence[int], eta: int, budget_s: float, overhead_s
     return t0, (fixed + per_t0 * min_trial_s if t0 < min_trial_s else None)
 
 
+def rung_waves(*, sizes: Sequence[int], jobs: int, repeats: int, eta: int,
+               final_repeats: int) -> tuple[list[int], list[int], list[int]]:
+    """(contestants entering each rung besides the default, trials per contestant each rung, waves of
+    ``jobs`` trials each rung) when the first rung's ``sum(sizes)`` contestants run in batches of
+    ``sizes``, the default's trials with the first batch."""
+    entering = _entering(sum(sizes), eta)
+    reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
+    waves = [_waves((sizes[0] + 1) * reps[0], jobs) + sum(_waves(b * reps[0], jobs) for b in sizes[1:])]
+    waves += [_waves((m + 1) * r, jobs) for m, r in zip(entering[1:], reps[1:])]
+    return entering, reps, waves
+
+
+def plan_rungs(*, sizes: Sequence[int], budget_s: float, jobs: int, repeats: int, eta: int, min_trial_s: int,
+               overhead_s: float, final_repeats: int, what: str, fix: str = "") -> tuple[RungPlan, ...]:
+    """The rungs of a race whose first rung runs in batches of ``sizes`` (:func:`rung_waves`): t0 the
+    largest whole second that fits ``budget_s``. Too small a budget for trials of ``min_trial_s`` is
+    an error naming the budget needed; ``what`` is what it cannot do, ``fix`` adds to the fix."""
+    entering, reps, waves = rung_waves(sizes=sizes, jobs=jobs, repeats=repeats, eta=eta, final_repeats=final_repeats)
+    t0, need = first_trial_s(waves=waves, eta=eta, budget_s=budget_s, overhead_s=overhead_s, min_trial_s=min_trial_s)
+    if need is not None:
+        raise AutotuneError(f"a budget of {budget_s:.0f} s cannot {what} ({repeats} trials each, {reps[-1]} in the "
+                            f"deciding rung, {jobs} at a time) with trials of at least {min_trial_s} s",
+                            fix=f"raise --budget to at least {math.ceil(need)} s{fix}")
+    return tuple(RungPlan(seconds=t0 * eta ** r, candidates=m, repeats=n)
+                 for r, (m, n) in enumerate(zip(entering, reps)))
+
+
 def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEFAULT_REPEATS,
               eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
               overhead_s: float = DEFAULT_OVERHEAD_S,
@@ -322,18 +349,10 @@ def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEF
     if jobs < 1 or repeats < 1 or eta < 2:
         raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
                             fix="use jobs >= 1, repeats >= 1 and eta >= 2")
-    entering = _entering(candidates, eta)
-    reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
-    t0, need = first_trial_s(waves=[_waves((m + 1) * r, jobs) for m, r in zip(entering, reps)], eta=eta,
-                             budget_s=budget_s, overhead_s=overhead_s, min_trial_s=min_trial_s)
-    if need is not None:
-        raise AutotuneError(
-            f"a budget of {budget_s:.0f} s cannot race {candidates} candidate{'s' if candidates != 1 else ''} and the default "
-            f"({repeats} trials each, {reps[-1]} in the deciding rung, {jobs} at a time) with trials of at least "
-            f"{min_trial_s} s",
-            fix=f"raise --budget to at least {math.ceil(need)} s, or race fewer candidates or repeats")
-    return tuple(RungPlan(seconds=t0 * eta ** r, candidates=m, repeats=n)
-                 for r, (m, n) in enumerate(zip(entering, reps)))
+    return plan_rungs(sizes=[candidates], budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                      min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats,
+                      what=f"race {candidates} candidate{'s' if candidates != 1 else ''} and the default",
+                      fix=", or race fewer candidates or repeats")
 
 
 def rank_by_figures(rung_trials: Sequence[TrialFigures], names: Sequence[str], *,

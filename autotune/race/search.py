@@ -52,7 +52,7 @@ from typing import Any, Callable, Mapping, Sequence
 from autotune.errors import AutotuneError
 from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rule, Rung, RungPlan,
-                                RunTrials, TrialFigures, _waves, first_trial_s, rung_repeats)
+                                RunTrials, TrialFigures, first_trial_s, plan_rungs, rung_waves)
 
 SPEED_WEIGHT = 0.02
 SEARCH_POW2 = (16, 24)  # hash spaces the search proposes (2^16 = AFL++'s map .. 2^24)
@@ -491,20 +491,12 @@ class Model:
 # ---- the search --------------------------------------------------------------------------------
 
 
-def _search_waves(*, candidates: int, first_batch: int, batch: int, jobs: int, repeats: int, eta: int,
-                  final_repeats: int) -> tuple[list[int], list[int], list[int], list[int]]:
-    """(first-rung batch sizes, proposals entering each rung, trials per proposal each rung, waves of
-    trials each rung) for ``candidates`` proposals."""
-    from autotune.race.core import _entering
-
+def _batches(*, candidates: int, first_batch: int, batch: int) -> list[int]:
+    """The first rung's batch sizes for ``candidates`` proposals: ``first_batch``, then ``batch`` at a time."""
     sizes = [min(candidates, max(1, first_batch))]
     while sum(sizes) < candidates:
         sizes.append(min(batch, candidates - sum(sizes)))
-    entering = _entering(candidates, eta)
-    reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
-    waves = [_waves((sizes[0] + 1) * reps[0], jobs) + sum(_waves(b * reps[0], jobs) for b in sizes[1:])]
-    waves += [_waves((m + 1) * r, jobs) for m, r in zip(entering[1:], reps[1:])]
-    return sizes, entering, reps, waves
+    return sizes
 
 
 def budget_for(*, candidates: int, seeds: int, jobs: int, repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA,
@@ -516,8 +508,8 @@ def budget_for(*, candidates: int, seeds: int, jobs: int, repeats: int = DEFAULT
     shorter trials, unless two already fit with the longer ones by then."""
 
     def need(k: int, shortest: int) -> float:
-        *_, waves = _search_waves(candidates=k, first_batch=min(seeds, k) or 1, batch=jobs, jobs=jobs,
-                                  repeats=repeats, eta=eta, final_repeats=final_repeats)
+        *_, waves = rung_waves(sizes=_batches(candidates=k, first_batch=min(seeds, k) or 1, batch=jobs), jobs=jobs,
+                               repeats=repeats, eta=eta, final_repeats=final_repeats)
         return first_trial_s(waves=waves, eta=eta, budget_s=0.0, overhead_s=overhead_s, min_trial_s=shortest)[1] or 0.0
 
     short = need(candidates, min_trial_s)
@@ -559,18 +551,11 @@ def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: floa
     if jobs < 1 or repeats < 1 or eta < 2 or batch < 1:
         raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
                             fix="use jobs >= 1, repeats >= 1 and eta >= 2")
-    sizes, entering, reps, waves = _search_waves(candidates=candidates, first_batch=first_batch, batch=batch,
-                                                 jobs=jobs, repeats=repeats, eta=eta, final_repeats=final_repeats)
-    t0, need = first_trial_s(waves=waves, eta=eta, budget_s=budget_s, overhead_s=overhead_s,
-                             min_trial_s=min_trial_s)
-    if need is not None:
-        raise AutotuneError(
-            f"a budget of {budget_s:.0f} s cannot try {candidates} configuration{'s' if candidates != 1 else ''} "
-            f"against the default ({repeats} trials each, {reps[-1]} in the deciding rung, {jobs} at a time) with "
-            f"trials of at least {min_trial_s} s",
-            fix=f"raise --budget to at least {math.ceil(need)} s")
-    return (tuple(RungPlan(seconds=t0 * eta ** r, candidates=m, repeats=n)
-                  for r, (m, n) in enumerate(zip(entering, reps))), tuple(sizes))
+    sizes = _batches(candidates=candidates, first_batch=first_batch, batch=batch)
+    plan = plan_rungs(sizes=sizes, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
+                      overhead_s=overhead_s, final_repeats=final_repeats,
+                      what=f"try {candidates} configuration{'s' if candidates != 1 else ''} against the default")
+    return plan, tuple(sizes)
 
 
 def fit_search(*, space_size: int, seeds: int, budget_s: float, jobs: int, repeats: int, eta: int,
