@@ -617,10 +617,12 @@ class ModelProposer:
         return math.log2(self.plan[rung].seconds / self.plan[0].seconds) / self.last_fid
 
     def propose(self, n: int) -> list[str]:
-        first = self.seeds is not None
-        queue = list(self.seeds[:n]) if self.seeds is not None else []
+        """Up to ``n`` proposals, built: at the first call the prior's seeds (those beyond ``n`` go back to
+        the model's pool), then the model's."""
+        first, queue = self.seeds is not None, []
         if self.seeds is not None:
-            self.pool += [p for p, *_ in self.seeds[n:]]  # seeds beyond the first batch go back to the model's pool
+            queue = self.seeds[:n]
+            self.pool += [p for p, *_ in self.seeds[n:]]
             self.seeds = None
         chosen: list[str] = []
         while len(chosen) < n:
