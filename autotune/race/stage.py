@@ -431,15 +431,3 @@ def estimated_keys_of(probe_dir: Path) -> dict[str, float]:
     from autotune.tune.probe_inputs import inputs_from_probe
 
     return {m: f.estimated_keys for m, f in inputs_from_probe(probe_dir).metrics.items()}
-
-
-def parse_metrics(text: str) -> tuple[str, ...]:
-    from autotune.metrics import METRICS
-
-    names = tuple(m.strip() for m in text.split(",") if m.strip())
-    if not names:
-        raise AutotuneError("no metric to race", fix=f"pass --metrics with some of: {', '.join(METRICS)}")
-    bad = [m for m in names if m not in METRICS]
-    if bad:
-        raise AutotuneError(f"unknown metric {bad[0]!r} in --metrics", fix=f"use some of: {', '.join(METRICS)}")
-    return names
