@@ -3,16 +3,14 @@
 Use it as ``CC``/``CXX`` of a real build system. Every invocation runs the real compiler with
 the user's arguments unchanged, plus:
 
-- always: the coverage instrumentation of the build kind ``AUTOTUNE_CC_INSTRUMENT`` (``KINDS``):
-  ``full`` (default, ``INSTRUMENT_FLAGS``): SanitizerCoverage guards for the block ids, function
-  entry/exit hooks for call context, and ``-g`` (every metric, the census); ``blocks``: the guards
-  and ``-g`` (edge, ngram-N, guard: no call stack, so no hook per function call); ``guard``:
-  clang's inline 8-bit counters, made NeverZero by our pass plugin ``kernels/plugin/autotune_counters.cpp``
-  (as AFL++'s PCGUARD counts), and ``-g`` (the guard metric only, no call per block); ``edge``:
-  our pass plugin ``kernels/plugin/autotune_edges.cpp`` and ``-g`` (the edge metric only, counted
-  inline as AFL++'s CLASSIC counts it: no call per block; see below); ``ngram``: the same plugin in
-  its N-gram mode, N given by ``AUTOTUNE_CC_NGRAM`` (the ngram-N metric only, counted inline as
-  AFL++'s NGRAM-N counts it; see below);
+- always: the coverage instrumentation of the build kind ``AUTOTUNE_CC_INSTRUMENT``, as the
+  registry autotune.buildkinds gives it (its flags, and its own pass plugin, ``KIND_PLUGINS``; the
+  table: docs/BUILD_KINDS.md). ``full`` (default, ``INSTRUMENT_FLAGS``): SanitizerCoverage guards
+  for the block ids, function entry/exit hooks for call context, and ``-g`` (every metric, the
+  census); the cheaper kinds serve fewer metrics: ``blocks`` (no hooks), ``guard`` (clang's inline
+  8-bit counters, made NeverZero by ``kernels/plugin/autotune_counters.cpp`` as AFL++'s PCGUARD
+  counts), ``edge`` and ``ngram`` (our pass ``kernels/plugin/autotune_edges.cpp``, counting
+  inline as AFL++'s CLASSIC and NGRAM-N: see below);
 - when the invocation links a program: the runtime archive (whole, so its constructors are
   kept), ``LINK_LIBS`` and the build kind for the runtime (``kind_marker``); and, unless the user
   asked for a sanitizer, ``NO_SANITIZER_RT``;
@@ -59,6 +57,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Literal, Mapping, NamedTuple, Sequence
 
+from autotune.buildkinds import BUILD_KINDS, DEFAULT_KIND, KIND_VAR
+from autotune.buildkinds import KINDS as KINDS_BY_NAME
 from autotune.errors import AutotuneError
 from autotune.llvm import CLANG_NAMES, CLANGXX_NAMES
 
@@ -71,33 +71,18 @@ Mode = Literal["link", "compile", "preprocess", "info"]
 # sees it (its pass runs on the optimised IR, so inlined calls are not contexts). kernels/cov.h
 # implements both. gcc has no trace-pc-guard (only trace-pc, keyed by return address, which
 # the runtime does not implement), so the wrapper needs clang.
-INSTRUMENT_FLAGS: tuple[str, ...] = (
-    "-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining", "-g",
-)
-# Build kinds (AUTOTUNE_CC_INSTRUMENT): what each instruments and which metrics its runtime serves
-# (kernels/cov.h cov_metric_check refuses the others with the fix). Compile and link with one kind.
-KIND_VAR = "AUTOTUNE_CC_INSTRUMENT"
-KINDS: dict[str, tuple[str, ...]] = {
-    "full": INSTRUMENT_FLAGS,  # every metric and the census (the probe)
-    "blocks": ("-fsanitize-coverage=trace-pc-guard", "-g"),  # edge, ngram-N, guard
-    "guard": ("-fsanitize-coverage=inline-8bit-counters", "-g"),  # guard only, counted inline (NeverZero: KIND_PLUGINS)
-    "edge": ("-g",),  # edge only, counted inline by our pass plugin (rewrite adds it: EDGE_KIND)
-    "ngram": ("-g",),  # ngram-N only (N: AUTOTUNE_CC_NGRAM), counted inline by the same plugin
-}
-# The build kinds whose instrumentation is our own pass (artifacts.edge_plugin), not SanitizerCoverage.
-EDGE_KIND = "edge"
-# The build kinds with a pass plugin of their own (the artifacts function that builds it), loaded for
-# every compile of the kind, after the select plugin: the edge kind's instrumentation; the guard
-# kind's NeverZero rewrite of clang's inline 8-bit counters (255 + 1 = 1, as AFL++'s PCGUARD counts:
-# clang's wrap to 0, so a block hit 256 times would read as not hit).
-NGRAM_KIND = "ngram"
-INLINE_KINDS: tuple[str, ...] = (EDGE_KIND, NGRAM_KIND)
-KIND_PLUGINS: dict[str, str] = {EDGE_KIND: "edge_plugin", NGRAM_KIND: "edge_plugin", "guard": "counter_plugin"}
-DEFAULT_KIND = "full"
-# The ngram kind's N (the pass reads it from the compile's environment). AFL++ takes 2..16
-# (NGRAM_SIZE_MAX); the runtime's metrics are ngram-2 .. ngram-8 (kernels/cov.h), so 2..8 here.
-NGRAM_VAR = "AUTOTUNE_CC_NGRAM"
-NGRAM_MIN, NGRAM_MAX = 2, 8
+# Build kinds (AUTOTUNE_CC_INSTRUMENT): what each instruments, its pass plugin and which metrics its
+# runtime serves are autotune.buildkinds's registry (kernels/cov.h cov_metric_check refuses the
+# others with the fix). Compile and link with one kind. The names below are views of it.
+KINDS: dict[str, tuple[str, ...]] = {k.name: k.flags for k in BUILD_KINDS}
+INSTRUMENT_FLAGS: tuple[str, ...] = KINDS[DEFAULT_KIND]
+# The inline kinds (our own pass counts into a flat map: artifacts.pass_plugin), not SanitizerCoverage.
+INLINE_KINDS: tuple[str, ...] = tuple(k.name for k in BUILD_KINDS if k.inline)
+# The kinds with a pass plugin of their own (its kernels/ source), loaded for every compile of the kind,
+# after the select plugin: the inline kinds' instrumentation; the guard kind's NeverZero rewrite of
+# clang's inline 8-bit counters (255 + 1 = 1, as AFL++'s PCGUARD counts: clang's wrap to 0, so a block
+# hit 256 times would read as not hit).
+KIND_PLUGINS: dict[str, str] = {k.name: k.plugin for k in BUILD_KINDS if k.plugin}
 
 
 def build_kind(env: Mapping[str, str]) -> str:
@@ -109,20 +94,28 @@ def build_kind(env: Mapping[str, str]) -> str:
     return kind
 
 
-def ngram_size(env: Mapping[str, str], kind: str) -> int | None:
-    """The ngram kind's N (``AUTOTUNE_CC_NGRAM``), None for other kinds; AutotuneError when it is
-    missing or out of range for the ngram kind, or given with another kind (it would not apply)."""
-    value = env.get(NGRAM_VAR, "")
-    if kind != NGRAM_KIND:
-        if value:
-            raise AutotuneError(f"{NGRAM_VAR}={value} applies to {KIND_VAR}={NGRAM_KIND} only, not {kind}",
-                                fix=f"unset {NGRAM_VAR}, or set {KIND_VAR}={NGRAM_KIND}")
+def kind_param(env: Mapping[str, str], kind: str) -> int | None:
+    """The value of the kind's compile-time parameter (the ngram kind's N, ``AUTOTUNE_CC_NGRAM``), None
+    for a kind without one; AutotuneError when it is missing or out of range, or when another kind's
+    parameter is given (it would not apply)."""
+    for other in BUILD_KINDS:
+        p = other.param
+        if p is not None and p is not KINDS_BY_NAME[kind].param and env.get(p.var, ""):
+            owners = " or ".join(k.name for k in BUILD_KINDS if k.param is p)
+            raise AutotuneError(f"{p.var}={env[p.var]} applies to {KIND_VAR}={owners} only, not {kind}",
+                                fix=f"unset {p.var}, or set {KIND_VAR}={owners}")
+    p = KINDS_BY_NAME[kind].param
+    if p is None:
         return None
-    if not value.isdigit() or not NGRAM_MIN <= int(value) <= NGRAM_MAX:
-        got = f"{NGRAM_VAR}={value}" if value else f"{NGRAM_VAR} is not set"
-        raise AutotuneError(f"{KIND_VAR}={NGRAM_KIND} needs the N of its ngram-N metric: {got}",
-                            fix=f"set {NGRAM_VAR} to an N from {NGRAM_MIN} to {NGRAM_MAX} (the runtime's "
-                                f"ngram-{NGRAM_MIN} .. ngram-{NGRAM_MAX}), e.g. {NGRAM_VAR}=8 as AFL++'s NGRAM-8")
+    value = env.get(p.var, "")
+    if not value.isdigit() or not p.lo <= int(value) <= p.hi:
+        from autotune.runtime.config import METRIC_SPECS
+
+        got = f"{p.var}={value}" if value else f"{p.var} is not set"
+        metric, top = p.metric.format("N"), p.metric.format(p.hi)
+        raise AutotuneError(f"{KIND_VAR}={kind} needs the N of its {metric} metric: {got}",
+                            fix=f"set {p.var} to an N from {p.lo} to {p.hi} (the runtime's {p.metric.format(p.lo)} "
+                                f".. {top}), e.g. {p.var}={p.hi} as AFL++'s {METRIC_SPECS[top].afl_instrument}")
     return int(value)
 
 
@@ -134,7 +127,7 @@ def kind_marker(kind: str) -> str:
 # The link flag that tells the runtime the compiler put a function's entry hook before its entry
 # block's guard (autotune.llvm.hook_order; kernels/cov_thread.c); the guard-first order needs none.
 ENTER_FIRST_MARKER = "-Wl,--defsym=autotune_hook_order=autotune_order_enter_first"
-HOOKED_KINDS = frozenset(k for k, flags in KINDS.items() if "-finstrument-functions-after-inlining" in flags)
+HOOKED_KINDS = frozenset(k.name for k in BUILD_KINDS if k.hooked)
 LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
 # clang links UBSan's standalone runtime (whole, with its signal handlers and its weak
 # __sanitizer_cov_* stubs) into any program linked with -fsanitize-coverage and no sanitizer.
@@ -382,19 +375,19 @@ def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_K
     where CLASSIC's code has a conditional move (the demo's crc8 loop, 8 selects a byte: 1.39x
     CLASSIC's instructions per execution with them split, 0.985x without), so it splits them only
     when asked. So does the ngram kind (NGRAM-N does not count selects either)."""
-    default = "0" if kind in INLINE_KINDS else "1"
+    default = "1" if KINDS_BY_NAME[kind].splits_selects else "0"
     value = env.get(SELECTS_VAR, default) or default
     if value not in ("0", "1"):
         raise AutotuneError(f"{SELECTS_VAR}={value} is not 0 or 1",
                             fix=f"set {SELECTS_VAR}=1 (count both sides of selects; the default except for "
-                                f"{KIND_VAR}={EDGE_KIND} or {NGRAM_KIND}) or 0")
+                                f"{KIND_VAR}={' or '.join(INLINE_KINDS)}) or 0")
     return value == "1" and inv.mode in ("compile", "link")
 
 
 def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]:
     """The real compiler's argv for a wrapper invocation; builds the runtime artefacts if needed."""
     kind = build_kind(env)
-    ngram_size(env, kind)  # checked here: the pass reads it from the compiler's environment
+    kind_param(env, kind)  # checked here: the pass reads it from the compiler's environment
     toolchain = find_toolchain(cxx=cxx, env=env)
     inv = parse_args(args)
     need_rt, need_driver = link_needs(inv)
@@ -412,7 +405,7 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
     if kind in KIND_PLUGINS and inv.mode in ("compile", "link"):
         from autotune.runtime import artifacts
 
-        kind_plugin = getattr(artifacts, KIND_PLUGINS[kind])(toolchain.path)
+        kind_plugin = artifacts.pass_plugin(KIND_PLUGINS[kind], toolchain.path)
     enter_first = False
     if runtime is not None and kind in HOOKED_KINDS:
         from autotune.llvm import ENTER_FIRST, hook_order

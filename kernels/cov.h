@@ -57,6 +57,7 @@
 
 #include "bigmap.h"
 #include "cov_keys.h"
+#include "cov_kinds.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,22 +99,24 @@ uint64_t cov_function_id(const void *fn);
 void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_METRICS],
               uint32_t hk32[COV_N_METRICS]);
 
-/* ---- build kinds (AUTOTUNE_CC_INSTRUMENT of `autotune cc`, docs/DESIGN.md) ------------------- */
-/* full    trace-pc-guard + function entry/exit hooks: every metric and the census
- * blocks  trace-pc-guard only: edge, ngram-N, guard (no call stack: no ctx-like metric)
- * guard   -fsanitize-coverage=inline-8bit-counters only: the guard metric, counted inline
- * edge    our pass kernels/plugin/autotune_edges.cpp: the edge metric counted inline as AFL++'s
- *         CLASSIC (8-bit NeverZero, flat map, compile-time block ids; cov_ids.c "inline edges")
- * ngram   the same pass with AUTOTUNE_CC_NGRAM=N: the ngram-N metric counted inline as AFL++'s
- *         NGRAM-N (same map, counters and ids; cov_ids.c "inline edges")
- * The link records the kind (`--defsym=autotune_instrument_kind=autotune_kind_<kind>`); what
+/* ---- build kinds (AUTOTUNE_CC_INSTRUMENT of `autotune cc`: cov_kinds.h, docs/BUILD_KINDS.md) ---- */
+/* The link records the kind (`--defsym=autotune_instrument_kind=autotune_kind_<kind>`); what
  * registered at start-up decides too: inline counters without guards are a guard build, modules
  * of the edge pass without guards or counters an edge build, of its ngram mode (all with one N) an
  * ngram build; two of them mixed (or ngram modules of different N): COV_BUILD_MIXED. */
-enum { COV_BUILD_FULL = 0, COV_BUILD_BLOCKS = 1, COV_BUILD_GUARD = 2, COV_BUILD_MIXED = 3, COV_BUILD_EDGE = 4,
-       COV_BUILD_NGRAM = 5 };
+enum {
+#define COV_BUILD_ENUM(ID, NAME, SERVES, CENSUS, COUNTS, FIX) COV_BUILD_##ID,
+  COV_BUILD_KINDS(COV_BUILD_ENUM)
+#undef COV_BUILD_ENUM
+  COV_BUILD_MIXED, /* objects of two kinds in one program: refused */
+  COV_N_BUILDS
+};
 int cov_build_kind(void);
-const char *cov_build_kind_name(int kind); /* "full", "blocks", "guard", "mixed", "edge", "ngram" */
+const char *cov_build_kind_name(int kind); /* cov_kinds.h's name, "mixed" */
+/* What a build kind serves (a metric id, or COV_SERVES_*) and how its blocks count (COV_COUNTS_*):
+ * its cov_kinds.h line (COV_BUILD_MIXED: COV_SERVES_NONE, COV_COUNTS_HOOKS). */
+int cov_build_serves(int kind);
+int cov_build_counts(int kind);
 /* Edge or ngram build: blocks the pass instrumented (over every module registered so far), and
  * whether the blocks count into the map sink now (else into a dummy byte). */
 uint32_t cov_edge_blocks_registered(void);

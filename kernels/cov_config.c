@@ -105,7 +105,8 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   memset(cfg, 0, sizeof *cfg);
   cfg->seed = 0;
   cfg->metric = COV_M_EDGE;
-  if (cov_build_kind() == COV_BUILD_NGRAM && cov_ngram_build_metric() >= 0) cfg->metric = cov_ngram_build_metric();
+  if (cov_build_serves(cov_build_kind()) == COV_SERVES_NGRAM_N && cov_ngram_build_metric() >= 0)
+    cfg->metric = cov_ngram_build_metric();
   cfg->layout = BM_TWOLEVEL;
   cfg->index_size = 1ull << 24;
   cfg->map_size = 65536;
@@ -152,11 +153,10 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
     strcpy(cfg->index_file, v);
   }
   if (cov_metric_check(cfg->metric, err, errlen)) return -1;
-  if ((cov_build_kind() == COV_BUILD_EDGE || cov_build_kind() == COV_BUILD_NGRAM) &&
-      edge_config_check(cfg, err, errlen))
+  if (cov_build_counts(cov_build_kind()) == COV_COUNTS_AREA && edge_config_check(cfg, err, errlen))
     return -1;
   if (cfg->metric == COV_M_GUARD) { /* one slot per guard: layout and sizes do not apply */
-    if (cov_build_kind() == COV_BUILD_GUARD) { /* clang's inline counters: 8-bit, NeverZero */
+    if (cov_build_counts(cov_build_kind()) == COV_COUNTS_COUNTERS) { /* clang's inline counters: 8-bit, NeverZero */
       if (cfg->counter_bits != 8) {
         if (err && errlen)
           snprintf(err, errlen, "AUTOTUNE_COUNTER_BITS=%u: a program built with "

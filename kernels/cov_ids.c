@@ -239,12 +239,31 @@ void cov_edge_area_set(uint8_t *map, uint32_t mask) {
 
 /* AUTOTUNE_CC_INSTRUMENT of the link (autotune cc passes --defsym autotune_instrument_kind=
  * autotune_kind_<kind>); absent when the program was linked without the wrapper. */
-__attribute__((used)) const int autotune_kind_full = COV_BUILD_FULL;
-__attribute__((used)) const int autotune_kind_blocks = COV_BUILD_BLOCKS;
-__attribute__((used)) const int autotune_kind_guard = COV_BUILD_GUARD;
-__attribute__((used)) const int autotune_kind_edge = COV_BUILD_EDGE;
-__attribute__((used)) const int autotune_kind_ngram = COV_BUILD_NGRAM;
+#define KIND_SYMBOL(ID, NAME, SERVES, CENSUS, COUNTS, FIX) \
+  __attribute__((used)) const int autotune_kind_##NAME = COV_BUILD_##ID;
+COV_BUILD_KINDS(KIND_SYMBOL)
+#undef KIND_SYMBOL
 extern const int autotune_instrument_kind __attribute__((weak));
+
+/* Each kind's cov_kinds.h columns, by id; COV_BUILD_MIXED serves nothing. */
+#define SERVES_OF(ID, NAME, SERVES, CENSUS, COUNTS, FIX) [COV_BUILD_##ID] = SERVES,
+#define CENSUS_OF(ID, NAME, SERVES, CENSUS, COUNTS, FIX) [COV_BUILD_##ID] = CENSUS,
+#define COUNTS_OF(ID, NAME, SERVES, CENSUS, COUNTS, FIX) [COV_BUILD_##ID] = COUNTS,
+#define FIX_OF(ID, NAME, SERVES, CENSUS, COUNTS, FIX) [COV_BUILD_##ID] = FIX,
+#define NAME_OF(ID, NAME, SERVES, CENSUS, COUNTS, FIX) [COV_BUILD_##ID] = #NAME,
+static const int kind_serves[COV_N_BUILDS] = {COV_BUILD_KINDS(SERVES_OF)[COV_BUILD_MIXED] = COV_SERVES_NONE};
+static const int kind_census[COV_N_BUILDS] = {COV_BUILD_KINDS(CENSUS_OF)[COV_BUILD_MIXED] = COV_SERVES_NONE};
+static const int kind_counts[COV_N_BUILDS] = {COV_BUILD_KINDS(COUNTS_OF)[COV_BUILD_MIXED] = COV_COUNTS_HOOKS};
+static const char *const kind_fix[COV_N_BUILDS] = {COV_BUILD_KINDS(FIX_OF)[COV_BUILD_MIXED] = ""};
+static const char *const kind_names[COV_N_BUILDS] = {COV_BUILD_KINDS(NAME_OF)[COV_BUILD_MIXED] = "mixed"};
+
+int cov_build_serves(int kind) {
+  return kind >= 0 && kind < COV_N_BUILDS ? kind_serves[kind] : COV_SERVES_NONE;
+}
+
+int cov_build_counts(int kind) {
+  return kind >= 0 && kind < COV_N_BUILDS ? kind_counts[kind] : COV_COUNTS_HOOKS;
+}
 
 int cov_build_kind(void) {
   int linked = &autotune_instrument_kind ? autotune_instrument_kind : -1;
@@ -261,16 +280,17 @@ int cov_build_kind(void) {
     return (edges && linked >= 0 && linked != COV_BUILD_EDGE) || guards || counters ? COV_BUILD_MIXED
                                                                                      : COV_BUILD_EDGE;
   if (counters || linked == COV_BUILD_GUARD) return guards ? COV_BUILD_MIXED : COV_BUILD_GUARD;
-  return linked == COV_BUILD_BLOCKS ? COV_BUILD_BLOCKS : COV_BUILD_FULL;
+  /* a kind of trace-pc-guard hooks as its link says; no or an unknown marker: full */
+  return linked >= 0 && linked < COV_BUILD_MIXED && kind_counts[linked] == COV_COUNTS_HOOKS ? linked
+                                                                                             : COV_BUILD_FULL;
 }
 
 const char *cov_build_kind_name(int kind) {
-  static const char *const names[] = {"full", "blocks", "guard", "mixed", "edge", "ngram"};
-  return kind >= 0 && kind <= COV_BUILD_NGRAM ? names[kind] : "?";
+  return kind >= 0 && kind < COV_N_BUILDS ? kind_names[kind] : "?";
 }
 
 uint32_t cov_guard_slots(void) {
-  return cov_build_kind() == COV_BUILD_GUARD ? cov_ncounters : cov_guard_count();
+  return cov_build_counts(cov_build_kind()) == COV_COUNTS_COUNTERS ? cov_ncounters : cov_guard_count();
 }
 
 uint64_t cov_guard_map_bytes(void) {
@@ -279,20 +299,41 @@ uint64_t cov_guard_map_bytes(void) {
 }
 
 /* "<what> needs <need>, but this program was built with AUTOTUNE_CC_INSTRUMENT=<kind>; fix: <fix>" */
+/* The names of the kinds whose COUNTS is counts (counts >= 0), or whose SERVES is serves (counts
+ * < 0), as "a", "a or b", "a, b or c": the messages name the kinds of cov_kinds.h. */
+static const char *kinds_where(char *buf, size_t len, int counts, int serves) {
+  int match[COV_BUILD_MIXED], total = 0, n = 0;
+  size_t at = 0;
+  for (int k = 0; k < COV_BUILD_MIXED; k++)
+    total += match[k] = counts >= 0 ? kind_counts[k] == counts : kind_serves[k] == serves;
+  buf[0] = '\0';
+  for (int k = 0; k < COV_BUILD_MIXED && at < len; k++)
+    if (match[k]) {
+      const char *sep = n == 0 ? "" : n == total - 1 ? " or " : ", ";
+      at += (size_t)snprintf(buf + at, len - at, "%s%s", sep, kind_names[k]);
+      n++;
+    }
+  return buf;
+}
+
 static int kind_error(char *err, size_t errlen, const char *what, int needs_hooks, const char *fix) {
   int k = cov_build_kind();
+  char hooks[64], counters[64], area[64];
   if (!err || !errlen) return -1;
+  kinds_where(hooks, sizeof hooks, COV_COUNTS_HOOKS, 0);
   if (k == COV_BUILD_MIXED)
     snprintf(err, errlen, "this program mixes objects of different build kinds (inline counters of "
-             "AUTOTUNE_CC_INSTRUMENT=guard, inline edges of edge or ngram (or ngram of two N), "
-             "trace-pc-guard of full or blocks); "
-             "fix: rebuild every object and the link with one AUTOTUNE_CC_INSTRUMENT");
+             "AUTOTUNE_CC_INSTRUMENT=%s, inline edges of %s (or ngram of two N), trace-pc-guard of %s); "
+             "fix: rebuild every object and the link with one AUTOTUNE_CC_INSTRUMENT",
+             kinds_where(counters, sizeof counters, COV_COUNTS_COUNTERS, 0),
+             kinds_where(area, sizeof area, COV_COUNTS_AREA, 0), hooks);
+  else if (needs_hooks)
+    snprintf(err, errlen, "%s needs function entry/exit hooks (AUTOTUNE_CC_INSTRUMENT=%s), but this program "
+             "was built with AUTOTUNE_CC_INSTRUMENT=%s; fix: %s", what,
+             kinds_where(counters, sizeof counters, -1, COV_SERVES_ALL), cov_build_kind_name(k), fix);
   else
-    snprintf(err, errlen, "%s needs %s, but this program was built with "
-             "AUTOTUNE_CC_INSTRUMENT=%s; fix: %s", what,
-             needs_hooks ? "function entry/exit hooks (AUTOTUNE_CC_INSTRUMENT=full)"
-                         : "SanitizerCoverage guards (AUTOTUNE_CC_INSTRUMENT=full or blocks)",
-             cov_build_kind_name(k), fix);
+    snprintf(err, errlen, "%s needs SanitizerCoverage guards (AUTOTUNE_CC_INSTRUMENT=%s), but this program "
+             "was built with AUTOTUNE_CC_INSTRUMENT=%s; fix: %s", what, hooks, cov_build_kind_name(k), fix);
   return -1;
 }
 
@@ -303,11 +344,24 @@ int cov_ngram_build_metric(void) {
   return n >= 2 && n <= COV_M_NGRAM8 + 1 ? COV_M_NGRAM2 + (int)n - 2 : -1;
 }
 
+/* Whether a build that serves ``serves`` (cov_kinds.h SERVES or CENSUS) serves metric. */
+static int serves_metric(int serves, int metric) {
+  switch (serves) {
+  case COV_SERVES_ALL: return 1;
+  case COV_SERVES_NOSTACK: return !cov_metric_needs_stack(metric);
+  case COV_SERVES_NGRAM_N: return metric == cov_ngram_build_metric();
+  case COV_SERVES_NONE: return 0;
+  default: return metric == serves;
+  }
+}
+
 int cov_metric_check(int metric, char *err, size_t errlen) {
   int k = cov_build_kind();
-  if (k == COV_BUILD_NGRAM && metric != cov_ngram_build_metric()) {
+  int serves = cov_build_serves(k);
+  if (serves_metric(serves, metric)) return 0;
+  const char *m = metric >= 0 && metric < COV_N_METRICS ? cov_metric_names[metric] : "?";
+  if (serves == COV_SERVES_NGRAM_N) {
     uint32_t n = cov_ngram_n();
-    const char *m = metric >= 0 && metric < COV_N_METRICS ? cov_metric_names[metric] : "?";
     if (err && errlen) {
       int want_ngram = metric >= COV_M_NGRAM2 && metric <= COV_M_NGRAM8;
       char rebuild[96] = "";
@@ -320,38 +374,25 @@ int cov_metric_check(int metric, char *err, size_t errlen) {
     }
     return -1;
   }
-  if (k == COV_BUILD_MIXED || (k == COV_BUILD_GUARD && metric != COV_M_GUARD) ||
-      (k == COV_BUILD_EDGE && metric != COV_M_EDGE) ||
-      (k == COV_BUILD_BLOCKS && cov_metric_needs_stack(metric))) {
-    char what[64];
-    snprintf(what, sizeof what, "AUTOTUNE_METRIC=%s",
-             metric >= 0 && metric < COV_N_METRICS ? cov_metric_names[metric] : "?");
-    const char *fix = k == COV_BUILD_GUARD
-                          ? "set AUTOTUNE_METRIC=guard, or rebuild with AUTOTUNE_CC_INSTRUMENT=edge "
-                            "(edge), blocks (edge, ngram-N, guard) or full (every metric)"
-                      : k == COV_BUILD_EDGE
-                          ? "set AUTOTUNE_METRIC=edge, or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks "
-                            "(edge, ngram-N, guard) or full (every metric)"
-                          : "set AUTOTUNE_METRIC to edge, ngram-N or guard, or rebuild with "
-                            "AUTOTUNE_CC_INSTRUMENT=full (every metric)";
-    return kind_error(err, errlen, what, k == COV_BUILD_BLOCKS || cov_metric_needs_stack(metric), fix);
-  }
-  return 0;
+  char what[64];
+  snprintf(what, sizeof what, "AUTOTUNE_METRIC=%s", m);
+  return kind_error(err, errlen, what, serves == COV_SERVES_NOSTACK || cov_metric_needs_stack(metric),
+                    kind_fix[k]);
 }
 
 int cov_census_check(uint32_t metric_mask, char *err, size_t errlen) {
   int k = cov_build_kind();
-  if (k == COV_BUILD_MIXED || k == COV_BUILD_GUARD || k == COV_BUILD_EDGE || k == COV_BUILD_NGRAM)
+  int census = kind_census[k];
+  if (census == COV_SERVES_NONE)
     return kind_error(err, errlen, "the census (probe)", 0,
                       "rebuild the probe's harness with AUTOTUNE_CC_INSTRUMENT=full (the default)");
-  if (k == COV_BUILD_BLOCKS)
-    for (int m = 0; m < COV_N_METRICS; m++)
-      if (cov_metric_needs_stack(m) && (metric_mask & (1u << m))) {
-        char what[96];
-        snprintf(what, sizeof what, "the census of %s (AUTOTUNE_PROBE_METRICS)", cov_metric_names[m]);
-        return kind_error(err, errlen, what, 1,
-                          "rebuild with AUTOTUNE_CC_INSTRUMENT=full (the default), or probe only "
-                          "edge, ngram-N and guard");
-      }
+  for (int m = 0; m < COV_N_METRICS; m++)
+    if ((metric_mask & (1u << m)) && !serves_metric(census, m)) {
+      char what[96];
+      snprintf(what, sizeof what, "the census of %s (AUTOTUNE_PROBE_METRICS)", cov_metric_names[m]);
+      return kind_error(err, errlen, what, 1,
+                        "rebuild with AUTOTUNE_CC_INSTRUMENT=full (the default), or probe only "
+                        "edge, ngram-N and guard");
+    }
   return 0;
 }

@@ -282,9 +282,9 @@ void cov_map_sink_set(bm_map *map, int metric) {
   cov_cnt_dst = NULL;
   cov_guard_limit = 0;
   int kind = cov_build_kind();
-  if (kind == COV_BUILD_EDGE || kind == COV_BUILD_NGRAM) { /* no hooks: the blocks count into the edge area */
+  if (cov_build_counts(kind) == COV_COUNTS_AREA) { /* no hooks: the blocks count into the edge area */
     cov_edge_area_set(NULL, 0);
-    int served = kind == COV_BUILD_EDGE ? COV_M_EDGE : cov_ngram_build_metric();
+    int served = cov_build_serves(kind) >= 0 ? cov_build_serves(kind) : cov_ngram_build_metric();
     if (map && metric == served && map->layout == BM_FLAT && map->width_bits == 8 &&
         map->index_slots <= (1ull << 32))
       cov_edge_area_set((uint8_t *)map->counters, (uint32_t)(map->index_slots - 1));
@@ -302,7 +302,7 @@ void cov_map_sink_set(bm_map *map, int metric) {
     uint64_t slots = cov_guard_slots(); /* guard g at slot g: g < H */
     cov_guard_limit = (uint32_t)(slots < map->index_slots ? slots : map->index_slots - 1);
     pthread_mutex_unlock(&cov_init_lock);
-    if (cov_build_kind() == COV_BUILD_GUARD) { /* inline counters: copied at cov_exec_end */
+    if (cov_build_counts(cov_build_kind()) == COV_COUNTS_COUNTERS) { /* inline counters: copied at cov_exec_end */
       cnt_clear();
       if (map->width_bits == 8 && (uint64_t)cov_ncounters < map->index_slots) {
         cov_cnt_dst = (uint8_t *)map->counters + 1;

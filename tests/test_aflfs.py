@@ -240,13 +240,19 @@ def test_index_file_of_another_configuration_is_refused(bins, tmp_path):
 
 # ---- overflow beyond the dense map ------------------------------------------------------------
 
+def switch_inputs(d: Path, n: int, step: int) -> Path:
+    """``n`` inputs for manykeys.c in a new directory ``d``: input i selects the switch case
+    (i * step) % 1024 (two bytes, little-endian)."""
+    d.mkdir()
+    for i in range(n):
+        v = (i * step) % 1024
+        (d / f"in{i:03d}").write_bytes(bytes([v & 0xFF, v >> 8]))
+    return d
+
+
 def test_overflow_is_counted_and_deterministic(bins, tmp_path):
     # 300 inputs selecting 300 distinct switch cases: far more keys than 256 dense slots
-    in_dir = tmp_path / "in"
-    in_dir.mkdir()
-    for i in range(300):
-        v = (i * 7) % 1024
-        (in_dir / f"in{i:03d}").write_bytes(bytes([v & 0xFF, v >> 8]))
+    in_dir = switch_inputs(tmp_path / "in", 300, 7)
     big = tmp_path / "big.idx"
     showmap(bins["manykeys"], in_dir, tmp_path / "o-big", env=base_env(AUTOTUNE_INDEX_FILE=str(big)))
     total = read_index_stats(path=big)

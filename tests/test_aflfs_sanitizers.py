@@ -23,7 +23,8 @@ from autotune.runtime.afl_index import read_index_stats
 
 from fake_afl import FS_NEW_OPT_FUTEX, FS_NEW_OPT_MAPSIZE, FS_NEW_OPT_SHDMEM_FUZZ, FS_NEW_VERSION, FakeAfl, Shm
 from programs.covtools import SANITIZE, runtime_objects
-from test_aflfs import AFL_FUZZ, AFL_SHOWMAP, PROGRAMS, afl_fuzz, base_env, fuzzer_stats, output, seeds, showmap
+from test_aflfs import (AFL_FUZZ, AFL_SHOWMAP, PROGRAMS, afl_fuzz, base_env, fuzzer_stats, output, seeds, showmap,
+                        switch_inputs)
 
 SAN = SANITIZE
 
@@ -48,11 +49,7 @@ def san_bins(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_showmap_overflow_and_wide_counters_under_sanitizers(san_bins, tmp_path):
-    in_dir = tmp_path / "keys"
-    in_dir.mkdir()
-    for i in range(120):
-        v = (i * 5) % 1024
-        (in_dir / f"in{i:03d}").write_bytes(bytes([v & 0xFF, v >> 8]))
+    in_dir = switch_inputs(tmp_path / "keys", 120, 5)
     idx = tmp_path / "small.idx"
     showmap(san_bins["manykeys"], in_dir, tmp_path / "o1",
             env=base_env(AUTOTUNE_INDEX_FILE=str(idx), AUTOTUNE_MAP_SIZE="64"))

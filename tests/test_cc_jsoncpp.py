@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from targets.checks import sample_seeds, showmap, symbols
+from targets.checks import assert_like_maps, assert_wrapper_built, sample_seeds, symbols
 from targets.jsoncpp import JSONCPP, jsoncpp_sample_inputs
 
 pytestmark = [pytest.mark.slow,
@@ -27,15 +27,6 @@ def test_jsoncpp_builds_through_cmake_with_both_compilers_and_runs_under_afl_sho
     afl = JSONCPP.build_harness(cc_kind="afl")
     library = ours.parent / "work" / "build" / "lib" / "libjsoncpp.a"
     # CMake compiled the library through the wrapper: instrumented C++, no runtime inside it
-    assert "__sanitizer_cov_trace_pc_guard" in symbols(library, "--undefined-only")
+    assert_wrapper_built(library, ours)
     assert any(s.startswith("Json::Value::Value(") for s in symbols(library, "--defined-only"))
-    assert {"LLVMFuzzerTestOneInput", "main", "__sanitizer_cov_trace_pc_guard"} <= symbols(ours, "--defined-only")
-
-    hit_ours, size_ours = showmap(ours, seeds, tmp_path / "ours")
-    hit_afl, size_afl = showmap(afl, seeds, tmp_path / "afl")
-    # the same library and harness instrumented by two trace-pc-guard passes: maps of a like size, and
-    # the seeds reach a like share of each (our build also counts the driver's blocks)
-    assert size_ours > 1000 and size_afl > 1000
-    assert 0.67 < size_ours / size_afl < 1.5
-    assert hit_ours > 200 and hit_afl > 200
-    assert 0.67 < hit_ours / hit_afl < 1.5
+    assert_like_maps(ours, afl, seeds, tmp_path, min_slots=1000, min_hit=200)

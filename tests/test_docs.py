@@ -1,4 +1,5 @@
-"""docs/DESIGN.md: every section the code and the README cite exists, and it covers the commands."""
+"""docs/DESIGN.md: every section the code, the README and the other docs cite exists, and it covers the
+commands; the README's abridged sample output is docs/USAGE.md's real one, line for line."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def _headings() -> list[str]:
 
 
 def _cited() -> list[tuple[Path, str]]:
-    files = [ROOT / "README.md", *ROOT.glob("autotune/**/*.py"), *ROOT.glob("kernels/**/*.[ch]"),
+    files = [ROOT / "README.md", *(f for f in ROOT.glob("docs/*.md") if f != DESIGN),
+             *ROOT.glob("autotune/**/*.py"), *ROOT.glob("kernels/**/*.[ch]"),
              *(f for f in ROOT.glob("tests/**/*.py") if f.name != Path(__file__).name)]
     out = []
     for f in files:
@@ -38,3 +40,22 @@ def test_design_covers_the_commands():
     for cmd in ("autotune run", "autotune race", "autotune compare", "autotune validate", "autotune preflight"):
         assert f"`{cmd}`" in text, cmd
     assert "profile -> probe -> tune -> race" in text
+
+
+def _sample_output(path: Path) -> list[str]:
+    """The lines of the first code block that starts with `$ .venv/bin/autotune run --demo`."""
+    block = re.search(r"^```\n(\$ \.venv/bin/autotune run --demo\n.*?)^```", path.read_text(), re.M | re.S)
+    assert block, f"no sample output of the main job in {path}"
+    return block.group(1).splitlines()
+
+
+def test_the_readmes_sample_output_is_the_usage_pages():
+    """The README shows the main job's output abridged ("..." where lines are left out); every line
+    it shows is in docs/USAGE.md's whole sample, in the same order."""
+    full = _sample_output(ROOT / "docs" / "USAGE.md")
+    short = [ln for ln in _sample_output(ROOT / "README.md") if ln != "..."]
+    assert len(short) > 10
+    at = 0
+    for ln in short:
+        assert ln in full[at:], ln
+        at = full.index(ln, at) + 1

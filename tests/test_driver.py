@@ -16,18 +16,16 @@ from programs.covtools import (
     PROGRAMS,
     SANITIZE,
     ProbeClient,
-    build_cc,
     build_direct,
+    build_programs,
+    census_of,
     read_census,
 )
-
-M = {name: i for i, name in enumerate(METRICS)}
 
 
 @pytest.fixture(scope="module")
 def bins(tmp_path_factory):
-    d = tmp_path_factory.mktemp("driver-bins")
-    return {n: build_cc(d / n, [PROGRAMS / f"{n}.c"]) for n in ("initarg", "crashy", "calls3", "chains")}
+    return build_programs(tmp_path_factory.mktemp("driver-bins"), ("initarg", "crashy", "calls3", "chains"))
 
 
 def clean_env(**kw):
@@ -68,16 +66,7 @@ def test_standalone_crash_is_the_harness_crash(bins, tmp_path):
 
 
 def census_hk(binary, workdir, inputs, metric, *, seed=0):
-    workdir.mkdir()
-    c = ProbeClient(binary, workdir, seed=seed, metrics=metric)
-    try:
-        for data in inputs:
-            assert c.run(data).status == 0
-        assert c.dump().status == 0
-        c.quit()
-    finally:
-        c.close()
-    return [e.hk32 for e in read_census(workdir / "census" / f"{metric}.bin")[2]]
+    return [e.hk32 for e in read_census(census_of(binary, workdir, inputs, seed=seed, metrics=metric) / f"{metric}.bin")[2]]
 
 
 @pytest.mark.parametrize("metric", METRICS)

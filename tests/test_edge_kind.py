@@ -14,28 +14,22 @@ No timing is asserted.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from autotune import demo
-from autotune.afl import aflpp_version
 from autotune.target import build_harness
-from programs.covtools import SANITIZE, runtime_objects
+from inline_kinds import (AFL_CC, AFL_FUZZ, AFL_SHOWMAP, AUTOTUNE_CC, SANITIZER_RUN, assert_afl_fuzz_full_stability,
+                          assert_blocks_as_afl, assert_probe_refuses, assert_race_puts_it_on_the_kind,
+                          assert_serves_explicitly, assert_showmap_refuses, build_sanitized, sanitized_maps)
 from test_guard import _showmap_maps, clean_env, direct_map, output, replay
 
 PROGRAMS_AFL = Path(__file__).parent / "programs_afl"
 PROGRAMS = Path(__file__).parent / "programs"
-AFL_FUZZ = shutil.which("afl-fuzz")
-AFL_SHOWMAP = shutil.which("afl-showmap")
-AFL_CC = shutil.which("afl-clang-fast")
 needs_afl = pytest.mark.skipif(not (AFL_FUZZ and AFL_SHOWMAP), reason="afl++ is not installed")
-AUTOTUNE_CC = str(Path(sys.executable).parent / "autotune-cc")
 
 # ---- the documented block id (autotune/cc.py, kernels/plugin/autotune_edges.cpp) -------------------
 
@@ -170,35 +164,14 @@ def test_prev_starts_at_zero_in_every_execution(known, tmp_path):
     assert doc["covered_slots"] == len(want) == 4  # 0->a, a->b, 0->b, b->a; not b->b or a->a across inputs
 
 
-def assert_same_blocks(*, mine: int, theirs: int) -> None:
-    """Our pass's block count on the demo against afl-clang-fast's CLASSIC/NGRAM count: equal with
-    AFL++ 4.04c (LLVM 14). AFL++ 5.02c's pass under LLVM 21 sits elsewhere in the pipeline: the
-    demo's blocks differ in two functions (count_token +1, expr_product -2 in the final IR; 182
-    ours against its 184 locations), so within 2 % there."""
-    version = aflpp_version(AFL_CC)
-    if version is not None and version.major >= 5:
-        assert abs(mine - theirs) <= 0.02 * theirs and theirs > 100, (mine, theirs)
-    else:
-        assert mine == theirs > 100
-
-
 @pytest.mark.skipif(not AFL_CC, reason="afl-clang-fast is not installed")
 def test_it_instruments_the_blocks_classic_instruments(tmp_path):
     """On the demo's source, our pass instruments as many blocks as AFL++'s CLASSIC pass (same
     flags, both at the end of the optimisation pipeline, selects not split)."""
-    src = str(demo.harness_source())
-    flags = ["-O2", "-g", "-funroll-loops", "-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION=1", "-c", src]
-    afl = subprocess.run([AFL_CC, *flags, "-o", str(tmp_path / "afl.o")], capture_output=True, text=True,
-                         timeout=300, env=clean_env(AFL_LLVM_INSTRUMENT="CLASSIC", AFL_DEBUG="1"))
-    m = re.search(r"Instrumented (\d+) locations", output(afl))
-    assert afl.returncode == 0 and m, output(afl)[-2000:]
-    ours = subprocess.run([AUTOTUNE_CC, *flags, "-o", str(tmp_path / "ours.o")], capture_output=True, text=True,
-                          timeout=300, env=clean_env(AUTOTUNE_CC_INSTRUMENT="edge", AUTOTUNE_EDGES_DEBUG="1"))
-    n = re.search(r"(\d+) blocks instrumented", ours.stderr)
-    assert ours.returncode == 0 and n, ours.stderr[-2000:]
-    assert_same_blocks(mine=int(n.group(1)), theirs=int(m.group(1)))
-    ids = re.findall(r"\[autotune-edges\] (\S+) (\S+) (\d+) ([0-9a-f]{8})$", ours.stderr, re.M)
-    assert len(ids) == int(n.group(1))
+    stderr = assert_blocks_as_afl(tmp_path, afl_instrument="CLASSIC", ours_env={"AUTOTUNE_CC_INSTRUMENT": "edge"},
+                                  counted=r"(\d+) blocks instrumented")
+    ids = re.findall(r"\[autotune-edges\] (\S+) (\S+) (\d+) ([0-9a-f]{8})$", stderr, re.M)
+    assert len(ids) == int(re.search(r"(\d+) blocks instrumented", stderr).group(1))
     assert all(int(h, 16) == block_id(mod, fn, int(i)) for mod, fn, i, h in ids)
 
 
@@ -249,23 +222,11 @@ def test_a_configuration_the_edge_build_cannot_serve_is_refused(demo_edge, tmp_p
 
 
 def test_what_it_can_serve_is_accepted_explicitly(demo_edge):
-    doc = replay(demo_edge, demo.seed_dir(), AUTOTUNE_METRIC="edge", AUTOTUNE_LAYOUT="flat", AUTOTUNE_COUNTER_BITS="8",
-                 AUTOTUNE_OVERFLOW="neverzero", AUTOTUNE_KEY_HASH="afl", AUTOTUNE_SEED="0", AUTOTUNE_MAP_SIZE="4096")
-    assert doc["map_size"] == 4096 and 50 < doc["covered_slots"] < 4096 and doc["hooks"] == "inline"
+    assert_serves_explicitly(demo_edge, "edge")
 
 
 def test_the_probe_refuses_an_edge_build(demo_edge, tmp_path):
-    r, w = os.pipe()
-    r2, w2 = os.pipe()
-    env = clean_env(AUTOTUNE_PROBE_CTL_FD=str(r), AUTOTUNE_PROBE_ST_FD=str(w2), AUTOTUNE_PROBE_DIR=str(tmp_path),
-                    AUTOTUNE_PROBE_METRICS="edge")
-    try:
-        p = subprocess.run([str(demo_edge)], env=env, pass_fds=(r, w2), capture_output=True, text=True, timeout=60)
-    finally:
-        for fd in (r, w, r2, w2):
-            os.close(fd)
-    assert p.returncode == 2 and "the census (probe) needs SanitizerCoverage guards" in p.stderr, p.stderr
-    assert "AUTOTUNE_CC_INSTRUMENT=edge" in p.stderr
+    assert_probe_refuses(demo_edge, tmp_path, metric="edge", kind="edge")
 
 
 def test_a_program_mixing_edge_and_guard_objects_is_refused(known, tmp_path):
@@ -279,13 +240,8 @@ def test_a_program_mixing_edge_and_guard_objects_is_refused(known, tmp_path):
 
 @needs_afl
 def test_afl_showmap_shows_the_refusal(demo_edge, tmp_path):
-    (tmp_path / "x").write_bytes(b"x")
-    proc = subprocess.run([AFL_SHOWMAP, "-o", str(tmp_path / "o"), "--", str(demo_edge), str(tmp_path / "x")],
-                          env=clean_env(AUTOTUNE_LAYOUT="twolevel"), capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
-    assert proc.returncode != 0
-    assert "[autotune] error: AUTOTUNE_LAYOUT=twolevel: a program built with AUTOTUNE_CC_INSTRUMENT=edge" in \
-        output(proc), output(proc)[-2000:]
+    assert_showmap_refuses(demo_edge, tmp_path, {"AUTOTUNE_LAYOUT": "twolevel"},
+                           "AUTOTUNE_LAYOUT=twolevel: a program built with AUTOTUNE_CC_INSTRUMENT=edge")
 
 
 # ---- under the real afl tools -----------------------------------------------------------------------
@@ -333,18 +289,7 @@ def test_afl_showmap_reports_the_run_time_map_size(afl_bins, tmp_path):
 
 @needs_afl
 def test_afl_fuzz_runs_the_edge_build_with_full_stability(afl_bins, tmp_path):
-    (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "seed").write_bytes(b"AAAA")
-    proc = subprocess.run([AFL_FUZZ, "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-V", "4", "--",
-                           str(afl_bins["branchy"])], env=clean_env(), capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL, cwd=tmp_path)
-    assert proc.returncode == 0, output(proc)[-3000:]
-    lines = (tmp_path / "out" / "default" / "fuzzer_stats").read_text().splitlines()
-    stats = dict(line.split(":", 1) for line in lines)
-    stats = {k.strip(): v.strip() for k, v in stats.items()}
-    assert int(stats["total_edges"]) == 65536  # AUTOTUNE_MAP_SIZE's default, reported in the handshake
-    assert int(stats["edges_found"]) > 5 and int(stats["corpus_count"]) > 1
-    assert stats["stability"] == "100.00%"
+    assert_afl_fuzz_full_stability(afl_bins["branchy"], tmp_path)
 
 
 def test_a_crash_keeps_its_edges_in_afl_s_map(afl_bins, tmp_path):
@@ -363,19 +308,8 @@ def test_a_crash_keeps_its_edges_in_afl_s_map(afl_bins, tmp_path):
 # ---- the race -------------------------------------------------------------------------------------------
 
 def test_the_race_runs_edge_on_the_edge_kind_when_its_flat_map_fits():
-    from autotune.race.contestants import EDGE_KIND_MAX_MAP_SLOTS, index_slots_for, make_contestants
-
-    cs = {c.name: c for c in make_contestants(metrics=("guard", "edge"), estimated_keys={"edge": 400.0}, afl_cc=True)}
-    h = index_slots_for(keys=400.0, max_collision_rate=0.02)
-    assert h <= EDGE_KIND_MAX_MAP_SLOTS
-    assert cs["edge"].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "edge"}
-    assert cs["edge"].env == {"AUTOTUNE_METRIC": "edge", "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
-                              "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero",
-                              "AUTOTUNE_KEY_HASH": "afl"}
-    # too many keys for a flat map of that size: the two-level map on the blocks kind
-    big = {c.name: c for c in make_contestants(metrics=("edge",), estimated_keys={"edge": 50000.0}, afl_cc=True)}
-    assert big["edge"].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
-    assert big["edge"].env["AUTOTUNE_LAYOUT"] == "twolevel"
+    assert_race_puts_it_on_the_kind(metric="edge", keys=400.0, build_vars={"AUTOTUNE_CC_INSTRUMENT": "edge"},
+                                    others=("guard",))
 
 
 @pytest.mark.slow
@@ -383,27 +317,14 @@ def test_edge_runtime_and_harness_under_asan_and_ubsan(known, tmp_path):
     """The runtime (cov_ids.c's edge area, cov_config.c's check, cov_sink.c's exec begin/end) compiled with ASan+UBSan, linked
     with edge-instrumented code that is itself built with ASan (our loads and stores carry nosanitize,
     so ASan's pass, which runs after ours, leaves them alone): the counts are the documented ones."""
-    from autotune.cc import LINK_LIBS, kind_marker
-    from autotune.runtime import artifacts
-
     funcs, _, _ = known
-    san = SANITIZE
-    objs = runtime_objects(opt="-O1", san=san)  # the run's ASan+UBSan runtime, shared with the other tests
-    (tmp_path / "dispatch.c").write_text(DISPATCH)
-    _run(["clang", "-O1", *san, f"-fpass-plugin={artifacts.edge_plugin()}", "-c", str(funcs), "-o", "funcs.o"],
-         clean_env(), tmp_path)
-    _run(["clang", "-O1", *san, "-c", "dispatch.c", "-o", "dispatch.o"], clean_env(), tmp_path)
-    _run(["clang", *san, "funcs.o", "dispatch.o", *objs, "-o", "known", *LINK_LIBS, kind_marker("edge")],
-         clean_env(), tmp_path)
-    env = clean_env(ASAN_OPTIONS="detect_leaks=0:abort_on_error=1", UBSAN_OPTIONS="halt_on_error=1")
-    for name in ("abc", "repeat300"):
-        f = tmp_path / name
-        f.write_bytes(INPUTS[name])
-        m, rc = direct_map(tmp_path / "known", [f], env)
-        assert rc == 0 and nonzero(m) == expected(funcs, INPUTS[name]), name
+    known_san = build_sanitized(tmp_path, funcs, DISPATCH, cc_env={}, kind="edge")
+    maps = sanitized_maps(known_san, tmp_path, {name: INPUTS[name] for name in ("abc", "repeat300")})
+    for name, m in maps.items():
+        assert m == expected(funcs, INPUTS[name]), name
     d = tmp_path / "in"
     d.mkdir()
     (d / "x").write_bytes(b"abc")
-    p = subprocess.run([str(tmp_path / "known"), str(d)], capture_output=True, text=True, timeout=120,
-                       env={**env, "AUTOTUNE_REPLAY_ROUNDS": "2", "AUTOTUNE_MAP_SIZE": "256"})
+    p = subprocess.run([str(known_san), str(d)], capture_output=True, text=True, timeout=120,
+                       env=clean_env(**SANITIZER_RUN, AUTOTUNE_REPLAY_ROUNDS="2", AUTOTUNE_MAP_SIZE="256"))
     assert p.returncode == 0 and '"covered_slots": 3' in p.stdout, p.stderr

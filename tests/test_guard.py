@@ -26,7 +26,7 @@ import pytest
 from autotune import demo
 from autotune.target import build_harness
 from autotune.metrics import index_key
-from programs.covtools import SANITIZE, ProbeClient, read_census, runtime_objects
+from programs.covtools import SANITIZE, ProbeClient, census_of, read_census, runtime_objects
 
 PROGRAMS_AFL = Path(__file__).parent / "programs_afl"
 PROGRAMS = Path(__file__).parent / "programs"
@@ -95,16 +95,8 @@ def direct_map(binary: Path, files: list[Path], env: dict[str, str], size: int =
 
 
 def census_guard(binary: Path, workdir: Path, inputs: list[bytes]) -> np.ndarray:
-    workdir.mkdir()
-    c = ProbeClient(binary, workdir, seed=3, metrics="guard,edge", env=clean_env())
-    try:
-        for data in inputs:
-            assert c.run(data).status == 0
-        assert c.dump().status == 0
-        c.quit()
-    finally:
-        c.close()
-    _, _, entries = read_census(workdir / "census" / "guard.bin")
+    census = census_of(binary, workdir, inputs, seed=3, metrics="guard,edge", env=clean_env())
+    _, _, entries = read_census(census / "guard.bin")
     assert all(e.hk32 == e.key for e in entries)  # hk32 is the slot itself
     return np.array(sorted(e.key for e in entries), dtype=np.uint64)
 

@@ -18,25 +18,24 @@ from programs.covtools import (
     METRICS,
     c_key_funcs,
     c_metrics,
+    METRIC_ID,
     PROGRAMS,
-    ProbeClient,
     build_cc,
     build_cc_shared,
+    build_programs,
+    census_of,
     function_id,
     function_offsets,
     model_keys,
     read_census,
 )
 
-M = {name: i for i, name in enumerate(METRICS)}
-
 
 @pytest.fixture(scope="module")
 def bins(tmp_path_factory):
     d = tmp_path_factory.mktemp("metrics-bins")
-    out = {}
-    for name in ("calls3", "chains", "threads", "crashy", "ngram", "recurse"):
-        out[name] = build_cc(d / name, [PROGRAMS / f"{name}.c"], cflags=(["-pthread"] if name == "threads" else []))
+    out = build_programs(d, ("calls3", "chains", "threads", "crashy", "ngram", "recurse"),
+                         cflags={"threads": ["-pthread"]})
     liba = build_cc_shared(d / "liblib_a.so", [PROGRAMS / "lib_a.c"])
     libb = build_cc_shared(d / "liblib_b.so", [PROGRAMS / "lib_b.c"])
     out["twolibs"] = build_cc(d / "twolibs", [PROGRAMS / "twolibs.c"],
@@ -47,22 +46,13 @@ def bins(tmp_path_factory):
 
 def census(binary: Path, workdir: Path, inputs: list[bytes], *, seed: int = 0, **kw):
     """Run inputs through a probe server, dump, and read every census file: {metric: entries}."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    c = ProbeClient(binary, workdir, seed=seed, **kw)
-    try:
-        for data in inputs:
-            r = c.run(data)
-            assert r.status == 0, r
-        assert c.dump().status == 0
-        c.quit()
-    finally:
-        c.close()
+    census_dir = census_of(binary, workdir, inputs, seed=seed, **kw)
     out = {}
     for m in METRICS:
-        path = workdir / "census" / f"{m}.bin"
+        path = census_dir / f"{m}.bin"
         if path.exists():
             mid, dropped, entries = read_census(path)
-            assert mid == M[m] and dropped == 0
+            assert mid == METRIC_ID[m] and dropped == 0
             out[m] = entries
     return out
 

@@ -17,7 +17,7 @@ from autotune import demo
 from autotune.metrics import KEY_HASHES, index_key
 from autotune.runtime.config import METRIC_SPECS, METRIC_TABLE
 from autotune.target import demo_harness
-from programs.covtools import (PROGRAMS, SANITIZE, ProbeClient, build_cc, build_direct, c_key_funcs, c_metrics, mix64,
+from programs.covtools import (PROGRAMS, SANITIZE, build_cc, build_direct, c_key_funcs, c_metrics, census_of, mix64,
                                read_census)
 
 METRICS = tuple(m.name for m in METRIC_TABLE if m.hashed)  # every hashed key function and window/context
@@ -37,18 +37,10 @@ def clean_env(**kw):
 
 def census(binary, workdir, inputs, metrics, *, seed):
     """{metric: (exact keys, hk32)} of a probe-server census of the inputs, as uint64 arrays."""
-    workdir.mkdir()
-    c = ProbeClient(binary, workdir, seed=seed, metrics=",".join(metrics), env=clean_env())
-    try:
-        for data in inputs:
-            assert c.run(data).status == 0
-        assert c.dump().status == 0
-        c.quit()
-    finally:
-        c.close()
+    census = census_of(binary, workdir, inputs, seed=seed, metrics=",".join(metrics), env=clean_env())
     out = {}
     for m in metrics:
-        entries = read_census(workdir / "census" / f"{m}.bin")[2]
+        entries = read_census(census / f"{m}.bin")[2]
         out[m] = (np.array([e.key for e in entries], dtype=np.uint64),
                   np.array([e.hk32 for e in entries], dtype=np.uint64))
     return out

@@ -15,26 +15,21 @@ No timing is asserted.
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from autotune import demo
 from autotune.target import build_harness
-from test_edge_kind import DISPATCH, INPUTS, _run, assert_refused, assert_same_blocks, block_id, nonzero
-from test_guard import _showmap_maps, clean_env, direct_map, output, replay
+from inline_kinds import (AFL_CC, AFL_FUZZ, AFL_SHOWMAP, AUTOTUNE_CC, assert_afl_fuzz_full_stability,
+                          assert_blocks_as_afl, assert_probe_refuses, assert_race_puts_it_on_the_kind,
+                          assert_serves_explicitly, assert_showmap_refuses, build_sanitized, sanitized_maps)
+from test_edge_kind import DISPATCH, INPUTS, _run, assert_refused, block_id, nonzero
+from test_guard import _showmap_maps, clean_env, direct_map, replay
 
 PROGRAMS_AFL = Path(__file__).parent / "programs_afl"
-AFL_FUZZ = shutil.which("afl-fuzz")
-AFL_SHOWMAP = shutil.which("afl-showmap")
-AFL_CC = shutil.which("afl-clang-fast")
 needs_afl = pytest.mark.skipif(not (AFL_FUZZ and AFL_SHOWMAP), reason="afl++ is not installed")
-AUTOTUNE_CC = str(Path(sys.executable).parent / "autotune-cc")
 
 
 def ngram_map(blocks: list[int], n: int, map_size: int) -> dict[int, int]:
@@ -133,18 +128,9 @@ def test_the_window_starts_empty_in_every_execution(known, tmp_path):
 @pytest.mark.skipif(not AFL_CC, reason="afl-clang-fast is not installed")
 def test_it_instruments_the_blocks_ngram_instruments(tmp_path):
     """On the demo's source, as many blocks as AFL++'s NGRAM-8 (afl-clang-fast's count)."""
-    src = str(demo.harness_source())
-    flags = ["-O2", "-g", "-funroll-loops", "-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION=1", "-c", src]
-    afl = subprocess.run([AFL_CC, *flags, "-o", str(tmp_path / "afl.o")], capture_output=True, text=True,
-                         timeout=300, env=clean_env(AFL_LLVM_INSTRUMENT="NGRAM-8", AFL_DEBUG="1"))
-    m = re.search(r"Instrumented (\d+) locations", output(afl))
-    assert afl.returncode == 0 and m, output(afl)[-2000:]
-    ours = subprocess.run([AUTOTUNE_CC, *flags, "-o", str(tmp_path / "ours.o")], capture_output=True, text=True,
-                          timeout=300, env=clean_env(AUTOTUNE_CC_INSTRUMENT="ngram", AUTOTUNE_CC_NGRAM="8",
-                                                     AUTOTUNE_EDGES_DEBUG="1"))
-    n = re.search(r"(\d+) blocks instrumented \(ngram-8\)", ours.stderr)
-    assert ours.returncode == 0 and n, ours.stderr[-2000:]
-    assert_same_blocks(mine=int(n.group(1)), theirs=int(m.group(1)))
+    assert_blocks_as_afl(tmp_path, afl_instrument="NGRAM-8",
+                         ours_env={"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "8"},
+                         counted=r"(\d+) blocks instrumented \(ngram-8\)")
 
 
 # ---- refusals ---------------------------------------------------------------------------------------
@@ -173,24 +159,11 @@ def test_a_configuration_the_ngram_build_cannot_serve_is_refused(demo_ngram, tmp
 
 
 def test_what_it_can_serve_is_accepted_explicitly(demo_ngram):
-    doc = replay(demo_ngram, demo.seed_dir(), AUTOTUNE_METRIC="ngram-8", AUTOTUNE_LAYOUT="flat",
-                 AUTOTUNE_COUNTER_BITS="8", AUTOTUNE_OVERFLOW="neverzero", AUTOTUNE_KEY_HASH="afl", AUTOTUNE_SEED="0",
-                 AUTOTUNE_MAP_SIZE="4096")
-    assert doc["map_size"] == 4096 and 50 < doc["covered_slots"] < 4096 and doc["hooks"] == "inline"
+    assert_serves_explicitly(demo_ngram, "ngram-8")
 
 
 def test_the_probe_refuses_an_ngram_build(demo_ngram, tmp_path):
-    r, w = os.pipe()
-    r2, w2 = os.pipe()
-    env = clean_env(AUTOTUNE_PROBE_CTL_FD=str(r), AUTOTUNE_PROBE_ST_FD=str(w2), AUTOTUNE_PROBE_DIR=str(tmp_path),
-                    AUTOTUNE_PROBE_METRICS="ngram-8")
-    try:
-        p = subprocess.run([str(demo_ngram)], env=env, pass_fds=(r, w2), capture_output=True, text=True, timeout=60)
-    finally:
-        for fd in (r, w, r2, w2):
-            os.close(fd)
-    assert p.returncode == 2 and "the census (probe) needs SanitizerCoverage guards" in p.stderr, p.stderr
-    assert "AUTOTUNE_CC_INSTRUMENT=ngram" in p.stderr
+    assert_probe_refuses(demo_ngram, tmp_path, metric="ngram-8", kind="ngram")
 
 
 @pytest.mark.parametrize("funcs_env", [
@@ -244,13 +217,8 @@ def test_the_plugin_alone_refuses_a_bad_n(tmp_path):
 
 @needs_afl
 def test_afl_showmap_shows_the_refusal(demo_ngram, tmp_path):
-    (tmp_path / "x").write_bytes(b"x")
-    proc = subprocess.run([AFL_SHOWMAP, "-o", str(tmp_path / "o"), "--", str(demo_ngram), str(tmp_path / "x")],
-                          env=clean_env(AUTOTUNE_METRIC="ngram-4"), capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
-    assert proc.returncode != 0
-    assert "[autotune] error: AUTOTUNE_METRIC=ngram-4: this program was built with AUTOTUNE_CC_INSTRUMENT=ngram" in \
-        output(proc), output(proc)[-2000:]
+    assert_showmap_refuses(demo_ngram, tmp_path, {"AUTOTUNE_METRIC": "ngram-4"},
+                           "AUTOTUNE_METRIC=ngram-4: this program was built with AUTOTUNE_CC_INSTRUMENT=ngram")
 
 
 # ---- under the real afl tools -----------------------------------------------------------------------
@@ -278,36 +246,17 @@ def test_afl_showmap_reads_the_known_ngrams(known, tmp_path, persistent):
 def test_afl_fuzz_runs_the_ngram_build_with_full_stability(tmp_path):
     binary = build_harness(sources=[PROGRAMS_AFL / "branchy.c"], output=tmp_path / "branchy", extra_cflags=["-O0"],
                            kind="ngram", cc_vars={"AUTOTUNE_CC_NGRAM": "8"})
-    (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "seed").write_bytes(b"AAAA")
-    proc = subprocess.run([AFL_FUZZ, "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "-V", "4", "--",
-                           str(binary)], env=clean_env(), capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL, cwd=tmp_path)
-    assert proc.returncode == 0, output(proc)[-3000:]
-    lines = (tmp_path / "out" / "default" / "fuzzer_stats").read_text().splitlines()
-    stats = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in lines)}
-    assert int(stats["total_edges"]) == 65536
-    assert int(stats["edges_found"]) > 5 and int(stats["corpus_count"]) > 1
-    assert stats["stability"] == "100.00%"
+    assert_afl_fuzz_full_stability(binary, tmp_path)
 
 
 # ---- the race -------------------------------------------------------------------------------------------
 
 def test_the_race_runs_ngram_on_the_ngram_kind_when_its_flat_map_fits():
-    from autotune.race.contestants import EDGE_KIND_MAX_MAP_SLOTS, index_slots_for, make_contestants
-
-    cs = {c.name: c for c in make_contestants(metrics=("ngram-4", "ngram-8", "caller"),
-                                              estimated_keys={"ngram-4": 400.0, "ngram-8": 900.0}, afl_cc=True)}
     for m, keys in (("ngram-4", 400.0), ("ngram-8", 900.0)):
-        h = index_slots_for(keys=keys, max_collision_rate=0.02)
-        assert h <= EDGE_KIND_MAX_MAP_SLOTS
-        assert cs[m].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": m.split("-")[1]}
-        assert cs[m].env == {"AUTOTUNE_METRIC": m, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
-                             "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "afl"}
-    assert cs["caller"].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "full"}
-    big = {c.name: c for c in make_contestants(metrics=("ngram-8",), estimated_keys={"ngram-8": 50000.0}, afl_cc=True)}
-    assert big["ngram-8"].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
-    assert big["ngram-8"].env["AUTOTUNE_LAYOUT"] == "twolevel"
+        cs = assert_race_puts_it_on_the_kind(
+            metric=m, keys=keys, build_vars={"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": m.split("-")[1]},
+            others=("caller",))
+        assert cs["caller"].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "full"}
 
 
 def test_the_race_env_files_name_the_n(tmp_path):
@@ -332,31 +281,11 @@ def test_ngram_runtime_and_harness_under_asan_and_ubsan(known, tmp_path):
     """The runtime compiled with ASan+UBSan, linked with ngram-8 code itself built with ASan (our loads,
     stores and the window's move carry nosanitize, so ASan's pass, which runs after ours, leaves them
     alone and calls no __asan_memmove): the counts are the definition's."""
-    from autotune.cc import LINK_LIBS, kind_marker
-    from autotune.paths import kernels_dir
-    from autotune.runtime import artifacts
-
     funcs = known["funcs"]
-    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
-    kdir = kernels_dir()
-    objs = []
-    for src in [*artifacts.runtime_sources(), kdir / artifacts.DRIVER_SOURCE]:
-        obj = tmp_path / f"{src.stem}.o"
-        _run(["clang", "-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-O1", "-g", *san, f"-I{kdir}",
-              "-c", str(src), "-o", str(obj)], clean_env(), tmp_path)
-        objs.append(str(obj))
-    (tmp_path / "dispatch.c").write_text(DISPATCH)
-    cc_env = clean_env(AUTOTUNE_CC_INSTRUMENT="ngram", AUTOTUNE_CC_NGRAM="8")
-    _run(["clang", "-O1", *san, f"-fpass-plugin={artifacts.edge_plugin()}", "-c", str(funcs), "-o", "funcs.o"],
-         cc_env, tmp_path)
+    known_san = build_sanitized(tmp_path, funcs, DISPATCH, kind="ngram",
+                                cc_env={"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "8"})
     nm = subprocess.run(["nm", "funcs.o"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert "autotune_ngram_hist" in nm and "__asan_memmove" not in nm, nm
-    _run(["clang", "-O1", *san, "-c", "dispatch.c", "-o", "dispatch.o"], clean_env(), tmp_path)
-    _run(["clang", *san, "funcs.o", "dispatch.o", *objs, "-o", "known", *LINK_LIBS, kind_marker("ngram")],
-         clean_env(), tmp_path)
-    env = clean_env(ASAN_OPTIONS="detect_leaks=0:abort_on_error=1", UBSAN_OPTIONS="halt_on_error=1")
-    for name in ("abc", "repeat300", "long"):
-        f = tmp_path / name
-        f.write_bytes(NGRAM_INPUTS[name])
-        m, rc = direct_map(tmp_path / "known", [f], env)
-        assert rc == 0 and nonzero(m) == expected(funcs, NGRAM_INPUTS[name], 8), name
+    maps = sanitized_maps(known_san, tmp_path, {name: NGRAM_INPUTS[name] for name in ("abc", "repeat300", "long")})
+    for name, m in maps.items():
+        assert m == expected(funcs, NGRAM_INPUTS[name], 8), name

@@ -5,7 +5,8 @@ README. The real job takes about ten minutes (a 60 s probe, 40 tune calls, an 8-
 test appends the smallest budgets the command accepts for a job with every stage (a 6 s probe, 6
 tune calls, the race of guard alone against AFL++'s default, one 5 s trial each: the race has its
 own tests), runs it with the venv's console script in a fresh directory (so its default --out,
-autotune-out/, lands there), and checks the output has the lines the README's sample output shows.
+autotune-out/, lands there), and checks the output has the lines the sample output shows (whole in
+docs/USAGE.md, abridged in the README; tests/test_docs.py keeps the two alike).
 """
 
 import json
@@ -55,6 +56,11 @@ def test_readme_main_job_runs_every_stage_and_writes_loadable_env_files(tmp_path
     # the stages and the summary lines of the README's sample output
     for stage in ("profile", "probe", "tune", "race"):
         assert f"==> {stage}: " in proc.stderr, stage
+    # tune: one summary line, its calls in its report
+    err_lines = proc.stderr.replace(f"{tmp_path.resolve()}/", "").splitlines()
+    assert any(ln.startswith("tune: 6 calls by replay, best ") and ln.endswith("; every call in autotune-out/tune/report.md")
+               for ln in err_lines), proc.stderr[-3000:]
+    assert not any(re.match(r"call \d+ \(", ln) for ln in err_lines), proc.stderr[-3000:]
     lines = proc.stdout.replace(f"{tmp_path.resolve()}/", "").splitlines()  # relative, as in the README
     for start in ("host profile: autotune-out/host-profile.toml", "probe: autotune-out/probe/probe.json (", "tune: ",
                   "race: ", "recommended: ", "report: autotune-out/race/race.md", "check:  autotune preflight"):
@@ -81,6 +87,26 @@ def test_readme_main_job_runs_every_stage_and_writes_loadable_env_files(tmp_path
         assert "AUTOTUNE_LAYOUT=" not in env
     else:
         assert f"AUTOTUNE_LAYOUT={best['layout']}" in env
+
+
+def test_run_prints_one_tune_line_and_reports_every_call(tmp_path):
+    """The tune stage of the main job: one summary line on screen (no line per call, on a log as
+    here), every call in tune's report.md, in call order. --no-race: no afl-fuzz campaign."""
+    out = tmp_path / "o"
+    res = CliRunner().invoke(app, ["run", "--demo", "--no-race", "--probe-time", "3", "--calls", "6", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert not re.search(r"^call \d+ \(", res.stderr, re.M), res.stderr
+    (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith("tune: ")]
+    m = re.fullmatch(rf"tune: (\d+) calls by replay, best (\S+); every call in {re.escape(str(out.resolve()))}/tune/report\.md",
+                     line)
+    assert m, line
+    from autotune.tune.result import load_tune_result
+
+    tuned = load_tune_result(out / "tune")
+    assert int(m.group(1)) == tuned.calls == 6 and m.group(2) == tuned.best_config.key()
+    every = (out / "tune" / "report.md").read_text().split("## Every call\n", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in every.splitlines() if re.match(r"\| \d+ \| ", ln)]
+    assert [int(r.split("|")[1]) for r in rows] == list(range(1, 7)), every
 
 
 def test_run_needs_a_target(tmp_path):

@@ -107,3 +107,20 @@ def test_jobs_model_adds_cost_only_beyond_the_private_cache():
     assert shared_cache_extra_ns(ws_bytes=ws, jobs=1, l2_bytes=1 << 21, ns_per_byte=per_byte) == 0.0
     assert shared_cache_extra_ns(ws_bytes=ws, jobs=2, l2_bytes=1 << 23, ns_per_byte=per_byte) == 0.0
     assert shared_cache_extra_ns(ws_bytes=ws, jobs=8, l2_bytes=1 << 21, ns_per_byte=per_byte) == pytest.approx(ws * 0.4)
+
+
+def test_polish_steps_from_a_guard_incumbent_stay_in_the_space():
+    """A guard configuration has one map size (the runtime sizes guard's map by the target's
+    guards): the polish step's neighbours of a guard incumbent are canonical points the optimiser's
+    constraint holds. They were not (guard at 2^15 beside the grid's 2^16), and skopt refused the
+    point mid-run: "Point ([15, 3, 0, 'flat']) is not within the bounds of the space"."""
+    from autotune.tune.optimise import neighbours
+
+    space = SearchSpace(map_pow2=(13, 27), metrics=("guard", "edge", "ngram-4"))
+    grid = set(space.grid())
+    incumbent = space.canonical(Config("guard", "flat", 1 << 16, 8))
+    steps = neighbours(space, incumbent)
+    assert steps and incumbent not in steps
+    assert set(steps) <= grid, set(steps) - grid
+    assert len(steps) == len(set(steps))
+    assert Config("edge", "flat", 1 << 16, 8) in steps  # the next metric keeps the size

@@ -3,7 +3,7 @@
 The YAML is parsed (PyYAML, a dependency of scikit-optimize's pyaml) and every step's `run:`
 commands execute in a fresh clone of the repository with the job's environment, in order, with
 bash's GitHub defaults (-e -o pipefail), the real tools and shorter budgets (PROBE_TIME_S,
-PREFLIGHT_TIME_S). `uses:` steps stand for themselves: the clone is the checkout, the cache
+RACE_ARGS, PREFLIGHT_TIME_S). `uses:` steps stand for themselves: the clone is the checkout, the cache
 starts empty. The set-up step is checked with `bash -n` only: .ci/setup.sh would reinstall the
 running venv from the temporary clone; the clone gets this venv instead (.ci/run runs setup.sh
 for real on CI).
@@ -27,7 +27,10 @@ WORKFLOW = ROOT / ".github" / "workflows" / "autotune-preflight.yml"
 # the probe saw, and a probe no longer than the check can see fewer keys than the check when the
 # host slows down during it (a 3 s probe on a host with 10-20 % steal tuned ngram-7 into 64 Ki
 # slots for fewer than 2,600 keys; the 3 s preflight then saw 3,067, 2.32 % collisions > 2 %).
-SHORT = {"PROBE_TIME_S": "6", "PREFLIGHT_TIME_S": "3"}
+# The race: guard alone against AFL++'s default, one 5 s trial each (the smallest budget the main job
+# accepts, as tests/test_pipeline.py runs it).
+SHORT = {"PROBE_TIME_S": "6", "PREFLIGHT_TIME_S": "3",
+         "RACE_ARGS": "--metrics guard --repeats 1 --final-repeats 1 --budget 12 --min-trial 5"}
 
 
 def _job() -> dict:
@@ -45,6 +48,9 @@ def test_workflow_shape():
     runs = [s["run"] for s in steps if "run" in s]
     assert any("bash .ci/setup.sh" in r for r in runs)
     assert "autotune preflight" in runs[-1] and "--github" in runs[-1]
+    # it checks the main job's recommendation (the race's directory), not tune's replay-based choice
+    assert any("autotune run --demo" in r for r in runs) and '"$RECOMMENDATION_DIR"' in runs[-1]
+    assert job["env"]["RECOMMENDATION_DIR"] == f'{job["env"]["OUT_DIR"]}/race'
     assert any(s.get("uses", "").startswith("actions/cache@") for s in steps)
     # the host overrides preflight turns into warnings, not a failed job
     assert job["env"]["AFL_SKIP_CPUFREQ"] == "1" and job["env"]["AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES"] == "1"
@@ -71,7 +77,11 @@ def test_workflow_commands_run_here(tmp_path):
                               env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, f"step {step.get('name')!r} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         outputs.append(proc.stdout)
-    assert (clone / env["TUNED_DIR"] / "report.json").is_file()
-    assert (clone / env["TUNED_DIR"] / "autotune-run.env").is_file()
+    assert (clone / env["OUT_DIR"] / "tune" / "report.json").is_file()
+    assert (clone / env["OUT_DIR"] / "tune" / "autotune-run.env").is_file()
+    # preflight checked the main job's recommendation: the race's directory
+    assert Path(env["RECOMMENDATION_DIR"]) == Path(env["OUT_DIR"]) / "race"
+    for name in ("race.json", "afl-build.env", "afl-run.env"):
+        assert (clone / env["RECOMMENDATION_DIR"] / name).is_file(), name
     last = outputs[-1].rstrip().splitlines()
     assert last[-1].startswith("::notice::preflight: the configuration fits")

@@ -49,9 +49,8 @@ def run_cmd(
 
     from autotune.cli.board import TrialBoard
     from autotune.cli.race import print_race_summary
-    from autotune.cli.tune import print_summary, run_with_progress
+    from autotune.cli.tune import print_summary
     from autotune.pipeline import RaceSettings, run_pipeline
-    from autotune.tune.run import run_tune
 
     names = race_opts.metric_names()
     race = None if no_race else RaceSettings(budget_s=race_opts.budget, strategy=race_opts.strategy, metrics=names,
@@ -63,7 +62,7 @@ def run_cmd(
         probe_time_s=time_s, probe_engine=engine, seed=seed, calls=calls, max_collision_rate=max_collision_rate,
         instances=instances, timeout_ms=timeout_ms, race=race,
         on_stage=lambda s: err.print(f"[bold]==>[/] {s}", highlight=False),
-        tune_run=lambda **kw: run_with_progress(run_tune, **kw),
+        tune_run=lambda **kw: _tune_stage(out_dir=out_dir, **kw),
         notice=lambda m: err.print(m, highlight=False), race_progress=partial(TrialBoard, err))
     if json_out:
         print_json(result.to_dict())
@@ -84,6 +83,17 @@ def run_cmd(
     if not no_race:
         out.print("no race: afl-fuzz is not installed, so tune's replay-based choice stands "
                   "(apt-get install -y afl++ to race the candidates in afl-fuzz)", highlight=False)
+
+
+def _tune_stage(*, out_dir: Path, **kw):
+    """The tune stage under a progress bar, then one summary line instead of a line per call (every
+    call is in tune's report.md, which the pipeline writes to OUT/tune)."""
+    from autotune.cli.tune import calls_summary, run_with_progress
+    from autotune.tune.run import run_tune
+
+    result = run_with_progress(run_tune, calls_on_screen=False, **kw)
+    err.print(calls_summary(result, Path(out_dir).resolve() / "tune" / "report.md"), highlight=False, soft_wrap=True)
+    return result
 
 
 def _probe_line(p) -> str:

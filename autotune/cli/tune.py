@@ -74,7 +74,9 @@ def _host(profile: str | None):
     return host_profile()
 
 
-def run_with_progress(run_tune, **kw):
+def run_with_progress(run_tune, *, calls_on_screen: bool = True, **kw):
+    """run_tune under a progress bar; on a log (no terminal) also a line per call unless
+    ``calls_on_screen`` is off (`autotune run`: report.md's "Every call" has them)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     calls = kw["calls"]
@@ -88,7 +90,7 @@ def run_with_progress(run_tune, **kw):
             e = trial.evaluation
             best[0] = max(best[0], e.score_bits)
             bar.update(task, advance=1, description=f"{e.config.key()} {e.execs_per_s:,.0f}/s best {best[0]:.3f} bits")
-            if not err.is_terminal:
+            if calls_on_screen and not err.is_terminal:
                 err.print(f"call {trial.call} ({trial.phase}): {e.config.key()} {e.execs_per_s:,.0f} replayed execs/s "
                           f"score {e.score_bits:.3f}{'' if e.feasible else ' (infeasible)'}", highlight=False)
 
@@ -96,6 +98,11 @@ def run_with_progress(run_tune, **kw):
             bar.update(task, description=f"confirming: {config.key()} repeat {repeat}")
 
         return run_tune(progress=progress, confirm_progress=confirm_progress, **kw)
+
+
+def calls_summary(result, report: Path) -> str:
+    """The search's calls in one line, for `autotune run` (every call is in ``report``)."""
+    return f"tune: {result.calls} calls by replay, best {result.best_config.key()}; every call in {report}"
 
 
 def print_summary(result, out_dir: Path, names: list[str]) -> None:

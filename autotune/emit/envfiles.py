@@ -8,7 +8,8 @@ import re
 import shlex
 from pathlib import Path
 
-from autotune.metrics import CONTEXT_METRICS, afl_mode, has_map_size
+from autotune.buildkinds import COUNTS_COUNTERS, KIND_VAR, kind_for
+from autotune.metrics import afl_mode, has_map_size
 from autotune.runtime.config import AFL_DEFAULT_MAP_POW2, AFL_DEFAULT_MAP_SLOTS, EnvVar, RuntimeConfig
 from autotune.tune.result import TuneResult
 
@@ -122,13 +123,12 @@ def _guard_run_env(result: TuneResult) -> str:
     """autotune-run.env for the guard metric: one slot per guard (no layout, size or key hash)."""
     best = result.best
     b, bp = best.config, best.precision
-    inline = b.width_bits == 8  # the guard kind's inline counters are 8-bit NeverZero, as PCGUARD's
-    build = "guard" if inline else "blocks"
+    kind = kind_for(b.metric, counter_bits=b.width_bits, overflow="neverzero")
+    inline = kind.counts == COUNTS_COUNTERS  # the guard kind's inline counters are 8-bit NeverZero, as PCGUARD's
     title = [
         "autotune-run.env: for a target built with `autotune cc` (our runtime), run by the stock afl-fuzz",
-        f"build the target with AUTOTUNE_CC_INSTRUMENT={build} "
-        + ("(clang's inline 8-bit counters, NeverZero: no call per block)" if inline
-           else "(guards only: no function hooks; inline counters are 8-bit)"),
+        f"build the target with {KIND_VAR}={kind.name} "
+        + (f"({kind.env_note})" if inline else "(guards only: no function hooks; inline counters are 8-bit)"),
         "load: set -a; . ./autotune-run.env; set +a; then afl-fuzz -i IN -o OUT -- ./target",
         f"target {result.target}: score {best.score_bits:.3f} bits, {best.execs_per_s:.0f} execs/s "
         "measured, no collisions (one slot per guard: the map is the target's guard count)",
@@ -140,7 +140,7 @@ def _guard_run_env(result: TuneResult) -> str:
                            "one counter\nper guard; the runtime reports the guard count as the map (layout and sizes do "
                            "not apply)",
         "AUTOTUNE_COUNTER_BITS": f"counter width: {_pct(bp.counter_overflow)} of the keys overflow it in one execution",
-        "AUTOTUNE_OVERFLOW": NEVERZERO_REASON + ("; an AUTOTUNE_CC_INSTRUMENT=guard build's\ninline counters "
+        "AUTOTUNE_OVERFLOW": NEVERZERO_REASON + (f"; an {KIND_VAR}={kind.name} build's\ninline counters "
                                                  "count so" if inline else ""),
     }
     return render_env(title=title, variables=rc.to_env(reasons=reasons))
@@ -159,11 +159,10 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
     if not has_map_size(b.metric):
         return _guard_run_env(result)
     rc = tuned_runtime(result, out_dir=out_dir)
-    kind = ("full (the default: function hooks for the call context)" if b.metric in CONTEXT_METRICS
-            else "blocks (no function hooks: this metric needs no call stack; full works too)")
+    kind = kind_for(b.metric)
     title = [
         "autotune-run.env: for a target built with `autotune cc` (our runtime), run by the stock afl-fuzz",
-        f"build the target with AUTOTUNE_CC_INSTRUMENT={kind}",
+        f"build the target with {KIND_VAR}={kind.name} ({kind.env_note})",
         "no AFL++ rebuild is needed: the runtime sizes the map at start-up and reports it in the handshake",
         "load: set -a; . ./autotune-run.env; set +a; then afl-fuzz -i IN -o OUT -- ./target",
         f"target {result.target}: score {best.score_bits:.3f} bits, {best.execs_per_s:.0f} execs/s "

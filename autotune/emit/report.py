@@ -12,6 +12,8 @@ OBJECTIVE_MD = """score = log2(execs_per_s with N instances)
       + log2(1 - counter_overflow)   # keys whose hit count wraps a W-bit counter
       + w_s * log2(keys)             # credit for a richer metric
       - P * (1 - exp(-max(0, lost_keys / c_max - 1)))"""
+TRIALS_HEADER = "| call | phase | configuration | execs/s | collision | overflow | score (bits) | feasible |"
+TRIALS_RULE = "|---:|---|---|---:|---:|---:|---:|---|"
 
 
 def _pct(x: float) -> str:
@@ -100,17 +102,23 @@ def render_report(result: TuneResult, *, files: list[str]) -> str:
     L += ["", "Our runtime indexes with a uniform hash of the exact key (`AUTOTUNE_KEY_HASH=exact`), so Equation 1 "
           "holds for it; AFL++'s own N-gram hash makes distinct N-grams share a slot at every map size, so an "
           "afl-cc build sees the census's column."]
-    L += ["", "## Best trials", "", "| call | phase | configuration | execs/s | collision | overflow | score (bits) | feasible |",
-          "|---:|---|---|---:|---:|---:|---:|---|"]
+    L += ["", "## Best trials", "", TRIALS_HEADER, TRIALS_RULE]
     top = sorted(result.trials, key=lambda t: (-t.evaluation.score_bits, t.call))[:10]
-    for t in top:
-        e = t.evaluation
-        L += [f"| {t.call} | {t.phase} | {_cfg(e.config)} | {e.execs_per_s:.0f} | "
-              f"{_pct(e.precision.collision_rate)} | {_pct(e.precision.counter_overflow)} | "
-              f"{e.score_bits:.3f} | {'yes' if e.feasible else 'no'} |"]
+    L += [_trial_row(t) for t in top]
     conv = result.convergence()
     marks = sorted({1, len(conv) // 4, len(conv) // 2, 3 * len(conv) // 4, len(conv)} - {0})
     L += ["", "## Convergence", "", "| after call | best score (bits) |", "|---:|---:|"]
     L += [f"| {i} | {conv[i - 1]:.3f} |" for i in marks]
+    L += ["", "## Every call", "", "The search's calls in order (`autotune run` prints only a summary line for them).", "",
+          TRIALS_HEADER, TRIALS_RULE]
+    L += [_trial_row(t) for t in sorted(result.trials, key=lambda t: t.call)]
     L += ["", "## Files", ""] + [f"- `{f}`" for f in files] + [""]
     return "\n".join(L)
+
+
+def _trial_row(t) -> str:
+    """One call of the search as a row under TRIALS_HEADER."""
+    e = t.evaluation
+    return (f"| {t.call} | {t.phase} | {_cfg(e.config)} | {e.execs_per_s:.0f} | "
+            f"{_pct(e.precision.collision_rate)} | {_pct(e.precision.counter_overflow)} | "
+            f"{e.score_bits:.3f} | {'yes' if e.feasible else 'no'} |")

@@ -130,23 +130,6 @@ def make_portfolio(*, configs: Sequence[ConfigSpec], hosts: Sequence[Host], inst
     return p
 
 
-def serves(*, kind: str, ngram: str | None, metric: str) -> bool:
-    """Whether our runtime on a build of ``kind`` serves ``metric`` (kernels/cov_ids.c cov_metric_check)."""
-    from autotune.metrics import CONTEXT_METRICS
-
-    if kind == "full":
-        return True
-    if kind == "blocks":
-        return metric not in CONTEXT_METRICS
-    if kind == "guard":
-        return metric == "guard"
-    if kind == "edge":
-        return metric == "edge"
-    if kind == "ngram":
-        return metric == f"ngram-{ngram}"
-    return False
-
-
 def check_portfolio(p: Portfolio) -> None:
     """Refuse what cannot run: no main or two on a machine, a name twice, an instance on an unknown
     machine, an instance whose binary cannot serve its metric (with the build kind that would)."""
@@ -170,14 +153,14 @@ def check_portfolio(p: Portfolio) -> None:
 
 def check_serves(config: ConfigSpec, *, what: str) -> None:
     """AutotuneError when ``config``'s autotune cc build cannot serve its run-time metric."""
-    from autotune.cc import DEFAULT_KIND, KIND_VAR, NGRAM_VAR
+    from autotune.buildkinds import DEFAULT_KIND, KIND_VAR, serves
     from autotune.race.contestants import build_kind_for
 
     if config.cc_kind != "autotune":
         return
     metric = config.run_vars.get("AUTOTUNE_METRIC", "edge")
-    kind = config.build_vars.get(KIND_VAR, DEFAULT_KIND)
-    if not serves(kind=kind, ngram=config.build_vars.get(NGRAM_VAR), metric=metric):
+    kind = config.build_vars.get(KIND_VAR) or DEFAULT_KIND
+    if not serves(config.build_vars, metric):
         raise AutotuneError(f"{what}: a {kind} build cannot serve the metric {metric}",
                             fix=f"build it with {KIND_VAR}={build_kind_for(metric)} (or full, which serves every "
                                 "metric), or give it a metric its build serves")

@@ -44,14 +44,13 @@ EDGE_KIND_MAX_MAP_SLOTS = 1 << 17
 
 
 def build_kind_for(metric: str) -> str:
-    """The cheapest ``AUTOTUNE_CC_INSTRUMENT`` build kind whose runtime serves ``metric``."""
-    from autotune.metrics import CONTEXT_METRICS, GUARD, METRICS
+    """The cheapest ``AUTOTUNE_CC_INSTRUMENT`` build kind whose runtime serves ``metric`` (autotune.buildkinds)."""
+    from autotune.buildkinds import kind_for
+    from autotune.metrics import METRICS
 
     if metric not in METRICS:
         raise AutotuneError(f"unknown metric {metric!r}", fix=f"use one of: {', '.join(METRICS)}")
-    if metric == GUARD:
-        return "guard"
-    return "full" if metric in CONTEXT_METRICS else "blocks"
+    return kind_for(metric).name
 
 
 def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
@@ -67,14 +66,10 @@ def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
 def inline_kind_build(metric: str) -> dict[str, str] | None:
     """The compile-time variables of the inline build kind that counts ``metric`` (edge: the edge
     kind; ngram-N: the ngram kind with ``AUTOTUNE_CC_NGRAM=N``), None for another metric."""
-    from autotune.cc import EDGE_KIND, KIND_VAR, NGRAM_KIND, NGRAM_MAX, NGRAM_MIN, NGRAM_VAR
+    from autotune.buildkinds import inline_kind_for
 
-    if metric == "edge":
-        return {KIND_VAR: EDGE_KIND}
-    n = metric.removeprefix("ngram-")
-    if metric.startswith("ngram-") and n.isdigit() and NGRAM_MIN <= int(n) <= NGRAM_MAX:
-        return {KIND_VAR: NGRAM_KIND, NGRAM_VAR: n}
-    return None
+    kind = inline_kind_for(metric)
+    return None if kind is None else kind.build_vars(metric)
 
 
 def edge_kind_settings(*, estimated_keys: float | None, max_collision_rate: float,
@@ -124,7 +119,7 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
                               description="AFL++'s default: afl-clang-fast, PCGUARD (no variables)"))
     else:
         out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind="autotune",
-                              build=((KIND_VAR, "guard"),), settings=(("AUTOTUNE_METRIC", "guard"),),
+                              build=((KIND_VAR, build_kind_for("guard")),), settings=(("AUTOTUNE_METRIC", "guard"),),
                               description="AFL++'s default coverage (one counter per guard) through our runtime: "
                                           "afl-clang-fast is not installed"))
     for m in metrics:

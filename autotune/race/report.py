@@ -15,6 +15,16 @@ def _median(xs) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
+def _build_var_reason(var: str, value: str) -> str:
+    """autotune-build.env's reason for one of autotune cc's compile-time variables (autotune.buildkinds)."""
+    from autotune.buildkinds import BUILD_KINDS, KIND_VAR, KINDS
+
+    if var == KIND_VAR:
+        return "autotune cc's build kind: " + (KINDS[value].summary if value in KINDS else value)
+    param = next((k.param for k in BUILD_KINDS if k.param and k.param.var == var), None)
+    return param.reason.format(value) if param else "autotune cc compile-time setting"
+
+
 def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
     """{file name: text}: afl-build.env (and afl-run.env) when AFL++'s default is recommended, else
     autotune-build.env and autotune-run.env for our runtime."""
@@ -39,15 +49,7 @@ def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
     afl_run = ["afl-run.env: nothing to set for afl-fuzz with AFL++'s default build", why]
     files = {"afl-build.env": render_env(title=afl_title, variables=[]),
              "afl-run.env": render_env(title=afl_run, variables=[])}
-    kinds = {"guard": "inline 8-bit counters, one per guard (PCGUARD's coverage)",
-             "edge": "edges counted inline, as AFL++'s CLASSIC counts them",
-             "ngram": "N-grams of blocks counted inline, as AFL++'s NGRAM-N counts them",
-             "blocks": "guards only (block metrics, no function hooks)",
-             "full": "guards and function hooks (call-context metrics)"}
-    build = [EnvVar(k, v, "autotune cc's build kind: " + kinds.get(v, v) if k == "AUTOTUNE_CC_INSTRUMENT"
-                    else f"the ngram kind's N: the last {v} blocks make a key" if k == "AUTOTUNE_CC_NGRAM"
-                    else "autotune cc compile-time setting")
-             for k, v in chosen.build]
+    build = [EnvVar(k, v, _build_var_reason(k, v)) for k, v in chosen.build]
     settings = dict(chosen.settings)
     if "AUTOTUNE_INDEX_FILE" in settings:
         settings["AUTOTUNE_INDEX_FILE"] = str((out_dir / INDEX_FILE).resolve())

@@ -204,17 +204,17 @@ def _inline_build(point: Point, facts: SpaceFacts) -> dict[str, str] | None:
 def contestant_for(point: Point, facts: SpaceFacts) -> Contestant:
     """The contestant running ``point``: the cheapest build kind serving it, and its run-time variables
     (autotune.runtime.config.RuntimeConfig, the one writer of AUTOTUNE_* settings)."""
-    from autotune.cc import KIND_VAR
+    from autotune.buildkinds import KIND_VAR, kind_for
     from autotune.race.contestants import build_kind_for
     from autotune.runtime.config import RuntimeConfig
 
     ov = "NeverZero" if point.overflow == "neverzero" else point.overflow
     inline = _inline_build(point, facts)
     if not point.hashed and point.width == 8 and point.overflow == "neverzero":
-        build, settings = {KIND_VAR: "guard"}, {"AUTOTUNE_METRIC": point.metric}
+        build, settings = {KIND_VAR: kind_for(point.metric).name}, {"AUTOTUNE_METRIC": point.metric}
         desc = "our runtime, guard (a counter per guard, 8-bit NeverZero, counted inline)"
     elif not point.hashed:
-        build = {KIND_VAR: "blocks"}
+        build = {KIND_VAR: kind_for(point.metric, counter_bits=point.width, overflow=point.overflow).name}
         settings = RuntimeConfig.sized(metric=point.metric, layout="flat", hash_slots=1 << 16,
                                        counter_bits=point.width, overflow=point.overflow).env_values()
         desc = f"our runtime, guard ({point.width}-bit {ov} counters)"

@@ -10,10 +10,11 @@
   LLVM 14's headers from llvm-config): clang loads it with ``-fpass-plugin`` for every compile
   (``AUTOTUNE_CC_SELECTS=0`` turns it off), so scalar selects become branches SanitizerCoverage
   counts, as AFL++'s PCGUARD counts them.
-- the pass plugin ``autotune-edges.so`` (``kernels/plugin/autotune_edges.cpp``): the edge build
-  kind's instrumentation (``AUTOTUNE_CC_INSTRUMENT=edge``), edges counted inline as AFL++'s CLASSIC
-  counts them; loaded after the select plugin, so it sees the split selects.
-- the pass plugin ``autotune-counters.so`` (``kernels/plugin/autotune_counters.cpp``): loaded for
+- each build kind's own pass plugin (autotune.buildkinds ``BuildKind.plugin``, built by
+  :func:`pass_plugin` under the name of its source), today two: ``autotune-edges.so``
+  (``kernels/plugin/autotune_edges.cpp``), the edge and ngram kinds' instrumentation, edges or
+  N-grams counted inline as AFL++'s CLASSIC / NGRAM-N count them, loaded after the select plugin,
+  so it sees the split selects; and ``autotune-counters.so`` (``kernels/plugin/autotune_counters.cpp``): loaded for
   every compile of the guard build kind; it makes clang's inline 8-bit counters NeverZero (255 + 1 =
   1), as AFL++'s PCGUARD counts, right after clang's SanitizerCoverage pass created them.
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autotune.buildkinds import KINDS, plugin_name
 from autotune.errors import AutotuneError
 from autotune.paths import kernels_dir
 from autotune.runtime.build import Compiler, build_artifact
@@ -71,18 +73,17 @@ def driver_object(*, compiler: Compiler | None = None) -> Path:
 
 
 PLUGIN_SOURCE = "plugin/autotune_selects.cpp"
-PLUGIN_NAME = "autotune-selects"
-EDGE_PLUGIN_SOURCE = "plugin/autotune_edges.cpp"
-EDGE_PLUGIN_NAME = "autotune-edges"
-COUNTER_PLUGIN_SOURCE = "plugin/autotune_counters.cpp"
-COUNTER_PLUGIN_NAME = "autotune-counters"
+# the build kinds' own pass plugins (autotune.buildkinds BuildKind.plugin; pass_plugin builds any of them)
+EDGE_PLUGIN_SOURCE = KINDS["edge"].plugin or ""
+COUNTER_PLUGIN_SOURCE = KINDS["guard"].plugin or ""
 # clang++ flags of the plugins (the LLVM's headers are added): warning-free under -Wall -Wextra
 PLUGIN_CXXFLAGS: tuple[str, ...] = ("-std=c++17", "-O2", "-fPIC", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra")
 
 
-def _plugin(name: str, source_name: str, clang: str | None) -> Path:
-    """Build (or reuse) the pass plugin ``name`` from ``kernels/<source_name>`` for the LLVM of
-    ``clang`` (default: the clang autotune cc runs), by that LLVM's clang++ and headers."""
+def pass_plugin(source_name: str, clang: str | None = None) -> Path:
+    """Build (or reuse) the pass plugin of ``kernels/<source_name>`` (named after it:
+    ``plugin/autotune_edges.cpp`` is ``autotune-edges``) for the LLVM of ``clang`` (default: the
+    clang autotune cc runs), by that LLVM's clang++ and headers, and return its path."""
     import subprocess
 
     from autotune.errors import ToolMissingError
@@ -99,19 +100,20 @@ def _plugin(name: str, source_name: str, clang: str | None) -> Path:
         raise ToolMissingError("LLVM's headers (llvm/Passes/PassPlugin.h)", f"llvm-{major}-dev")
     flags = [*PLUGIN_CXXFLAGS, "-isystem", include, "-D__STDC_CONSTANT_MACROS", "-D__STDC_FORMAT_MACROS",
              "-D__STDC_LIMIT_MACROS"]
-    return build_artifact(name, [source], kind="plugin", flags=flags, compiler=find_compiler((cxx,)))
+    return build_artifact(plugin_name(source_name), [source], kind="plugin", flags=flags,
+                          compiler=find_compiler((cxx,)))
 
 
 def select_plugin(clang: str | None = None) -> Path:
     """Build (or reuse) the select-splitting pass plugin for ``clang``'s LLVM and return its path."""
-    return _plugin(PLUGIN_NAME, PLUGIN_SOURCE, clang)
+    return pass_plugin(PLUGIN_SOURCE, clang)
 
 
 def edge_plugin(clang: str | None = None) -> Path:
     """Build (or reuse) the edge build kind's pass plugin for ``clang``'s LLVM and return its path."""
-    return _plugin(EDGE_PLUGIN_NAME, EDGE_PLUGIN_SOURCE, clang)
+    return pass_plugin(EDGE_PLUGIN_SOURCE, clang)
 
 
 def counter_plugin(clang: str | None = None) -> Path:
     """Build (or reuse) the guard build kind's NeverZero pass plugin for ``clang``'s LLVM and return its path."""
-    return _plugin(COUNTER_PLUGIN_NAME, COUNTER_PLUGIN_SOURCE, clang)
+    return pass_plugin(COUNTER_PLUGIN_SOURCE, clang)

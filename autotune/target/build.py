@@ -111,7 +111,7 @@ def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str],
         h.update(f"{artifacts.runtime_archive()}{artifacts.driver_object()}{artifacts.select_plugin()}".encode())
         kind = autotune.cc.build_kind(env)
         if kind in autotune.cc.KIND_PLUGINS:  # the build kind's own pass plugin
-            h.update(str(getattr(artifacts, autotune.cc.KIND_PLUGINS[kind])()).encode())
+            h.update(str(artifacts.pass_plugin(autotune.cc.KIND_PLUGINS[kind])).encode())
         h.update(Path(autotune.cc.__file__).read_bytes())
     return h.hexdigest()[:20]
 

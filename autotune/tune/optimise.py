@@ -218,7 +218,9 @@ def _one_blas_thread():
 
 def neighbours(space: SearchSpace, c: Config) -> list[Config]:
     """Configurations one step away from ``c``: map size x2^{+-1,+-2}, width x2^{+-1}, the
-    other layout, the metric next in rank."""
+    other layout, the metric next in rank; each in its canonical form (``space.canonical``: a
+    guard configuration has one map size and layout), so each is a point of ``space.grid()`` and
+    of the optimiser's constraint, and none is ``c`` itself."""
     out = []
     lo, hi = space.map_pow2
     for d in (-2, -1, 1, 2):
@@ -236,7 +238,8 @@ def neighbours(space: SearchSpace, c: Config) -> list[Config]:
     for j in (mi - 1, mi + 1):
         if 0 <= j < len(space.metrics):
             out.append(Config(space.metrics[j], c.layout, c.map_slots, c.width_bits))
-    return out
+    here = space.canonical(c)
+    return [n for n in dict.fromkeys(space.canonical(n) for n in out) if n != here]
 
 
 def _polish_point(opt, space: SearchSpace, trials: list[Trial], feasible) -> list | None:

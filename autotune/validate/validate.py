@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autotune import afl
+from autotune.buildkinds import DEFAULT_KIND, KIND_VAR
 from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
@@ -152,7 +153,7 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
         idx = work / "autotune" / "index.bin"
         run_vars = {**tuned.autotune_env.values, "AUTOTUNE_INDEX_FILE": str(idx)}
         bvars = tuned.autotune_build_vars  # the race's build kind (autotune-build.env); tune's: the full kind
-        what = f"autotune cc build ({bvars.get('AUTOTUNE_CC_INSTRUMENT', 'full')} kind)"
+        what = f"autotune cc build ({bvars.get(KIND_VAR, DEFAULT_KIND)} kind)"
         plans.append(("autotune", f"{what}, stock afl-fuzz under autotune-run.env", "autotune", bvars, run_vars))
 
     for name, desc, cc_kind, bvars, rvars in plans:

@@ -9,7 +9,7 @@ import struct
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
 from autotune.runtime.artifacts import runtime_sources
 from autotune.runtime.config import METRIC_TABLE
@@ -17,6 +17,7 @@ from autotune.runtime.config import METRIC_TABLE
 PROGRAMS = Path(__file__).resolve().parent
 KERNELS = PROGRAMS.parent.parent / "kernels"
 METRICS = tuple(m.name for m in METRIC_TABLE)  # census order (kernels/cov_keys.h COV_METRICS)
+METRIC_ID = {name: i for i, name in enumerate(METRICS)}  # a census file's metric id
 INSTRUMENT = ["-fsanitize-coverage=trace-pc-guard", "-finstrument-functions-after-inlining"]
 RUNTIME = [p.name for p in runtime_sources(kdir=KERNELS)]  # the runtime archive's sources
 C_FLAGS = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", f"-I{KERNELS}"]
@@ -228,6 +229,22 @@ class ProbeClient:
             self.proc.stderr.close()
 
 
+def census_of(binary: Path, workdir: Path, inputs: Iterable[bytes], **client: Any) -> Path:
+    """Run ``inputs`` through a probe server (``client``: ProbeClient's options), each to a clean
+    exit, then dump and quit: the directory of the census files (census/METRIC.bin)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    c = ProbeClient(binary, workdir, **client)
+    try:
+        for data in inputs:
+            r = c.run(data)
+            assert r.status == 0, r
+        assert c.dump().status == 0
+        c.quit()
+    finally:
+        c.close()
+    return workdir / "census"
+
+
 # ---- building with the real wrapper (autotune cc) ------------------------------------------------
 
 def build_cc(out: Path, sources: list[Path], *, opt: str = "-O0", cflags: list[str] = (),
@@ -237,6 +254,12 @@ def build_cc(out: Path, sources: list[Path], *, opt: str = "-O0", cflags: list[s
 
     return build_harness(sources=list(sources), output=out, extra_cflags=[opt, *cflags],
                          extra_ldflags=list(ldflags))
+
+
+def build_programs(d: Path, names: Iterable[str], *, cflags: dict[str, list[str]] | None = None) -> dict[str, Path]:
+    """tests/programs/NAME.c for each of ``names``, each built by build_cc into d/NAME (``cflags``:
+    a program's own flags)."""
+    return {n: build_cc(d / n, [PROGRAMS / f"{n}.c"], cflags=(cflags or {}).get(n, [])) for n in names}
 
 
 def build_cc_shared(out: Path, sources: list[Path], *, opt: str = "-O0") -> Path:

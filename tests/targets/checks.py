@@ -42,3 +42,22 @@ def showmap(binary: Path, seeds: Path, work: Path) -> tuple[int, int]:
     work.mkdir()
     r = afl_showmap(binary=binary, corpus=seeds, env={**base_env(), "AUTOTUNE_METRIC": "guard"}, work=work)
     return r.tuples, r.map_bytes
+
+
+def assert_wrapper_built(library: Path, harness: Path) -> None:
+    """CMake compiled ``library`` through the wrapper (instrumented, no runtime inside it), and the
+    harness holds the driver and the runtime."""
+    assert "__sanitizer_cov_trace_pc_guard" in symbols(library, "--undefined-only")
+    assert {"LLVMFuzzerTestOneInput", "main", "__sanitizer_cov_trace_pc_guard"} <= symbols(harness, "--defined-only")
+
+
+def assert_like_maps(ours: Path, afl: Path, seeds: Path, work: Path, *, min_slots: int, min_hit: int) -> None:
+    """One library and harness under two trace-pc-guard passes (ours and afl-clang-fast's), run by the
+    real afl-showmap over ``seeds``: maps of a like size (each over ``min_slots``), and the seeds reach
+    a like share of each (over ``min_hit`` edges; our build also counts the driver's blocks)."""
+    hit_ours, size_ours = showmap(ours, seeds, work / "ours")
+    hit_afl, size_afl = showmap(afl, seeds, work / "afl")
+    assert size_ours > min_slots and size_afl > min_slots
+    assert 0.67 < size_ours / size_afl < 1.5
+    assert hit_ours > min_hit and hit_afl > min_hit
+    assert 0.67 < hit_ours / hit_afl < 1.5

@@ -31,8 +31,7 @@ __all__ = ["BUILD_SCRIPT", "DEFAULT_CFLAGS", "HARNESS_SOURCE", "JSONCPP", "Targe
            "jsoncpp_sample_inputs", "jsoncpp_source_dir"]
 
 
-def jsoncpp_source_dir() -> Path:
-    return JSONCPP.source_dir()
+jsoncpp_source_dir = JSONCPP.source_dir  # the unpacked upstream tree, fetched once
 
 
 def jsoncpp_sample_inputs() -> list[Path]:

@@ -30,8 +30,7 @@ __all__ = ["BUILD_SCRIPT", "DEFAULT_CFLAGS", "HARNESS_SOURCE", "LIBJPEG_TURBO", 
            "libjpeg_turbo_sample_inputs", "libjpeg_turbo_source_dir"]
 
 
-def libjpeg_turbo_source_dir() -> Path:
-    return LIBJPEG_TURBO.source_dir()
+libjpeg_turbo_source_dir = LIBJPEG_TURBO.source_dir  # the unpacked upstream tree, fetched once
 
 
 def libjpeg_turbo_sample_inputs() -> list[Path]:

@@ -32,8 +32,7 @@ __all__ = ["BUILD_SCRIPT", "DEFAULT_CFLAGS", "HARNESS_SOURCE", "LIBTIFF", "Targe
            "libtiff_sample_inputs", "libtiff_source_dir"]
 
 
-def libtiff_source_dir() -> Path:
-    return LIBTIFF.source_dir()
+libtiff_source_dir = LIBTIFF.source_dir  # the unpacked upstream tree, fetched once
 
 
 def libtiff_sample_inputs() -> list[Path]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Mapping
 
 if __name__ == "__main__":  # run as a script: the repository's root and tests/ on the path
     sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
@@ -31,8 +30,7 @@ __all__ = ["BUILD_SCRIPT", "DEFAULT_CFLAGS", "HARNESS_SOURCE", "LIBYAML", "Targe
            "build_libyaml_harness", "libyaml_sample_inputs", "libyaml_source_dir"]
 
 
-def libyaml_source_dir() -> Path:
-    return LIBYAML.source_dir()
+libyaml_source_dir = LIBYAML.source_dir  # the unpacked upstream tree, fetched once
 
 
 def libyaml_sample_inputs() -> list[Path]:
@@ -42,11 +40,7 @@ def libyaml_sample_inputs() -> list[Path]:
     return [p for p in files if p.is_file()]
 
 
-def build_libyaml_harness(*, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
-                          instrument: str = "full", cc_vars: Mapping[str, str] | None = None,
-                          cflags: str | None = None) -> Path:
-    """The libyaml harness built by build.sh with ``cc_kind`` (built on first use, then cached)."""
-    return LIBYAML.build_harness(cc_kind=cc_kind, afl_env=afl_env, instrument=instrument, cc_vars=cc_vars, cflags=cflags)
+build_libyaml_harness = LIBYAML.build_harness  # the harness built by build.sh (ScriptTarget.build_harness)
 
 
 if __name__ == "__main__":

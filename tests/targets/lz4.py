@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Mapping
 
 if __name__ == "__main__":  # run as a script: the repository's root and tests/ on the path
     sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
@@ -34,8 +33,7 @@ __all__ = ["BUILD_SCRIPT", "DEFAULT_CFLAGS", "HARNESS_SOURCE", "LZ4", "LZ4_OWN_C
            "build_lz4_harness", "lz4_build_tree", "lz4_sample_inputs", "lz4_source_dir"]
 
 
-def lz4_source_dir() -> Path:
-    return LZ4.source_dir()
+lz4_source_dir = LZ4.source_dir  # the unpacked upstream tree, fetched once
 
 
 def lz4_sample_inputs() -> list[Path]:
@@ -47,11 +45,7 @@ def lz4_sample_inputs() -> list[Path]:
     return [p for p in files if p.is_file()]
 
 
-def build_lz4_harness(*, cc_kind: str = "autotune", afl_env: Mapping[str, str] | None = None,
-                      instrument: str = "full", cc_vars: Mapping[str, str] | None = None,
-                      cflags: str | None = None) -> Path:
-    """The lz4 harness built by build.sh with ``cc_kind`` (built on first use, then cached)."""
-    return LZ4.build_harness(cc_kind=cc_kind, afl_env=afl_env, instrument=instrument, cc_vars=cc_vars, cflags=cflags)
+build_lz4_harness = LZ4.build_harness  # the harness built by build.sh (ScriptTarget.build_harness)
 
 
 def lz4_build_tree(harness: Path) -> Path:

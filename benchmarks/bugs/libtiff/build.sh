@@ -14,7 +14,7 @@ canary_dir=${AUTOTUNE_CANARY_INCLUDE:-$(cd "$here/../../../kernels" && pwd)}
 cp -a "$BUGLIB_SRC" "$WORK/src"
 patch -d "$WORK/src" -p1 --quiet --forward <"$here/canaries.diff"
 cmake -S "$WORK/src" -B "$WORK/build" -DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="$CFLAGS -I$canary_dir" \
-  -DCMAKE_BUILD_TYPE=None -DBUILD_SHARED_LIBS=OFF -Dcxx=OFF -Dzlib=OFF -Dlibdeflate=OFF -Dpixarlog=OFF \
+  -DCMAKE_BUILD_TYPE=None -DBUILD_SHARED_LIBS=OFF -DCMAKE_POLICY_VERSION_MINIMUM=3.5 -Dcxx=OFF -Dzlib=OFF -Dlibdeflate=OFF -Dpixarlog=OFF \
   -Djpeg=OFF -Dold-jpeg=OFF -Djbig=OFF -Dlzma=OFF -Dzstd=OFF -Dwebp=OFF >"$WORK/cmake.log"
 cmake --build "$WORK/build" --target tiff -j2 >>"$WORK/cmake.log"
 $CC $CFLAGS $LIB_FUZZING_ENGINE -I "$WORK/src/libtiff" -I "$WORK/build/libtiff" \
