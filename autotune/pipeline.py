@@ -2,19 +2,44 @@
 
 One call runs the stages in order, each writing its own versioned output under ``out_dir``
 (``host-profile.toml``, ``probe/``, ``tune/``, ``race/``), so any stage can be re-run alone
-afterwards. The race (autotune.race) is what the recommendation rests on: AFL++'s default and our
-runtime's metrics, sized from the probe's census, in the real afl-fuzz, measured by one yardstick;
-tune's replay-based choice stays in ``tune/`` (and is the recommendation only without afl-fuzz).
+afterwards. The order is this module's: the race's budget and seeds are checked before anything
+runs, the target is built for the probe, then profile -> probe -> tune -> race; the CLI
+(autotune/cli/run.py) parses the options into these arguments and prints the typed result.
+
+The race (autotune.race) is what the recommendation rests on: AFL++'s default and our runtime's
+metrics, sized from the probe's census, in the real afl-fuzz, measured by one yardstick; tune's
+replay-based choice stays in ``tune/`` (and is the recommendation only without afl-fuzz).
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 from autotune.errors import AutotuneError
+from autotune.race.core import DEFAULT_BUDGET_S, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
+
+if TYPE_CHECKING:
+    from autotune.probe.result import ProbeResult
+    from autotune.race.stage import RaceOutcome
+    from autotune.target.recipe import TargetSpec
+    from autotune.tune.result import TuneResult
+
+
+@dataclass(frozen=True)
+class RaceSettings:
+    """The race stage's settings (autotune.race.stage.race_target's): its wall-clock budget, strategy,
+    metrics (None: the strategy's own), trials per contestant and shortest trial."""
+
+    budget_s: float = DEFAULT_BUDGET_S
+    strategy: str = "search"
+    metrics: tuple[str, ...] | None = None
+    repeats: int = DEFAULT_REPEATS
+    final_repeats: int = DEFAULT_FINAL_REPEATS
+    min_trial_s: int = DEFAULT_MIN_TRIAL_S
 
 
 @dataclass(frozen=True)
@@ -23,11 +48,11 @@ class PipelineResult:
     host_profile: Path
     probe_dir: Path
     tune_dir: Path
-    probe: Any  # ProbeResult
-    tune: Any  # TuneResult
+    probe: "ProbeResult"
+    tune: "TuneResult"
     written: list[Path]
     race_dir: Path | None = None
-    race: Any = None  # RaceOutcome, or None when no race ran
+    race: "RaceOutcome | None" = None  # None when no race ran (--no-race, or afl-fuzz missing)
 
     @property
     def recommendation_dir(self) -> Path:
@@ -71,7 +96,8 @@ class PipelineResult:
 def run_pipeline(
     *,
     out_dir: Path,
-    binary: Path,
+    harness: Path | None = None,
+    spec: "TargetSpec | None" = None,
     corpus_dir: Path | None,
     demo: bool = False,
     probe_time_s: float = 60.0,
@@ -80,27 +106,45 @@ def run_pipeline(
     seed: int = 0,
     calls: int = DEFAULT_CALLS,
     max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
-    jobs: int = 1,
+    instances: int = 1,
     timeout_ms: int = 1000,
+    race: RaceSettings | None = None,
     on_stage: Callable[[str], None] | None = None,
     on_probe_progress: Callable[[Any], None] | None = None,
     tune_run: Callable[..., Any] | None = None,
     notice: Callable[[str], None] | None = None,
-    race: Callable[..., Any] | None = None,
+    race_progress: Callable[[], ContextManager[Any]] | None = None,
 ) -> PipelineResult:
-    """Run profile -> probe -> tune [-> race] for ``binary`` (a harness built with autotune cc).
+    """Run profile -> probe -> tune [-> race] for the target: ``harness`` (a binary built with autotune cc,
+    which every contestant then runs) or the recipe ``spec`` (built by each contestant's compiler).
 
-    ``race``: called as ``race(out_dir=, probe_dir=, tune=, tune_dir=, host=, max_collision_rate=)`` after tune (autotune.race.stage.race_target
-    with the target and budget bound), or None for no race."""
+    ``race``: the race's settings, or None for no race (without afl-fuzz installed none runs either).
+    ``instances``: afl-fuzz instances of the campaign (tune sizes maps for them, the race races
+    portfolios of them). ``race_progress``: makes the context (autotune.cli.board.TrialBoard) whose
+    ``notice``, ``rung``, ``batch`` and ``trial`` hear the race as it runs; ``tune_run`` runs tune with
+    its progress shown."""
+    from autotune.emit.write import emit_all
     from autotune.probe.campaign import run_probe
     from autotune.profile import detect_host, save_profile
-    from autotune.emit.write import emit_all
+    from autotune.target import probe_harness
     from autotune.tune.api import tune_probe_dir
 
     if probe_time_s <= 0:
         raise AutotuneError(f"probe time {probe_time_s} s is not positive", fix="pass --probe-time 60")
-    out_dir = Path(out_dir).resolve()
     stage = on_stage or (lambda _s: None)
+    if race is not None:  # a budget too small for one rung is refused before the build and the probe
+        from autotune.race.stage import check_budget
+
+        check_budget(budget_s=race.budget_s, strategy=race.strategy, repeats=race.repeats, min_trial_s=race.min_trial_s,
+                     final_repeats=race.final_repeats, instances=instances)
+    if spec is not None:  # a real library's build takes minutes: say what is going on
+        stage("build: the target for the probe (autotune cc, full build kind; cached once built)")
+    binary = probe_harness(harness=harness, spec=spec)
+    if race is not None and corpus_dir is None:
+        raise AutotuneError("the race in afl-fuzz needs seeds", fix="pass --corpus DIR (or --no-race)")
+    if race is not None and not _afl_fuzz_installed():
+        race = None  # tune's replay-based choice stands (the CLI says so)
+    out_dir = Path(out_dir).resolve()
 
     stage("profile: reading this host's caches")
     host = detect_host()
@@ -115,13 +159,41 @@ def run_pipeline(
     stage(f"tune: Bayesian optimisation, {calls} calls, measured by replaying the probe's corpus")
     tune_dir = out_dir / "tune"
     tune = tune_probe_dir(probe_dir=probe_dir, probe=probe, out_dir=tune_dir, host=host, calls=calls, seed=seed,
-                          jobs=jobs, max_collision_rate=max_collision_rate, run=tune_run, notice=notice)
+                          jobs=instances, max_collision_rate=max_collision_rate, run=tune_run, notice=notice)
     written = emit_all(result=tune, out_dir=tune_dir)
     race_dir = outcome = None
     if race is not None:
         stage("race: configurations judged in afl-fuzz against AFL++'s default, paired trials, one yardstick")
         race_dir = out_dir / "race"
-        outcome = race(out_dir=race_dir, probe_dir=probe_dir, tune=tune, tune_dir=tune_dir, host=host,
-                       max_collision_rate=max_collision_rate)
+        with (race_progress() if race_progress else nullcontext()) as board:
+            heard = (dict(notice=board.notice, on_rung=board.rung, on_batch=board.batch, on_trial=board.trial)
+                     if board is not None else dict(notice=notice))
+            outcome = _race(race, out_dir=race_dir, corpus=corpus_dir, spec=spec, binary=binary, probe_dir=probe_dir,
+                            tune=tune, tune_dir=tune_dir, host=host, max_collision_rate=max_collision_rate,
+                            instances=instances, seed=seed, **heard)
     return PipelineResult(out_dir=out_dir, host_profile=host_path, probe_dir=probe_dir, tune_dir=tune_dir,
                           probe=probe, tune=tune, written=list(written), race_dir=race_dir, race=outcome)
+
+
+def _afl_fuzz_installed() -> bool:
+    from autotune.afl import base_env, find_tool
+    from autotune.errors import ToolMissingError
+
+    try:
+        find_tool("afl-fuzz", env=base_env())
+    except ToolMissingError:
+        return False
+    return True
+
+
+def _race(race: RaceSettings, *, out_dir: Path, corpus: Path, spec: "TargetSpec | None", binary: Path,
+          probe_dir: Path, tune: "TuneResult", tune_dir: Path, **kw: Any) -> "RaceOutcome":
+    """The race stage on the probe's census and tune's evaluations; with a binary alone (no recipe),
+    every contestant runs that binary."""
+    from autotune.race.stage import race_target
+
+    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=None if spec else binary,
+                       probe_dir=probe_dir, metrics=race.metrics, strategy=race.strategy,
+                       tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir,
+                       budget_s=race.budget_s, repeats=race.repeats, min_trial_s=race.min_trial_s,
+                       final_repeats=race.final_repeats, **kw)

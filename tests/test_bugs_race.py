@@ -1,4 +1,4 @@
-"""The race judged by bugs (autotune.bugs.race through autotune.race.core.run_race), on trial figures
+"""The race judged by bugs (autotune.bugs.race through autotune.race.run_race), on trial figures
 made by a deterministic backend (the race's run_trials callable: the trials' outcome given, no
 afl-fuzz), and the refusal of what it cannot judge."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from autotune.bugs import race as by_bugs
 from autotune.errors import AutotuneError
-from autotune.race.core import Contestant, Decision, TrialFigures, run_race
+from autotune.race import Contestant, Decision, TrialFigures, run_race
 
 DEFAULT = Contestant(name="aflpp-default", is_default=True, description="afl-clang-fast PCGUARD")
 

@@ -1,5 +1,5 @@
 """The package's import graph (read with ast from every module of autotune/, nothing imported):
-tune does not import emit, and module-level imports have no cycle.
+tune does not import emit, race no sibling stage, and module-level imports have no cycle.
 
 How imports count:
 - tune -> emit is refused wherever the import is (module level, inside a function, or under
@@ -151,6 +151,17 @@ def test_tune_does_not_import_emit():
     bad = [(name, target) for name, path in mods.items() if name.startswith("autotune.tune")
            for target, _top in imports(name, path, known) if target.startswith("autotune.emit")]
     assert bad == [], f"tune imports emit: {bad}"
+
+
+def test_the_race_imports_no_sibling_stage():
+    """race/ runs after tune and beside compare, validate, preflight and portfolio: what it shares with
+    them lives below all (trials/, tune/defaults.py), so none of them is loaded by a race."""
+    mods = modules()
+    known = set(mods)
+    siblings = ("autotune.compare", "autotune.validate", "autotune.preflight", "autotune.portfolio")
+    bad = [(name, target) for name, path in mods.items() if name.startswith("autotune.race")
+           for target, _top in imports(name, path, known) if target.startswith(siblings)]
+    assert bad == [], f"race imports a sibling stage: {bad}"
 
 
 def test_no_import_cycle_among_module_level_imports():

@@ -16,7 +16,6 @@ from rich.table import Table
 from rich.text import Text
 
 from autotune.race.contestants import DEFAULT_NAME
-from autotune.race.stage import batch_line, rung_line, trial_line
 
 
 class TrialBoard:
@@ -100,3 +99,20 @@ class TrialBoard:
 
 def _is_default(name: str) -> bool:
     return name == DEFAULT_NAME or name.startswith(DEFAULT_NAME + "-x")
+
+
+def rung_line(rung) -> str:
+    meds = ", ".join(f"{n} {statistics.median(rung.coverage(n)):g}" for n in rung.ranking)
+    return f"rung {rung.index} ({rung.seconds} s trials) done: median edges {meds}; on: {', '.join(rung.kept)}"
+
+
+def batch_line(b: Mapping[str, Any]) -> str:
+    return (f"search: {b['tried']} configuration{'s' if b['tried'] != 1 else ''} tried, "
+            f"{b['afl_seconds']:,.0f} afl-fuzz seconds; best so far "
+            f"{b['best']} (model: {b['best_objective']:+.3f} vs the default)")
+
+
+def trial_line(t) -> str:
+    cov = t.yardstick.edges if t.yardstick else "?"
+    return (f"  {t.spec.config} trial {t.spec.index} ({t.spec.seconds} s): {cov} edges, "
+            f"{t.execs_per_s:,.0f} execs/s, queue {t.kept.get('queue', 0)}")

@@ -169,12 +169,20 @@ class RaceOptions:
 
     def metric_names(self) -> tuple[str, ...] | None:
         """The --metrics given, checked; None when not given (each strategy has its default)."""
-        from autotune.race.stage import STRATEGIES, parse_metrics
+        from autotune.metrics import METRICS
+        from autotune.race.stage import STRATEGIES
 
         if self.strategy not in STRATEGIES:
-            from autotune.errors import AutotuneError
             raise AutotuneError(f"unknown --strategy {self.strategy!r}", fix=f"use one of: {', '.join(STRATEGIES)}")
-        return parse_metrics(self.metrics) if self.metrics.strip() else None
+        if not self.metrics.strip():
+            return None
+        names = tuple(m.strip() for m in self.metrics.split(",") if m.strip())
+        if not names:
+            raise AutotuneError("no metric to race", fix=f"pass --metrics with some of: {', '.join(METRICS)}")
+        bad = [m for m in names if m not in METRICS]
+        if bad:
+            raise AutotuneError(f"unknown metric {bad[0]!r} in --metrics", fix=f"use some of: {', '.join(METRICS)}")
+        return names
 
 
 def option_group(name: str, group: type, *, omit: Sequence[str] = (),

@@ -45,33 +45,25 @@ def run_cmd(
     out_dir: OutDirOpt = Path("autotune-out"),
     json_out: JsonOpt = False,
 ) -> None:
+    from functools import partial
+
+    from autotune.cli.board import TrialBoard
     from autotune.cli.race import print_race_summary
     from autotune.cli.tune import print_summary
-    from autotune.errors import AutotuneError
-    from autotune.pipeline import run_pipeline
-    from autotune.target import probe_harness
+    from autotune.pipeline import RaceSettings, run_pipeline
 
     names = race_opts.metric_names()
-    if not no_race:  # a budget too small for one rung is refused before the build and the probe
-        from autotune.race.stage import check_budget
-        check_budget(budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
-                     final_repeats=race_opts.final_repeats, instances=instances)
+    race = None if no_race else RaceSettings(budget_s=race_opts.budget, strategy=race_opts.strategy, metrics=names,
+                                             repeats=race_opts.repeats, final_repeats=race_opts.final_repeats,
+                                             min_trial_s=race_opts.min_trial)
     harness, spec = target.binary_or_recipe()
-    if spec is not None:  # a real library's build takes minutes: say what is going on
-        err.print("[bold]==>[/] build: the target for the probe (autotune cc, full build kind; cached once built)",
-                  highlight=False)
-    binary = probe_harness(harness=harness, spec=spec)
-    corpus_dir = target.seeds(required=False)
-    if not no_race and corpus_dir is None:
-        raise AutotuneError("the race in afl-fuzz needs seeds", fix="pass --corpus DIR (or --no-race)")
-    race = None if no_race else _race_stage(spec=spec, binary=binary, corpus=corpus_dir, metrics=names,
-                                            race_opts=race_opts, seed=seed, instances=instances)
     result = run_pipeline(
-        out_dir=out_dir, binary=binary, corpus_dir=corpus_dir, demo=target.demo, probe_time_s=time_s, probe_engine=engine, seed=seed,
-        calls=calls, max_collision_rate=max_collision_rate, jobs=instances, timeout_ms=timeout_ms,
+        out_dir=out_dir, harness=harness, spec=spec, corpus_dir=target.seeds(required=False), demo=target.demo,
+        probe_time_s=time_s, probe_engine=engine, seed=seed, calls=calls, max_collision_rate=max_collision_rate,
+        instances=instances, timeout_ms=timeout_ms, race=race,
         on_stage=lambda s: err.print(f"[bold]==>[/] {s}", highlight=False),
         tune_run=lambda **kw: _tune_stage(out_dir=out_dir, **kw),
-        notice=lambda m: err.print(m, highlight=False), race=race)
+        notice=lambda m: err.print(m, highlight=False), race_progress=partial(TrialBoard, err))
     if json_out:
         print_json(result.to_dict())
         return
@@ -91,31 +83,6 @@ def run_cmd(
     if not no_race:
         out.print("no race: afl-fuzz is not installed, so tune's replay-based choice stands "
                   "(apt-get install -y afl++ to race the candidates in afl-fuzz)", highlight=False)
-
-
-def _race_stage(*, spec, binary, corpus, metrics, race_opts: RaceOptions, seed, instances: int = 1):
-    """The race as run_pipeline calls it, or None when afl-fuzz is missing (said in the summary).
-    With a binary alone (no recipe), every contestant runs that binary."""
-    from autotune.afl import base_env, find_tool
-    from autotune.cli.board import TrialBoard
-    from autotune.errors import ToolMissingError
-    from autotune.race.stage import race_target
-
-    try:
-        find_tool("afl-fuzz", env=base_env())
-    except ToolMissingError:
-        return None
-
-    def race(*, out_dir, probe_dir, tune, tune_dir, host, max_collision_rate):
-        with TrialBoard(err) as board:
-            return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=None if spec else binary,
-                               probe_dir=probe_dir, metrics=metrics, strategy=race_opts.strategy,
-                               tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir, host=host,
-                               max_collision_rate=max_collision_rate,
-                               budget_s=race_opts.budget, repeats=race_opts.repeats, min_trial_s=race_opts.min_trial,
-                               final_repeats=race_opts.final_repeats, instances=instances, seed=seed,
-                               notice=board.notice, on_rung=board.rung, on_batch=board.batch, on_trial=board.trial)
-    return race
 
 
 def _tune_stage(*, out_dir: Path, **kw):

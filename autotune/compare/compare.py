@@ -19,7 +19,6 @@ by the same yardstick; the rest run. A trial.json that differs is an error, neve
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_
 from autotune.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
 from autotune.target import TargetSpec, build
 from autotune.trials import TrialResult, TrialSpec, Yardstick, choose_yardstick, host_cores, interleaved, run_trials
+from autotune.trials.seeds import stage_seeds
 
 if TYPE_CHECKING:
     from autotune.bugs.survival import BugReport
@@ -40,7 +40,6 @@ SCHEMA_VERSION = 1
 JSON_NAME = "compare.json"
 MD_NAME = "compare.md"
 PLOT_NAME = "coverage.png"
-MAX_SEED_BYTES = 1 << 20  # afl-fuzz refuses seeds over 1 MiB (MAX_FILE)
 # yardstick_edges is the yardstick's headline count (its unit: edges, or branches for llvm-cov);
 # the name stays for the readers of compare.json
 # mean_edges: the yardstick's count averaged over the campaign (mean_coverage): who got there sooner
@@ -179,33 +178,6 @@ def bug_report_of(outcomes: Sequence["ConfigOutcome"], seconds: float) -> "BugRe
                       horizon_s=float(seconds))
 
 
-def _seed_files(corpus: Path) -> list[Path]:
-    return [p for p in sorted(corpus.iterdir()) if p.is_file() and 0 < p.stat().st_size <= MAX_SEED_BYTES]
-
-
-def stage_seeds(*, corpus: Path, dest: Path, keep: bool = False) -> int:
-    """Copy the corpus's files (non-empty, at most 1 MiB) into ``dest``; how many. With ``keep`` (a
-    resumed compare) a ``dest`` already staged is kept, and must hold exactly what the corpus would give."""
-    if not corpus.is_dir():
-        raise AutotuneError(f"the corpus {corpus} is not a directory", fix="pass --corpus DIR with the seed inputs")
-    files = _seed_files(corpus)
-    if not files:
-        raise AutotuneError(f"the corpus {corpus} has no file of 1 byte to 1 MiB",
-                            fix="put at least one seed input in it")
-    if keep and dest.is_dir():
-        staged = sorted(dest.iterdir())
-        if [p.name for p in staged] != [p.name for p in files] or any(
-                a.read_bytes() != b.read_bytes() for a, b in zip(staged, files)):
-            raise AutotuneError(f"the corpus {corpus} is not the one the stopped compare staged in {dest}",
-                                fix="resume with the same --corpus, or start afresh: a new --out, or drop --resume")
-        return len(files)
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
-    for p in files:
-        shutil.copyfile(p, dest / p.name)
-    return len(files)
-
-
 def finished_trial(spec: TrialSpec, yard: Yardstick) -> TrialResult | None:
     """The result a stopped compare left for ``spec`` (its trial.json), or None when it has none (never
     run, or stopped mid-trial: run again). A trial.json run otherwise (another binary, variables,
@@ -320,17 +292,10 @@ def check_tools(*, configs: Sequence[ConfigSpec], env: Mapping[str, str]) -> Non
 
 
 def ensemble_members(c: ConfigSpec, binary_of: Callable[[ConfigSpec], str]) -> tuple:
-    """The afl-fuzz instances of a portfolio configuration: ``main`` (-M), then ``s1``, ``s2``, ... (-S)
-    with AFL++'s documented variations (autotune.portfolio.model.aflpp_variation)."""
-    from autotune.portfolio.model import aflpp_variation
-    from autotune.trials.trial import Member
+    """The afl-fuzz instances of a portfolio configuration (autotune.trials.ensemble.portfolio_members)."""
+    from autotune.trials.ensemble import portfolio_members
 
-    out = []
-    for j, m in enumerate(c.members):
-        args, env = aflpp_variation(j) if j else ((), {})
-        out.append(Member(name="main" if j == 0 else f"s{j}", role="main" if j == 0 else "secondary",
-                          binary=binary_of(m), env={**m.run_vars, **env}, afl_args=args))
-    return tuple(out)
+    return portfolio_members([(binary_of(m), m.run_vars) for m in c.members])
 
 
 def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec], trials: int, seconds: int,

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from autotune.compare.config import ConfigSpec
 from autotune.errors import AutotuneError
+from autotune.trials.ensemble import aflpp_variation
 from autotune.portfolio.hosts import Host
 
 SCHEMA_VERSION = 1
@@ -81,29 +82,6 @@ class Portfolio:
             raise ValueError(f"portfolio schema_version {d.get('schema_version')!r}, expected {SCHEMA_VERSION}")
         return cls(instances=tuple(Instance.from_dict(i) for i in d["instances"]),
                    hosts=tuple(Host.from_dict(h) for h in d["hosts"]), sync_interval_s=int(d["sync_interval_s"]))
-
-
-def aflpp_variation(i: int) -> tuple[tuple[str, ...], dict[str, str]]:
-    """afl-fuzz options and variables of secondary ``i`` (1, 2, ...) by AFL++'s documented recipe for
-    secondaries (docs/fuzzing_in_depth.md): about 60 % AFL_DISABLE_TRIM, 40 % an exploring and 20 % an
-    exploiting schedule (``-p explore`` / ``-p exploit``: AFL++ 4.04c's power schedules; later
-    releases spell the strategy ``-P``), 10 % ``-L 0`` (MOpt), 10 % ``-Z`` (sequential queue), by the
-    index modulo 10 so any N gets the proportions as nearly as it can."""
-    if i < 1:
-        raise ValueError("secondaries are numbered from 1")
-    args: list[str] = []
-    env: dict[str, str] = {}
-    if i % 10 < 6:
-        env["AFL_DISABLE_TRIM"] = "1"
-    if i % 5 in (1, 3):
-        args += ["-p", "explore"]
-    elif i % 5 == 2:
-        args += ["-p", "exploit"]
-    if i % 10 == 4:
-        args += ["-L", "0"]
-    if i % 10 == 7:
-        args += ["-Z"]
-    return tuple(args), env
 
 
 def cmplog_args(k: int) -> tuple[str, ...]:

@@ -14,8 +14,8 @@ from pathlib import Path
 from autotune import afl
 from autotune.metrics import has_map_size
 from autotune.preflight.findings import PreflightFinding as F
-from autotune.preflight.tuned import (AFL_HASHED_MAP_SLOTS, DEFAULT_MAX_COUNTER_OVERFLOW, PROBE_OVERFLOW_SPREAD,
-                                      TUNED_OVERFLOW_SLACK, TunedDir)
+from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, PROBE_OVERFLOW_SPREAD, TUNED_OVERFLOW_SLACK, TunedDir
+from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
 from autotune.probe.result import ProbeResult
 from autotune.runtime.config import LAYOUTS, VARIABLES, RuntimeConfig
 from autotune.target import build_vars_of, read_record, sha256_file

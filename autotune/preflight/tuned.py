@@ -28,11 +28,8 @@ from autotune.tune.result import TuneResult, load_tune_result
 
 BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
 AUTOTUNE_BUILD_ENV, RACE = "autotune-build.env", "race.json"
-# Share of keys whose counter wraps in one execution. tune has no such limit (it weighs overflow in
-# its objective), so preflight accepts up to this, or 1.25x the share the tuned probe saw, whichever
-# is larger: "still fits" means no worse than what was tuned. Sarafov et al. (FUZZING 2024, Sec. 4)
-# found 15-50 % of 8-bit slots overflowing on OSS-Fuzz corpora; 5 % keeps well clear of that.
-DEFAULT_MAX_COUNTER_OVERFLOW = 0.05
+# preflight accepts a counter-overflow share up to DEFAULT_MAX_COUNTER_OVERFLOW (autotune.tune.defaults),
+# or 1.25x the share the tuned probe saw, whichever is larger: "still fits" means no worse than what was tuned.
 TUNED_OVERFLOW_SLACK = 1.25
 # How far one target's overflow share moves between short probes: 60-s probes of libyaml by four
 # `autotune run`s (benchmarks/results/README.md, 2026-11-26) put 7.6-10.2 % of edge keys over 8 bits,

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -307,6 +306,33 @@ def first_trial_s(*, waves: Sequence[int], eta: int, budget_s: float, overhead_s
     return t0, (fixed + per_t0 * min_trial_s if t0 < min_trial_s else None)
 
 
+def rung_waves(*, sizes: Sequence[int], jobs: int, repeats: int, eta: int,
+               final_repeats: int) -> tuple[list[int], list[int], list[int]]:
+    """(contestants entering each rung besides the default, trials per contestant each rung, waves of
+    ``jobs`` trials each rung) when the first rung's ``sum(sizes)`` contestants run in batches of
+    ``sizes``, the default's trials with the first batch."""
+    entering = _entering(sum(sizes), eta)
+    reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
+    waves = [_waves((sizes[0] + 1) * reps[0], jobs) + sum(_waves(b * reps[0], jobs) for b in sizes[1:])]
+    waves += [_waves((m + 1) * r, jobs) for m, r in zip(entering[1:], reps[1:])]
+    return entering, reps, waves
+
+
+def plan_rungs(*, sizes: Sequence[int], budget_s: float, jobs: int, repeats: int, eta: int, min_trial_s: int,
+               overhead_s: float, final_repeats: int, what: str, fix: str = "") -> tuple[RungPlan, ...]:
+    """The rungs of a race whose first rung runs in batches of ``sizes`` (:func:`rung_waves`): t0 the
+    largest whole second that fits ``budget_s``. Too small a budget for trials of ``min_trial_s`` is
+    an error naming the budget needed; ``what`` is what it cannot do, ``fix`` adds to the fix."""
+    entering, reps, waves = rung_waves(sizes=sizes, jobs=jobs, repeats=repeats, eta=eta, final_repeats=final_repeats)
+    t0, need = first_trial_s(waves=waves, eta=eta, budget_s=budget_s, overhead_s=overhead_s, min_trial_s=min_trial_s)
+    if need is not None:
+        raise AutotuneError(f"a budget of {budget_s:.0f} s cannot {what} ({repeats} trials each, {reps[-1]} in the "
+                            f"deciding rung, {jobs} at a time) with trials of at least {min_trial_s} s",
+                            fix=f"raise --budget to at least {math.ceil(need)} s{fix}")
+    return tuple(RungPlan(seconds=t0 * eta ** r, candidates=m, repeats=n)
+                 for r, (m, n) in enumerate(zip(entering, reps)))
+
+
 def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEFAULT_REPEATS,
               eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
               overhead_s: float = DEFAULT_OVERHEAD_S,
@@ -323,21 +349,16 @@ def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEF
     if jobs < 1 or repeats < 1 or eta < 2:
         raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
                             fix="use jobs >= 1, repeats >= 1 and eta >= 2")
-    entering = _entering(candidates, eta)
-    reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
-    t0, need = first_trial_s(waves=[_waves((m + 1) * r, jobs) for m, r in zip(entering, reps)], eta=eta,
-                             budget_s=budget_s, overhead_s=overhead_s, min_trial_s=min_trial_s)
-    if need is not None:
-        raise AutotuneError(
-            f"a budget of {budget_s:.0f} s cannot race {candidates} candidate{'s' if candidates != 1 else ''} and the default "
-            f"({repeats} trials each, {reps[-1]} in the deciding rung, {jobs} at a time) with trials of at least "
-            f"{min_trial_s} s",
-            fix=f"raise --budget to at least {math.ceil(need)} s, or race fewer candidates or repeats")
-    return tuple(RungPlan(seconds=t0 * eta ** r, candidates=m, repeats=n)
-                 for r, (m, n) in enumerate(zip(entering, reps)))
+    return plan_rungs(sizes=[candidates], budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                      min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats,
+                      what=f"race {candidates} candidate{'s' if candidates != 1 else ''} and the default",
+                      fix=", or race fewer candidates or repeats")
 
 
-def _rank(rung_trials: Sequence[TrialFigures], names: Sequence[str], *, objective: str = "edges") -> list[str]:
+def rank_by_figures(rung_trials: Sequence[TrialFigures], names: Sequence[str], *,
+                    objective: str = "edges") -> list[str]:
+    """``names`` best first by their trials in ``rung_trials``: median yardstick coverage (judged by
+    bugs: autotune.bugs.race's rank key first), then median execs/s, then name."""
     from autotune.bugs import race as by_bugs
 
     bugs = by_bugs.rung_bugs([t.bugs or {} for t in rung_trials]) if objective == "bugs" else ()
@@ -352,73 +373,31 @@ def _rank(rung_trials: Sequence[TrialFigures], names: Sequence[str], *, objectiv
     return sorted(names, key=score)
 
 
-def _fuzz_seed(seed: int, rung: int, repeat: int) -> int:
-    """afl-fuzz -s for repeat ``repeat`` of rung ``rung``: distinct per (rung, repeat), shared by the rung's contestants."""
-    return (seed * 1_000_003 + rung * 1009 + repeat) % (1 << 31)
+@dataclass(frozen=True)
+class Rule:
+    """The decision rule (module docstring): when the race stops early, and what it recommends from its
+    last rung. ``objective``: ``edges`` (the yardstick's) or ``bugs`` (autotune.bugs.race)."""
 
+    alpha: float = DEFAULT_ALPHA
+    objective: str = "edges"
 
-def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, budget_s: float, jobs: int,
-             repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-             overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = DEFAULT_ALPHA, seed: int = 0,
-             on_rung: Callable[[Rung], None] | None = None,
-             final_repeats: int = DEFAULT_FINAL_REPEATS, objective: str = "edges") -> RaceResult:
-    """Race ``contestants`` (exactly one of them the default) and decide what to recommend, by edges
-    or (``objective="bugs"``, the trials' figures carrying their time to trigger) by bugs."""
-    from autotune.bugs.race import OBJECTIVES
+    def __post_init__(self) -> None:
+        from autotune.bugs.race import OBJECTIVES
 
-    if objective not in OBJECTIVES:
-        raise AutotuneError(f"unknown race objective {objective!r}", fix=f"use one of: {', '.join(OBJECTIVES)}")
-    defaults = [c for c in contestants if c.is_default]
-    if len(defaults) != 1:
-        raise AutotuneError(f"the race needs exactly one default contestant, got {len(defaults)}",
-                            fix="mark AFL++'s default configuration (and only it) as the default")
-    names = [c.name for c in contestants]
-    if len(set(names)) != len(names):
-        raise AutotuneError("two contestants share a name", fix="give every configuration its own name")
-    default = defaults[0].name
-    field_ = [c.name for c in contestants if not c.is_default]
-    plan = plan_race(candidates=len(field_), budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                     min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
-    t_start = time.monotonic()
-    rungs: list[Rung] = []
-    stopped_early = False
-    for index, step in enumerate(plan):
-        entered = tuple(field_[:step.candidates])
-        specs = [TrialPlan(contestant=name, rung=index, repeat=rep, seconds=step.seconds,
-                           fuzz_seed=_fuzz_seed(seed, index, rep))
-                 for rep in range(step.repeats)
-                 for name in _rotate((*entered, default), rep)]  # interleaved: host drift hits all alike
-        figures = tuple(run_trials(specs))
-        _check_figures(specs, figures)
-        ranking = tuple(_rank(figures, entered, objective=objective))
-        kept = ranking[:plan[index + 1].candidates] if index + 1 < len(plan) else ranking[:1]
-        rung = Rung(index=index, seconds=step.seconds, entered=entered, trials=figures, ranking=ranking, kept=kept)
-        rungs.append(rung)
-        if on_rung is not None:
-            on_rung(rung)
-        field_ = list(kept)
-        if objective == "edges" and 0 < index < len(plan) - 1 and all(
-                mann_whitney(rung.coverage(default), rung.coverage(name), alternative="greater").p <= alpha for name in ranking):
-            stopped_early = True
-            break
-    decision = (_decide_by_bugs(rungs[-1], default=default, alpha=alpha) if objective == "bugs" else
-                _decide(rungs[-1], default=default, alpha=alpha, stopped_early=stopped_early))
-    return RaceResult(contestants=tuple(contestants), plan=plan, rungs=tuple(rungs), decision=decision,
-                      budget_s=float(budget_s), jobs=jobs, repeats=repeats, eta=eta, seed=seed,
-                      stopped_early=stopped_early, elapsed_s=round(time.monotonic() - t_start, 3))
+        if self.objective not in OBJECTIVES:
+            raise AutotuneError(f"unknown race objective {self.objective!r}",
+                                fix=f"use one of: {', '.join(OBJECTIVES)}")
 
+    def stops_early(self, rung: Rung, *, default: str) -> bool:
+        """Every candidate of ``rung`` covered significantly less than the default (by edges only)."""
+        return self.objective == "edges" and all(
+            mann_whitney(rung.coverage(default), rung.coverage(name), alternative="greater").p <= self.alpha
+            for name in rung.ranking)
 
-def _rotate(names: Sequence[str], k: int) -> list[str]:
-    k %= len(names)
-    return list(names[k:]) + list(names[:k])
-
-
-def _check_figures(specs: Sequence[TrialPlan], figures: Sequence[TrialFigures]) -> None:
-    want = sorted((s.contestant, s.repeat) for s in specs)
-    got = sorted((f.contestant, f.repeat) for f in figures)
-    if want != got:
-        raise AutotuneError(f"the trial backend returned {len(figures)} results for {len(specs)} trials",
-                            fix="report this as a bug in autotune: every trial must give one result")
+    def decide(self, last: Rung, *, default: str, stopped_early: bool) -> Decision:
+        if self.objective == "bugs":
+            return _decide_by_bugs(last, default=default, alpha=self.alpha)
+        return _decide(last, default=default, alpha=self.alpha, stopped_early=stopped_early)
 
 
 def decision_test(rung: Rung, *, candidate: str, default: str, alpha: float) -> tuple[float, str]:

@@ -46,14 +46,13 @@ from __future__ import annotations
 import math
 import random
 import statistics
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
-                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan, RunTrials, TrialFigures, TrialPlan,
-                                _check_figures, _decide, _fuzz_seed, _rotate, _waves, first_trial_s, rung_repeats)
+                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rule, Rung, RungPlan,
+                                RunTrials, TrialFigures, first_trial_s, plan_rungs, rung_waves)
 
 SPEED_WEIGHT = 0.02
 SEARCH_POW2 = (16, 24)  # hash spaces the search proposes (2^16 = AFL++'s map .. 2^24)
@@ -492,20 +491,12 @@ class Model:
 # ---- the search --------------------------------------------------------------------------------
 
 
-def _search_waves(*, candidates: int, first_batch: int, batch: int, jobs: int, repeats: int, eta: int,
-                  final_repeats: int) -> tuple[list[int], list[int], list[int], list[int]]:
-    """(first-rung batch sizes, proposals entering each rung, trials per proposal each rung, waves of
-    trials each rung) for ``candidates`` proposals."""
-    from autotune.race.core import _entering
-
+def _batches(*, candidates: int, first_batch: int, batch: int) -> list[int]:
+    """The first rung's batch sizes for ``candidates`` proposals: ``first_batch``, then ``batch`` at a time."""
     sizes = [min(candidates, max(1, first_batch))]
     while sum(sizes) < candidates:
         sizes.append(min(batch, candidates - sum(sizes)))
-    entering = _entering(candidates, eta)
-    reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
-    waves = [_waves((sizes[0] + 1) * reps[0], jobs) + sum(_waves(b * reps[0], jobs) for b in sizes[1:])]
-    waves += [_waves((m + 1) * r, jobs) for m, r in zip(entering[1:], reps[1:])]
-    return sizes, entering, reps, waves
+    return sizes
 
 
 def budget_for(*, candidates: int, seeds: int, jobs: int, repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA,
@@ -517,8 +508,8 @@ def budget_for(*, candidates: int, seeds: int, jobs: int, repeats: int = DEFAULT
     shorter trials, unless two already fit with the longer ones by then."""
 
     def need(k: int, shortest: int) -> float:
-        *_, waves = _search_waves(candidates=k, first_batch=min(seeds, k) or 1, batch=jobs, jobs=jobs,
-                                  repeats=repeats, eta=eta, final_repeats=final_repeats)
+        *_, waves = rung_waves(sizes=_batches(candidates=k, first_batch=min(seeds, k) or 1, batch=jobs), jobs=jobs,
+                               repeats=repeats, eta=eta, final_repeats=final_repeats)
         return first_trial_s(waves=waves, eta=eta, budget_s=0.0, overhead_s=overhead_s, min_trial_s=shortest)[1] or 0.0
 
     short = need(candidates, min_trial_s)
@@ -560,18 +551,11 @@ def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: floa
     if jobs < 1 or repeats < 1 or eta < 2 or batch < 1:
         raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
                             fix="use jobs >= 1, repeats >= 1 and eta >= 2")
-    sizes, entering, reps, waves = _search_waves(candidates=candidates, first_batch=first_batch, batch=batch,
-                                                 jobs=jobs, repeats=repeats, eta=eta, final_repeats=final_repeats)
-    t0, need = first_trial_s(waves=waves, eta=eta, budget_s=budget_s, overhead_s=overhead_s,
-                             min_trial_s=min_trial_s)
-    if need is not None:
-        raise AutotuneError(
-            f"a budget of {budget_s:.0f} s cannot try {candidates} configuration{'s' if candidates != 1 else ''} "
-            f"against the default ({repeats} trials each, {reps[-1]} in the deciding rung, {jobs} at a time) with "
-            f"trials of at least {min_trial_s} s",
-            fix=f"raise --budget to at least {math.ceil(need)} s")
-    return (tuple(RungPlan(seconds=t0 * eta ** r, candidates=m, repeats=n)
-                  for r, (m, n) in enumerate(zip(entering, reps))), tuple(sizes))
+    sizes = _batches(candidates=candidates, first_batch=first_batch, batch=batch)
+    plan = plan_rungs(sizes=sizes, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
+                      overhead_s=overhead_s, final_repeats=final_repeats,
+                      what=f"try {candidates} configuration{'s' if candidates != 1 else ''} against the default")
+    return plan, tuple(sizes)
 
 
 def fit_search(*, space_size: int, seeds: int, budget_s: float, jobs: int, repeats: int, eta: int,
@@ -600,6 +584,136 @@ def fit_search(*, space_size: int, seeds: int, budget_s: float, jobs: int, repea
 Prepare = Callable[[Sequence[Contestant]], Mapping[str, str]]  # builds them; {name: reason} of those that failed
 
 
+class ModelProposer:
+    """The search's proposer for the successive-halving scheduler (autotune.race.halving): the prior's
+    seeds first, then the model's expected improvement; each proposal built by ``prepare`` as it is
+    proposed (a failed build drops its build kind's points, and the next proposal takes its place); the
+    model learns from every rung's pairs and ranks by its posterior mean at the rung's fidelity."""
+
+    def __init__(self, *, default: Contestant, space: Sequence[Point], seeds: Sequence[tuple[Point, str]],
+                 facts: SpaceFacts, prepare: Prepare, plan: Sequence[RungPlan], batches: Sequence[int], seed: int,
+                 ruled_out: Mapping[str, int] | None = None, wrap: Callable[[Contestant], Contestant] | None = None,
+                 on_batch: Callable[[dict], None] | None = None):
+        self.default, self.facts, self.prepare, self.plan, self.batches = default, facts, prepare, plan, batches
+        self.wrap = wrap or (lambda c: c)
+        self.on_batch = on_batch
+        self.space_size, self.ruled_out = len(space), dict(ruled_out or {})
+        self.rng = random.Random(seed)
+        self.model = Model(facts=facts, seed=seed)
+        self.built: dict[str, Contestant] = {default.name: default}
+        self.points: dict[str, Point] = {}
+        self.proposals: list[dict] = []
+        self.dropped: list[dict] = []
+        self.convergence: list[dict] = []
+        self.afl_seconds = 0.0
+        self.failed_builds: set[tuple] = set()
+        self.pool = [p for p in space]
+        self.seeds: list[tuple[Point, str, Any, Any]] | None = [(p, why, None, None) for p, why in seeds]
+        for p, *_ in self.seeds:
+            self.pool.remove(p)
+        self.last_fid = max(1.0, math.log2(plan[-1].seconds / plan[0].seconds)) if len(plan) > 1 else 1.0
+
+    def fidelity(self, rung: int) -> float:
+        return math.log2(self.plan[rung].seconds / self.plan[0].seconds) / self.last_fid
+
+    def propose(self, n: int) -> list[str]:
+        """Up to ``n`` proposals, built: at the first call the prior's seeds (those beyond ``n`` go back to
+        the model's pool), then the model's."""
+        first, queue = self.seeds is not None, []
+        if self.seeds is not None:
+            queue = self.seeds[:n]
+            self.pool += [p for p, *_ in self.seeds[n:]]
+            self.seeds = None
+        chosen: list[str] = []
+        while len(chosen) < n:
+            if not queue:
+                if not self.pool:
+                    break
+                queue = self.model.propose(self.pool, n - len(chosen), fidelity=0.0, rng=self.rng)
+                for p, *_ in queue:
+                    self.pool.remove(p)
+            c = self._build(*queue.pop(0))
+            if c is not None:
+                chosen.append(c.name)
+        if first and not chosen:
+            raise AutotuneError("no configuration of the search could be built",
+                                fix="see the build errors in race.json's search.dropped")
+        return chosen
+
+    def _build(self, p: Point, origin: str, pred: tuple[float, float] | None, ei: float | None) -> Contestant | None:
+        """``p``'s contestant built and recorded as proposed; None when its build kind failed."""
+        c = self.wrap(contestant_for(p, self.facts))
+        if build_key(c.tuned) in self.failed_builds:
+            return None
+        failures = self.prepare([c])
+        if c.name in failures:
+            self.failed_builds.add(build_key(c.tuned))
+            self.dropped.append({"name": c.name, "reason": failures[c.name]})
+            self.pool[:] = [q for q in self.pool if build_key(contestant_for(q, self.facts)) not in self.failed_builds]
+            return None
+        self.built[c.name] = c
+        self.points[c.name] = p
+        self.proposals.append({"name": c.name, "point": p.to_dict(), "origin": origin, "batch": len(self.convergence),
+                               "predicted": None if pred is None else {"mean": round(pred[0], 6),
+                                                                       "sd": round(pred[1], 6)},
+                               "ei": None if ei is None else round(ei, 6)})
+        return c
+
+    def observe(self, *, rung: int, seconds: int, names: Sequence[str], figures: Sequence[TrialFigures],
+                base: Sequence[TrialFigures]) -> None:
+        """Each of ``names`` observed at ``rung`` (its pairs with the default's trials), then the model's best."""
+        self.afl_seconds += len(figures) * seconds
+        fid = self.fidelity(rung)
+        fitted = self.model.fit()
+        preds = self.model.predict([self.points[n] for n in names], fid) if fitted else [None] * len(names)
+        for name, pred in zip(names, preds):
+            mine = [t for t in figures if t.contestant == name]
+            ratio = statistics.median(t.execs_per_s for t in mine) / max(1e-3, statistics.median(
+                t.execs_per_s for t in base))
+            self.model.obs.append(Observation(point=self.points[name], name=name, rung=rung, seconds=seconds,
+                                              fidelity=fid, pairs=tuple(pair_objective(mine, base)),
+                                              coverage=tuple(t.coverage for t in mine),
+                                              default_coverage=tuple(t.coverage for t in base), execs_ratio=ratio,
+                                              predicted=pred))
+        self._note_progress(rung)
+
+    def rank(self, *, rung: int, names: Sequence[str], figures: Sequence[TrialFigures]) -> list[str]:
+        """By the model's posterior mean at the rung's fidelity (no model yet: the rung's observations),
+        then median execs/s, then name."""
+        if self.model.fit():
+            means = dict(zip(names, (m for m, _ in self.model.predict([self.points[n] for n in names],
+                                                                     self.fidelity(rung)))))
+        else:
+            means = {o.name: o.y for o in self.model.obs if o.rung == rung and o.name in names}
+        eps = {n: statistics.median(t.execs_per_s for t in figures if t.contestant == n) for n in names}
+        return sorted(names, key=lambda n: (-means[n], -eps[n], n))
+
+    def _note_progress(self, rung: int) -> None:
+        """The model's best so far against the afl-fuzz seconds spent (RaceResult.search's convergence)."""
+        names = list(self.points)
+        if self.model.fit():
+            means = self.model.predict([self.points[n] for n in names], self.fidelity(rung))
+            i = max(range(len(names)), key=lambda j: means[j][0])
+            best, val = names[i], means[i][0]
+        else:
+            o = max((o for o in self.model.obs if o.rung == rung), key=lambda o: o.y)
+            best, val = o.name, o.y
+        self.convergence.append({"afl_seconds": round(self.afl_seconds, 1), "rung": rung, "tried": len(self.points),
+                                 "best": best, "best_objective": round(val, 6)})
+        if self.on_batch is not None:
+            self.on_batch(self.convergence[-1])
+
+    def contestants(self) -> tuple[Contestant, ...]:
+        return tuple([self.built[self.default.name]] + [self.built[n] for n in self.points])
+
+    def history(self) -> dict:
+        return {"strategy": "search", "speed_weight": SPEED_WEIGHT, "facts": self.facts.to_dict(),
+                "space": {"points": self.space_size, "ruled_out": self.ruled_out},
+                "batches": list(self.batches), "pair_sd": round(math.sqrt(self.model.pair_var()), 6),
+                "proposals": self.proposals, "observations": [o.to_dict() for o in self.model.obs],
+                "convergence": self.convergence, "dropped": self.dropped}
+
+
 def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[tuple[Point, str]], facts: SpaceFacts,
                prepare: Prepare, run_trials: RunTrials, budget_s: float, jobs: int, repeats: int = DEFAULT_REPEATS,
                eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
@@ -613,7 +727,8 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
     ``wrap``: what a point's contestant becomes before it runs (autotune run --instances N: a portfolio
     with AFL++'s default as its main and the point on its secondaries; ``Contestant.tuned`` is the
     point's own). ``notice`` hears once what the budget buys (:func:`plan_sentence`)."""
-    wrap = wrap or (lambda c: c)
+    from autotune.race.halving import halve
+
     if not default.is_default:
         raise AutotuneError("the search needs AFL++'s default as its default contestant",
                             fix="report this as a bug in autotune")
@@ -629,168 +744,8 @@ def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[t
                                           budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
                                           min_trial_s=min_trial_s, overhead_s=overhead_s,
                                           final_repeats=final_repeats, max_proposals=max_proposals))
-    rng = random.Random(seed)
-    model = Model(facts=facts, seed=seed)
-    t_start = time.monotonic()
-    contestants: dict[str, Contestant] = {default.name: default}
-    points: dict[str, Point] = {}
-    proposals: list[dict] = []
-    dropped: list[dict] = []
-    convergence: list[dict] = []
-    afl_seconds = 0.0
-    pool = [p for p in space]
-    failed_builds: set[tuple] = set()
-    last_fid = max(1.0, math.log2(plan[-1].seconds / plan[0].seconds)) if len(plan) > 1 else 1.0
-
-    def fidelity(rung: int) -> float:
-        return math.log2(plan[rung].seconds / plan[0].seconds) / last_fid
-
-    def take(picks: list[tuple[Point, str, Any, Any]], batch: int) -> list[Contestant]:
-        """Build the picks; a failed build drops its kind's points and the next proposal takes its place."""
-        chosen: list[Contestant] = []
-        queue = list(picks)
-        while len(chosen) < batch:
-            if not queue:
-                if not pool:
-                    break
-                queue = model.propose(pool, batch - len(chosen), fidelity=0.0, rng=rng)
-                for p, *_ in queue:
-                    pool.remove(p)
-            p, origin, pred, ei = queue.pop(0)
-            c = wrap(contestant_for(p, facts))
-            if build_key(c.tuned) in failed_builds:
-                continue
-            failures = prepare([c])
-            if c.name in failures:
-                failed_builds.add(build_key(c.tuned))
-                dropped.append({"name": c.name, "reason": failures[c.name]})
-                pool[:] = [q for q in pool if build_key(contestant_for(q, facts)) not in failed_builds]
-                continue
-            contestants[c.name] = c
-            points[c.name] = p
-            proposals.append({"name": c.name, "point": p.to_dict(), "origin": origin, "batch": len(convergence),
-                              "predicted": None if pred is None else {"mean": round(pred[0], 6),
-                                                                      "sd": round(pred[1], 6)},
-                              "ei": None if ei is None else round(ei, 6)})
-            chosen.append(c)
-        return chosen
-
-    def observe(rung: int, seconds: int, names: Sequence[str], figures: Sequence[TrialFigures],
-                base: Sequence[TrialFigures]) -> None:
-        fid = fidelity(rung)
-        fitted = model.fit()
-        preds = model.predict([points[n] for n in names], fid) if fitted else [None] * len(names)
-        for name, pred in zip(names, preds):
-            mine = [t for t in figures if t.contestant == name]
-            pairs = pair_objective(mine, base)
-            ratio = statistics.median(t.execs_per_s for t in mine) / max(1e-3, statistics.median(
-                t.execs_per_s for t in base))
-            model.obs.append(Observation(point=points[name], name=name, rung=rung, seconds=seconds, fidelity=fid,
-                                         pairs=tuple(pairs), coverage=tuple(t.coverage for t in mine),
-                                         default_coverage=tuple(t.coverage for t in base), execs_ratio=ratio,
-                                         predicted=pred))
-
-    def ranking(names: Sequence[str], rung: int, figures: Sequence[TrialFigures]) -> list[str]:
-        fid = fidelity(rung)
-        if model.fit():
-            means = dict(zip(names, (m for m, _ in model.predict([points[n] for n in names], fid))))
-        else:
-            means = {o.name: o.y for o in model.obs if o.rung == rung and o.name in names}
-        eps = {n: statistics.median(t.execs_per_s for t in figures if t.contestant == n) for n in names}
-        return sorted(names, key=lambda n: (-means[n], -eps[n], n))
-
-    def note_progress(rung: int) -> None:
-        fid = fidelity(rung)
-        names = list(points)
-        if model.fit():
-            means = model.predict([points[n] for n in names], fid)
-            i = max(range(len(names)), key=lambda j: means[j][0])
-            best, val = names[i], means[i][0]
-        else:
-            o = max((o for o in model.obs if o.rung == rung), key=lambda o: o.y)
-            best, val = o.name, o.y
-        convergence.append({"afl_seconds": round(afl_seconds, 1), "rung": rung, "tried": len(points),
-                            "best": best, "best_objective": round(val, 6)})
-        if on_batch is not None:
-            on_batch(convergence[-1])
-
-    rungs: list[Rung] = []
-    # rung 0: the default, the prior's seeds, then the model's proposals, batch by batch
-    t0 = plan[0].seconds
-    all0: list[TrialFigures] = []
-    base0: list[TrialFigures] = []
-    entered0: list[str] = []
-    seed_picks = [(p, why, None, None) for p, why in seeds]
-    for p, *_ in seed_picks:
-        pool.remove(p)
-    for b, size in enumerate(batches):
-        if b == 0:
-            picks = seed_picks[:size]
-            for p, *_ in seed_picks[size:]:
-                pool.append(p)  # seeds beyond the first batch go back to the model's pool
-        else:
-            picks = []
-        batch = take(picks, size)
-        if not batch:
-            break
-        names = [c.name for c in batch]
-        run = names + ([default.name] if b == 0 else [])
-        specs = [TrialPlan(contestant=n, rung=0, repeat=rep, seconds=t0, fuzz_seed=_fuzz_seed(seed, 0, rep))
-                 for rep in range(plan[0].repeats) for n in _rotate(run, rep)]
-        figures = tuple(run_trials(specs))
-        _check_figures(specs, figures)
-        afl_seconds += len(specs) * t0
-        if b == 0:
-            base0 = [t for t in figures if t.contestant == default.name]
-        all0 += figures
-        entered0 += names
-        observe(0, t0, names, figures, base0)
-        note_progress(0)
-    if not entered0:
-        raise AutotuneError("no configuration of the search could be built",
-                            fix="see the build errors in race.json's search.dropped")
-    ranked = ranking(entered0, 0, all0)
-    kept = tuple(ranked[:plan[1].candidates]) if len(plan) > 1 else tuple(ranked[:1])
-    rungs.append(Rung(index=0, seconds=t0, entered=tuple(entered0), trials=tuple(all0), ranking=tuple(ranked),
-                      kept=kept))
-    if on_rung is not None:
-        on_rung(rungs[-1])
-    stopped_early = False
-    field_ = list(kept)
-    from autotune.stats import mann_whitney
-
-    for index in range(1, len(plan)):
-        step = plan[index]
-        entered = tuple(field_[:step.candidates])
-        specs = [TrialPlan(contestant=n, rung=index, repeat=rep, seconds=step.seconds,
-                           fuzz_seed=_fuzz_seed(seed, index, rep))
-                 for rep in range(step.repeats) for n in _rotate((*entered, default.name), rep)]
-        figures = tuple(run_trials(specs))
-        _check_figures(specs, figures)
-        afl_seconds += len(specs) * step.seconds
-        base = [t for t in figures if t.contestant == default.name]
-        observe(index, step.seconds, entered, figures, base)
-        ranked = ranking(entered, index, figures)
-        kept = tuple(ranked[:plan[index + 1].candidates]) if index + 1 < len(plan) else tuple(ranked[:1])
-        rung = Rung(index=index, seconds=step.seconds, entered=entered, trials=figures, ranking=tuple(ranked),
-                    kept=kept)
-        rungs.append(rung)
-        note_progress(index)
-        if on_rung is not None:
-            on_rung(rung)
-        field_ = list(kept)
-        if index < len(plan) - 1 and all(
-                mann_whitney(rung.coverage(default.name), rung.coverage(n), alternative="greater").p <= alpha
-                for n in ranked):
-            stopped_early = True
-            break
-    decision = _decide(rungs[-1], default=default.name, alpha=alpha, stopped_early=stopped_early)
-    history = {"strategy": "search", "speed_weight": SPEED_WEIGHT, "facts": facts.to_dict(),
-               "space": {"points": len(space), "ruled_out": dict(ruled_out or {})},
-               "batches": list(batches), "pair_sd": round(math.sqrt(model.pair_var()), 6),
-               "proposals": proposals, "observations": [o.to_dict() for o in model.obs],
-               "convergence": convergence, "dropped": dropped}
-    ordered = [contestants[default.name]] + [contestants[n] for n in points]
-    return RaceResult(contestants=tuple(ordered), plan=plan, rungs=tuple(rungs), decision=decision,
-                      budget_s=float(budget_s), jobs=jobs, repeats=repeats, eta=eta, seed=seed,
-                      stopped_early=stopped_early, elapsed_s=round(time.monotonic() - t_start, 3), search=history)
+    proposer = ModelProposer(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare, plan=plan,
+                             batches=batches, seed=seed, ruled_out=ruled_out, wrap=wrap, on_batch=on_batch)
+    return halve(proposer=proposer, rule=Rule(alpha=alpha), plan=plan, batches=batches, default=default.name,
+                 run_trials=run_trials, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, seed=seed,
+                 on_rung=on_rung)

@@ -17,8 +17,9 @@ from autotune.io import write_json_atomic, write_text_atomic
 from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contestants
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
-                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant,
-                                RaceResult, Rung, TrialFigures, TrialPlan, plan_race, run_race)
+                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan,
+                                TrialFigures, TrialPlan, plan_race, portfolio_of)
+from autotune.race.halving import run_race
 from autotune.target.recipe import TargetSpec
 
 RACE_JSON = "race.json"
@@ -57,38 +58,31 @@ def _afl_cc_installed(env: Mapping[str, str]) -> bool:
     return True
 
 
-def check_budget(*, budget_s: float, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
-                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+def check_budget(*, budget_s: float, strategy: str = "search", jobs: int | None = None,
+                 repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
                  overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS,
                  instances: int = 1) -> None:
     """Refuse, before anything runs, a budget too small to race even one candidate against the
     default (the AutotuneError names the smallest budget that does: plan_race's message), and
-    portfolios of more instances than this machine has cores."""
-    from autotune.trials import host_cores
-
-    cores = jobs or len(host_cores())
-    if instances < 1:
-        raise AutotuneError(f"--instances {instances}: a campaign needs at least one afl-fuzz instance",
-                            fix="give --instances 1 or more")
-    if instances > cores:
-        raise AutotuneError(f"a portfolio of {instances} instances needs {instances} cores; this machine has {cores}",
-                            fix=f"give --instances {cores} or fewer (afl-fuzz wants one core an instance)")
-    plan_race(candidates=1, budget_s=budget_s, jobs=max(1, cores // max(1, instances)), repeats=repeats, eta=eta,
-              min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
+    portfolios the strategy or this machine cannot race (:func:`_trials_at_once`)."""
+    plan_race(candidates=1, budget_s=budget_s, jobs=_trials_at_once(jobs=jobs, instances=instances, strategy=strategy),
+              repeats=repeats, eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
 
 
 def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, repeats: int, eta: int,
                   min_trial_s: int, overhead_s: float,
-                  final_repeats: int = DEFAULT_FINAL_REPEATS) -> tuple[list[Contestant], tuple[str, ...]]:
-    """Drop candidates from the end of the priority list until the race fits the budget."""
+                  final_repeats: int = DEFAULT_FINAL_REPEATS
+                  ) -> tuple[list[Contestant], tuple[str, ...], tuple[RungPlan, ...]]:
+    """Drop candidates from the end of the priority list until the race fits the budget: (the contestants
+    kept, the names dropped, the plan that fits)."""
     keep = list(contestants)
     dropped: list[str] = []
     while True:
         n = sum(1 for c in keep if not c.is_default)
         try:
-            plan_race(candidates=n, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                      min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
-            return keep, tuple(dropped)
+            plan = plan_race(candidates=n, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                             min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
+            return keep, tuple(dropped), plan
         except AutotuneError:
             if n <= 1:
                 raise
@@ -108,19 +102,13 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
     from autotune.trials import TrialSpec as AflTrial
     from autotune.trials import run_trials
 
+    from autotune.trials.ensemble import portfolio_members
+
     by_name = contestants
 
     def members(name: str) -> tuple:
         """A portfolio contestant's afl-fuzz instances (binaries keyed <name>#<j>), AFL++'s variations."""
-        from autotune.portfolio.model import aflpp_variation
-        from autotune.trials.trial import Member
-
-        out = []
-        for j, m in enumerate(by_name[name].members):
-            args, env = aflpp_variation(j) if j else ((), {})
-            out.append(Member(name="main" if j == 0 else f"s{j}", role="main" if j == 0 else "secondary",
-                              binary=str(binaries[f"{name}#{j}"]), env={**m.env, **env}, afl_args=args))
-        return tuple(out)
+        return portfolio_members([(binaries[f"{name}#{j}"], m.env) for j, m in enumerate(by_name[name].members)])
 
     def run(specs: Sequence[TrialPlan]) -> list[TrialFigures]:
         afl_specs = [AflTrial(config=s.contestant, index=s.repeat, binary=str(binaries[s.contestant]),
@@ -174,9 +162,84 @@ def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | N
 STRATEGIES = ("search", "list")
 
 
+def _check_request(*, strategy: str, judge: str, spec: TargetSpec | None, binary: Path | None) -> None:
+    from autotune.bugs.race import OBJECTIVES
+
+    if strategy not in STRATEGIES:
+        raise AutotuneError(f"unknown race strategy {strategy!r}", fix=f"use one of: {', '.join(STRATEGIES)}")
+    if judge not in OBJECTIVES:
+        raise AutotuneError(f"unknown --judge {judge!r}", fix=f"use one of: {', '.join(OBJECTIVES)}")
+    if judge == "bugs" and (strategy != "list" or spec is None):
+        raise AutotuneError("the race judges by bugs with the list strategy and a recipe (the canary build is the "
+                            "target's PCGUARD build)", fix="pass --strategy list and --demo, --source or --build-script")
+    if spec is None and binary is None:
+        raise AutotuneError("the race needs a target", fix="give a harness binary, --source files or --demo")
+
+
+def _trials_at_once(*, jobs: int | None, instances: int, strategy: str) -> int:
+    """afl-fuzz trials run at once: ``jobs`` (default: a core each), fewer when every trial is a
+    portfolio of ``instances`` afl-fuzz, one core each."""
+    from autotune.trials import host_cores
+
+    jobs = jobs or len(host_cores())
+    if instances < 1:
+        raise AutotuneError(f"--instances {instances}: a campaign needs at least one afl-fuzz instance",
+                            fix="give --instances 1 or more")
+    if instances == 1:
+        return jobs
+    if strategy != "search":
+        raise AutotuneError("--instances races portfolios with the search only", fix="drop --strategy list")
+    cores = len(host_cores())
+    if cores < instances:
+        raise AutotuneError(f"a portfolio of {instances} instances needs {instances} cores; this machine has "
+                            f"{cores}", fix=f"give --instances {cores} or fewer (afl-fuzz wants one core an instance)")
+    return max(1, min(jobs, cores) // instances)
+
+
+def _listed(*, metrics: Sequence[str] | None, estimated_keys: Mapping[str, float] | None,
+            afl_cc: bool, spec: TargetSpec | None, max_collision_rate: float, budget_s: float, jobs: int, repeats: int,
+            eta: int, min_trial_s: int, overhead_s: float, final_repeats: int,
+            notice: Callable[[str], None] | None) -> tuple[list[Contestant], tuple[str, ...], tuple[RungPlan, ...]]:
+    """The list strategy's contestants (``metrics``, default DEFAULT_METRICS, each sized by the census),
+    as many as the budget races: (contestants, those left out, the plan)."""
+    contestants = make_contestants(metrics=tuple(metrics or DEFAULT_METRICS), estimated_keys=estimated_keys,
+                                   afl_cc=afl_cc, max_collision_rate=max_collision_rate)
+    if spec is None:  # one binary: every contestant runs it (its build kind serves every metric)
+        contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
+                                  description=c.description.rsplit(",", 1)[0] + ", the given binary",
+                                  cc_kind="autotune") for c in contestants]
+    contestants, dropped, plan = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                                               min_trial_s=min_trial_s, overhead_s=overhead_s,
+                                               final_repeats=final_repeats)
+    if dropped and notice:
+        n = len(contestants) - 1
+        notice(f"the budget of {budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
+               f"{', '.join(dropped)} (raise --budget to race them)")
+    return contestants, dropped, plan
+
+
+def _evaluations(tune_dir: Path | None) -> tuple[Any, ...]:
+    """tune's replay evaluations in ``tune_dir`` (the search's first proposals), none without it."""
+    if tune_dir is None:
+        return ()
+    from autotune.tune.result import load_tune_result
+
+    return tuple(t.evaluation for t in load_tune_result(tune_dir).trials)
+
+
+def _bug_binary(yard, *, seeds: Path, env: Mapping[str, str]) -> str:
+    """Judged by bugs: the yardstick's canary build, checked before any afl-fuzz runs (autotune.bugs.yardstick)."""
+    from autotune.bugs.yardstick import check_seeds, require_canaries
+
+    require_canaries(yard.binary)
+    check_seeds(yard.binary, sorted(seeds.iterdir()), env=env)
+    return yard.binary
+
+
 def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, binary: Path | None = None,
                 estimated_keys: Mapping[str, float] | None = None, metrics: Sequence[str] | None = None,
-                strategy: str = "search", probe_dir: Path | None = None, tune_evaluations: Sequence[Any] = (),
+                strategy: str = "search", probe_dir: Path | None = None,
+                tune_evaluations: Sequence[Any] | None = None,
                 tune_dir: Path | None = None, host: Any = None, l2_bytes: int | None = None,
                 budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
                 eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
@@ -193,37 +256,22 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     space limited to ``metrics`` (default: all) and sized by the probe's census in ``probe_dir``), or
     ``list`` (the fixed list ``metrics``, default DEFAULT_METRICS, each sized by the census).
     ``judge``: ``edges`` (the yardstick's edges) or ``bugs`` (a target with known-bug canaries, the
-    list strategy: autotune.bugs.race states the objective and the decision rule)."""
-    from autotune.compare.compare import stage_seeds
+    list strategy: autotune.bugs.race states the objective and the decision rule). ``tune_evaluations``
+    None: those of tune's report in ``tune_dir``, if given."""
     from autotune.afl import base_env, find_tool
-    from autotune.trials import choose_yardstick, host_cores, yardstick_for_binary
+    from autotune.trials import choose_yardstick, yardstick_for_binary
+    from autotune.trials.seeds import stage_seeds
     from autotune.trials.yardstick import KIND_CENSUS
 
+    if tune_evaluations is None:
+        tune_evaluations = _evaluations(tune_dir)
+    if probe_dir is None and estimated_keys is None and notice:
+        notice(f"no --probe: maps are sized for {DEFAULT_KEYS:,} keys (run `autotune probe` and pass --probe to "
+               "size them from the census)")
     env = base_env()
     find_tool("afl-fuzz", env=env)  # ToolMissingError names the package
-    if strategy not in STRATEGIES:
-        raise AutotuneError(f"unknown race strategy {strategy!r}", fix=f"use one of: {', '.join(STRATEGIES)}")
-    from autotune.bugs.race import OBJECTIVES
-
-    if judge not in OBJECTIVES:
-        raise AutotuneError(f"unknown --judge {judge!r}", fix=f"use one of: {', '.join(OBJECTIVES)}")
-    if judge == "bugs" and (strategy != "list" or spec is None):
-        raise AutotuneError("the race judges by bugs with the list strategy and a recipe (the canary build is the "
-                            "target's PCGUARD build)", fix="pass --strategy list and --demo, --source or --build-script")
-    if spec is None and binary is None:
-        raise AutotuneError("the race needs a target", fix="give a harness binary, --source files or --demo")
-    jobs = jobs or len(host_cores())
-    if instances < 1:
-        raise AutotuneError(f"--instances {instances}", fix="give --instances 1 or more")
-    if instances > 1:  # every trial a portfolio of `instances` afl-fuzz, one core each: fewer at once
-        if strategy != "search":
-            raise AutotuneError("--instances races portfolios with the search only", fix="drop --strategy list")
-        cores = len(host_cores())
-        if cores < instances:
-            raise AutotuneError(f"a portfolio of {instances} instances needs {instances} cores; this machine has "
-                                f"{cores}", fix=f"give --instances {cores} or fewer (afl-fuzz wants one core an "
-                                                 "instance)")
-        jobs = max(1, min(jobs, cores) // instances)
+    _check_request(strategy=strategy, judge=judge, spec=spec, binary=binary)
+    jobs = _trials_at_once(jobs=jobs, instances=instances, strategy=strategy)
     if host is None:
         from autotune.profile import detect_host
 
@@ -231,62 +279,40 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     afl_cc = spec is not None and _afl_cc_installed(env)
     if probe_dir is not None and estimated_keys is None:
         estimated_keys = estimated_keys_of(probe_dir)
-    default = make_contestants(metrics=(), afl_cc=afl_cc)[0]
-    wrap = None
-    if instances > 1:
-        from autotune.race.core import portfolio_of
-
-        single = default
-        default = portfolio_of(default=single, secondary=None, instances=instances)
-        wrap = lambda c: portfolio_of(default=single, secondary=c, instances=instances)  # noqa: E731
-    contestants: list[Contestant] = [default]
-    dropped: tuple[str, ...] = ()
+    single = make_contestants(metrics=(), afl_cc=afl_cc)[0]
+    default = single if instances == 1 else portfolio_of(default=single, secondary=None, instances=instances)
+    contestants, dropped, plan = [default], (), None
     if strategy == "list":
-        contestants = make_contestants(metrics=tuple(metrics or DEFAULT_METRICS), estimated_keys=estimated_keys,
-                                       afl_cc=afl_cc, max_collision_rate=max_collision_rate)
-        if spec is None:  # one binary: every contestant runs it (its build kind serves every metric)
-            contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
-                                      description=c.description.rsplit(",", 1)[0] + ", the given binary",
-                                      cc_kind="autotune") for c in contestants]
-        contestants, dropped = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                                             min_trial_s=min_trial_s, overhead_s=overhead_s,
-                                             final_repeats=final_repeats)
-        if dropped and notice:
-            n = len(contestants) - 1
-            notice(f"the budget of {budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
-                   f"{', '.join(dropped)} (raise --budget to race them)")
+        contestants, dropped, plan = _listed(
+            metrics=metrics, estimated_keys=estimated_keys, afl_cc=afl_cc, spec=spec,
+            max_collision_rate=max_collision_rate, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+            min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats, notice=notice)
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = out_dir / "seeds"
     stage_seeds(corpus=corpus, dest=seeds)
     binaries = build_contestants(contestants=contestants, spec=spec, binary=binary, env=env, notice=notice)
-    if spec is not None:
-        yard = choose_yardstick(spec=spec, env=env)
-    else:
-        yard = yardstick_for_binary(kind=KIND_CENSUS, binary=binary)
-    bug_binary = None
-    if judge == "bugs":  # before any afl-fuzz runs (autotune.bugs.yardstick)
-        from autotune.bugs.yardstick import check_seeds, require_canaries
-
-        require_canaries(yard.binary)
-        check_seeds(yard.binary, sorted(seeds.iterdir()), env=env)
-        bug_binary = yard.binary
+    yard = choose_yardstick(spec=spec, env=env) if spec is not None else yardstick_for_binary(kind=KIND_CENSUS,
+                                                                                               binary=binary)
     by_name = {c.name: c for c in contestants}
     backend = afl_backend(contestants=by_name, binaries=binaries, seeds=seeds, work=out_dir / "trials",
-                          yardstick=yard, jobs=jobs, on_trial=on_trial, bug_binary=bug_binary)
+                          yardstick=yard, jobs=jobs, on_trial=on_trial,
+                          bug_binary=_bug_binary(yard, seeds=seeds, env=env) if judge == "bugs" else None)
     if strategy == "list":
         race = run_race(contestants=contestants, run_trials=backend, budget_s=budget_s, jobs=jobs, repeats=repeats,
                         eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed,
-                        on_rung=on_rung, final_repeats=final_repeats, objective=judge)
+                        on_rung=on_rung, final_repeats=final_repeats, objective=judge, plan=plan)
     else:
-        if l2_bytes is None:
-            l2_bytes = host.l2_bytes
-        race = _search(default=default, spec=spec, binary=binary, env=env, metrics=metrics, probe_dir=probe_dir,
-                       estimated_keys=estimated_keys, tune_evaluations=tune_evaluations, l2_bytes=l2_bytes,
-                       max_collision_rate=max_collision_rate, by_name=by_name, binaries=binaries, backend=backend,
-                       budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
-                       overhead_s=overhead_s, alpha=alpha, seed=seed, on_rung=on_rung, on_batch=on_batch,
-                       notice=notice, final_repeats=final_repeats, wrap=wrap, llc_bytes=host.llc_bytes,
-                       instances=instances)
+        facts = search_facts(probe_dir=probe_dir, estimated_keys=estimated_keys,
+                             l2_bytes=host.l2_bytes if l2_bytes is None else l2_bytes,
+                             max_collision_rate=max_collision_rate, inline=spec is not None,
+                             llc_bytes=host.llc_bytes, instances=instances)
+        wrap = (lambda c: portfolio_of(default=single, secondary=c, instances=instances)) if instances > 1 else None
+        race = _search(default=default, facts=facts, metrics=metrics, tune_evaluations=tune_evaluations,
+                       prepare=Builds(spec=spec, binary=binary, env=env, default=default, binaries=binaries,
+                                      by_name=by_name, notice=notice),
+                       backend=backend, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
+                       min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed, on_rung=on_rung,
+                       on_batch=on_batch, notice=notice, final_repeats=final_repeats, wrap=wrap)
         dropped = tuple(d["name"] for d in race.search["dropped"])
     target = spec.to_dict() if isinstance(spec, TargetSpec) else {"kind": "binary", "binary": str(binary)}
     outcome = RaceOutcome(race=race, yardstick=yard.to_dict(), binaries={k: str(v) for k, v in binaries.items()},
@@ -303,8 +329,8 @@ def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] 
     """What rules the search's points out: the probe census's keys and counter overflow per metric,
     the per-core L2 and the shared LLC (race_target passes its host profile's; None: unknown, no cache
     rule), the limits."""
-    from autotune.preflight.tuned import DEFAULT_MAX_COUNTER_OVERFLOW
     from autotune.race.search import SpaceFacts
+    from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
 
     keys = dict(estimated_keys or {})
     overflow: dict[str, dict[int, float]] = {}
@@ -319,19 +345,62 @@ def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] 
                       instances=instances)
 
 
-def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estimated_keys, tune_evaluations,
-            l2_bytes, max_collision_rate, by_name: dict, binaries: dict, backend, budget_s, jobs, repeats, eta,
-            min_trial_s, overhead_s, alpha, seed, on_rung, on_batch, notice, final_repeats,
-            wrap=None, llc_bytes: int | None = None, instances: int = 1) -> RaceResult:
-    """The search as the stage runs it: contestants built as they are proposed (a build that fails
-    drops its build kind's points, with the reason), trials through ``backend``."""
+class Builds:
+    """The search's ``prepare``: each proposal's target built as it is proposed (one build per build key,
+    cached; without a recipe, the one binary given), its binaries and contestant registered for the trial
+    backend; a build that fails is returned with its reason (the search drops its build kind)."""
+
+    def __init__(self, *, spec: TargetSpec | None, binary: Path | None, env: Mapping[str, str], default: Contestant,
+                 binaries: dict[str, Path], by_name: dict[str, Contestant], notice: Callable[[str], None] | None):
+        self.spec, self.binary, self.env, self.default = spec, binary, env, default
+        self.binaries, self.by_name, self.notice = binaries, by_name, notice
+        self.built: dict[tuple, Path | str] = {}  # build key -> binary, or why its build failed
+
+    def __call__(self, cands: Sequence[Contestant]) -> dict[str, str]:
+        failed = {}
+        for c in cands:
+            got = self._build(c.tuned)  # what the point builds (a portfolio's secondary; its main is the default's)
+            if isinstance(got, str):
+                failed[c.name] = got
+                if self.notice:
+                    self.notice(f"dropped {c.name}: {got}")
+                continue
+            if c.members:  # a portfolio: AFL++'s default's binary for the main, the point's for the secondaries
+                main = self.binaries[f"{self.default.name}#0"]
+                self.binaries[c.name] = main
+                for j in range(len(c.members)):
+                    self.binaries[f"{c.name}#{j}"] = main if j == 0 else got
+            else:
+                self.binaries[c.name] = got
+            self.by_name[c.name] = c
+        return failed
+
+    def _build(self, t: Contestant) -> Path | str:
+        from autotune.race.search import build_key
+        from autotune.target import build
+
+        key = build_key(t)
+        if key not in self.built:
+            if self.spec is None:
+                self.built[key] = self.binary
+            else:
+                kind = t.build_vars.get("AUTOTUNE_CC_INSTRUMENT", "")
+                if self.notice:
+                    self.notice(f"building {t.name}'s target (autotune cc, {kind} kind; cached once built)")
+                try:
+                    self.built[key] = build(spec=self.spec, cc_kind=t.cc_kind, build_vars=t.build_vars, env=self.env)
+                except AutotuneError as exc:
+                    self.built[key] = f"{kind} build failed: {exc.message}"
+        return self.built[key]
+
+
+def _search(*, default: Contestant, facts, metrics: Sequence[str] | None, tune_evaluations: Sequence[Any],
+            prepare: Builds, backend, notice: Callable[[str], None] | None, **race: Any) -> RaceResult:
+    """The search as the stage runs it: the space ``facts`` allow for ``metrics`` (default: all), tune's
+    evaluations as its first proposals, contestants built as they are proposed (``prepare``)."""
     from autotune.metrics import METRICS
     from autotune.race.search import enumerate_space, prior_seeds, run_search
-    from autotune.target import build
 
-    facts = search_facts(probe_dir=probe_dir, estimated_keys=estimated_keys, l2_bytes=l2_bytes,
-                         max_collision_rate=max_collision_rate, inline=spec is not None, llc_bytes=llc_bytes,
-                         instances=instances)
     names = tuple(metrics or METRICS)
     space, ruled = enumerate_space(metrics=names, facts=facts)
     seeds = prior_seeds(space=space, tune_evaluations=tune_evaluations)
@@ -340,44 +409,8 @@ def _search(*, default: Contestant, spec, binary, env, metrics, probe_dir, estim
                f"({sum(ruled.values())} ruled out by the census and the host: "
                + ", ".join(f"{k} {v}" for k, v in sorted(ruled.items())) + "); first proposals: "
                + ", ".join(p.name for p, _ in seeds))
-    built: dict[tuple, Path | str] = {}
-
-    def prepare(cands):
-        from autotune.race.search import build_key
-
-        failed = {}
-        for c in cands:
-            t = c.tuned  # what the point builds (a portfolio's secondary; its main is the default's build)
-            key = build_key(t)
-            if key not in built:
-                if spec is None:
-                    built[key] = binary
-                else:
-                    kind = t.build_vars.get("AUTOTUNE_CC_INSTRUMENT", "")
-                    if notice:
-                        notice(f"building {t.name}'s target (autotune cc, {kind} kind; cached once built)")
-                    try:
-                        built[key] = build(spec=spec, cc_kind=t.cc_kind, build_vars=t.build_vars, env=env)
-                    except AutotuneError as exc:
-                        built[key] = f"{kind} build failed: {exc.message}"
-            if isinstance(built[key], str):
-                failed[c.name] = built[key]
-                if notice:
-                    notice(f"dropped {c.name}: {built[key]}")
-                continue
-            if c.members:
-                binaries[c.name] = binaries[f"{default.name}#0"]
-                for j in range(len(c.members)):
-                    binaries[f"{c.name}#{j}"] = binaries[f"{default.name}#0"] if j == 0 else built[key]
-            else:
-                binaries[c.name] = built[key]
-            by_name[c.name] = c
-        return failed
-
     return run_search(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare, run_trials=backend,
-                      budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
-                      overhead_s=overhead_s, alpha=alpha, seed=seed, ruled_out=ruled, on_rung=on_rung,
-                      on_batch=on_batch, final_repeats=final_repeats, wrap=wrap, notice=notice)
+                      ruled_out=ruled, notice=notice, **race)
 
 
 def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
@@ -398,57 +431,3 @@ def estimated_keys_of(probe_dir: Path) -> dict[str, float]:
     from autotune.tune.probe_inputs import inputs_from_probe
 
     return {m: f.estimated_keys for m, f in inputs_from_probe(probe_dir).metrics.items()}
-
-
-def parse_metrics(text: str) -> tuple[str, ...]:
-    from autotune.metrics import METRICS
-
-    names = tuple(m.strip() for m in text.split(",") if m.strip())
-    if not names:
-        raise AutotuneError("no metric to race", fix=f"pass --metrics with some of: {', '.join(METRICS)}")
-    bad = [m for m in names if m not in METRICS]
-    if bad:
-        raise AutotuneError(f"unknown metric {bad[0]!r} in --metrics", fix=f"use some of: {', '.join(METRICS)}")
-    return names
-
-
-def race_cli(*, harness: Path | None, spec: TargetSpec | None, corpus: Path, probe_dir: Path | None, budget_s: float,
-             metrics: Sequence[str] | None, jobs: int | None, repeats: int, seed: int, out_dir: Path,
-             notice: Callable[[str], None], strategy: str = "search",
-             tune_dir: Path | None = None, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-             final_repeats: int = DEFAULT_FINAL_REPEATS, instances: int = 1, judge: str = "edges",
-             **progress: Callable[[Any], None]) -> RaceOutcome:
-    """`autotune race`'s call: the target (recipe or binary), its seeds, the sizes from the probe's
-    census, the search's first proposals from tune's report in ``tune_dir``; ``progress`` the
-    race's on_trial, on_rung and on_batch callbacks."""
-    evaluations = ()
-    if tune_dir is not None:
-        from autotune.tune.result import load_tune_result
-
-        evaluations = tuple(t.evaluation for t in load_tune_result(tune_dir).trials)
-    if probe_dir is None:
-        notice(f"no --probe: maps are sized for {DEFAULT_KEYS:,} keys (run `autotune probe` and pass --probe to "
-               "size them from the census)")
-    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=harness, probe_dir=probe_dir,
-                       metrics=metrics, strategy=strategy, tune_evaluations=evaluations, tune_dir=tune_dir,
-                       budget_s=budget_s, jobs=jobs, repeats=repeats, min_trial_s=min_trial_s, seed=seed, notice=notice,
-                       final_repeats=final_repeats, instances=instances, judge=judge, **progress)
-
-
-def rung_line(rung: Rung) -> str:
-    import statistics
-
-    meds = ", ".join(f"{n} {statistics.median(rung.coverage(n)):g}" for n in rung.ranking)
-    return f"rung {rung.index} ({rung.seconds} s trials) done: median edges {meds}; on: {', '.join(rung.kept)}"
-
-
-def batch_line(b: Mapping[str, Any]) -> str:
-    return (f"search: {b['tried']} configuration{'s' if b['tried'] != 1 else ''} tried, "
-            f"{b['afl_seconds']:,.0f} afl-fuzz seconds; best so far "
-            f"{b['best']} (model: {b['best_objective']:+.3f} vs the default)")
-
-
-def trial_line(t) -> str:
-    cov = t.yardstick.edges if t.yardstick else "?"
-    return (f"  {t.spec.config} trial {t.spec.index} ({t.spec.seconds} s): {cov} edges, "
-            f"{t.execs_per_s:,.0f} execs/s, queue {t.kept.get('queue', 0)}")

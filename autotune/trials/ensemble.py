@@ -15,9 +15,43 @@ from typing import Mapping, Sequence
 from autotune import afl
 from autotune.errors import AutotuneError
 from autotune.trials.afl_output import KINDS, instances_of, kept_inputs, read_fuzzer_stats, read_plot_data
-from autotune.trials.trial import (_ANSI, INDEX_FILE_NAME, START_SLACK_S, TrialResult, TrialSpec, trial_env,
-                                   trial_stats)
+from autotune.trials.trial import (_ANSI, INDEX_FILE_NAME, START_SLACK_S, Member, TrialResult, TrialSpec,
+                                   trial_env, trial_stats)
 from autotune.trials.yardstick import pin_prefix
+
+
+def aflpp_variation(i: int) -> tuple[tuple[str, ...], dict[str, str]]:
+    """afl-fuzz options and variables of secondary ``i`` (1, 2, ...) by AFL++'s documented recipe for
+    secondaries (docs/fuzzing_in_depth.md): about 60 % AFL_DISABLE_TRIM, 40 % an exploring and 20 % an
+    exploiting schedule (``-p explore`` / ``-p exploit``: AFL++ 4.04c's power schedules; later
+    releases spell the strategy ``-P``), 10 % ``-L 0`` (MOpt), 10 % ``-Z`` (sequential queue), by the
+    index modulo 10 so any N gets the proportions as nearly as it can."""
+    if i < 1:
+        raise ValueError("secondaries are numbered from 1")
+    args: list[str] = []
+    env: dict[str, str] = {}
+    if i % 10 < 6:
+        env["AFL_DISABLE_TRIM"] = "1"
+    if i % 5 in (1, 3):
+        args += ["-p", "explore"]
+    elif i % 5 == 2:
+        args += ["-p", "exploit"]
+    if i % 10 == 4:
+        args += ["-L", "0"]
+    if i % 10 == 7:
+        args += ["-Z"]
+    return tuple(args), env
+
+
+def portfolio_members(instances: Sequence[tuple[str, Mapping[str, str]]]) -> tuple[Member, ...]:
+    """The afl-fuzz instances of a portfolio, from each one's (binary, variables): ``main`` (-M), then
+    ``s1``, ``s2``, ... (-S) with AFL++'s documented variations (:func:`aflpp_variation`)."""
+    out = []
+    for j, (binary, env) in enumerate(instances):
+        args, variation = aflpp_variation(j) if j else ((), {})
+        out.append(Member(name="main" if j == 0 else f"s{j}", role="main" if j == 0 else "secondary",
+                          binary=str(binary), env={**env, **variation}, afl_args=args))
+    return tuple(out)
 
 
 def ensemble_inputs(afl_out: Path):
