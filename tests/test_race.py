@@ -205,6 +205,7 @@ def test_race_on_the_demo_in_the_real_afl_fuzz(tmp_path):
     assert (out / "afl-build.env").is_file() and (out / "race.md").is_file()
     assert "Recommended: aflpp-default" in (out / "race.md").read_text()
     assert re.search(r"afl-fuzz: AFL\+\+ \d+\.\d+\w", (out / "race.md").read_text())  # the version that ran it
+    assert re.search(r"builds by clang \d+\.\d+", (out / "race.md").read_text())  # and the clang that built
 
 
 @pytest.mark.slow

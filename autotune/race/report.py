@@ -6,6 +6,7 @@ import statistics
 from pathlib import Path
 
 from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
+from autotune.llvm import compilers_text
 from autotune.trials import aflpp_versions
 
 INDEX_FILE = "autotune-index.bin"
@@ -119,7 +120,8 @@ def markdown(outcome) -> str:
     d = race.decision
     lines = ["# autotune race", "",
              f"Target: {outcome.target.get('kind')}; yardstick: {outcome.yardstick.get('description', outcome.yardstick.get('kind'))}.",
-             f"afl-fuzz: {aflpp_versions(t.__dict__ for r in race.rungs for t in r.trials)}. "
+             f"afl-fuzz: {aflpp_versions(t.__dict__ for r in race.rungs for t in r.trials)}"
+             f"{f'; builds by {compilers_text(outcome.compilers)}' if getattr(outcome, 'compilers', None) else ''}. "
              f"Budget {race.budget_s:.0f} s, {race.jobs} trial{'s' if race.jobs != 1 else ''} at once; {race.repeats} trials per contestant and rung, "
              f"paired afl-fuzz seeds; successive halving with eta {race.eta}; seed {race.seed}.", ""]
     lines += [f"**Recommended: {d.recommended}.** {d.reason}.", ""]

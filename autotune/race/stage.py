@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from autotune import llvm
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
 from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contestants
@@ -40,12 +41,14 @@ class RaceOutcome:
     tune_dir: str | None = None  # tune's output, the search's prior
     max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE
     host: dict | None = None  # the host profile (HostProfile.to_dict) the race ran on
+    compilers: dict | None = None  # the clang behind afl-clang-fast and autotune cc (autotune.llvm.compilers)
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": 1, "race": self.race.to_dict(), "yardstick": self.yardstick,
                 "binaries": dict(self.binaries), "target": self.target, "dropped": list(self.dropped),
                 "written": list(self.written), "probe_dir": self.probe_dir, "tune_dir": self.tune_dir,
-                "max_collision_rate": self.max_collision_rate, "host": self.host}
+                "max_collision_rate": self.max_collision_rate, "host": self.host,
+                **({"compilers": self.compilers} if self.compilers else {})}
 
 
 def _afl_cc_installed(env: Mapping[str, str]) -> bool:
@@ -319,7 +322,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
                           target=target, dropped=dropped, written=(),
                           probe_dir=str(Path(probe_dir).resolve()) if probe_dir else None,
                           tune_dir=str(Path(tune_dir).resolve()) if tune_dir else None,
-                          max_collision_rate=max_collision_rate, host=host.to_dict())
+                          max_collision_rate=max_collision_rate, host=host.to_dict(), compilers=llvm.compilers(env))
     written = write_outputs(outcome=outcome, out_dir=out_dir)
     return RaceOutcome(**{**outcome.__dict__, "written": tuple(str(p) for p in written)})
 
