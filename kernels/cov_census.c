@@ -154,26 +154,20 @@ static int64_t census_add(cov_census *c, int m, uint64_t key, uint32_t hk, uint6
   return (int64_t)t->n - 1;
 }
 
-/* ---- event cache: event -> its census records, across executions (per process) -------------
- * Most events of an execution were seen before; their 13 keys and census slots are remembered
- * here, so the merge skips the key computation and the census index probes (the index tables
- * are the large, cache-missing part). Private memory: a re-forked child starts empty. */
-typedef struct ecache_ent {
+/* ---- event caches: an event (its window and context digest) -> what it maps to -------------
+ * Open addressing over an index of 2 * cap slots (0 empty, else entry + 1) and the entries in
+ * insertion order, each starting with its key; two users: the census merge (records) and the
+ * union map (slots). Process-private memory: a re-forked child starts empty. */
+typedef struct evc_key {
   uint32_t w[8];
   uint64_t dig;
-  uint32_t rec[COV_N_METRICS]; /* record index per selected metric */
-  uint32_t pad;
-} ecache_ent;
+} evc_key;
 
-static struct {
-  const cov_census *census;
-  uint32_t epoch;
+typedef struct evc_table {
   uint32_t n, cap; /* entries, capacity (index: 2 * cap) */
   uint32_t *index;
-  ecache_ent *ent;
-} ec;
-
-#define EC_MAX (1u << 22)
+  void *ent; /* cap entries of the user's type, each starting with its evc_key */
+} evc_table;
 
 static inline uint32_t ec_hash(const uint32_t *w, uint64_t dig) {
   uint64_t a, b, c2, d;
@@ -188,31 +182,35 @@ static inline uint32_t ec_hash(const uint32_t *w, uint64_t dig) {
   return (uint32_t)(h >> 32);
 }
 
-static void ec_reset(const cov_census *c) {
-  free(ec.index);
-  free(ec.ent);
-  memset(&ec, 0, sizeof ec);
-  ec.census = c;
-  ec.epoch = cov_seed_epoch_now();
+static inline evc_key *evc_at(const evc_table *t, size_t ent_bytes, uint32_t i) {
+  return (evc_key *)(void *)((char *)t->ent + (size_t)i * ent_bytes);
 }
 
-static int ec_grow(void) {
-  uint32_t ncap = ec.cap ? ec.cap * 2 : 4096;
-  if (ncap > EC_MAX) return -1;
+static void evc_free(evc_table *t) {
+  free(t->index);
+  free(t->ent);
+  memset(t, 0, sizeof *t);
+}
+
+/* Doubles the capacity (4096 entries at first, at most max); -1 when full or out of memory. */
+static int evc_grow(evc_table *t, size_t ent_bytes, uint32_t max) {
+  uint32_t ncap = t->cap ? t->cap * 2 : 4096;
+  if (ncap > max) return -1;
   uint32_t *nidx = calloc((size_t)2 * ncap, sizeof *nidx);
-  ecache_ent *nent = realloc(ec.ent, (size_t)ncap * sizeof *nent);
+  void *nent = realloc(t->ent, (size_t)ncap * ent_bytes);
   if (!nidx || !nent) {
     free(nidx);
-    if (nent) ec.ent = nent;
+    if (nent) t->ent = nent;
     return -1;
   }
-  ec.ent = nent;
-  free(ec.index);
-  ec.index = nidx;
-  ec.cap = ncap;
+  t->ent = nent;
+  free(t->index);
+  t->index = nidx;
+  t->cap = ncap;
   uint32_t mask = 2 * ncap - 1;
-  for (uint32_t i = 0; i < ec.n; i++) {
-    uint32_t s = ec_hash(nent[i].w, nent[i].dig) & mask;
+  for (uint32_t i = 0; i < t->n; i++) {
+    const evc_key *k = evc_at(t, ent_bytes, i);
+    uint32_t s = ec_hash(k->w, k->dig) & mask;
     while (nidx[s]) s = (s + 1) & mask;
     nidx[s] = i + 1;
   }
@@ -220,32 +218,59 @@ static int ec_grow(void) {
 }
 
 /* The cached entry of an event, or NULL (then *slot is where it would go). */
-static inline ecache_ent *ec_find(const cov_event *e, uint32_t *slot) {
-  if (!ec.cap) return NULL;
-  uint32_t mask = 2 * ec.cap - 1;
+static inline void *evc_find(const evc_table *t, size_t ent_bytes, const cov_event *e, uint32_t *slot) {
+  if (!t->cap) return NULL;
+  uint32_t mask = 2 * t->cap - 1;
   for (uint32_t s = ec_hash(e->w, e->dig) & mask;; s = (s + 1) & mask) {
-    uint32_t i = ec.index[s];
+    uint32_t i = t->index[s];
     if (!i) {
       *slot = s;
       return NULL;
     }
-    ecache_ent *x = &ec.ent[i - 1];
-    if (x->dig == e->dig && memcmp(x->w, e->w, sizeof x->w) == 0) return x;
+    evc_key *k = evc_at(t, ent_bytes, i - 1);
+    if (k->dig == e->dig && memcmp(k->w, e->w, sizeof k->w) == 0) return k;
   }
 }
 
-static void ec_insert(const cov_event *e, uint32_t slot, const uint32_t rec[COV_N_METRICS]) {
-  if (ec.n == ec.cap) {
-    if (ec_grow() != 0) return; /* not cached: merged the slow way next time too */
-    uint32_t mask = 2 * ec.cap - 1;
+/* A new entry for an event evc_find did not find (slot: the one it gave), its key filled in; the
+ * caller fills the rest. NULL when the table cannot grow (the event stays uncached). */
+static void *evc_add(evc_table *t, size_t ent_bytes, uint32_t max, const cov_event *e, uint32_t slot) {
+  if (t->n == t->cap) {
+    if (evc_grow(t, ent_bytes, max) != 0) return NULL;
+    uint32_t mask = 2 * t->cap - 1;
     slot = ec_hash(e->w, e->dig) & mask;
-    while (ec.index[slot]) slot = (slot + 1) & mask;
+    while (t->index[slot]) slot = (slot + 1) & mask;
   }
-  ecache_ent *x = &ec.ent[ec.n];
-  memcpy(x->w, e->w, sizeof x->w);
-  x->dig = e->dig;
-  memcpy(x->rec, rec, sizeof x->rec);
-  ec.index[slot] = ++ec.n;
+  evc_key *k = evc_at(t, ent_bytes, t->n);
+  memcpy(k->w, e->w, sizeof k->w);
+  k->dig = e->dig;
+  t->index[slot] = ++t->n;
+  return k;
+}
+
+/* The census merge's cache: event -> its census records, across executions. Most events of an
+ * execution were seen before; their 13 keys and census slots are remembered here, so the merge
+ * skips the key computation and the census index probes (the index tables are the large,
+ * cache-missing part). */
+typedef struct ecache_ent {
+  evc_key key;
+  uint32_t rec[COV_N_METRICS]; /* record index per selected metric */
+  uint32_t pad;
+} ecache_ent;
+
+static struct {
+  const cov_census *census;
+  uint32_t epoch;
+  evc_table t;
+} ec;
+
+#define EC_MAX (1u << 22)
+
+static void ec_reset(const cov_census *c) {
+  evc_free(&ec.t);
+  memset(&ec, 0, sizeof ec);
+  ec.census = c;
+  ec.epoch = cov_seed_epoch_now();
 }
 
 int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]) {
@@ -265,7 +290,7 @@ int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]) {
     for (uint32_t i = 0; i < et->n; i++) {
       const cov_event *e = &et->ev[i];
       uint32_t slot = 0;
-      const ecache_ent *x = ec_find(e, &slot);
+      const ecache_ent *x = evc_find(&ec.t, sizeof *x, e, &slot);
       if (x) {
         for (int j = 0; j < nm; j++) crec_bump(&crec(c, metrics[j])[x->rec[metrics[j]]], e->count, exec);
         continue;
@@ -284,7 +309,8 @@ int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]) {
           new_keys[m] += (uint32_t)is_new;
         }
       }
-      if (cacheable) ec_insert(e, slot, rec);
+      ecache_ent *y = cacheable ? evc_add(&ec.t, sizeof *y, EC_MAX, e, slot) : NULL;
+      if (y) memcpy(y->rec, rec, sizeof y->rec); /* else not cached: merged the slow way next time too */
     }
     cov_evtab_clear(et);
   }
@@ -481,83 +507,42 @@ int cov_census_dump(const cov_census *c, const char *dir) {
  * An event's slots are cached (process-local: a persistent child fills its own cache): the same
  * windows recur in almost every execution, and computing every metric's key is the main cost. */
 typedef struct ucache_ent {
-  uint32_t w[8];
-  uint64_t dig;
+  evc_key key;
   uint32_t slot[COV_N_METRICS]; /* in metric order of the selected metrics */
 } ucache_ent;
 
 static struct {
-  uint32_t n, cap;     /* entries, capacity (index: 2 * cap) */
   uint32_t epoch;      /* cov_seed_epoch the slots belong to */
   uint32_t metric_mask;
   uint64_t slots;
-  uint32_t *index;     /* 0 empty, else entry + 1 */
-  ucache_ent *ent;
+  evc_table t;
 } uc;
 
 #define UC_MAX (1u << 18)
 
 static void uc_reset(uint32_t metric_mask, uint64_t slots) {
-  free(uc.index);
-  free(uc.ent);
+  evc_free(&uc.t);
   memset(&uc, 0, sizeof uc);
   uc.epoch = cov_seed_epoch_now();
   uc.metric_mask = metric_mask;
   uc.slots = slots;
 }
 
-static int uc_grow(void) {
-  uint32_t ncap = uc.cap ? uc.cap * 2 : 4096;
-  if (ncap > UC_MAX) return -1;
-  uint32_t *nidx = calloc((size_t)2 * ncap, sizeof *nidx);
-  ucache_ent *nent = realloc(uc.ent, (size_t)ncap * sizeof *nent);
-  if (!nidx || !nent) {
-    free(nidx);
-    if (nent) uc.ent = nent;
-    return -1;
-  }
-  uc.ent = nent;
-  free(uc.index);
-  uc.index = nidx;
-  uc.cap = ncap;
-  uint32_t mask = 2 * ncap - 1;
-  for (uint32_t i = 0; i < uc.n; i++) {
-    uint32_t s = ec_hash(nent[i].w, nent[i].dig) & mask;
-    while (nidx[s]) s = (s + 1) & mask;
-    nidx[s] = i + 1;
-  }
-  return 0;
-}
-
 /* The event's slots, from the cache or computed into *tmp (and cached when there is room). */
 static const uint32_t *uc_slots(const cov_event *e, const int *metrics, int nm, uint32_t *tmp) {
-  uint32_t mask = uc.cap ? 2 * uc.cap - 1 : 0, s = 0;
-  if (uc.cap) {
-    for (s = ec_hash(e->w, e->dig) & mask;; s = (s + 1) & mask) {
-      uint32_t i = uc.index[s];
-      if (!i) break;
-      const ucache_ent *x = &uc.ent[i - 1];
-      if (x->dig == e->dig && memcmp(x->w, e->w, sizeof x->w) == 0) return x->slot;
-    }
-  }
+  uint32_t s = 0;
+  const ucache_ent *x = evc_find(&uc.t, sizeof *x, e, &s);
+  if (x) return x->slot;
   uint64_t ex[COV_N_METRICS];
   uint32_t hk[COV_N_METRICS];
   cov_keys(e->w, e->cx, ex, hk);
   for (int j = 0; j < nm; j++)
     tmp[j] = (uint32_t)(cov_mix64(ex[metrics[j]] ^ ((uint64_t)(metrics[j] + 1) * 0x9e3779b97f4a7c15ull)) &
                         (uc.slots - 1));
-  if (uc.n == uc.cap) {
-    if (uc_grow() != 0) return tmp;
-    mask = 2 * uc.cap - 1;
-    s = ec_hash(e->w, e->dig) & mask;
-    while (uc.index[s]) s = (s + 1) & mask;
-  }
-  ucache_ent *x = &uc.ent[uc.n];
-  memcpy(x->w, e->w, sizeof x->w);
-  x->dig = e->dig;
-  memcpy(x->slot, tmp, (size_t)nm * sizeof *tmp);
-  uc.index[s] = ++uc.n;
-  return x->slot;
+  ucache_ent *y = evc_add(&uc.t, sizeof *y, UC_MAX, e, s);
+  if (!y) return tmp;
+  memcpy(y->slot, tmp, (size_t)nm * sizeof *tmp);
+  return y->slot;
 }
 
 void cov_events_to_map(uint8_t *map, uint64_t slots, uint32_t metric_mask) {
