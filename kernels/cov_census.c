@@ -13,13 +13,19 @@
 
 #define CENSUS_MAGIC 0x314c425443544121ull /* in-memory header, "!ATCTBL1" */
 
-typedef struct cov_crec {
+/* A key's record as the census file keeps it (cov_census_dump writes these, 40 bytes each). */
+typedef struct census_rec {
   uint64_t key;
   uint32_t hk32;
   uint32_t n_inputs;
   uint64_t max_hits;
   uint64_t total_hits;
   uint64_t first_exec;
+} census_rec;
+
+/* ... and in memory, with the execution being merged */
+typedef struct cov_crec {
+  census_rec kept;
   uint64_t cur_exec; /* execution being merged, and its hits so far */
   uint64_t cur_hits;
 } cov_crec;
@@ -104,7 +110,7 @@ static cov_crec *census_find(const cov_census *c, int m, uint64_t key) {
     uint32_t e = idx[s];
     if (!e) return NULL;
     cov_crec *r = &crec(c, m)[e - 1];
-    if (r->key == key) return r;
+    if (r->kept.key == key) return r;
   }
 }
 
@@ -112,11 +118,11 @@ static inline void crec_bump(cov_crec *r, uint64_t count, uint64_t exec) {
   if (r->cur_exec != exec) {
     r->cur_exec = exec;
     r->cur_hits = 0;
-    r->n_inputs++;
+    r->kept.n_inputs++;
   }
   r->cur_hits += count;
-  r->total_hits += count;
-  if (r->cur_hits > r->max_hits) r->max_hits = r->cur_hits;
+  r->kept.total_hits += count;
+  if (r->cur_hits > r->kept.max_hits) r->kept.max_hits = r->cur_hits;
 }
 
 /* Add count hits of key to metric m: the record's index, or -1 when the table was full (the key
@@ -132,7 +138,7 @@ static int64_t census_add(cov_census *c, int m, uint64_t key, uint32_t hk, uint6
     uint32_t e = idx[s];
     if (!e) break;
     cov_crec *r = &rec[e - 1];
-    if (r->key == key) {
+    if (r->kept.key == key) {
       crec_bump(r, count, exec);
       return (int64_t)e - 1;
     }
@@ -144,11 +150,11 @@ static int64_t census_add(cov_census *c, int m, uint64_t key, uint32_t hk, uint6
     return -1;
   }
   cov_crec *r = &rec[t->n];
-  r->key = key;
-  r->hk32 = hk;
-  r->n_inputs = 1;
-  r->max_hits = r->total_hits = r->cur_hits = count;
-  r->first_exec = r->cur_exec = exec;
+  r->kept.key = key;
+  r->kept.hk32 = hk;
+  r->kept.n_inputs = 1;
+  r->kept.max_hits = r->kept.total_hits = r->cur_hits = count;
+  r->kept.first_exec = r->cur_exec = exec;
   idx[s] = ++t->n;
   *is_new = 1;
   return (int64_t)t->n - 1;
@@ -439,15 +445,6 @@ typedef struct __attribute__((packed)) census_hdr {
   uint64_t dropped;
 } census_hdr;
 
-typedef struct __attribute__((packed)) census_rec {
-  uint64_t key;
-  uint32_t hk32;
-  uint32_t n_inputs;
-  uint64_t max_hits;
-  uint64_t total_hits;
-  uint64_t first_exec;
-} census_rec;
-
 _Static_assert(sizeof(census_hdr) == 32, "census header is 32 bytes");
 _Static_assert(sizeof(census_rec) == 40, "census record is 40 bytes");
 _Static_assert(sizeof(trace_rec) == 16, "trace record is 16 bytes");
@@ -471,14 +468,7 @@ int cov_census_dump(const cov_census *c, const char *dir) {
     memcpy(buf, &h, sizeof h);
     const cov_crec *rec = crec(c, m);
     census_rec *out = (census_rec *)(buf + sizeof h);
-    for (uint32_t i = 0; i < t->n; i++) {
-      out[i].key = rec[i].key;
-      out[i].hk32 = rec[i].hk32;
-      out[i].n_inputs = rec[i].n_inputs;
-      out[i].max_hits = rec[i].max_hits;
-      out[i].total_hits = rec[i].total_hits;
-      out[i].first_exec = rec[i].first_exec;
-    }
+    for (uint32_t i = 0; i < t->n; i++) out[i] = rec[i].kept;
     snprintf(path, sizeof path, "%s/%s.bin", cdir, cov_metric_names[m]);
     snprintf(tmp, sizeof tmp, "%s/.%s.bin.%ld.tmp", cdir, cov_metric_names[m], (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
