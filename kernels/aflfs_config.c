@@ -88,6 +88,38 @@ int aflfs_parse_u64(const char *s, uint64_t *out) {
   return 0;
 }
 
+/* $var as an index into names[] (n of them): unset or empty is names[0], the default; any other
+ * value is an error naming the fix. */
+static int env_choice(const char *var, const char *const names[], int n, const char *fix) {
+  const char *v = getenv(var);
+  if (!v || !*v) return 0;
+  for (int i = 0; i < n; i++)
+    if (strcmp(v, names[i]) == 0) return i;
+  aflfs_fatal(fix, "bad %s=%s", var, v);
+}
+
+/* AUTOTUNE_AFL_UNION, the probe's afl-fuzz engine: afl-fuzz sees every listed metric's keys at
+ * once (a flat 8-bit map of AUTOTUNE_MAP_SIZE slots), so it keeps an input new for any of them.
+ * The metrics' mask, 0 when off. */
+static uint32_t read_union(const cov_config *cc) {
+  const char *un = getenv("AUTOTUNE_AFL_UNION");
+  if (!un || !*un || strcmp(un, "0") == 0) return 0;
+  char err[512];
+  const char *badp = NULL;
+  size_t badn = 0;
+  uint32_t mask = strcmp(un, "1") == 0 ? COV_ALL_METRICS : cov_metric_mask_parse(un, &badp, &badn);
+  if (!mask)
+    aflfs_fatal("set AUTOTUNE_AFL_UNION to 1 (every metric) or a comma-separated list of metrics",
+                "bad AUTOTUNE_AFL_UNION=%s: unknown metric '%.*s'", un, (int)badn, badp ? badp : "");
+  if (cov_census_check(mask, err, sizeof err) != 0)
+    aflfs_fatal("build the harness with autotune cc's default (full) kind: unset AUTOTUNE_CC_INSTRUMENT",
+                "AUTOTUNE_AFL_UNION=%s: %s", un, err);
+  if (cc->layout != BM_FLAT || cc->map_size & (cc->map_size - 1))
+    aflfs_fatal("set AUTOTUNE_LAYOUT=flat and AUTOTUNE_MAP_SIZE to a power of two",
+                "AUTOTUNE_AFL_UNION needs a flat map of a power-of-two size");
+  return mask;
+}
+
 void aflfs_read_config(aflfs_config *c) {
   memset(c, 0, sizeof *c);
   char err[512];
@@ -117,47 +149,17 @@ void aflfs_read_config(aflfs_config *c) {
                 "bad AUTOTUNE_AFL_PERSISTENT=%s: must be an integer between 1 and %d", it, INT_MAX);
   c->iters = (uint32_t)iv;
 
-  const char *si = getenv("AUTOTUNE_AFL_SHM_INPUT");
-  if (!si || !*si || strcmp(si, "1") == 0) c->shm_input = 1;
-  else if (strcmp(si, "0") == 0) c->shm_input = 0;
-  else aflfs_fatal("set AUTOTUNE_AFL_SHM_INPUT to 0 or 1", "bad AUTOTUNE_AFL_SHM_INPUT=%s", si);
-
-  /* The probe's afl-fuzz engine: afl-fuzz sees every listed metric's keys at once (a flat 8-bit
-   * map of AUTOTUNE_MAP_SIZE slots), so it keeps an input new for any of them. */
-  const char *un = getenv("AUTOTUNE_AFL_UNION");
-  if (un && *un && strcmp(un, "0") != 0) {
-    const char *badp = NULL;
-    size_t badn = 0;
-    uint32_t mask = strcmp(un, "1") == 0 ? COV_ALL_METRICS : cov_metric_mask_parse(un, &badp, &badn);
-    if (!mask)
-      aflfs_fatal("set AUTOTUNE_AFL_UNION to 1 (every metric) or a comma-separated list of metrics",
-                  "bad AUTOTUNE_AFL_UNION=%s: unknown metric '%.*s'", un, (int)badn, badp ? badp : "");
-    if (cov_census_check(mask, err, sizeof err) != 0)
-      aflfs_fatal("build the harness with autotune cc's default (full) kind: unset AUTOTUNE_CC_INSTRUMENT",
-                  "AUTOTUNE_AFL_UNION=%s: %s", un, err);
-    if (cc.layout != BM_FLAT || cc.map_size & (cc.map_size - 1))
-      aflfs_fatal("set AUTOTUNE_LAYOUT=flat and AUTOTUNE_MAP_SIZE to a power of two",
-                  "AUTOTUNE_AFL_UNION needs a flat map of a power-of-two size");
-    c->union_mask = mask;
-  }
-
-  const char *rs = getenv("AUTOTUNE_AFL_STATUS");
-  if (!rs || !*rs || strcmp(rs, "child") == 0) c->child_reports = 1;
-  else if (strcmp(rs, "server") == 0) c->child_reports = 0; /* AFL++'s relay */
-  else aflfs_fatal("set AUTOTUNE_AFL_STATUS to child (the default) or server",
-                   "bad AUTOTUNE_AFL_STATUS=%s", rs);
-
-  const char *fx = getenv("AUTOTUNE_AFL_FUTEX");
-  if (!fx || !*fx || strcmp(fx, "1") == 0) c->futex = 1;
-  else if (strcmp(fx, "0") == 0) c->futex = 0;
-  else aflfs_fatal("set AUTOTUNE_AFL_FUTEX to 1 (accept AFL++ 5.x's futex sync when afl-fuzz offers it, the "
-                   "default) or 0 (pipes only)", "bad AUTOTUNE_AFL_FUTEX=%s", fx);
-
-  const char *hs = getenv("AUTOTUNE_AFL_HANDSHAKE");
-  if (!hs || !*hs || strcmp(hs, "auto") == 0) c->handshake = AFLFS_HS_AUTO;
-  else if (strcmp(hs, "old") == 0) c->handshake = AFLFS_HS_OLD;
-  else if (strcmp(hs, "versioned") == 0) c->handshake = AFLFS_HS_VERSIONED;
-  else
-    aflfs_fatal("set AUTOTUNE_AFL_HANDSHAKE to auto, old (AFL++ before 4.20c) or versioned (4.20c and later)",
-                "bad AUTOTUNE_AFL_HANDSHAKE=%s", hs);
+  static const char *const on_off[] = {"1", "0"};
+  c->shm_input = env_choice("AUTOTUNE_AFL_SHM_INPUT", on_off, 2, "set AUTOTUNE_AFL_SHM_INPUT to 0 or 1") == 0;
+  c->union_mask = read_union(&cc);
+  static const char *const statuses[] = {"child", "server"}; /* server: AFL++'s relay */
+  c->child_reports =
+      env_choice("AUTOTUNE_AFL_STATUS", statuses, 2, "set AUTOTUNE_AFL_STATUS to child (the default) or server") == 0;
+  c->futex = env_choice("AUTOTUNE_AFL_FUTEX", on_off, 2,
+                        "set AUTOTUNE_AFL_FUTEX to 1 (accept AFL++ 5.x's futex sync when afl-fuzz offers it, "
+                        "the default) or 0 (pipes only)") == 0;
+  static const char *const handshakes[] = {"auto", "old", "versioned"}; /* aflfs_handshake's order */
+  c->handshake = (aflfs_handshake)env_choice(
+      "AUTOTUNE_AFL_HANDSHAKE", handshakes, 3,
+      "set AUTOTUNE_AFL_HANDSHAKE to auto, old (AFL++ before 4.20c) or versioned (4.20c and later)");
 }

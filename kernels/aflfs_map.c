@@ -33,6 +33,35 @@ static void *anon(size_t bytes, int shared) {
   return p;
 }
 
+/* Refuses (aflfs_fatal) an index file made by another runtime version, build or configuration. */
+static void index_file_check(const aflfs_config *c, const aflfs_index_header *h, const char *fix_other) {
+  if (memcmp(h->magic, AFLFS_INDEX_MAGIC_OLD, 7) == 0 && h->magic[7] >= '1' && h->magic[7] < AFLFS_INDEX_MAGIC[7])
+    aflfs_fatal(fix_other,
+                "AUTOTUNE_INDEX_FILE=%s has index format %c (made by an older autotune runtime), this "
+                "runtime reads format %c",
+                c->index_file, h->magic[7], AFLFS_INDEX_MAGIC[7]);
+  if (memcmp(h->magic, AFLFS_INDEX_MAGIC, 8) != 0 || h->header_bytes != sizeof *h)
+    aflfs_fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s is not an autotune index file", c->index_file);
+  if (h->guards != cov_guard_count())
+    aflfs_fatal(fix_other,
+                "AUTOTUNE_INDEX_FILE=%s was made by a build with %u coverage guards, this binary has %u "
+                "(another or rebuilt target: its keys would land in the wrong slots)",
+                c->index_file, h->guards, cov_guard_count());
+  if (h->key_hash != c->key_hash)
+    aflfs_fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s was made with AUTOTUNE_KEY_HASH=%s, this run has %s",
+                c->index_file, h->key_hash < 2 ? cov_key_hash_names[h->key_hash] : "?",
+                cov_key_hash_names[c->key_hash]);
+  if (h->layout != (uint32_t)c->map.layout || h->metric != c->metric || h->seed != c->seed ||
+      h->index_slots != c->map.index_slots || h->dense_slots != c->map.capacity)
+    aflfs_fatal(fix_other,
+                "AUTOTUNE_INDEX_FILE=%s was made for metric %u, seed %llu, index %llu, map %llu; this "
+                "run has metric %u, seed %llu, index %llu, map %llu",
+                c->index_file, h->metric, (unsigned long long)h->seed,
+                (unsigned long long)h->index_slots, (unsigned long long)h->dense_slots, c->metric,
+                (unsigned long long)c->seed, (unsigned long long)c->map.index_slots,
+                (unsigned long long)c->map.capacity);
+}
+
 /* Open or create the index file; returns the bm_ctl region inside it (MAP_SHARED). Creation is
  * serialised by an flock, so parallel afl-fuzz instances may share one file. */
 static void *index_file_map(const aflfs_config *c) {
@@ -77,32 +106,8 @@ static void *index_file_map(const aflfs_config *c) {
     else
       bm_shared_init(p + sizeof *h, &c->map);
     __atomic_store_n(&h->ready, 1u, __ATOMIC_RELEASE);
-  } else if (memcmp(h->magic, AFLFS_INDEX_MAGIC_OLD, 7) == 0 && h->magic[7] >= '1' &&
-             h->magic[7] < AFLFS_INDEX_MAGIC[7]) {
-    aflfs_fatal(fix_other,
-                "AUTOTUNE_INDEX_FILE=%s has index format %c (made by an older autotune runtime), this "
-                "runtime reads format %c",
-                c->index_file, h->magic[7], AFLFS_INDEX_MAGIC[7]);
-  } else if (memcmp(h->magic, AFLFS_INDEX_MAGIC, 8) != 0 || h->header_bytes != sizeof *h) {
-    aflfs_fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s is not an autotune index file", c->index_file);
-  } else if (h->guards != cov_guard_count()) {
-    aflfs_fatal(fix_other,
-                "AUTOTUNE_INDEX_FILE=%s was made by a build with %u coverage guards, this binary has %u "
-                "(another or rebuilt target: its keys would land in the wrong slots)",
-                c->index_file, h->guards, cov_guard_count());
-  } else if (h->key_hash != c->key_hash) {
-    aflfs_fatal(fix_other, "AUTOTUNE_INDEX_FILE=%s was made with AUTOTUNE_KEY_HASH=%s, this run has %s",
-                c->index_file, h->key_hash < 2 ? cov_key_hash_names[h->key_hash] : "?",
-                cov_key_hash_names[c->key_hash]);
-  } else if (h->layout != (uint32_t)c->map.layout || h->metric != c->metric || h->seed != c->seed ||
-             h->index_slots != c->map.index_slots || h->dense_slots != c->map.capacity) {
-    aflfs_fatal(fix_other,
-                "AUTOTUNE_INDEX_FILE=%s was made for metric %u, seed %llu, index %llu, map %llu; this "
-                "run has metric %u, seed %llu, index %llu, map %llu",
-                c->index_file, h->metric, (unsigned long long)h->seed,
-                (unsigned long long)h->index_slots, (unsigned long long)h->dense_slots, c->metric,
-                (unsigned long long)c->seed, (unsigned long long)c->map.index_slots,
-                (unsigned long long)c->map.capacity);
+  } else {
+    index_file_check(c, h, fix_other); /* a file another process finished: it must match */
   }
   flock(fd, LOCK_UN);
   close(fd);
