@@ -354,15 +354,6 @@ bm_update_many_fn bm_update_many_fn_for(bm_layout layout, unsigned width_bits, b
     return 0;                 \
   } while (0)
 
-static uint64_t counter_at(const bm_map *m, uint64_t i) {
-  switch (m->width_bits) {
-    case 8: return ((const uint8_t *)m->counters)[i];
-    case 16: return ((const uint16_t *)m->counters)[i];
-    case 32: return ((const uint32_t *)m->counters)[i];
-    default: return ((const uint64_t *)m->counters)[i];
-  }
-}
-
 /* refs[s] = number of index entries referring to dense slot s (saturating at 255). */
 static uint8_t *slot_refs(const bm_map *m) {
   uint8_t *refs = calloc(m->capacity, 1);
@@ -432,7 +423,7 @@ int bm_validate(const bm_map *m, const char **reason) {
       bad = "two index entries share a slot that is not the overflow slot";
     else if (s == m->capacity - 1 && used == m->capacity && refs[s] > 1 + ctl->overflow_keys)
       bad = "overflow slot shared by more keys than overflow_keys + 1";
-    else if (refs[s] == 0 && counter_at(m, s) != 0)
+    else if (refs[s] == 0 && bm_counter_get(m, s) != 0)
       bad = s < used ? "an unreferenced slot (hole) has a non-zero counter"
                      : "a counter beyond used_key is non-zero";
   }

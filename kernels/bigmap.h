@@ -191,6 +191,16 @@ static inline uint32_t bm_index_get(const bm_map *m, uint64_t e) {
   return bm_index_decode(__atomic_load_n(&m->index[e], __ATOMIC_RELAXED));
 }
 
+/* The count in dense slot i, whatever the counter width; for checks and tests, not the hot path. */
+static inline uint64_t bm_counter_get(const bm_map *m, uint64_t i) {
+  switch (m->width_bits) {
+    case 8: return ((const uint8_t *)m->counters)[i];
+    case 16: return ((const uint16_t *)m->counters)[i];
+    case 32: return ((const uint32_t *)m->counters)[i];
+    default: return ((const uint64_t *)m->counters)[i];
+  }
+}
+
 /* ---- update (hot path) -------------------------------------------------------------------- */
 /* Slow paths (bigmap.c): take a slot for index entry e / for a 64-bit key. */
 uint32_t bm_twolevel_assign(bm_map *m, uint64_t e);

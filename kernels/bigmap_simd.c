@@ -16,6 +16,19 @@
 
 static inline int imax(int a, int b) { return a > b ? a : b; }
 
+/* The tail shorter than a vector: the scalar reference. */
+static inline int scalar_rest(unsigned wi, uint8_t *dst, const void *src, uint8_t *virgin,
+                              size_t n, int cmp) {
+  if (cmp) return bm_kernels_scalar.classify_compare[wi](dst, src, virgin, n);
+  bm_kernels_scalar.classify[wi](dst, src, n);
+  return 0;
+}
+
+#define BM_CAT_(a, b, c, d) a##b##c##d
+#define BM_CAT(a, b, c, d) BM_CAT_(a, b, c, d)
+#define SIMD_FN(f) BM_CAT(f, SIMD_ISA, , )
+#define SIMD_FNW(f, W) BM_CAT(f, SIMD_ISA, _u, W)
+
 #define LO_NIBBLE_BUCKETS 0, 1, 2, 4, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16, 16, 16
 #define HI_NIBBLE_BUCKETS                                                                   \
   0, 32, 64, 64, 64, 64, 64, 64, (char)128, (char)128, (char)128, (char)128, (char)128,      \
@@ -72,64 +85,8 @@ T512 static inline __m512i sat512_u64(const void *p, size_t i) {
   return _mm512_inserti32x4(r, x[3], 3);
 }
 
-/* One block of 64 saturated bytes x at element i: classify into dst, optionally compare. */
-T512 static inline int b512_block(__m512i x, uint8_t *dst, int in_place, uint8_t *virgin, size_t i,
-                                  int cmp) {
-  if (!_mm512_test_epi8_mask(x, x)) {
-    if (!in_place) { /* keep already-zero trace lines clean: a read is cheaper than a write */
-      __m512i d = _mm512_loadu_si512((const void *)(dst + i));
-      if (_mm512_test_epi8_mask(d, d)) _mm512_storeu_si512((void *)(dst + i), _mm512_setzero_si512());
-    }
-    return 0;
-  }
-  __m512i b = b512_bucket(x);
-  _mm512_storeu_si512((void *)(dst + i), b);
-  return cmp ? b512_cmp(b, virgin + i) : 0;
-}
-
-#define DEF512(W)                                                                             \
-  T512 static inline int run512_u##W(uint8_t *dst, const void *src, uint8_t *virgin, size_t n, \
-                                     int cmp) {                                               \
-    int ret = 0, in_place = (W == 8) && (const void *)dst == src;                             \
-    size_t i = 0;                                                                              \
-    if (W == 8) { /* skim 256 bytes at a time */                                              \
-      for (; i + 256 <= n; i += 256) {                                                        \
-        const char *s = (const char *)src + i;                                                \
-        __m512i a0 = _mm512_loadu_si512(s), a1 = _mm512_loadu_si512(s + 64),                  \
-                a2 = _mm512_loadu_si512(s + 128), a3 = _mm512_loadu_si512(s + 192);           \
-        __m512i o = _mm512_or_si512(_mm512_or_si512(a0, a1), _mm512_or_si512(a2, a3));        \
-        if (!_mm512_test_epi8_mask(o, o)) {                                                   \
-          if (!in_place) {                                                                    \
-            const __m512i z = _mm512_setzero_si512();                                         \
-            for (int k = 0; k < 4; k++) _mm512_storeu_si512((void *)(dst + i + 64 * k), z);   \
-          }                                                                                    \
-          continue;                                                                            \
-        }                                                                                      \
-        ret = imax(ret, b512_block(a0, dst, in_place, virgin, i, cmp));                       \
-        ret = imax(ret, b512_block(a1, dst, in_place, virgin, i + 64, cmp));                  \
-        ret = imax(ret, b512_block(a2, dst, in_place, virgin, i + 128, cmp));                 \
-        ret = imax(ret, b512_block(a3, dst, in_place, virgin, i + 192, cmp));                 \
-      }                                                                                        \
-    }                                                                                          \
-    for (; i + 64 <= n; i += 64)                                                              \
-      ret = imax(ret, b512_block(sat512_u##W(src, i), dst, in_place, virgin, i, cmp));        \
-    if (i < n) {                                                                               \
-      const void *s = (const uint##W##_t *)src + i;                                           \
-      if (cmp)                                                                                 \
-        ret = imax(ret, bm_kernels_scalar.classify_compare[bm_width_index(W)](dst + i, s,      \
-                                                                               virgin + i,     \
-                                                                               n - i));        \
-      else                                                                                     \
-        bm_kernels_scalar.classify[bm_width_index(W)](dst + i, s, n - i);                     \
-    }                                                                                          \
-    return ret;                                                                                \
-  }                                                                                            \
-  T512 static void classify512_u##W(uint8_t *dst, const void *src, size_t n) {                \
-    run512_u##W(dst, src, NULL, n, 0);                                                         \
-  }                                                                                            \
-  T512 static int cc512_u##W(uint8_t *dst, const void *src, uint8_t *virgin, size_t n) {      \
-    return run512_u##W(dst, src, virgin, n, 1);                                                \
-  }                                                                                            \
+/* count_nonzero: per vector, the non-zero lanes' test mask */
+#define DEF512_COUNT(W)                                                                          \
   T512 static uint64_t count512_u##W(const void *src, size_t n) {                             \
     const uint##W##_t *s = src;                                                                \
     uint64_t c = 0;                                                                            \
@@ -140,66 +97,33 @@ T512 static inline int b512_block(__m512i x, uint8_t *dst, int in_place, uint8_t
     }                                                                                          \
     return c + bm_kernels_scalar.count_nonzero[bm_width_index(W)](s + i, n - i);               \
   }
-DEF512(8)
-DEF512(16)
-DEF512(32)
-DEF512(64)
+DEF512_COUNT(8)
+DEF512_COUNT(16)
+DEF512_COUNT(32)
+DEF512_COUNT(64)
 
-T512 static int compare512(const uint8_t *t, uint8_t *virgin, size_t n) {
-  int ret = 0;
-  size_t i = 0;
-  for (; i + 256 <= n; i += 256) {
-    __m512i a0 = _mm512_loadu_si512((const void *)(t + i)),
-            a1 = _mm512_loadu_si512((const void *)(t + i + 64)),
-            a2 = _mm512_loadu_si512((const void *)(t + i + 128)),
-            a3 = _mm512_loadu_si512((const void *)(t + i + 192));
-    __m512i o = _mm512_or_si512(_mm512_or_si512(a0, a1), _mm512_or_si512(a2, a3));
-    if (!_mm512_test_epi8_mask(o, o)) continue;
-    ret = imax(ret, b512_cmp(a0, virgin + i));
-    ret = imax(ret, b512_cmp(a1, virgin + i + 64));
-    ret = imax(ret, b512_cmp(a2, virgin + i + 128));
-    ret = imax(ret, b512_cmp(a3, virgin + i + 192));
-  }
-  for (; i + 64 <= n; i += 64) {
-    __m512i a = _mm512_loadu_si512((const void *)(t + i));
-    if (_mm512_test_epi8_mask(a, a)) ret = imax(ret, b512_cmp(a, virgin + i));
-  }
-  return imax(ret, bm_compare_scalar(t + i, virgin + i, n - i));
-}
-
-T512 static size_t last_nonzero512(const uint8_t *p, size_t n) {
-  while (n >= 64) {
-    __m512i x = _mm512_loadu_si512((const void *)(p + n - 64));
-    __mmask64 k = _mm512_test_epi8_mask(x, x);
-    if (k) return n - (size_t)__builtin_clzll((unsigned long long)k);
-    n -= 64;
-  }
-  return bm_last_nonzero_scalar(p, n);
-}
-
-T512 static void reset_nt512(void *p_, size_t bytes) {
-  char *p = p_;
-  size_t head = (size_t)(-(uintptr_t)p & 63);
-  if (head > bytes) head = bytes;
-  memset(p, 0, head);
-  p += head;
-  bytes -= head;
-  const __m512i z = _mm512_setzero_si512();
-  size_t i = 0;
-  for (; i + 64 <= bytes; i += 64) _mm512_stream_si512((void *)(p + i), z);
-  _mm_sfence();
-  memset(p + i, 0, bytes - i);
-}
-
-const bm_kernels bm_kernels_avx512 = {
-    "avx512",
-    {classify512_u8, classify512_u16, classify512_u32, classify512_u64},
-    compare512,
-    {cc512_u8, cc512_u16, cc512_u32, cc512_u64},
-    last_nonzero512,
-    {count512_u8, count512_u16, count512_u32, count512_u64},
-    reset_nt512,
-};
+#define SIMD_ISA 512
+#define SIMD_T T512
+#define SIMD_VEC __m512i
+#define SIMD_BYTES 64
+#define SIMD_KERNELS bm_kernels_avx512
+#define SIMD_LABEL "avx512"
+#define vload(p) _mm512_loadu_si512((const void *)(p))
+#define vstore(p, x) _mm512_storeu_si512((void *)(p), x)
+#define vstream(p, x) _mm512_stream_si512((void *)(p), x)
+#define vor(a, b) _mm512_or_si512(a, b)
+#define vzero() _mm512_setzero_si512()
+#define vnz(x) (_mm512_test_epi8_mask(x, x) != 0)
+#define SIMD_MASK __mmask64
+#define vnzmask(x) _mm512_test_epi8_mask(x, x)
+#define vclz(k) __builtin_clzll((unsigned long long)(k))
+#define vbucket b512_bucket
+#define vcmp b512_cmp
+#define vsat_u8 sat512_u8
+#define vsat_u16 sat512_u16
+#define vsat_u32 sat512_u32
+#define vsat_u64 sat512_u64
+#include "bigmap_simd_body.h"
 
 /* ========================================== AVX2 ======================================== */
 #define T256 __attribute__((target("avx2,popcnt")))
@@ -268,66 +192,6 @@ T256 static inline __m256i sat256_u64(const void *p, size_t i) {
   return _mm256_shuffle_epi8(w, order);
 }
 
-T256 static inline int b256_block(__m256i x, uint8_t *dst, int in_place, uint8_t *virgin, size_t i,
-                                  int cmp) {
-  if (!nz256(x)) {
-    if (!in_place && nz256(_mm256_loadu_si256((const __m256i *)(dst + i))))
-      _mm256_storeu_si256((__m256i *)(dst + i), _mm256_setzero_si256());
-    return 0;
-  }
-  __m256i b = b256_bucket(x);
-  _mm256_storeu_si256((__m256i *)(dst + i), b);
-  return cmp ? b256_cmp(b, virgin + i) : 0;
-}
-
-static inline int scalar_rest(unsigned wi, uint8_t *dst, const void *src, uint8_t *virgin,
-                              size_t n, int cmp) {
-  if (cmp) return bm_kernels_scalar.classify_compare[wi](dst, src, virgin, n);
-  bm_kernels_scalar.classify[wi](dst, src, n);
-  return 0;
-}
-
-#define DEF256(W)                                                                             \
-  T256 static inline int run256_u##W(uint8_t *dst, const void *src, uint8_t *virgin, size_t n, \
-                                     int cmp) {                                               \
-    int ret = 0, in_place = (W == 8) && (const void *)dst == src;                             \
-    size_t i = 0;                                                                              \
-    if (W == 8) { /* skim 128 bytes at a time */                                              \
-      for (; i + 128 <= n; i += 128) {                                                        \
-        const __m256i *s = (const __m256i *)((const uint8_t *)src + i);                       \
-        __m256i a0 = _mm256_loadu_si256(s), a1 = _mm256_loadu_si256(s + 1),                   \
-                a2 = _mm256_loadu_si256(s + 2), a3 = _mm256_loadu_si256(s + 3);               \
-        if (!nz256(_mm256_or_si256(_mm256_or_si256(a0, a1), _mm256_or_si256(a2, a3)))) {      \
-          if (!in_place) {                                                                    \
-            const __m256i z = _mm256_setzero_si256();                                         \
-            for (int k = 0; k < 4; k++) _mm256_storeu_si256((__m256i *)(dst + i) + k, z);     \
-          }                                                                                    \
-          continue;                                                                            \
-        }                                                                                      \
-        ret = imax(ret, b256_block(a0, dst, in_place, virgin, i, cmp));                       \
-        ret = imax(ret, b256_block(a1, dst, in_place, virgin, i + 32, cmp));                  \
-        ret = imax(ret, b256_block(a2, dst, in_place, virgin, i + 64, cmp));                  \
-        ret = imax(ret, b256_block(a3, dst, in_place, virgin, i + 96, cmp));                  \
-      }                                                                                        \
-    }                                                                                          \
-    for (; i + 32 <= n; i += 32)                                                              \
-      ret = imax(ret, b256_block(sat256_u##W(src, i), dst, in_place, virgin, i, cmp));        \
-    if (i < n)                                                                                 \
-      ret = imax(ret, scalar_rest(bm_width_index(W), dst + i, (const uint##W##_t *)src + i,    \
-                                  cmp ? virgin + i : NULL, n - i, cmp));                       \
-    return ret;                                                                                \
-  }                                                                                            \
-  T256 static void classify256_u##W(uint8_t *dst, const void *src, size_t n) {                \
-    run256_u##W(dst, src, NULL, n, 0);                                                         \
-  }                                                                                            \
-  T256 static int cc256_u##W(uint8_t *dst, const void *src, uint8_t *virgin, size_t n) {      \
-    return run256_u##W(dst, src, virgin, n, 1);                                                \
-  }
-DEF256(8)
-DEF256(16)
-DEF256(32)
-DEF256(64)
-
 /* count_nonzero: per vector, the zero lanes' movemask; non-zero = lanes - zero lanes */
 #define DEF256_COUNT(W, CMPEQ, MOVEMASK, CAST, BITS_PER_LANE)                                  \
   T256 static uint64_t count256_u##W(const void *src, size_t n) {                             \
@@ -348,58 +212,26 @@ DEF256_COUNT(16, _mm256_cmpeq_epi16, _mm256_movemask_epi8, NOCAST, 2)
 DEF256_COUNT(32, _mm256_cmpeq_epi32, _mm256_movemask_ps, _mm256_castsi256_ps, 1)
 DEF256_COUNT(64, _mm256_cmpeq_epi64, _mm256_movemask_pd, _mm256_castsi256_pd, 1)
 
-T256 static int compare256(const uint8_t *t, uint8_t *virgin, size_t n) {
-  int ret = 0;
-  size_t i = 0;
-  for (; i + 128 <= n; i += 128) {
-    const __m256i *s = (const __m256i *)(t + i);
-    __m256i a0 = _mm256_loadu_si256(s), a1 = _mm256_loadu_si256(s + 1),
-            a2 = _mm256_loadu_si256(s + 2), a3 = _mm256_loadu_si256(s + 3);
-    if (!nz256(_mm256_or_si256(_mm256_or_si256(a0, a1), _mm256_or_si256(a2, a3)))) continue;
-    ret = imax(ret, b256_cmp(a0, virgin + i));
-    ret = imax(ret, b256_cmp(a1, virgin + i + 32));
-    ret = imax(ret, b256_cmp(a2, virgin + i + 64));
-    ret = imax(ret, b256_cmp(a3, virgin + i + 96));
-  }
-  for (; i + 32 <= n; i += 32) {
-    __m256i a = _mm256_loadu_si256((const __m256i *)(t + i));
-    if (nz256(a)) ret = imax(ret, b256_cmp(a, virgin + i));
-  }
-  return imax(ret, bm_compare_scalar(t + i, virgin + i, n - i));
-}
-
-T256 static size_t last_nonzero256(const uint8_t *p, size_t n) {
-  const __m256i z = _mm256_setzero_si256();
-  while (n >= 32) {
-    __m256i x = _mm256_loadu_si256((const __m256i *)(p + n - 32));
-    unsigned nzm = ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, z));
-    if (nzm) return n - (size_t)__builtin_clz(nzm);
-    n -= 32;
-  }
-  return bm_last_nonzero_scalar(p, n);
-}
-
-T256 static void reset_nt256(void *p_, size_t bytes) {
-  char *p = p_;
-  size_t head = (size_t)(-(uintptr_t)p & 31);
-  if (head > bytes) head = bytes;
-  memset(p, 0, head);
-  p += head;
-  bytes -= head;
-  const __m256i z = _mm256_setzero_si256();
-  size_t i = 0;
-  for (; i + 32 <= bytes; i += 32) _mm256_stream_si256((__m256i *)(p + i), z);
-  _mm_sfence();
-  memset(p + i, 0, bytes - i);
-}
-
-const bm_kernels bm_kernels_avx2 = {
-    "avx2",
-    {classify256_u8, classify256_u16, classify256_u32, classify256_u64},
-    compare256,
-    {cc256_u8, cc256_u16, cc256_u32, cc256_u64},
-    last_nonzero256,
-    {count256_u8, count256_u16, count256_u32, count256_u64},
-    reset_nt256,
-};
+#define SIMD_ISA 256
+#define SIMD_T T256
+#define SIMD_VEC __m256i
+#define SIMD_BYTES 32
+#define SIMD_KERNELS bm_kernels_avx2
+#define SIMD_LABEL "avx2"
+#define vload(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define vstore(p, x) _mm256_storeu_si256((__m256i *)(void *)(p), x)
+#define vstream(p, x) _mm256_stream_si256((__m256i *)(void *)(p), x)
+#define vor(a, b) _mm256_or_si256(a, b)
+#define vzero() _mm256_setzero_si256()
+#define vnz(x) nz256(x)
+#define SIMD_MASK unsigned
+#define vnzmask(x) (~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_setzero_si256())))
+#define vclz(k) __builtin_clz(k)
+#define vbucket b256_bucket
+#define vcmp b256_cmp
+#define vsat_u8 sat256_u8
+#define vsat_u16 sat256_u16
+#define vsat_u32 sat256_u32
+#define vsat_u64 sat256_u64
+#include "bigmap_simd_body.h"
 #endif /* BM_HAVE_X86_SIMD */

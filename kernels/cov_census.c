@@ -13,13 +13,19 @@
 
 #define CENSUS_MAGIC 0x314c425443544121ull /* in-memory header, "!ATCTBL1" */
 
-typedef struct cov_crec {
+/* A key's record as the census file keeps it (cov_census_dump writes these, 40 bytes each). */
+typedef struct census_rec {
   uint64_t key;
   uint32_t hk32;
   uint32_t n_inputs;
   uint64_t max_hits;
   uint64_t total_hits;
   uint64_t first_exec;
+} census_rec;
+
+/* ... and in memory, with the execution being merged */
+typedef struct cov_crec {
+  census_rec kept;
   uint64_t cur_exec; /* execution being merged, and its hits so far */
   uint64_t cur_hits;
 } cov_crec;
@@ -104,7 +110,7 @@ static cov_crec *census_find(const cov_census *c, int m, uint64_t key) {
     uint32_t e = idx[s];
     if (!e) return NULL;
     cov_crec *r = &crec(c, m)[e - 1];
-    if (r->key == key) return r;
+    if (r->kept.key == key) return r;
   }
 }
 
@@ -112,11 +118,11 @@ static inline void crec_bump(cov_crec *r, uint64_t count, uint64_t exec) {
   if (r->cur_exec != exec) {
     r->cur_exec = exec;
     r->cur_hits = 0;
-    r->n_inputs++;
+    r->kept.n_inputs++;
   }
   r->cur_hits += count;
-  r->total_hits += count;
-  if (r->cur_hits > r->max_hits) r->max_hits = r->cur_hits;
+  r->kept.total_hits += count;
+  if (r->cur_hits > r->kept.max_hits) r->kept.max_hits = r->cur_hits;
 }
 
 /* Add count hits of key to metric m: the record's index, or -1 when the table was full (the key
@@ -132,7 +138,7 @@ static int64_t census_add(cov_census *c, int m, uint64_t key, uint32_t hk, uint6
     uint32_t e = idx[s];
     if (!e) break;
     cov_crec *r = &rec[e - 1];
-    if (r->key == key) {
+    if (r->kept.key == key) {
       crec_bump(r, count, exec);
       return (int64_t)e - 1;
     }
@@ -144,36 +150,30 @@ static int64_t census_add(cov_census *c, int m, uint64_t key, uint32_t hk, uint6
     return -1;
   }
   cov_crec *r = &rec[t->n];
-  r->key = key;
-  r->hk32 = hk;
-  r->n_inputs = 1;
-  r->max_hits = r->total_hits = r->cur_hits = count;
-  r->first_exec = r->cur_exec = exec;
+  r->kept.key = key;
+  r->kept.hk32 = hk;
+  r->kept.n_inputs = 1;
+  r->kept.max_hits = r->kept.total_hits = r->cur_hits = count;
+  r->kept.first_exec = r->cur_exec = exec;
   idx[s] = ++t->n;
   *is_new = 1;
   return (int64_t)t->n - 1;
 }
 
-/* ---- event cache: event -> its census records, across executions (per process) -------------
- * Most events of an execution were seen before; their 13 keys and census slots are remembered
- * here, so the merge skips the key computation and the census index probes (the index tables
- * are the large, cache-missing part). Private memory: a re-forked child starts empty. */
-typedef struct ecache_ent {
+/* ---- event caches: an event (its window and context digest) -> what it maps to -------------
+ * Open addressing over an index of 2 * cap slots (0 empty, else entry + 1) and the entries in
+ * insertion order, each starting with its key; two users: the census merge (records) and the
+ * union map (slots). Process-private memory: a re-forked child starts empty. */
+typedef struct evc_key {
   uint32_t w[8];
   uint64_t dig;
-  uint32_t rec[COV_N_METRICS]; /* record index per selected metric */
-  uint32_t pad;
-} ecache_ent;
+} evc_key;
 
-static struct {
-  const cov_census *census;
-  uint32_t epoch;
+typedef struct evc_table {
   uint32_t n, cap; /* entries, capacity (index: 2 * cap) */
   uint32_t *index;
-  ecache_ent *ent;
-} ec;
-
-#define EC_MAX (1u << 22)
+  void *ent; /* cap entries of the user's type, each starting with its evc_key */
+} evc_table;
 
 static inline uint32_t ec_hash(const uint32_t *w, uint64_t dig) {
   uint64_t a, b, c2, d;
@@ -188,31 +188,35 @@ static inline uint32_t ec_hash(const uint32_t *w, uint64_t dig) {
   return (uint32_t)(h >> 32);
 }
 
-static void ec_reset(const cov_census *c) {
-  free(ec.index);
-  free(ec.ent);
-  memset(&ec, 0, sizeof ec);
-  ec.census = c;
-  ec.epoch = cov_seed_epoch_now();
+static inline evc_key *evc_at(const evc_table *t, size_t ent_bytes, uint32_t i) {
+  return (evc_key *)(void *)((char *)t->ent + (size_t)i * ent_bytes);
 }
 
-static int ec_grow(void) {
-  uint32_t ncap = ec.cap ? ec.cap * 2 : 4096;
-  if (ncap > EC_MAX) return -1;
+static void evc_free(evc_table *t) {
+  free(t->index);
+  free(t->ent);
+  memset(t, 0, sizeof *t);
+}
+
+/* Doubles the capacity (4096 entries at first, at most max); -1 when full or out of memory. */
+static int evc_grow(evc_table *t, size_t ent_bytes, uint32_t max) {
+  uint32_t ncap = t->cap ? t->cap * 2 : 4096;
+  if (ncap > max) return -1;
   uint32_t *nidx = calloc((size_t)2 * ncap, sizeof *nidx);
-  ecache_ent *nent = realloc(ec.ent, (size_t)ncap * sizeof *nent);
+  void *nent = realloc(t->ent, (size_t)ncap * ent_bytes);
   if (!nidx || !nent) {
     free(nidx);
-    if (nent) ec.ent = nent;
+    if (nent) t->ent = nent;
     return -1;
   }
-  ec.ent = nent;
-  free(ec.index);
-  ec.index = nidx;
-  ec.cap = ncap;
+  t->ent = nent;
+  free(t->index);
+  t->index = nidx;
+  t->cap = ncap;
   uint32_t mask = 2 * ncap - 1;
-  for (uint32_t i = 0; i < ec.n; i++) {
-    uint32_t s = ec_hash(nent[i].w, nent[i].dig) & mask;
+  for (uint32_t i = 0; i < t->n; i++) {
+    const evc_key *k = evc_at(t, ent_bytes, i);
+    uint32_t s = ec_hash(k->w, k->dig) & mask;
     while (nidx[s]) s = (s + 1) & mask;
     nidx[s] = i + 1;
   }
@@ -220,32 +224,59 @@ static int ec_grow(void) {
 }
 
 /* The cached entry of an event, or NULL (then *slot is where it would go). */
-static inline ecache_ent *ec_find(const cov_event *e, uint32_t *slot) {
-  if (!ec.cap) return NULL;
-  uint32_t mask = 2 * ec.cap - 1;
+static inline void *evc_find(const evc_table *t, size_t ent_bytes, const cov_event *e, uint32_t *slot) {
+  if (!t->cap) return NULL;
+  uint32_t mask = 2 * t->cap - 1;
   for (uint32_t s = ec_hash(e->w, e->dig) & mask;; s = (s + 1) & mask) {
-    uint32_t i = ec.index[s];
+    uint32_t i = t->index[s];
     if (!i) {
       *slot = s;
       return NULL;
     }
-    ecache_ent *x = &ec.ent[i - 1];
-    if (x->dig == e->dig && memcmp(x->w, e->w, sizeof x->w) == 0) return x;
+    evc_key *k = evc_at(t, ent_bytes, i - 1);
+    if (k->dig == e->dig && memcmp(k->w, e->w, sizeof k->w) == 0) return k;
   }
 }
 
-static void ec_insert(const cov_event *e, uint32_t slot, const uint32_t rec[COV_N_METRICS]) {
-  if (ec.n == ec.cap) {
-    if (ec_grow() != 0) return; /* not cached: merged the slow way next time too */
-    uint32_t mask = 2 * ec.cap - 1;
+/* A new entry for an event evc_find did not find (slot: the one it gave), its key filled in; the
+ * caller fills the rest. NULL when the table cannot grow (the event stays uncached). */
+static void *evc_add(evc_table *t, size_t ent_bytes, uint32_t max, const cov_event *e, uint32_t slot) {
+  if (t->n == t->cap) {
+    if (evc_grow(t, ent_bytes, max) != 0) return NULL;
+    uint32_t mask = 2 * t->cap - 1;
     slot = ec_hash(e->w, e->dig) & mask;
-    while (ec.index[slot]) slot = (slot + 1) & mask;
+    while (t->index[slot]) slot = (slot + 1) & mask;
   }
-  ecache_ent *x = &ec.ent[ec.n];
-  memcpy(x->w, e->w, sizeof x->w);
-  x->dig = e->dig;
-  memcpy(x->rec, rec, sizeof x->rec);
-  ec.index[slot] = ++ec.n;
+  evc_key *k = evc_at(t, ent_bytes, t->n);
+  memcpy(k->w, e->w, sizeof k->w);
+  k->dig = e->dig;
+  t->index[slot] = ++t->n;
+  return k;
+}
+
+/* The census merge's cache: event -> its census records, across executions. Most events of an
+ * execution were seen before; their 13 keys and census slots are remembered here, so the merge
+ * skips the key computation and the census index probes (the index tables are the large,
+ * cache-missing part). */
+typedef struct ecache_ent {
+  evc_key key;
+  uint32_t rec[COV_N_METRICS]; /* record index per selected metric */
+  uint32_t pad;
+} ecache_ent;
+
+static struct {
+  const cov_census *census;
+  uint32_t epoch;
+  evc_table t;
+} ec;
+
+#define EC_MAX (1u << 22)
+
+static void ec_reset(const cov_census *c) {
+  evc_free(&ec.t);
+  memset(&ec, 0, sizeof ec);
+  ec.census = c;
+  ec.epoch = cov_seed_epoch_now();
 }
 
 int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]) {
@@ -265,7 +296,7 @@ int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]) {
     for (uint32_t i = 0; i < et->n; i++) {
       const cov_event *e = &et->ev[i];
       uint32_t slot = 0;
-      const ecache_ent *x = ec_find(e, &slot);
+      const ecache_ent *x = evc_find(&ec.t, sizeof *x, e, &slot);
       if (x) {
         for (int j = 0; j < nm; j++) crec_bump(&crec(c, metrics[j])[x->rec[metrics[j]]], e->count, exec);
         continue;
@@ -284,7 +315,8 @@ int cov_census_merge(cov_census *c, uint32_t new_keys[COV_N_METRICS]) {
           new_keys[m] += (uint32_t)is_new;
         }
       }
-      if (cacheable) ec_insert(e, slot, rec);
+      ecache_ent *y = cacheable ? evc_add(&ec.t, sizeof *y, EC_MAX, e, slot) : NULL;
+      if (y) memcpy(y->rec, rec, sizeof y->rec); /* else not cached: merged the slow way next time too */
     }
     cov_evtab_clear(et);
   }
@@ -413,15 +445,6 @@ typedef struct __attribute__((packed)) census_hdr {
   uint64_t dropped;
 } census_hdr;
 
-typedef struct __attribute__((packed)) census_rec {
-  uint64_t key;
-  uint32_t hk32;
-  uint32_t n_inputs;
-  uint64_t max_hits;
-  uint64_t total_hits;
-  uint64_t first_exec;
-} census_rec;
-
 _Static_assert(sizeof(census_hdr) == 32, "census header is 32 bytes");
 _Static_assert(sizeof(census_rec) == 40, "census record is 40 bytes");
 _Static_assert(sizeof(trace_rec) == 16, "trace record is 16 bytes");
@@ -445,14 +468,7 @@ int cov_census_dump(const cov_census *c, const char *dir) {
     memcpy(buf, &h, sizeof h);
     const cov_crec *rec = crec(c, m);
     census_rec *out = (census_rec *)(buf + sizeof h);
-    for (uint32_t i = 0; i < t->n; i++) {
-      out[i].key = rec[i].key;
-      out[i].hk32 = rec[i].hk32;
-      out[i].n_inputs = rec[i].n_inputs;
-      out[i].max_hits = rec[i].max_hits;
-      out[i].total_hits = rec[i].total_hits;
-      out[i].first_exec = rec[i].first_exec;
-    }
+    for (uint32_t i = 0; i < t->n; i++) out[i] = rec[i].kept;
     snprintf(path, sizeof path, "%s/%s.bin", cdir, cov_metric_names[m]);
     snprintf(tmp, sizeof tmp, "%s/.%s.bin.%ld.tmp", cdir, cov_metric_names[m], (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -481,83 +497,42 @@ int cov_census_dump(const cov_census *c, const char *dir) {
  * An event's slots are cached (process-local: a persistent child fills its own cache): the same
  * windows recur in almost every execution, and computing every metric's key is the main cost. */
 typedef struct ucache_ent {
-  uint32_t w[8];
-  uint64_t dig;
+  evc_key key;
   uint32_t slot[COV_N_METRICS]; /* in metric order of the selected metrics */
 } ucache_ent;
 
 static struct {
-  uint32_t n, cap;     /* entries, capacity (index: 2 * cap) */
   uint32_t epoch;      /* cov_seed_epoch the slots belong to */
   uint32_t metric_mask;
   uint64_t slots;
-  uint32_t *index;     /* 0 empty, else entry + 1 */
-  ucache_ent *ent;
+  evc_table t;
 } uc;
 
 #define UC_MAX (1u << 18)
 
 static void uc_reset(uint32_t metric_mask, uint64_t slots) {
-  free(uc.index);
-  free(uc.ent);
+  evc_free(&uc.t);
   memset(&uc, 0, sizeof uc);
   uc.epoch = cov_seed_epoch_now();
   uc.metric_mask = metric_mask;
   uc.slots = slots;
 }
 
-static int uc_grow(void) {
-  uint32_t ncap = uc.cap ? uc.cap * 2 : 4096;
-  if (ncap > UC_MAX) return -1;
-  uint32_t *nidx = calloc((size_t)2 * ncap, sizeof *nidx);
-  ucache_ent *nent = realloc(uc.ent, (size_t)ncap * sizeof *nent);
-  if (!nidx || !nent) {
-    free(nidx);
-    if (nent) uc.ent = nent;
-    return -1;
-  }
-  uc.ent = nent;
-  free(uc.index);
-  uc.index = nidx;
-  uc.cap = ncap;
-  uint32_t mask = 2 * ncap - 1;
-  for (uint32_t i = 0; i < uc.n; i++) {
-    uint32_t s = ec_hash(nent[i].w, nent[i].dig) & mask;
-    while (nidx[s]) s = (s + 1) & mask;
-    nidx[s] = i + 1;
-  }
-  return 0;
-}
-
 /* The event's slots, from the cache or computed into *tmp (and cached when there is room). */
 static const uint32_t *uc_slots(const cov_event *e, const int *metrics, int nm, uint32_t *tmp) {
-  uint32_t mask = uc.cap ? 2 * uc.cap - 1 : 0, s = 0;
-  if (uc.cap) {
-    for (s = ec_hash(e->w, e->dig) & mask;; s = (s + 1) & mask) {
-      uint32_t i = uc.index[s];
-      if (!i) break;
-      const ucache_ent *x = &uc.ent[i - 1];
-      if (x->dig == e->dig && memcmp(x->w, e->w, sizeof x->w) == 0) return x->slot;
-    }
-  }
+  uint32_t s = 0;
+  const ucache_ent *x = evc_find(&uc.t, sizeof *x, e, &s);
+  if (x) return x->slot;
   uint64_t ex[COV_N_METRICS];
   uint32_t hk[COV_N_METRICS];
   cov_keys(e->w, e->cx, ex, hk);
   for (int j = 0; j < nm; j++)
     tmp[j] = (uint32_t)(cov_mix64(ex[metrics[j]] ^ ((uint64_t)(metrics[j] + 1) * 0x9e3779b97f4a7c15ull)) &
                         (uc.slots - 1));
-  if (uc.n == uc.cap) {
-    if (uc_grow() != 0) return tmp;
-    mask = 2 * uc.cap - 1;
-    s = ec_hash(e->w, e->dig) & mask;
-    while (uc.index[s]) s = (s + 1) & mask;
-  }
-  ucache_ent *x = &uc.ent[uc.n];
-  memcpy(x->w, e->w, sizeof x->w);
-  x->dig = e->dig;
-  memcpy(x->slot, tmp, (size_t)nm * sizeof *tmp);
-  uc.index[s] = ++uc.n;
-  return x->slot;
+  ucache_ent *y = evc_add(&uc.t, sizeof *y, UC_MAX, e, s);
+  if (!y) return tmp;
+  memcpy(y->slot, tmp, (size_t)nm * sizeof *tmp);
+  return y->slot;
 }
 
 void cov_events_to_map(uint8_t *map, uint64_t slots, uint32_t metric_mask) {

@@ -79,23 +79,22 @@ static int env_u64(const char *var, uint64_t dflt, uint64_t lo, uint64_t hi, int
   return 0;
 }
 
+/* An open file descriptor named by $var (required). */
+static int env_fd(const char *var, int *fd) {
+  uint64_t v;
+  int rc = env_u64(var, UINT64_MAX, 0, 1u << 20, 0, &v, "an open file descriptor number");
+  if (rc) return rc;
+  *fd = (int)v;
+  if (v == UINT64_MAX || fcntl(*fd, F_GETFD) < 0)
+    return env_fail(var, getenv(var), "an open file descriptor number (pass it with pass_fds)");
+  return 0;
+}
+
 static int parse_cfg(probe_cfg *c) {
   uint64_t v;
   int rc;
-  if ((rc = env_u64("AUTOTUNE_PROBE_CTL_FD", UINT64_MAX, 0, 1u << 20, 0, &v,
-                    "an open file descriptor number")))
+  if ((rc = env_fd("AUTOTUNE_PROBE_CTL_FD", &c->ctl_fd)) || (rc = env_fd("AUTOTUNE_PROBE_ST_FD", &c->st_fd)))
     return rc;
-  c->ctl_fd = (int)v;
-  if (v == UINT64_MAX || fcntl(c->ctl_fd, F_GETFD) < 0)
-    return env_fail("AUTOTUNE_PROBE_CTL_FD", getenv("AUTOTUNE_PROBE_CTL_FD"),
-                    "an open file descriptor number (pass it with pass_fds)");
-  if ((rc = env_u64("AUTOTUNE_PROBE_ST_FD", UINT64_MAX, 0, 1u << 20, 0, &v,
-                    "an open file descriptor number")))
-    return rc;
-  c->st_fd = (int)v;
-  if (v == UINT64_MAX || fcntl(c->st_fd, F_GETFD) < 0)
-    return env_fail("AUTOTUNE_PROBE_ST_FD", getenv("AUTOTUNE_PROBE_ST_FD"),
-                    "an open file descriptor number (pass it with pass_fds)");
   c->dir = getenv("AUTOTUNE_PROBE_DIR");
   struct stat st;
   if (!c->dir || !*c->dir || stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode))

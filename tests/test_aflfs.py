@@ -130,7 +130,7 @@ def test_shared_memory_handshake_persistent_children_share_slots(bins, tmp_path)
     assert int(stats["corpus_count"]) > 1  # the inputs reached the harness: new paths were found
     # one child's inputs are consecutive lines; count runs, not pids (pids wrap at pid_max, 32,768
     # here: a fast campaign of 25-input children forks that many in seconds); each child's first
-    # line is its warm-up run (aflfs.c warm_up, as AFL++'s driver), then its 25 inputs
+    # line is its warm-up run (aflfs_input.c aflfs_warm_up, as AFL++'s driver), then its 25 inputs
     runs = [(pid, len(list(g))) for pid, g in itertools.groupby(log.read_text().split())]
     assert max(n for _, n in runs) == 26 and all(n <= 26 for _, n in runs), sorted(runs, key=lambda r: -r[1])[:3]
     assert len(runs) >= 3  # several children, one slot table

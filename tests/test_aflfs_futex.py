@@ -1,4 +1,4 @@
-"""AFL++ 5.x's futex sync of a persistent child (kernels/aflfs.c serve_futex / child_loop_futex),
+"""AFL++ 5.x's futex sync of a persistent child (kernels/aflfs_futex.c),
 played by the fake afl-fuzz of fake_afl.py as the 2026 src/afl-forkserver.c runs it: the sync word
 in afl's coverage segment (AFL_CHILD_SYNC_SHM = its offset) or, as 5.01c did, in a segment of its
 own. No AFL++ 5.x runs here (it is not packaged, and CI cannot fetch it): these tests are the

@@ -280,6 +280,34 @@ def test_runtime_archive_takes_every_kernel_source_but_driver_and_bench():
     assert names  # the runtime has sources
 
 
+def test_runtime_archive_digest_covers_every_kernel_file(tmp_path):
+    """A change to any runtime source or kernels header (the fork server's aflfs*.c and
+    aflfs_internal.h, bigmap_simd_body.h, ...) gives the archive a new digest, so a cached build is
+    never reused for changed sources."""
+    import shutil
+
+    from autotune.paths import kernels_dir
+    from autotune.runtime import artifacts
+    from autotune.runtime.build import Compiler, _digest
+
+    kdir = tmp_path / "kernels"
+    shutil.copytree(kernels_dir(), kdir)
+    compiler = Compiler(path="/usr/bin/clang", version="clang version 0")
+
+    def digest() -> str:
+        return _digest(artifacts.runtime_sources(kdir=kdir), artifacts.RUNTIME_CFLAGS, compiler, "archive")
+
+    files = [*artifacts.runtime_sources(kdir=kdir), *sorted(kdir.glob("*.h"))]
+    names = {p.name for p in files}
+    assert {"aflfs.c", "aflfs_relay.c", "aflfs_reporting.c", "aflfs_futex.c", "aflfs_internal.h",
+            "bigmap_simd_body.h"} <= names
+    seen = {digest()}
+    for p in files:
+        p.write_bytes(p.read_bytes() + b"\n/* changed */\n")
+        seen.add(digest())
+    assert len(seen) == len(files) + 1
+
+
 def test_runtime_archive_defines_no_main():
     """main() comes from the program or from the driver (-fsanitize=fuzzer), never the runtime."""
     import subprocess

@@ -55,18 +55,9 @@ static const int f5_dense[F5_STEPS][10] = {
     {2, 1, 1, 0, 0, 0, 0, 0, 0, 0}, {2, 1, 1, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
 static const int f5_used[F5_STEPS] = {0, 0, 1, 2, 2, 3, 3, 3, 3};
 
-static uint64_t counter(const bm_map *m, uint64_t i) {
-  switch (m->width_bits) {
-    case 8: return ((const uint8_t *)m->counters)[i];
-    case 16: return ((const uint16_t *)m->counters)[i];
-    case 32: return ((const uint32_t *)m->counters)[i];
-    default: return ((const uint64_t *)m->counters)[i];
-  }
-}
-
 /* After classify the trace holds the buckets; for 8-bit maps that is the counter array. */
 static uint64_t shown(const bm_map *m, uint64_t i, int step) {
-  return step >= 6 && step <= 7 ? m->trace[i] : counter(m, i);
+  return step >= 6 && step <= 7 ? m->trace[i] : bm_counter_get(m, i);
 }
 
 static void figure5_run(bm_layout layout, unsigned w, bm_variant v) {

@@ -14,15 +14,6 @@
 static const char *const pol_name[3] = {"wrap", "neverzero", "saturate"};
 static const char *const lay_name[3] = {"flat", "twolevel", "exact"};
 
-static uint64_t counter(const bm_map *m, uint64_t i) {
-  switch (m->width_bits) {
-    case 8: return ((const uint8_t *)m->counters)[i];
-    case 16: return ((const uint16_t *)m->counters)[i];
-    case 32: return ((const uint32_t *)m->counters)[i];
-    default: return ((const uint64_t *)m->counters)[i];
-  }
-}
-
 static void set_counter(bm_map *m, uint64_t i, uint64_t v) {
   switch (m->width_bits) {
     case 8: ((uint8_t *)m->counters)[i] = (uint8_t)v; break;
@@ -72,7 +63,7 @@ void test_overflow(void) {
         uint64_t slot = l == BM_FLAT ? 5 : 0;
         snprintf(ctx, sizeof ctx, "%s u%u %s %" PRIu64 " hits", lay_name[l], oc->w, pol_name[p],
                  oc->hits);
-        CHECK_EQ_U64(counter(&m, slot), oc->want[p], ctx);
+        CHECK_EQ_U64(bm_counter_get(&m, slot), oc->want[p], ctx);
         bm_classify(&m);
         CHECK_EQ_U64(m.trace[slot], oc->bucket[p], ctx);
         bm_map_destroy(&m);
@@ -90,7 +81,7 @@ void test_overflow(void) {
       for (int i = 0; i < 5; i++) bm_update(&m, 3);
       uint64_t want[3] = {2, 3, max};
       snprintf(ctx, sizeof ctx, "u%u %s from max-2 +5", w, pol_name[p]);
-      CHECK_EQ_U64(counter(&m, 3), want[p], ctx);
+      CHECK_EQ_U64(bm_counter_get(&m, 3), want[p], ctx);
       bm_map_destroy(&m);
     }
   /* the named specialised functions, called directly */
@@ -98,7 +89,7 @@ void test_overflow(void) {
   bm_map m;
   CHECK(bm_map_create(&m, &cfg, 0) == BM_OK, "create");
   for (int i = 0; i < 70000; i++) bm_twolevel_update_u16_sat(&m, 77);
-  CHECK_EQ_U64(counter(&m, 0), 65535, "bm_twolevel_update_u16_sat");
+  CHECK_EQ_U64(bm_counter_get(&m, 0), 65535, "bm_twolevel_update_u16_sat");
   CHECK_EQ_U64(bm_map_used(&m), 1, "one key");
   bm_map_destroy(&m);
 }
@@ -117,10 +108,10 @@ void test_full(void) {
     CHECK_EQ_U64(*m.overflow_keys, 6, ctx);
     /* slots 0..2 hold keys 0..2 (1, 2, 3 hits); the overflow slot 3 holds key 3 (4 hits) and
      * the 6 overflow keys 4..9 (5+6+7+8+9+10 = 45 hits) */
-    CHECK_EQ_U64(counter(&m, 0), 1, ctx);
-    CHECK_EQ_U64(counter(&m, 1), 2, ctx);
-    CHECK_EQ_U64(counter(&m, 2), 3, ctx);
-    CHECK_EQ_U64(counter(&m, 3), 4 + 45, ctx);
+    CHECK_EQ_U64(bm_counter_get(&m, 0), 1, ctx);
+    CHECK_EQ_U64(bm_counter_get(&m, 1), 2, ctx);
+    CHECK_EQ_U64(bm_counter_get(&m, 2), 3, ctx);
+    CHECK_EQ_U64(bm_counter_get(&m, 3), 4 + 45, ctx);
     /* known overflow keys are remembered: hitting them again counts no new overflow */
     bm_update(&m, 1000 + 9 * 7);
     CHECK_EQ_U64(*m.overflow_keys, 6, ctx);
