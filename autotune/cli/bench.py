@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import JsonOpt, MaxMapBytesOpt, MinMapBytesOpt, OutDirOpt, ProbeDirOpt, SeedOpt
 from autotune.errors import AutotuneError
 
@@ -16,11 +16,7 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("bench", help=HELP)(bench_cmd)
-
-
-@handle_errors
+@command("bench", HELP)
 def bench_cmd(
     probe: ProbeDirOpt = None,
     metric: Annotated[str, typer.Option("--metric", help="Which of the probe's traces to replay.")] = "edge",

@@ -1,5 +1,5 @@
-"""What every command shares: the two consoles, --debug state, error handling, JSON output.
-The options several commands take are in autotune.cli.options."""
+"""What every command shares: the two consoles, --debug state, error handling, registration, JSON
+output. The options several commands take are in autotune.cli.options."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import functools
 import json
 import sys
 import traceback
+from types import ModuleType
 from typing import Any, Callable
 
 import typer
@@ -56,6 +57,33 @@ def handle_errors(func: Callable) -> Callable:
             raise typer.Exit(1)
 
     return wrapper
+
+
+_COMMANDS: dict[str, list[Callable]] = {}  # module name -> its commands made by `command`, in order
+
+
+def command(name: str, help: str | None = None) -> Callable[[Callable], Callable]:
+    """Make a function the command ``autotune NAME``: its errors handled (`handle_errors`), registered
+    with ``help`` (None: typer's default) by `register` when the app registers its module."""
+
+    def decorate(func: Callable) -> Callable:
+        wrapped = handle_errors(func)
+        _COMMANDS.setdefault(func.__module__, []).append(
+            lambda app: app.command(name, help=help)(wrapped))
+        return wrapped
+
+    return decorate
+
+
+def register(app: typer.Typer, module: ModuleType) -> None:
+    """Register a command module's commands on ``app``: those it made with `command`, or, for a module
+    whose commands need more (cc's pass-through arguments, the bugs group), its own ``register(app)``."""
+    own = getattr(module, "register", None)
+    if own is not None:
+        own(app)
+        return
+    for add in _COMMANDS.get(module.__name__, []):
+        add(app)
 
 
 def print_json(obj: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import FuzzTimeOpt, JobsOpt, JsonOpt, NoPlotOpt, SeedOpt, TargetOptions, option_group
 
 HELP = (
@@ -35,11 +35,7 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("compare", help=HELP)(compare_cmd)
-
-
-@handle_errors
+@command("compare", HELP)
 @option_group("target", TargetOptions, omit=("harness",))
 def compare_cmd(
     target: TargetOptions = TargetOptions(),

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from autotune import __version__
-from autotune.cli.common import state
+from autotune.cli.common import register, state
 
 app = typer.Typer(
     name="autotune",
@@ -36,7 +36,7 @@ def main(
     state.debug = debug
 
 
-# One module per command, in pipeline order; each defines register(app).
+# One module per command, in pipeline order (autotune.cli.common.register: how each is registered).
 COMMANDS = ["run", "profile", "cc", "probe", "bench", "tune", "race", "validate", "preflight", "compare", "portfolio", "bugs",
             "status"]
 
@@ -47,7 +47,7 @@ for _name in COMMANDS:
         if _exc.name != f"autotune.cli.{_name}":
             raise
         continue
-    _mod.register(app)
+    register(app, _mod)
 
 
 def run() -> None:

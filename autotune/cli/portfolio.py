@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import JsonOpt, OutDirOpt, TargetOptions, option_group
 
 HELP = (
@@ -22,11 +22,7 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("portfolio", help=HELP)(portfolio_cmd)
-
-
-@handle_errors
+@command("portfolio", HELP)
 @option_group("target", TargetOptions, omit=("harness",))
 def portfolio_cmd(
     target: TargetOptions = TargetOptions(),

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (JsonOpt, ProbeTimeOpt, ProcfsRootOpt, SeedOpt, SysfsRootOpt, TargetOptions,
                                   option_group)
 
@@ -21,11 +21,7 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("preflight", help=HELP)(preflight_cmd)
-
-
-@handle_errors
+@command("preflight", HELP)
 @option_group("target", TargetOptions)
 def preflight_cmd(
     tuned_dir: Annotated[Path, typer.Argument(help="The recommendation: the race directory of `autotune run` "

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (JsonOpt, OutDirOpt, ProbeEngineOpt, ProbeTimeOpt, SeedOpt, TargetOptions,
                                   TimeoutMsOpt, option_group)
 
@@ -22,11 +22,7 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("probe", help=HELP)(probe_cmd)
-
-
-@handle_errors
+@command("probe", HELP)
 @option_group("target", TargetOptions)
 def probe_cmd(
     target: TargetOptions = TargetOptions(),

@@ -7,16 +7,12 @@ from typing import Annotated
 
 import typer
 
-from autotune.cli.common import handle_errors, out, print_json
+from autotune.cli.common import command, out, print_json
 from autotune.cli.options import JsonOpt, ProcfsRootOpt, SysfsRootOpt
 from autotune.errors import AutotuneError
 
 
-def register(app: typer.Typer) -> None:
-    app.command("profile")(profile_cmd)
-
-
-@handle_errors
+@command("profile")
 def profile_cmd(
     json_out: JsonOpt = False,
     save: Annotated[Path | None, typer.Option("--save", help="Write the profile as TOML to PATH.",

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (InstancesOpt, JobsOpt, JsonOpt, OutDirOpt, ProbeDirOpt, RaceOptions, SeedOpt,
                                   TargetOptions, option_group)
 
@@ -27,11 +27,7 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("race", help=HELP)(race_cmd)
-
-
-@handle_errors
+@command("race", HELP)
 @option_group("target", TargetOptions)
 @option_group("race_opts", RaceOptions)
 def race_cmd(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, OutDirOpt, ProbeEngineOpt,
                                   ProbeTimeOpt, RaceOptions, SeedOpt, TargetOptions, TimeoutMsOpt, option_group)
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
@@ -24,11 +24,7 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("run", help=HELP)(run_cmd)
-
-
-@handle_errors
+@command("run", HELP)
 @option_group("target", TargetOptions)
 @option_group("race_opts", RaceOptions)
 def run_cmd(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from autotune.cli.common import handle_errors, out, print_json
+from autotune.cli.common import command, out, print_json
 from autotune.cli.options import JsonOpt, TargetOptions, option_group
 
 HELP = (
@@ -18,11 +18,7 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("status", help=HELP)(status_cmd)
-
-
-@handle_errors
+@command("status", HELP)
 @option_group("target", TargetOptions, omit=("harness", "corpus"))
 def status_cmd(
     out_dirs: Annotated[list[Path], typer.Argument(help="afl-fuzz's output directory (-o) of the campaign; several "

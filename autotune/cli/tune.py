@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, MaxMapBytesOpt, MinMapBytesOpt,
                                   NoPlotOpt, OutDirOpt, ProbeDirOpt, SeedOpt)
 from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAX_COLLISION_RATE,
@@ -20,11 +20,7 @@ census's collision rate (Equation 1) and counter overflow. Writes afl-build.env,
 autotune-run.env, report.json, report.md and tune.png to --out."""
 
 
-def register(app: typer.Typer) -> None:
-    app.command("tune", help=HELP)(tune_cmd)
-
-
-@handle_errors
+@command("tune", HELP)
 def tune_cmd(
     probe: ProbeDirOpt,
     out_dir: OutDirOpt = Path("tune-out"),

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from autotune.cli.common import err, handle_errors, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import FuzzTimeOpt, JsonOpt, ProbeDirOpt, TargetOptions, option_group
 
 HELP = (
@@ -21,11 +21,7 @@ HELP = (
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.command("validate", help=HELP)(validate_cmd)
-
-
-@handle_errors
+@command("validate", HELP)
 @option_group("target", TargetOptions, omit=("harness", "corpus"))
 def validate_cmd(
     tuned_dir: Annotated[Path, typer.Argument(help="The recommendation: the race directory of `autotune run` "
