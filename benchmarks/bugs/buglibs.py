@@ -93,6 +93,14 @@ class BugLibrary:
         own = [self.folder / self.harness] if (self.folder / self.harness).is_file() else []
         return [*own, self.patch, CANARY_H]
 
+    def write_inputs(self, *, seeds: Mapping[str, bytes], inputs: Mapping[str, bytes]) -> None:
+        """Write the seeds and crafted inputs ``{file name: content}`` into seeds/ and inputs/ (the
+        library's make_inputs.py)."""
+        for folder, files in ((self.seeds_dir, seeds), (self.inputs_dir, inputs)):
+            folder.mkdir(exist_ok=True)
+            for name, data in files.items():
+                (folder / name).write_bytes(data)
+
     def input_path(self, bug: str, kind: str) -> Path:
         """``inputs/<bug>.reach`` or ``inputs/<bug>.trigger``."""
         return self.inputs_dir / f"{bug}.{kind}"

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import struct
 import zlib
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # buglibs.py
+from buglibs import library  # noqa: E402
 SIG = b"\x89PNG\r\n\x1a\n"
 GRAY, RGB, PALETTE, GRAY_ALPHA, RGBA = 0, 2, 3, 4, 6
 # png_harness.c's FORMATS indices and flags
@@ -107,10 +110,7 @@ def main() -> None:
         "PNG005.trigger": opts(F_RGB, QUANTIZE, png(8, 1, 8, PALETTE, [bytes(range(8))],
                                                     before_idat=plte(lcg_colors(100)))),
     }
-    for folder, files in (("seeds", seeds), ("inputs", inputs)):
-        (HERE / folder).mkdir(exist_ok=True)
-        for name, data in files.items():
-            (HERE / folder / name).write_bytes(data)
+    library(HERE.name).write_inputs(seeds=seeds, inputs=inputs)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,12 @@ small classic little-endian TIFF files written field by field, so each input say
 from __future__ import annotations
 
 import struct
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # buglibs.py
+from buglibs import library  # noqa: E402
 SHORT, LONG, ASCII = 3, 4, 2
 TYPE_BYTES = {1: 1, 2: 1, 3: 2, 4: 4}
 
@@ -115,10 +118,7 @@ def main() -> None:
                               262: (SHORT, [1]), 277: (SHORT, [1]), 322: (LONG, [16]), 323: (LONG, [16]),
                               324: (LONG, [0, 256]), 325: (LONG, [256, 256])}, bytes(512), offsets_tag=324),
     }
-    for folder, files in (("seeds", seeds), ("inputs", inputs)):
-        (HERE / folder).mkdir(exist_ok=True)
-        for name, data in files.items():
-            (HERE / folder / name).write_bytes(data)
+    library(HERE.name).write_inputs(seeds=seeds, inputs=inputs)
 
 
 if __name__ == "__main__":

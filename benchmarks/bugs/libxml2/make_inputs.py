@@ -8,9 +8,12 @@ document (xml_harness.c).
 from __future__ import annotations
 
 import struct
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # buglibs.py
+from buglibs import library  # noqa: E402
 RECOVER, NOENT, DTDLOAD, DTDATTR, DTDVALID = 1, 2, 4, 8, 16
 XINCLUDE, NODICT = 1024, 4096
 XS = 'xmlns:xs="http://www.w3.org/2001/XMLSchema"'
@@ -97,10 +100,7 @@ def main() -> None:
                                  '</xs:sequence></xs:complexType><xs:unique name="u">'
                                  '<xs:selector xpath="child::a"/><xs:field xpath="."/></xs:unique></xs:element>'),
     }
-    for folder, files in (("seeds", seeds), ("inputs", inputs)):
-        (HERE / folder).mkdir(exist_ok=True)
-        for name, data in files.items():
-            (HERE / folder / name).write_bytes(data)
+    library(HERE.name).write_inputs(seeds=seeds, inputs=inputs)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,17 @@ SQL scripts, as test/ossfuzz.c takes them (no selector byte: its default).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # buglibs.py
+from buglibs import library  # noqa: E402
+
+
+def sql(scripts: dict[str, str]) -> dict[str, bytes]:
+    """The files of SQL scripts: each a line."""
+    return {name: (text + "\n").encode() for name, text in scripts.items()}
 
 
 def aggregates(n: int, per_column: int = 10) -> str:
@@ -67,10 +75,7 @@ def main() -> None:
                           " INSERT INTO f(rowid, b) VALUES(9223372036854775807, 'red fox');"
                           " COMMIT; SELECT rowid FROM f('red AND fox');",
     }
-    for folder, files in (("seeds", seeds), ("inputs", inputs)):
-        (HERE / folder).mkdir(exist_ok=True)
-        for name, text in files.items():
-            (HERE / folder / name).write_text(text + "\n")
+    library(HERE.name).write_inputs(seeds=sql(seeds), inputs=sql(inputs))
 
 
 if __name__ == "__main__":
