@@ -35,6 +35,7 @@ for _p in (ROOT / "tests", ROOT):  # the repository and tests/ (targets.debsrc) 
 
 MANIFEST = HERE / "bugs.toml"
 CANARY_H = ROOT / "kernels" / "canary.h"
+CANARIED_TREE = HERE / "canaried_tree.sh"  # every build script's start, which it sources
 SCHEMA_VERSION = 1
 SOURCE_VAR = "BUGLIB_SRC"  # the variable every build script reads the pristine tree's path from
 DEFAULT_CFLAGS = "-O2 -g"
@@ -89,9 +90,10 @@ class BugLibrary:
         return self.folder / "inputs"
 
     def harness_files(self) -> list[Path]:
-        """The files the build script compiles or applies beside itself (hashed into the build's key)."""
+        """The files the build script compiles, applies or sources beside itself (hashed into the
+        build's key)."""
         own = [self.folder / self.harness] if (self.folder / self.harness).is_file() else []
-        return [*own, self.patch, CANARY_H]
+        return [*own, self.patch, CANARY_H, CANARIED_TREE]
 
     def write_inputs(self, *, seeds: Mapping[str, bytes], inputs: Mapping[str, bytes]) -> None:
         """Write the seeds and crafted inputs ``{file name: content}`` into seeds/ and inputs/ (the

@@ -8,12 +8,8 @@
 # BUGLIB_SRC names the unpacked pristine tree (never changed: the canaries go into a copy):
 #   BUGLIB_SRC=$(.venv/bin/python benchmarks/bugs/buglibs.py source libpng)
 set -euo pipefail
-: "${BUGLIB_SRC:?set BUGLIB_SRC to the pristine tree: .venv/bin/python benchmarks/bugs/buglibs.py source libpng}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-canary_dir=${AUTOTUNE_CANARY_INCLUDE:-$(cd "$here/../../../kernels" && pwd)}
-
-cp -a "$BUGLIB_SRC" "$WORK/src"
-patch -d "$WORK/src" -p1 --quiet --forward <"$here/canaries.diff"
+. "$here/../canaried_tree.sh"  # $WORK/src: BUGLIB_SRC's copy with canaries.diff applied; canary_dir
 cd "$WORK/src"
 cp scripts/pnglibconf.h.prebuilt pnglibconf.h
 objs=()

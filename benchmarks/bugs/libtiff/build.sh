@@ -7,12 +7,8 @@
 # BUGLIB_SRC names the unpacked pristine tree (never changed: the canaries go into a copy):
 #   BUGLIB_SRC=$(.venv/bin/python benchmarks/bugs/buglibs.py source libtiff)
 set -euo pipefail
-: "${BUGLIB_SRC:?set BUGLIB_SRC to the pristine tree: .venv/bin/python benchmarks/bugs/buglibs.py source libtiff}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-canary_dir=${AUTOTUNE_CANARY_INCLUDE:-$(cd "$here/../../../kernels" && pwd)}
-
-cp -a "$BUGLIB_SRC" "$WORK/src"
-patch -d "$WORK/src" -p1 --quiet --forward <"$here/canaries.diff"
+. "$here/../canaried_tree.sh"  # $WORK/src: BUGLIB_SRC's copy with canaries.diff applied; canary_dir
 cmake -S "$WORK/src" -B "$WORK/build" -DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="$CFLAGS -I$canary_dir" \
   -DCMAKE_BUILD_TYPE=None -DBUILD_SHARED_LIBS=OFF -DCMAKE_POLICY_VERSION_MINIMUM=3.5 -Dcxx=OFF -Dzlib=OFF -Dlibdeflate=OFF -Dpixarlog=OFF \
   -Djpeg=OFF -Dold-jpeg=OFF -Djbig=OFF -Dlzma=OFF -Dzstd=OFF -Dwebp=OFF >"$WORK/cmake.log"
