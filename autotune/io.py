@@ -15,7 +15,7 @@ import tempfile
 import tomllib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from autotune.errors import AutotuneError, DocumentError
 
@@ -68,25 +68,23 @@ def write_toml_atomic(path: str | os.PathLike, obj: dict) -> Path:
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    path = Path(path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise DocumentError(path, "file not found") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DocumentError(path, f"not valid JSON ({exc})", fix="re-create the file") from exc
-    except OSError as exc:
-        raise _os_error(path, exc) from exc
+    return _read_document(path, json.loads, syntax="JSON", syntax_error=json.JSONDecodeError)
 
 
 def read_toml(path: str | os.PathLike) -> dict:
+    return _read_document(path, tomllib.loads, syntax="TOML", syntax_error=tomllib.TOMLDecodeError)
+
+
+def _read_document(path: str | os.PathLike, parse: Callable[[str], Any], *, syntax: str,
+                   syntax_error: type[Exception]) -> Any:
+    """``parse`` of a UTF-8 file's text; DocumentError when it is missing, unreadable or not valid ``syntax``."""
     path = Path(path)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return parse(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise DocumentError(path, "file not found") from exc
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise DocumentError(path, f"not valid TOML ({exc})", fix="re-create the file") from exc
+    except (UnicodeDecodeError, syntax_error) as exc:
+        raise DocumentError(path, f"not valid {syntax} ({exc})", fix="re-create the file") from exc
     except OSError as exc:
         raise _os_error(path, exc) from exc
 

@@ -50,14 +50,28 @@ def _read(path: Path) -> str | None:
         return None
 
 
-class CorePatternCheck:
-    name = "core_pattern"
+class _KernelSettingCheck:
+    """A check of one kernel setting, the file procfs's sys/kernel/<setting>: a warning when it cannot
+    be read, else what ``judge`` makes of its value."""
+
+    name: str
+    setting: str
 
     def run(self, *, procfs_root: Path, sysfs_root: Path) -> Finding:
-        path = procfs_root / "sys/kernel/core_pattern"
+        path = procfs_root / "sys/kernel" / self.setting
         value = _read(path)
         if value is None:
             return _unreadable(self.name, path)
+        return self.judge(value)
+
+    def judge(self, value: str) -> Finding:
+        raise NotImplementedError
+
+
+class CorePatternCheck(_KernelSettingCheck):
+    name, setting = "core_pattern", "core_pattern"
+
+    def judge(self, value: str) -> Finding:
         if value.startswith("|"):
             return Finding(
                 self.name, "error",
@@ -89,14 +103,10 @@ class CpuGovernorCheck:
             "(or set AFL_SKIP_CPUFREQ=1 and accept noisier timings)")
 
 
-class AslrCheck:
-    name = "aslr"
+class AslrCheck(_KernelSettingCheck):
+    name, setting = "aslr", "randomize_va_space"
 
-    def run(self, *, procfs_root: Path, sysfs_root: Path) -> Finding:
-        path = procfs_root / "sys/kernel/randomize_va_space"
-        value = _read(path)
-        if value is None:
-            return _unreadable(self.name, path)
+    def judge(self, value: str) -> Finding:
         if value == "0":
             return Finding(self.name, "ok", "ASLR is off (randomize_va_space=0)")
         return Finding(
