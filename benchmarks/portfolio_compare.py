@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -35,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 AUTOTUNE = Path(sys.executable).parent / "autotune"
 
-from recommend_compare import recipe  # noqa: E402  (the four targets' recipes, one place)
+from recommend_compare import setup  # noqa: E402  (the targets' recipes, one place)
 
 GUARD = {"AUTOTUNE_CC_INSTRUMENT": "guard", "AUTOTUNE_METRIC": "guard"}
 
@@ -110,10 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
-    out = args.out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    target_args, extra_env = recipe(args.target, out / "seeds")
-    env = {**os.environ, **extra_env, "COLUMNS": "1000"}
+    out, target_args, env = setup(args.target, args.out)
     run_cmd = [str(AUTOTUNE), "run", *target_args, "--seed", str(args.seed), "--instances", str(args.instances),
                "--out", str(out / "run")] + (["--budget", f"{args.budget:g}"] if args.budget else [])
     race_json = out / "run" / "race" / "race.json"

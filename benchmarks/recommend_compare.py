@@ -62,6 +62,15 @@ def recipe(target: str, seeds_dir: Path) -> tuple[list[str], dict[str, str]]:
     return args, {t.source_var: str(t.source_dir())}
 
 
+def setup(target: str, out: Path) -> tuple[Path, list[str], dict[str, str]]:
+    """(OUT resolved and made, the CLI's target arguments with the seeds copied to OUT/seeds, the
+    environment of the autotune commands: the build script's variable and a console wide enough)."""
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    target_args, extra_env = recipe(target, out / "seeds")
+    return out, target_args, {**os.environ, **extra_env, "COLUMNS": "1000"}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--target", required=True)
@@ -77,10 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
-    out = args.out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    target_args, extra_env = recipe(args.target, out / "seeds")
-    env = {**os.environ, **extra_env, "COLUMNS": "1000"}
+    out, target_args, env = setup(args.target, args.out)
     run_cmd = [str(AUTOTUNE), "run", *target_args, "--seed", str(args.seed), "--strategy", args.strategy,
                "--out", str(out / "run")] + (["--budget", str(args.budget)] if args.budget else [])
     t0 = time.monotonic()
