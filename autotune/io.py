@@ -67,6 +67,14 @@ def write_toml_atomic(path: str | os.PathLike, obj: dict) -> Path:
     return write_text_atomic(path, tomli_w.dumps(obj))
 
 
+def write_json_and_markdown(stem: str | os.PathLike, doc: Any, markdown: str) -> str:
+    """A document and its Markdown beside it, STEM.json and STEM.md, each written atomically (a
+    benchmark's figures after each step); returns the Markdown."""
+    write_json_atomic(f"{os.fspath(stem)}.json", doc)
+    write_text_atomic(f"{os.fspath(stem)}.md", markdown)
+    return markdown
+
+
 def read_json(path: str | os.PathLike) -> Any:
     return _read_document(path, json.loads, syntax="JSON", syntax_error=json.JSONDecodeError)
 

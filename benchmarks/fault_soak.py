@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import fault_suite as fs  # noqa: E402
 from autotune import afl  # noqa: E402
-from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
+from autotune.io import write_json_and_markdown  # noqa: E402
 from autotune.measure.host import current_host  # noqa: E402
 
 
@@ -155,8 +155,7 @@ def driver_soak(a: argparse.Namespace, faults: list) -> int:
                     doc["rounds"].append(row)
             doc["elapsed_s"] = time.monotonic() - t0
             doc["load_after"] = os.getloadavg()
-            write_json_atomic(a.out / "fault_soak_driver.json", doc)
-            write_text_atomic(a.out / "fault_soak_driver.md", driver_markdown(doc))
+            write_json_and_markdown(a.out / "fault_soak_driver", doc, driver_markdown(doc))
             print(f"round {r} {f.name}: " + "; ".join(
                 (f"{row['mode']} {row['got']['execs']:,} execs"
                  + ("" if row["got"] == {**row["got"], **row["want"]} else f" MISMATCH {row['got']} vs {row['want']}"))
@@ -204,8 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             doc["elapsed_s"] = time.monotonic() - t0
             doc["load_after"] = os.getloadavg()
             doc["totals"] = totals(doc["rounds"])
-            write_json_atomic(a.out / "fault_soak.json", doc)
-            write_text_atomic(a.out / "fault_soak.md", markdown(doc))
+            write_json_and_markdown(a.out / "fault_soak", doc, markdown(doc))
             print(f"round {r} {f.name}: " + ", ".join(
                 f"{b} {c['execs']:,} execs {c['crashes']}c/{c['hangs']}h" for b, c in row["campaigns"].items())
                 + (f"; PROBLEMS: {row['problems']}" if row["problems"] else ""), flush=True)

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autotune.afl import HOST_ENV, base_env  # noqa: E402
-from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
+from autotune.io import write_json_and_markdown  # noqa: E402
 from autotune.measure.host import current_host  # noqa: E402
 
 METRIC = "ngram-8"
@@ -148,10 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
     doc["load_after"] = os.getloadavg()
     doc["elapsed_s"] = time.monotonic() - t0
-    write_json_atomic(a.out / "map_sharing.json", doc)
-    md = markdown(doc)
-    write_text_atomic(a.out / "map_sharing.md", md)
-    print(md)
+    print(write_json_and_markdown(a.out / "map_sharing", doc, markdown(doc)))
     return 0
 
 

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from autotune.afl import base_env  # noqa: E402
-from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
+from autotune.io import write_json_and_markdown  # noqa: E402
 from autotune.measure.host import current_host  # noqa: E402
 
 ROWS = ("aflpp-4.04c", "ours-relay", "ours-child", "ours-futex", "ours-inprocess")
@@ -162,10 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         doc["targets"].append({"name": t["name"], "execs": t["execs"], "inputs": [str(p) for p in t["inputs"]],
                                "runs": runs, "median": {row: statistics.median(v) for row, v in runs.items()}})
     doc["load_after"] = os.getloadavg()
-    write_json_atomic(a.out / "protocol_cost.json", doc)
-    md = markdown(doc)
-    write_text_atomic(a.out / "protocol_cost.md", md)
-    print(md)
+    print(write_json_and_markdown(a.out / "protocol_cost", doc, markdown(doc)))
     return 0
 
 
