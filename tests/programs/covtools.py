@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from autotune.probe.protocol import REPLY, Reply
 from autotune.runtime.artifacts import runtime_sources
 from autotune.runtime.config import METRIC_TABLE
 
@@ -127,18 +128,6 @@ def read_trace(path: Path) -> list[tuple[int, list[tuple[int, int, int]]]]:
     return out
 
 
-@dataclass
-class Reply:
-    status: int
-    detail: int
-    exec_ns: int
-    new_keys: tuple[int, ...]
-    total_keys: tuple[int, ...]
-
-
-REPLY = struct.Struct(f"<IIQ{len(METRICS)}I{len(METRICS)}I")
-
-
 class ProbeClient:
     """The Python side of the probe protocol, raw: pipes, the shared input buffer, replies."""
 
@@ -187,9 +176,7 @@ class ProbeClient:
             if not chunk:
                 raise AssertionError(f"server closed the status pipe: {self.proc.stderr.read().decode()}")
             data += chunk
-        v = REPLY.unpack(data)
-        n = len(METRICS)
-        return Reply(v[0], v[1], v[2], tuple(v[3:3 + n]), tuple(v[3 + n:3 + 2 * n]))
+        return Reply.unpack(data)
 
     def put(self, data: bytes) -> None:
         buf = self._buffer()
