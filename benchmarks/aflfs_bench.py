@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Throughput and keys of `autotune cc` builds under the stock afl-fuzz, side by side (issue 7).
 
-For each target (the bundled demo, and lz4 when tests/targets/lz4.py can fetch its source) and
+For each target (the bundled demo, and lz4 when tests/targets/libraries.py can fetch its source) and
 each variant, one afl-fuzz campaign of --seconds (sequential, the same seeds, AFL_NO_AFFINITY, the
 same afl-fuzz RNG seed -s within a round), repeated --rounds times in interleaved order; execs/s is fuzzer_stats' execs_per_sec, reported
 as the median and best of the rounds. Variants:
@@ -123,13 +123,13 @@ def small_seeds(files: list[Path]) -> list[Path]:
 
 def lz4_target() -> dict | None:
     try:
-        from tests.targets import lz4
+        from tests.targets.libraries import LZ4, LZ4_OWN_CFLAGS
     except ImportError:
         return None
     try:
-        ours = lz4.build_lz4_harness(cc_kind="autotune", cflags=lz4.LZ4_OWN_CFLAGS)
-        afl = lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": "NGRAM-8"}, cflags=lz4.LZ4_OWN_CFLAGS)
-        seeds = small_seeds(lz4.lz4_sample_inputs())
+        ours = LZ4.build_harness(cc_kind="autotune", cflags=LZ4_OWN_CFLAGS)
+        afl = LZ4.build_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": "NGRAM-8"}, cflags=LZ4_OWN_CFLAGS)
+        seeds = small_seeds(LZ4.sample_inputs())
     except Exception as exc:  # noqa: BLE001 - the target is optional: report why it is skipped
         print(f"lz4 skipped: {exc}", file=sys.stderr)
         return None
@@ -173,17 +173,17 @@ def kind_binary(target: str, builder: str, kind: str | None, cc_vars: dict[str, 
     variables ``cc_vars``) or by afl-clang-fast."""
     cc_vars = dict(cc_vars or {})
     if target == "libyaml":
-        from tests.targets import libyaml
+        from tests.targets.libraries import LIBYAML
         if builder == "ours":
-            return libyaml.build_libyaml_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars)
-        return libyaml.build_libyaml_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {})
+            return LIBYAML.build_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars)
+        return LIBYAML.build_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {})
     if target == "lz4":
-        from tests.targets import lz4
+        from tests.targets.libraries import LZ4, LZ4_OWN_CFLAGS
         if builder == "ours":
-            return lz4.build_lz4_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars,
-                                         cflags=lz4.LZ4_OWN_CFLAGS)
-        return lz4.build_lz4_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {},
-                                     cflags=lz4.LZ4_OWN_CFLAGS)
+            return LZ4.build_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars,
+                                         cflags=LZ4_OWN_CFLAGS)
+        return LZ4.build_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {},
+                                     cflags=LZ4_OWN_CFLAGS)
     from autotune import demo
 
     src = demo.harness_source()
@@ -642,10 +642,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def libyaml_target() -> dict | None:
-    """libyaml (tests/targets/libyaml.py): many small functions, built by its own CMake build."""
+    """libyaml (tests/targets/libraries.py): many small functions, built by its own CMake build."""
     try:
-        from tests.targets import libyaml
-        return {"name": "libyaml", "seeds": small_seeds(libyaml.libyaml_sample_inputs())}
+        from tests.targets.libraries import LIBYAML
+        return {"name": "libyaml", "seeds": small_seeds(LIBYAML.sample_inputs())}
     except Exception as exc:  # noqa: BLE001 - the target is optional: report why it is skipped
         print(f"libyaml skipped: {exc}", file=sys.stderr)
         return None

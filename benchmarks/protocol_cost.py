@@ -69,10 +69,10 @@ def trivial_target(out: Path) -> dict:
 
 def lz4_target(out: Path) -> dict | None:
     try:
-        from tests.targets import lz4
-        ours = lz4.build_lz4_harness(cc_kind="autotune", instrument="guard", cflags=lz4.LZ4_OWN_CFLAGS)
-        aflpp = lz4.build_lz4_harness(cc_kind="afl", cflags=lz4.LZ4_OWN_CFLAGS)
-        inputs = [p for p in lz4.lz4_sample_inputs() if p.stat().st_size <= 64 * 1024]
+        from tests.targets.libraries import LZ4, LZ4_OWN_CFLAGS
+        ours = LZ4.build_harness(cc_kind="autotune", instrument="guard", cflags=LZ4_OWN_CFLAGS)
+        aflpp = LZ4.build_harness(cc_kind="afl", cflags=LZ4_OWN_CFLAGS)
+        inputs = [p for p in LZ4.sample_inputs() if p.stat().st_size <= 64 * 1024]
     except Exception as exc:  # noqa: BLE001 - no source here: say so, run the rest
         print(f"lz4 skipped: {exc}", file=sys.stderr)
         return None

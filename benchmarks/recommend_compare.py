@@ -40,23 +40,15 @@ def recipe(target: str, seeds_dir: Path) -> tuple[list[str], dict[str, str]]:
 
     if target == "demo":
         return ["--demo"], {}
-    if target == "lz4":
-        from targets.lz4 import LZ4 as t, lz4_sample_inputs as samples
-    elif target == "libyaml":
-        from targets.libyaml import LIBYAML as t, libyaml_source_dir
+    from targets.libraries import LIBRARIES
 
-        def samples():
-            return sorted((libyaml_source_dir() / "examples").glob("*.yaml"))
-    elif target == "libjpeg-turbo":
-        from targets.libjpeg_turbo import LIBJPEG_TURBO as t, libjpeg_turbo_sample_inputs as samples
-    elif target == "jsoncpp":
-        from targets.jsoncpp import JSONCPP as t, jsoncpp_sample_inputs as samples
-    elif target == "libtiff":
-        from targets.libtiff import LIBTIFF as t, libtiff_sample_inputs as samples
-    else:
+    t = LIBRARIES.get(target.replace("-", "_"))
+    if t is None:
         raise SystemExit(f"unknown target {target!r}: demo, lz4, libyaml, libjpeg-turbo, jsoncpp, libtiff")
+    # libyaml: its examples/*.yaml only, the seeds of its recorded runs (benchmarks/results)
+    samples = sorted((t.source_dir() / "examples").glob("*.yaml")) if t.folder.name == "libyaml" else t.sample_inputs()
     seeds_dir.mkdir(parents=True, exist_ok=True)
-    for p in samples():
+    for p in samples:
         shutil.copy(p, seeds_dir / p.name)
     args = ["--build-script", str(t.build_script), "--source", str(t.harness_source), "--corpus", str(seeds_dir)]
     return args, {t.source_var: str(t.source_dir())}

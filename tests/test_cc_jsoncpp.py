@@ -1,5 +1,5 @@
 """jsoncpp (Debian's source package libjsoncpp), a C++ library, built by its own CMake with
-`autotune-c++` as CMAKE_CXX_COMPILER and with afl-clang-fast++ (tests/targets/jsoncpp.py: the build
+`autotune-c++` as CMAKE_CXX_COMPILER and with afl-clang-fast++ (tests/targets/libraries.py: the build
 script `autotune run --build-script` uses), both run by the real afl-showmap over jsoncpp's own test
 documents: the C++ side of the wrapper, the runtime and the fork server on a real library."""
 
@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from targets.checks import assert_like_maps, assert_wrapper_built, sample_seeds, symbols
-from targets.jsoncpp import JSONCPP, jsoncpp_sample_inputs
+from targets.libraries import JSONCPP
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("afl-showmap") is None, reason="AFL++ is not installed")]
 
 @pytest.fixture(scope="module")
 def seeds(tmp_path_factory) -> Path:
-    return sample_seeds(tmp_path_factory.mktemp("jsoncpp-seeds"), jsoncpp_sample_inputs, "libjsoncpp")
+    return sample_seeds(tmp_path_factory.mktemp("jsoncpp-seeds"), JSONCPP.sample_inputs, "libjsoncpp")
 
 
 def test_jsoncpp_builds_through_cmake_with_both_compilers_and_runs_under_afl_showmap(seeds, tmp_path):

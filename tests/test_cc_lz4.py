@@ -1,6 +1,6 @@
 """lz4 (Debian's source package) built by its own Makefile with `autotune cc`, running its samples.
 
-Also checks the plain and afl-clang-fast builds of the same harness (tests/targets/lz4.py: the
+Also checks the plain and afl-clang-fast builds of the same harness (tests/targets/libraries.py: the
 build script every stage builds lz4 with), which the later stages use for throughput comparisons,
 validation and the yardstick; each is the one build of its variant the whole test run shares.
 """
@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from targets.lz4 import (DEFAULT_CFLAGS, HARNESS_SOURCE, TargetUnavailable, build_lz4_harness, lz4_build_tree,
-                         lz4_sample_inputs, lz4_source_dir)
+from targets.libraries import LZ4, TargetUnavailable, lz4_build_tree
 
 AUTOTUNE_CC = Path(sys.executable).parent / "autotune-cc"
 
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def lz4_src() -> Path:
     try:
-        return lz4_source_dir()
+        return LZ4.source_dir()
     except TargetUnavailable as exc:
         pytest.skip(f"apt-get source lz4 is impossible on this machine: {exc}")
 
@@ -49,14 +48,14 @@ def undefined(binary: Path) -> set[str]:
 def samples(lz4_src, tmp_path_factory) -> Path:
     """lz4's shipped sample inputs, plus a truncated and a corrupted frame made from them."""
     d = tmp_path_factory.mktemp("lz4-samples")
-    for p in lz4_sample_inputs():
+    for p in LZ4.sample_inputs():
         shutil.copy(p, d / p.name)
     return d
 
 
 def test_lz4_builds_with_autotune_cc_and_runs_its_samples(lz4_src, samples, tmp_path):
     assert (samples / "skip.bin").is_file() and (samples / "README.md").is_file()
-    harness = build_lz4_harness(cc_kind="autotune")
+    harness = LZ4.build_harness(cc_kind="autotune")
     library = lz4_build_tree(harness) / "lib" / "liblz4.a"
     # lz4's own Makefile compiled the library through the wrapper: instrumented, no runtime inside
     assert {"__sanitizer_cov_trace_pc_guard", "__cyg_profile_func_enter"} <= undefined(library)
@@ -73,7 +72,7 @@ def test_lz4_builds_with_autotune_cc_and_runs_its_samples(lz4_src, samples, tmp_
     shutil.copytree(lz4_build_tree(harness), tree, symlinks=True)
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "CC")}
     r = subprocess.run(["make", "-j2", "-C", str(tree / "programs"), "lz4", f"CC={AUTOTUNE_CC}"], capture_output=True,
-                       timeout=600, env={**env, "CFLAGS": DEFAULT_CFLAGS})
+                       timeout=600, env={**env, "CFLAGS": LZ4.cflags})
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     cli = tree / "programs" / "lz4"
     assert "__sanitizer_cov_trace_pc_guard" in defined(cli)
@@ -98,10 +97,10 @@ def test_lz4_builds_with_autotune_cc_and_runs_its_samples(lz4_src, samples, tmp_
 def test_lz4_harness_under_asan_and_ubsan(lz4_src, samples, tmp_path):
     """The harness built with the user's sanitizers through the wrapper (clang's ASan/UBSan
     runtimes kept beside ours), linked with the instrumented library, runs the samples clean."""
-    lib = lz4_build_tree(build_lz4_harness(cc_kind="autotune")) / "lib"
+    lib = lz4_build_tree(LZ4.build_harness(cc_kind="autotune")) / "lib"
     out = tmp_path / "lz4_harness_asan"
     r = run([AUTOTUNE_CC, "-O1", "-g", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
-             "-I", lib, HARNESS_SOURCE, lib / "liblz4.a", "-o", out])
+             "-I", lib, LZ4.harness_source, lib / "liblz4.a", "-o", out])
     assert r.returncode == 0, r.stderr.decode()[-3000:]
     syms = defined(out)
     assert {"__asan_init", "__sanitizer_cov_trace_pc_guard", "LLVMFuzzerTestOneInput", "main"} <= syms
@@ -110,7 +109,7 @@ def test_lz4_harness_under_asan_and_ubsan(lz4_src, samples, tmp_path):
 
 
 def test_plain_lz4_build_runs_the_same_samples(lz4_src, samples):
-    harness = build_lz4_harness(cc_kind="plain")
+    harness = LZ4.build_harness(cc_kind="plain")
     assert "__sanitizer_cov_trace_pc_guard" not in undefined(lz4_build_tree(harness) / "lib" / "liblz4.a")
     assert "LLVMFuzzerTestOneInput" in defined(harness)
     r = run([harness, samples])
@@ -120,7 +119,7 @@ def test_plain_lz4_build_runs_the_same_samples(lz4_src, samples):
 @pytest.mark.skipif(shutil.which("afl-clang-fast") is None, reason="afl++ is not installed")
 def test_afl_lz4_build_is_instrumented_by_afl(lz4_src, samples, tmp_path):
     """AFL++'s default build (PCGUARD, no variables): the one validate, compare and the race build."""
-    harness = build_lz4_harness(cc_kind="afl")
+    harness = LZ4.build_harness(cc_kind="afl")
     assert "__afl_area_ptr" in undefined(lz4_build_tree(harness) / "lib" / "liblz4.a")
     out = tmp_path / "maps"
     r = run(["afl-showmap", "-q", "-i", samples, "-o", out, "--", harness],

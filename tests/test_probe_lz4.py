@@ -1,4 +1,4 @@
-"""End to end on a real third-party target: lz4 (Debian's source package, tests/targets/lz4.py)."""
+"""End to end on a real third-party target: lz4 (Debian's source package, tests/targets/libraries.py)."""
 
 import shutil
 
@@ -6,7 +6,7 @@ import pytest
 
 from autotune.probe import equation1, load_probe, run_probe
 
-from targets.lz4 import TargetUnavailable, build_lz4_harness, lz4_sample_inputs
+from targets.libraries import LZ4, TargetUnavailable
 
 pytestmark = pytest.mark.slow
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def lz4_corpus(tmp_path_factory):
     try:
-        files = lz4_sample_inputs()
+        files = LZ4.sample_inputs()
     except TargetUnavailable as exc:
         pytest.skip(f"lz4 sources unavailable: {exc}")
     d = tmp_path_factory.mktemp("lz4-seeds")
@@ -24,7 +24,7 @@ def lz4_corpus(tmp_path_factory):
 
 
 def test_lz4_census(lz4_corpus, tmp_path):
-    harness = build_lz4_harness(cc_kind="autotune")
+    harness = LZ4.build_harness(cc_kind="autotune")
     r = run_probe(binary=harness, out_dir=tmp_path / "out", corpus_dir=lz4_corpus, max_execs=800, seed=1,
                   timeout_ms=2000)
     c = r.campaign
@@ -49,6 +49,6 @@ def test_lz4_census(lz4_corpus, tmp_path):
 
 def test_lz4_plain_build_runs_under_the_probe(lz4_corpus, tmp_path):
     """The uninstrumented baseline (same driver, no coverage) runs the same campaign machinery."""
-    harness = build_lz4_harness(cc_kind="plain")
+    harness = LZ4.build_harness(cc_kind="plain")
     r = run_probe(binary=harness, out_dir=tmp_path / "out", corpus_dir=lz4_corpus, max_execs=300, timeout_ms=2000)
     assert r.campaign.execs == 300 and all(m.keys == 0 for m in r.metrics)

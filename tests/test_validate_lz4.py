@@ -27,21 +27,21 @@ def _cli(*args: str):
 
 @pytest.fixture(scope="module")
 def lz4():
-    from targets import lz4 as target
+    from targets.libraries import LZ4, TargetUnavailable
 
     try:
-        target.lz4_source_dir()
-    except target.TargetUnavailable as exc:
+        LZ4.source_dir()
+    except TargetUnavailable as exc:
         pytest.skip(f"lz4 source unavailable: {exc}")
-    return target
+    return LZ4
 
 
 def test_lz4_probe_tune_validate_preflight(lz4, tmp_path, monkeypatch):
-    monkeypatch.setenv("LZ4_SRC", str(lz4.lz4_source_dir()))  # what build.sh reads, for validate's builds
-    harness = lz4.build_lz4_harness(cc_kind="autotune")
+    monkeypatch.setenv("LZ4_SRC", str(lz4.source_dir()))  # what build.sh reads, for validate's builds
+    harness = lz4.build_harness(cc_kind="autotune")
     corpus = tmp_path / "seeds"
     corpus.mkdir()
-    for p in lz4.lz4_sample_inputs():
+    for p in lz4.sample_inputs():
         if p.stat().st_size <= MAX_SEED_BYTES:
             shutil.copyfile(p, corpus / p.name)
     r = _cli("probe", str(harness), "-c", str(corpus), "--probe-time", "8", "-o", str(tmp_path / "probe"))
@@ -50,8 +50,8 @@ def test_lz4_probe_tune_validate_preflight(lz4, tmp_path, monkeypatch):
     r = _cli("tune", "--probe", str(tmp_path / "probe"), "--out", str(tuned), "--calls", "12", "--no-plot")
     assert r.exit_code == 0, r.output
 
-    r = _cli("validate", str(tuned), "--build-script", str(lz4.BUILD_SCRIPT), "--source", str(lz4.HARNESS_SOURCE),
-             "--cflags", lz4.DEFAULT_CFLAGS, "--fuzz-time", "2")
+    r = _cli("validate", str(tuned), "--build-script", str(lz4.build_script), "--source", str(lz4.harness_source),
+             "--cflags", lz4.cflags, "--fuzz-time", "2")
     assert r.exit_code == 0, r.output
     print(r.stdout)  # the side-by-side table, for the record (pytest -s)
     doc = json.loads((tuned / "validate.json").read_text())
@@ -63,7 +63,7 @@ def test_lz4_probe_tune_validate_preflight(lz4, tmp_path, monkeypatch):
     assert doc["target"]["kind"] == "script"
     # one build per variant: validate's autotune build is the probe's harness, its default AFL++'s default build
     assert ours["binary"] == str(harness)
-    assert v["aflpp-default"]["binary"] == str(lz4.build_lz4_harness(cc_kind="afl"))
+    assert v["aflpp-default"]["binary"] == str(lz4.build_harness(cc_kind="afl"))
 
     r = _cli("preflight", str(tuned), str(harness), "-c", str(corpus), "--probe-time", "5", "--github")
     assert r.exit_code == 0, r.output

@@ -18,7 +18,6 @@ session: tests/conftest.py), validate's, the race's and the yardstick's included
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -43,6 +42,8 @@ class ScriptTarget:
     proof: str  # a file the unpacked tree must hold
     source_var: str  # the variable build.sh reads the tree's path from
     cflags: str  # the tests' CFLAGS
+    samples: tuple[str, ...] = ()  # the sample inputs the tree ships: globs under it, in order
+    max_seed_bytes: int | None = None  # a larger sample is left out
 
     @property
     def build_script(self) -> Path:
@@ -58,6 +59,14 @@ class ScriptTarget:
             return cached_source_tree(self.package, cache=cache_dir() / "targets", proof=self.proof)
         except SourceUnavailable as exc:
             raise TargetUnavailable(str(exc)) from exc
+
+    def sample_inputs(self) -> list[Path]:
+        """The sample inputs the tree ships: each of ``samples``' matches, sorted, pattern by pattern
+        (files only, of at most ``max_seed_bytes``)."""
+        src = self.source_dir()
+        files = [p for pattern in self.samples for p in sorted(src.glob(pattern))]
+        return [p for p in files
+                if p.is_file() and (self.max_seed_bytes is None or p.stat().st_size <= self.max_seed_bytes)]
 
     def spec(self, cflags: str | None = None):
         from autotune.target import make_spec
@@ -86,15 +95,3 @@ class ScriptTarget:
         build_vars.update(cc_vars or {})
         build_vars.update(afl_env or {})
         return build(spec=self.spec(cflags), cc_kind=cc_kind, build_vars=build_vars, env=self.env())
-
-    def main(self, argv: list[str]) -> int:
-        """``python tests/targets/<name>.py --source``: print the unpacked tree (build.sh's variable)."""
-        if argv != ["--source"]:
-            print(f"usage: python tests/targets/{self.folder.name}.py --source", file=sys.stderr)
-            return 2
-        try:
-            print(self.source_dir())
-        except TargetUnavailable as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        return 0

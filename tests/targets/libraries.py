@@ -1,0 +1,83 @@
+"""The real third-party libraries the tests and benchmarks build, one table: each is a ScriptTarget
+(targets/script_target.py), its recipe the folder's build.sh (the library's own build) around our
+harness, its source Debian's source package, and its sample inputs the files its tree ships.
+
+- lz4: lz4's own Makefile for the library (``make -C lib liblz4.a``, so the wrapper works as a real
+  build system's ``CC``) and our harness lz4/lz4_harness.c, an ``LLVMFuzzerTestOneInput``.
+- libyaml: many small functions (benchmarks, compare, race); libyaml's own CMake build
+  (``libyaml.a``) and our harness libyaml/libyaml_harness.c.
+- libjpeg_turbo: an image decoder (the race's fourth library); libjpeg-turbo's own CMake build
+  (``libturbojpeg.a``, SIMD off) and our harness libjpeg_turbo/libjpeg_turbo_harness.c.
+- jsoncpp: a C++ JSON library (Debian's source package libjsoncpp); jsoncpp's own CMake build (the
+  static library) and our C++ harness jsoncpp/jsoncpp_harness.cpp, so it also exercises the CXX
+  side of every build kind (afl-clang-fast++, `autotune cc --cxx`).
+- libtiff: the TIFF image library (Debian's source package tiff); libtiff's own CMake build (the
+  static library with the codecs it carries itself) and our harness libtiff/libtiff_harness.c. A
+  target that does not plateau within a 10-minute campaign on this host, unlike lz4 and libyaml.
+
+    python tests/targets/libraries.py lz4 --source     # fetch (once) and print the source tree's path
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __name__ == "__main__":  # run as a script: the repository's root and tests/ on the path
+    sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
+
+try:  # imported as targets.* (tests) or tests.targets.* (benchmarks)
+    from .script_target import ScriptTarget, TargetUnavailable
+except ImportError:  # run as a script
+    from targets.script_target import ScriptTarget, TargetUnavailable  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+# The tests' builds of lz4: -O1 compiles it in about half the CPU time of lz4's own -O2 (Debian's
+# patch 0002), which the benchmarks pass (LZ4_OWN_CFLAGS) to measure the program users build.
+LZ4_OWN_CFLAGS = "-O2 -g"
+LZ4 = ScriptTarget(package="lz4", folder=HERE / "lz4", harness="lz4_harness.c", proof="lib/lz4.h",
+                   source_var="LZ4_SRC", cflags="-O1 -g",
+                   # its golden frame samples and its documents
+                   samples=("tests/goldenSamples/*", "README.md", "NEWS", "LICENSE", "doc/*.md"))
+LIBYAML = ScriptTarget(package="libyaml", folder=HERE / "libyaml", harness="libyaml_harness.c",
+                       proof="include/yaml.h", source_var="LIBYAML_SRC", cflags="-O2 -g",
+                       samples=("examples/*.yaml", "regression-inputs/*"))
+LIBJPEG_TURBO = ScriptTarget(package="libjpeg-turbo", folder=HERE / "libjpeg_turbo",
+                             harness="libjpeg_turbo_harness.c", proof="turbojpeg.h",
+                             source_var="LIBJPEG_TURBO_SRC", cflags="-O2 -g", samples=("testimages/*.jpg",))
+JSONCPP = ScriptTarget(package="libjsoncpp", folder=HERE / "jsoncpp", harness="jsoncpp_harness.cpp",
+                       proof="include/json/reader.h", source_var="JSONCPP_SRC", cflags="-O2 -g",
+                       samples=("test/data/*.json",))  # its own tests' documents, valid and invalid
+LIBTIFF = ScriptTarget(package="tiff", folder=HERE / "libtiff", harness="libtiff_harness.c",
+                       proof="libtiff/tiffio.h", source_var="LIBTIFF_SRC", cflags="-O2 -g",
+                       samples=("test/images/*.tif", "test/images/*.tiff"),  # its own tests' images
+                       # small seeds keep afl-fuzz fast (its docs: small inputs); 14 of the 25 images
+                       max_seed_bytes=16 << 10)
+
+LIBRARIES = {t.folder.name: t for t in (LZ4, LIBYAML, LIBJPEG_TURBO, JSONCPP, LIBTIFF)}
+
+__all__ = ["JSONCPP", "LIBJPEG_TURBO", "LIBRARIES", "LIBTIFF", "LIBYAML", "LZ4", "LZ4_OWN_CFLAGS",
+           "TargetUnavailable", "lz4_build_tree"]
+
+
+def lz4_build_tree(harness: Path) -> Path:
+    """The lz4 tree a build of build.sh compiled (``$WORK/lz4``: lib/liblz4.a and its objects)."""
+    return harness.parent / "work" / "lz4"
+
+
+def main(argv: list[str]) -> int:
+    """``python tests/targets/libraries.py NAME --source``: print the unpacked tree (build.sh's variable)."""
+    if len(argv) != 2 or argv[0] not in LIBRARIES or argv[1] != "--source":
+        print(f"usage: python tests/targets/libraries.py {{{','.join(LIBRARIES)}}} --source", file=sys.stderr)
+        return 2
+    try:
+        print(LIBRARIES[argv[0]].source_dir())
+    except TargetUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
