@@ -528,44 +528,55 @@ def bench_target(target: dict, seconds: int, rounds: int, out: Path, *, sequenti
             "replay": replay, "ratios": ratios, "keys": keys, "instructions": instr, "runs": runs}
 
 
+# the four variants of the tables, in their order: (key, column)
+TABLE_VARIANTS = (("twolevel", "twolevel 2^24/64K"), ("twolevel-aflhash", "twolevel, afl hash"),
+                  ("aflpp-ngram8", "AFL++ NGRAM-8 64K"), ("flat-1m", "flat 1 MiB"))
+VARIANT_COLUMNS = tuple(column for _, column in TABLE_VARIANTS)
+
+
+def _table_head(title: str, *columns: str) -> list[str]:
+    """A Markdown table's title, a blank line, its header row and the rule under it."""
+    return [title, "", "| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
+
+
+def _variant_cells(figures: dict, first: str, second: str) -> str:
+    """The four variants' cells of a row, each "FIRST (SECOND)" of its figures."""
+    return " | ".join(f"{figures[k][first]:.0f} ({figures[k][second]:.0f})" for k, _ in TABLE_VARIANTS)
+
+
 def markdown(results: list[dict], seconds: int, rounds: int) -> str:
-    lines = [f"campaigns: afl-fuzz {seconds} s x {rounds} round(s) per variant, execs/s median (best)", "",
-             ("| target | twolevel 2^24/64K | twolevel, afl hash | AFL++ NGRAM-8 64K | flat 1 MiB | twolevel/NGRAM-8 "
-              "| twolevel/flat | afl-hash twolevel/NGRAM-8 | afl-hash twolevel/flat | stability (both twolevel) |"),
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = _table_head(f"campaigns: afl-fuzz {seconds} s x {rounds} round(s) per variant, execs/s median (best)",
+                        "target", *VARIANT_COLUMNS, "twolevel/NGRAM-8", "twolevel/flat", "afl-hash twolevel/NGRAM-8",
+                        "afl-hash twolevel/flat", "stability (both twolevel)")
     for r in results:
         v, q = r["variants"], r["ratios"]
-        cell = {k: f"{v[k]['execs_per_s_median']:.0f} ({v[k]['execs_per_s_best']:.0f})" for k in v}
-        lines.append(f"| {r['target']} | {cell['twolevel']} | {cell['twolevel-aflhash']} | {cell['aflpp-ngram8']} | "
-                     f"{cell['flat-1m']} | {q['campaign_twolevel_vs_aflpp_ngram8']}x | "
+        lines.append(f"| {r['target']} | {_variant_cells(v, 'execs_per_s_median', 'execs_per_s_best')} | "
+                     f"{q['campaign_twolevel_vs_aflpp_ngram8']}x | "
                      f"{q['campaign_twolevel_vs_flat_1m']}x | {q['campaign_twolevel_aflhash_vs_aflpp_ngram8']}x | "
                      f"{q['campaign_twolevel_aflhash_vs_flat_1m']}x | "
                      f"{', '.join(v['twolevel']['stability'] + v['twolevel-aflhash']['stability'])} |")
-    lines += ["", "campaign detail per variant: execs/s median, corpus entries and keys (edges_found) per round", "",
-              "| target | variant | execs/s | corpus entries | edges_found |", "|---|---|---|---|---|"]
+    lines += ["", *_table_head("campaign detail per variant: execs/s median, corpus entries and keys (edges_found) "
+                               "per round", "target", "variant", "execs/s", "corpus entries", "edges_found")]
     for r in results:
         for name, v in r["variants"].items():
             lines.append(f"| {r['target']} | {name} | {v['execs_per_s_median']:.0f} | "
                          f"{', '.join(map(str, v['corpus_count']))} | {', '.join(map(str, v['edges_found']))} |")
-    lines += ["", ("replay: the same inputs through each variant (afl-showmap -C), inputs/s best (median); ratios of "
-                   "the best, and [median of the per-round paired ratios]"), "",
-              ("| target | inputs | twolevel 2^24/64K | twolevel, afl hash | AFL++ NGRAM-8 64K | flat 1 MiB "
-               "| twolevel/NGRAM-8 | twolevel/flat | afl-hash twolevel/NGRAM-8 |"),
-              "|---|---|---|---|---|---|---|---|---|"]
+    lines += ["", *_table_head("replay: the same inputs through each variant (afl-showmap -C), inputs/s best "
+                               "(median); ratios of the best, and [median of the per-round paired ratios]",
+                               "target", "inputs", *VARIANT_COLUMNS, "twolevel/NGRAM-8", "twolevel/flat",
+                               "afl-hash twolevel/NGRAM-8")]
     for r in results:
         p, q = r["replay"], r["ratios"]
-        cell = {k: f"{p[k]['inputs_per_s_best']:.0f} ({p[k]['inputs_per_s_median']:.0f})" for k in p}
-        lines.append(f"| {r['target']} | {r['replay_inputs']} | {cell['twolevel']} | {cell['twolevel-aflhash']} | "
-                     f"{cell['aflpp-ngram8']} | {cell['flat-1m']} | {q['replay_twolevel_vs_aflpp_ngram8']}x "
+        lines.append(f"| {r['target']} | {r['replay_inputs']} | "
+                     f"{_variant_cells(p, 'inputs_per_s_best', 'inputs_per_s_median')} | "
+                     f"{q['replay_twolevel_vs_aflpp_ngram8']}x "
                      f"[{q['replay_paired_median_vs_aflpp_ngram8']}x] | {q['replay_twolevel_vs_flat_1m']}x "
                      f"[{q['replay_paired_median_vs_flat_1m']}x] | {q['replay_twolevel_aflhash_vs_aflpp_ngram8']}x "
                      f"[{p['twolevel-aflhash']['paired_ratio_median_vs_aflpp-ngram8']}x] |")
     if any(r.get("instructions") for r in results):
-        lines += ["", ("instructions per execution (callgrind, exact: LLVMFuzzerTestOneInput inclusive / calls; "
-                       "target + instrumentation, no fuzzer)"), "",
-                  ("| target | inputs | twolevel 2^24/64K | twolevel, afl hash | AFL++ NGRAM-8 64K | flat 1 MiB "
-                   "| twolevel/NGRAM-8 | afl-hash twolevel/NGRAM-8 |"),
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += ["", *_table_head("instructions per execution (callgrind, exact: LLVMFuzzerTestOneInput inclusive "
+                                   "/ calls; target + instrumentation, no fuzzer)",
+                                   "target", "inputs", *VARIANT_COLUMNS, "twolevel/NGRAM-8", "afl-hash twolevel/NGRAM-8")]
         for r in results:
             ins = r.get("instructions")
             if not ins:
