@@ -59,7 +59,7 @@ def handle_errors(func: Callable) -> Callable:
     return wrapper
 
 
-_COMMANDS: dict[str, list[Callable]] = {}  # module name -> its commands made by `command`, in order
+_COMMANDS: dict[str, list[Callable[[typer.Typer], None]]] = {}  # module name -> a registrar per `command` it made
 
 
 def command(name: str, help: str | None = None) -> Callable[[Callable], Callable]:
