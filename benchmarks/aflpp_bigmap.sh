@@ -25,8 +25,11 @@
 #                          symbol, each checked to hold 2^16 first)
 # Anything else (another AFL++ build, a changed layout) is refused, not guessed. Every other file of
 # /usr/lib/afl is copied as is; afl-cc finds the copies through AFL_PATH, set by the wrappers.
-# afl-fuzz and afl-showmap stay Debian's: they take the size the target reports (AFL_MAP_SIZE is
-# only what they offer), so no rebuilt fuzzer is needed. A self-check builds a small NGRAM-8 program
+# afl-fuzz and afl-showmap stay Debian's: they take the size the target reports in the fork-server
+# handshake, so no rebuilt fuzzer is needed; up to 2^23 with no setting, above that only with
+# AFL_MAP_SIZE=2^POW2 in their environment (they offer DEFAULT_SHMEM_SIZE, 8 MiB, and abort with
+# "Target's coverage map size of 16777216 is larger than the one this AFL++ is set with (8388608)";
+# the wrappers of a 2^24 map set it). A self-check builds a small NGRAM-8 program
 # with the patched afl-clang-fast and asks afl-showmap for its tuples: some must lie above 2^16.
 #
 # Limits of the result (as of a real rebuild, except the last two): only the hashed modes use the map
@@ -44,7 +47,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 SID=${AUTOTUNE_AFLPP_ROOT:-/var/cache/autotune/aflpp-sid}
 BASE=$(dirname "$SID")  # .ci/aflpp-current.sh binds its siblings aflpp-map* into the root
-PATCH_VERSION=2  # bump when the patch or the wrappers change: finished directories are then remade
+PATCH_VERSION=3  # bump when the patch or the wrappers change: finished directories are then remade
 
 die() { echo "aflpp_bigmap: $*" >&2; exit 1; }
 
@@ -80,10 +83,14 @@ exec bash @CURRENT@ run env AFL_PATH=@OUT@/lib/afl /usr/bin/@T@ "$@"
 EOF
     chmod +x "$out/bin/$t"
   done
+  offer=""
+  [ "$POW2" -le 23 ] || offer="export AFL_MAP_SIZE=\${AFL_MAP_SIZE:-$((1 << POW2))}"
   for t in afl-fuzz afl-showmap afl-tmin afl-cmin; do
-    sed -e "s|@T@|$t|g; s|@CURRENT@|$cur|g" > "$out/bin/$t" <<'EOF'
+    sed -e "s|@T@|$t|g; s|@CURRENT@|$cur|g; s|@OFFER@|$offer|g" > "$out/bin/$t" <<'EOF'
 #!/usr/bin/env bash
-# @T@ of AFL++ 5.02c as Debian built it: it takes the map size the target reports (benchmarks/aflpp_bigmap.sh)
+# @T@ of AFL++ 5.02c as Debian built it: it takes the map size the target reports, up to the 8 MiB
+# it offers by default; a larger map needs AFL_MAP_SIZE (benchmarks/aflpp_bigmap.sh)
+@OFFER@
 if [ -f /.autotune-ready ]; then exec /usr/bin/@T@ "$@"; fi
 exec bash @CURRENT@ run /usr/bin/@T@ "$@"
 EOF
@@ -236,7 +243,7 @@ make_map() {
   [ -f "$SID/usr/lib/afl/afl-llvm-pass.so" ] || die "$SID has no /usr/lib/afl/afl-llvm-pass.so (afl++ not installed in the root?)"
   local inputs want
   inputs=$(cd "$SID/usr/lib/afl" && sha256sum afl-llvm-pass.so afl-compiler-rt*.o | awk '{print $1}' | tr '\n' ' ')
-  want="aflpp_bigmap $PATCH_VERSION pow2 $POW2 inputs $inputs"
+  want="aflpp_bigmap $PATCH_VERSION pow2 $POW2 wrappers of $HERE inputs $inputs"
   if [ -f "$out/.ready" ] && [ "$(cat "$out/.ready")" = "$want" ]; then echo "$out/bin"; return; fi
   echo "aflpp_bigmap: AFL++ 5.02c with MAP_SIZE 2^$POW2 into $out" >&2
   rm -rf "$out.new"; mkdir -p "$out.new/lib"
