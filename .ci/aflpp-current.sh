@@ -35,6 +35,10 @@ die() { echo "aflpp-current: $*" >&2; exit 1; }
 run_inside() {
   [ -f "$STAMP" ] || die "no root at $ROOT yet: run 'bash .ci/aflpp-current.sh' first"
   local binds=() d
+  # AFL++ 5.02c with larger maps (benchmarks/aflpp_bigmap.sh: $ROOT's siblings aflpp-map<POW2>), read-only
+  for d in "$(dirname "$ROOT")"/aflpp-map*; do
+    [ -d "$d" ] && binds+=(--ro-bind "$d" "$d")
+  done
   for d in "$HERE" /tmp /root /work /var/tmp "${AUTOTUNE_CACHE_DIR:-}" "${AUTOTUNE_AFLPP_BIND:-}"; do
     [ -n "$d" ] && [ -d "$d" ] && binds+=(--bind "$d" "$d")
   done

@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""Sensitive metrics on our two-level map against AFL++ 5.02c's own NGRAM-N / CTX builds (issue 36).
+
+For each target and metric (ngram-4, ngram-8, ctx) and each map exponent P of --maps:
+
+  aflpp-<metric>-map<P>  afl-clang-fast with AFL_LLVM_INSTRUMENT=NGRAM-4 | NGRAM-8 | CTX; P = 16 is
+                         Debian's AFL++ as built, a larger P the same AFL++ 5.02c with MAP_SIZE 2^P
+                         (benchmarks/aflpp_bigmap.sh P makes it; this script refuses to run without
+                         it). afl-fuzz sees 2^P bytes.
+  ours-<metric>-tl<P>    autotune cc (blocks kind for ngram-N, full kind for ctx), our runtime with
+                         AUTOTUNE_METRIC=<metric>, a two-level map: index of 2^P slots (as many as
+                         AFL++'s map of 2^P, so Equation 1 gives both the same collision rate) and a
+                         dense map of min(--dense-slots, 2^P) slots, which is what afl-fuzz sees; a
+                         fresh index file per campaign.
+
+Campaigns: --trials x --seconds of the stock afl-fuzz per variant (trial t of every variant with
+afl-fuzz -s 11+t, the same seeds), the variants of a trial in rotated order, --jobs at a time
+(AFL_NO_AFFINITY). Figures: fuzzer_stats' execs_per_sec, edges_found, total_edges (the map size
+afl-fuzz used), corpus_count, stability; ours also the keys in use and overflowed.
+
+Coverage: each campaign's queue replayed through AFL++'s PCGUARD build (afl-showmap -C): yardstick
+edges, one measure for every variant.
+
+Collisions, per target and metric, on the union of the campaigns' queues (at most --census-inputs),
+each side against the census of its own instrumentation (AFL++'s CLASSIC pass and SanitizerCoverage
+do not mark the same blocks, so their N-grams and contexts are not the same keys: on the demo our
+ngram-8 keys outnumber AFL++'s 2.5 to 1 in either map): n = the keys our build finds with a 2^24
+index and a 2^20 dense map, n' = the slots AFL++'s build at MAP_SIZE 2^24 occupies (Equation 1 at
+2^24 loses about n / 2^25 of either); k_P = the keys ours at 2^P keeps, m_P = the slots AFL++'s
+build at 2^P occupies. Reported: Equation 1 (BigMap, DSN 2021) at 2^P of each census, and measured
+1 - k_P / n and 1 - m_P / n'.
+
+Goal (the issue's): per P, median execs/s of ours / AFL++'s >= 3 with Mann-Whitney p < 0.05, a
+measured collision rate no worse, yardstick edges not significantly fewer.
+
+Run inside the sid root (plan: benchmarks/results/plan-2026-11-27-sensitive-metrics.md):
+  bash .ci/aflpp-current.sh && for p in 20 22 24; do bash benchmarks/aflpp_bigmap.sh $p; done
+  bash .ci/aflpp-current.sh run .venv-current/bin/python benchmarks/sensitive_metrics.py \\
+    --targets libxml2 --metrics ngram-8 --maps 16,20,22 --trials 5 --seconds 300 --jobs 2 --out DIR
+Writes DIR/sensitive_metrics.json after every campaign (a stopped run keeps what it did) and
+DIR/sensitive_metrics.md at the end; nothing outside DIR and autotune's build cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+for _p in (ROOT, ROOT / "tests", ROOT / "benchmarks", ROOT / "benchmarks" / "bugs"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from aflfs_bench import clean_env, collision_rate, fuzzer_stats, small_seeds, union_corpus  # noqa: E402
+from autotune.afl import base_env  # noqa: E402
+from autotune.measure.host import current_host  # noqa: E402
+from autotune.runtime.afl_index import read_index_stats  # noqa: E402
+from autotune.stats import a12, mann_whitney, median  # noqa: E402
+from autotune.target import build, demo_spec  # noqa: E402
+
+SCHEMA_VERSION = 1
+AFL_INSTRUMENT = {"ngram-4": "NGRAM-4", "ngram-8": "NGRAM-8", "ctx": "CTX"}
+OUR_KIND = {"ngram-4": "blocks", "ngram-8": "blocks", "ctx": "full"}  # autotune/cc.py KINDS: what serves it
+STOCK_POW2 = 16  # Debian's afl++ 5.02c: MAP_SIZE_POW2 16 (include/config.h)
+BIGMAP_BASE = Path(os.environ.get("AUTOTUNE_AFLPP_ROOT", "/var/cache/autotune/aflpp-sid")).parent
+CENSUS_INDEX_POW2 = 24  # the census's index: Equation 1 loses ~n / 2^25 of n keys
+CENSUS_DENSE_SLOTS = 1 << 20  # room for every key of the census (no overflow)
+AFLPP_CENSUS_POW2 = 24  # AFL++'s own census: its build at MAP_SIZE 2^24 (benchmarks/aflpp_bigmap.sh 24)
+DENSE_SLOTS = 1 << 17  # --dense-slots: our dense map (afl-fuzz's map) at most this
+GOAL_RATIO = 3.0  # issue 36: ours >= 3x their execs/s
+SEED_BASE = 11  # afl-fuzz -s of trial t: SEED_BASE + t
+COVERAGE = re.compile(r"A coverage of (\d+) edges were achieved out of (\d+) existing")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    side: str  # "aflpp" or "ours"
+    metric: str
+    pow2: int  # AFL++'s MAP_SIZE_POW2, or log2 of our index: the slots keys hash into
+    dense_slots: int  # the map afl-fuzz sees
+    binary: str
+    run_env: dict[str, str]
+
+
+# ---- targets and builds ---------------------------------------------------------------------------
+
+def target(name: str) -> tuple[object, dict[str, str], list[Path]]:
+    """(build recipe, build environment, seeds) of a target."""
+    if name == "demo":
+        from autotune import demo
+        return demo_spec(), base_env(), small_seeds(sorted(demo.seed_dir().iterdir()))
+    if name == "lz4":
+        from targets import lz4
+        return lz4.LZ4.spec(lz4.LZ4_OWN_CFLAGS), lz4.LZ4.env(), small_seeds(lz4.lz4_sample_inputs())
+    if name == "libyaml":
+        from targets import libyaml
+        return libyaml.LIBYAML.spec(), libyaml.LIBYAML.env(), small_seeds(libyaml.libyaml_sample_inputs())
+    if name == "libxml2":
+        import buglibs
+        lib = buglibs.library("libxml2")  # non-fatal canaries: the same build for every variant
+        return lib.spec(), lib.env(), sorted(p for p in lib.seeds_dir.iterdir() if p.is_file())
+    raise SystemExit(f"unknown target {name}: demo, lz4, libyaml or libxml2")
+
+
+def aflpp_path(pow2: int, env: dict[str, str]) -> dict[str, str]:
+    """env with the afl-clang-fast of AFL++ at 2^pow2 first on PATH (2^16: Debian's, as it is)."""
+    if pow2 == STOCK_POW2:
+        return dict(env)
+    d = BIGMAP_BASE / f"aflpp-map{pow2}"
+    if not (d / ".ready").is_file():
+        raise SystemExit(f"no AFL++ with MAP_SIZE 2^{pow2} at {d}: run 'bash benchmarks/aflpp_bigmap.sh {pow2}' first")
+    return {**env, "PATH": f"{d / 'bin'}:{env.get('PATH', os.defpath)}"}
+
+
+def variants(spec: object, env: dict[str, str], metric: str, maps: list[int], dense_slots: int) -> list[Variant]:
+    ours_bin = build(spec=spec, cc_kind="autotune", build_vars={"AUTOTUNE_CC_INSTRUMENT": OUR_KIND[metric]}, env=env)
+    out = []
+    for p in maps:
+        afl_bin = build(spec=spec, cc_kind="afl", build_vars={"AFL_LLVM_INSTRUMENT": AFL_INSTRUMENT[metric]},
+                        env=aflpp_path(p, env))
+        out.append(Variant(f"aflpp-{metric}-map{p}", "aflpp", metric, p, 1 << p, str(afl_bin), aflpp_run_env(p)))
+        dense = min(dense_slots, 1 << p)
+        out.append(Variant(f"ours-{metric}-tl{p}", "ours", metric, p, dense, str(ours_bin),
+                           ours_env(metric, index_pow2=p, dense_slots=dense)))
+    return out
+
+
+def aflpp_run_env(pow2: int) -> dict[str, str]:
+    """afl-fuzz/afl-showmap offer an 8 MiB map (DEFAULT_SHMEM_SIZE) and abort on a target reporting a
+    larger one unless AFL_MAP_SIZE says so."""
+    return {"AFL_MAP_SIZE": str(1 << pow2)} if pow2 > 23 else {}
+
+
+def ours_env(metric: str, *, index_pow2: int, dense_slots: int) -> dict[str, str]:
+    return {"AUTOTUNE_METRIC": metric, "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(1 << index_pow2),
+            "AUTOTUNE_MAP_SIZE": str(dense_slots), "AUTOTUNE_COUNTER_BITS": "8"}
+
+
+# ---- campaigns ------------------------------------------------------------------------------------
+
+def campaign(v: Variant, seeds: list[Path], run_dir: Path, seconds: int, rng_seed: int) -> dict:
+    shutil.rmtree(run_dir, ignore_errors=True)
+    (run_dir / "in").mkdir(parents=True)
+    for i, s in enumerate(seeds):
+        shutil.copyfile(s, run_dir / "in" / f"seed{i:03d}")
+    env_extra = dict(v.run_env)
+    if v.side == "ours":
+        env_extra["AUTOTUNE_INDEX_FILE"] = str(run_dir / "index.bin")
+    cmd = ["afl-fuzz", "-i", str(run_dir / "in"), "-o", str(run_dir / "out"), "-V", str(seconds), "-s", str(rng_seed),
+           "--", v.binary]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, env=clean_env(**env_extra), capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=seconds + 600, cwd=run_dir, check=False)
+    inst = run_dir / "out" / "default"
+    if proc.returncode != 0 or not (inst / "fuzzer_stats").is_file():
+        raise SystemExit(f"afl-fuzz failed for {v.name} ({' '.join(cmd)}):\n{(proc.stdout + proc.stderr)[-3000:]}")
+    st = fuzzer_stats(inst)
+    res = {"variant": v.name, "rng_seed": rng_seed, "wall_s": round(time.monotonic() - t0, 1),
+           "execs_per_s": float(st["execs_per_sec"]), "execs_done": int(st["execs_done"]),
+           "edges_found": int(st["edges_found"]), "total_edges": int(st["total_edges"]),
+           "corpus_count": int(st["corpus_count"]), "stability": st["stability"],
+           "saved_crashes": int(st["saved_crashes"]), "queue": str(inst / "queue")}
+    if v.side == "ours":
+        s = read_index_stats(path=run_dir / "index.bin")
+        res.update(used_key=s.used_key, overflow_keys=s.overflow_keys)
+    return res
+
+
+def yardstick_edges(pcguard: Path, queue: Path, work: Path) -> int | None:
+    proc = subprocess.run(["afl-showmap", "-C", "-i", str(queue), "-o", str(work / "yardstick.map"), "-t", "5000",
+                           "--", str(pcguard)], env=clean_env(), capture_output=True, text=True, timeout=3600,
+                          stdin=subprocess.DEVNULL, check=False)
+    m = COVERAGE.search(proc.stdout + proc.stderr)
+    return int(m.group(1)) if m else None
+
+
+# ---- collisions ----------------------------------------------------------------------------------
+
+def showmap(binary: str, corpus: Path, out: Path, env_extra: dict[str, str]) -> int:
+    """Occupied map entries (tuples) of the binary over the corpus (afl-showmap -C)."""
+    proc = subprocess.run(["afl-showmap", "-C", "-i", str(corpus), "-o", str(out), "-t", "5000", "--", binary],
+                          env=clean_env(**env_extra), capture_output=True, text=True, timeout=3600,
+                          stdin=subprocess.DEVNULL, check=False)
+    m = COVERAGE.search(proc.stdout + proc.stderr)
+    if not m:
+        raise SystemExit(f"afl-showmap gave no coverage line for {binary}:\n{(proc.stdout + proc.stderr)[-2000:]}")
+    return int(m.group(1))
+
+
+def collisions(vs: list[Variant], queues: list[Path], work: Path, limit: int, aflpp_census: str) -> dict:
+    """Each variant's keys kept against its own instrumentation's census: ours against our build at a
+    2^24 index, AFL++'s against its build at MAP_SIZE 2^24 (``aflpp_census``): the two instrumentations
+    do not mark the same blocks, so AFL++'s slots measured against our keys would count that too."""
+    shutil.rmtree(work, ignore_errors=True)
+    corpus = work / "union"
+    n_inputs = union_corpus(queues, corpus, limit)
+    n_afl = showmap(aflpp_census, corpus, work / "aflpp-census.map", aflpp_run_env(AFLPP_CENSUS_POW2))
+    ours = next(v for v in vs if v.side == "ours")
+    census_idx = work / "census.idx"
+    showmap(ours.binary, corpus, work / "census.map",
+            {**ours_env(ours.metric, index_pow2=CENSUS_INDEX_POW2, dense_slots=CENSUS_DENSE_SLOTS),
+             "AUTOTUNE_INDEX_FILE": str(census_idx)})
+    c = read_index_stats(path=census_idx)
+    n = c.keys
+    rows = {}
+    for v in vs:
+        if v.side == "aflpp":
+            kept, census = showmap(v.binary, corpus, work / f"{v.name}.map", v.run_env), n_afl
+        else:
+            idx = work / f"{v.name}.idx"
+            showmap(v.binary, corpus, work / f"{v.name}.map", {**v.run_env, "AUTOTUNE_INDEX_FILE": str(idx)})
+            s = read_index_stats(path=idx)
+            kept, census = s.used_key, n  # keys beyond the dense map share its overflow slot
+        rows[v.name] = {"slots_pow2": v.pow2, "kept": kept, "census": census,
+                        "measured_collision_rate": round(1 - kept / census, 4) if census else None,
+                        "eq1_collision_rate": round(collision_rate(1 << v.pow2, census), 4)}
+    return {"inputs": n_inputs, "census_keys": n, "census_overflow_keys": c.overflow_keys,
+            "census_eq1_at_2p24": round(collision_rate(1 << CENSUS_INDEX_POW2, n), 5),
+            "aflpp_census_slots": n_afl, "aflpp_census_eq1_at_2p24": round(collision_rate(1 << 24, n_afl), 5),
+            "variants": rows}
+
+
+# ---- the run -------------------------------------------------------------------------------------
+
+def summarise(vs: list[Variant], runs: dict[str, list[dict]], coll: dict | None) -> dict:
+    out = {}
+    for v in vs:
+        rs = runs.get(v.name, [])
+        eps = [r["execs_per_s"] for r in rs]
+        ys = [r["yardstick_edges"] for r in rs if r.get("yardstick_edges") is not None]
+        out[v.name] = {"side": v.side, "pow2": v.pow2, "afl_map_bytes": v.dense_slots, "trials": len(rs),
+                       "execs_per_s_median": median(eps) if eps else None, "execs_per_s": eps,
+                       "yardstick_edges_median": median(ys) if ys else None, "yardstick_edges": ys,
+                       "total_edges": sorted({r["total_edges"] for r in rs}),
+                       **({"overflow_keys": [r["overflow_keys"] for r in rs]} if v.side == "ours" else {})}
+    for v in vs:
+        if v.side != "ours":
+            continue
+        them = out.get(f"aflpp-{v.metric}-map{v.pow2}")
+        me = out[v.name]
+        if not them or not me["execs_per_s"] or not them["execs_per_s"]:
+            continue
+        ratio = me["execs_per_s_median"] / them["execs_per_s_median"]
+        mw = mann_whitney(me["execs_per_s"], them["execs_per_s"])
+        cov = {}
+        if me["yardstick_edges"] and them["yardstick_edges"]:
+            mwe = mann_whitney(me["yardstick_edges"], them["yardstick_edges"])
+            cov = {"edges_p": round(mwe.p, 4),
+                   "edges_a12": round(a12(me["yardstick_edges"], them["yardstick_edges"]), 3),
+                   "edges_not_fewer": mwe.p >= 0.05 or me["yardstick_edges_median"] >= them["yardstick_edges_median"]}
+        cr = (coll or {}).get("variants", {})
+        mine_c, theirs_c = cr.get(v.name), cr.get(f"aflpp-{v.metric}-map{v.pow2}")
+        no_worse = (mine_c["measured_collision_rate"] <= theirs_c["measured_collision_rate"]
+                    if mine_c and theirs_c else None)
+        me["vs_aflpp"] = {"execs_per_s_ratio": round(ratio, 3), "execs_p": round(mw.p, 4),
+                          "execs_a12": round(a12(me["execs_per_s"], them["execs_per_s"]), 3),
+                          "collision_rate_no_worse": no_worse, **cov,
+                          "goal_met": bool(ratio >= GOAL_RATIO and mw.p < 0.05 and no_worse
+                                           and cov.get("edges_not_fewer", False))}
+    return out
+
+
+def run_metric(tname: str, metric: str, a: argparse.Namespace, doc: dict, save) -> None:
+    spec, env, seeds = target(tname)
+    vs = variants(spec, env, metric, a.maps, a.dense_slots)
+    pcguard = build(spec=spec, cc_kind="afl", build_vars={}, env=env)  # the yardstick: AFL++'s default
+    aflpp_census = build(spec=spec, cc_kind="afl", build_vars={"AFL_LLVM_INSTRUMENT": AFL_INSTRUMENT[metric]},
+                         env=aflpp_path(AFLPP_CENSUS_POW2, env))
+    entry = {"target": tname, "metric": metric, "seeds": len(seeds), "pcguard": str(pcguard),
+             "variants": [asdict(v) for v in vs], "runs": {}, "loadavg_before": os.getloadavg()}
+    doc["results"].append(entry)
+    base = a.out / tname / metric
+    for t in range(a.trials):
+        k = t % len(vs)
+        order = vs[k:] + vs[:k]  # rotated: no variant always first
+        def one(v: Variant) -> dict:
+            d = base / f"{v.name}-t{t}"
+            r = campaign(v, seeds, d, a.seconds, SEED_BASE + t)
+            r["yardstick_edges"] = yardstick_edges(pcguard, Path(r["queue"]), d)
+            print(f"  {tname} {v.name:22s} trial {t}: {r['execs_per_s']:10.1f} execs/s, map {r['total_edges']}, "
+                  f"edges {r['edges_found']}, yardstick {r['yardstick_edges']}, queue {r['corpus_count']}",
+                  file=sys.stderr)
+            return r
+        with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+            for v, r in zip(order, pool.map(one, order)):
+                entry["runs"].setdefault(v.name, []).append(r)
+        entry["summary"] = summarise(vs, entry["runs"], None)
+        save()
+    queues = [Path(r["queue"]) for rs in entry["runs"].values() for r in rs]
+    entry["collisions"] = collisions(vs, queues, base / "collisions", a.census_inputs, str(aflpp_census))
+    entry["summary"] = summarise(vs, entry["runs"], entry["collisions"])
+    entry["loadavg_after"] = os.getloadavg()
+    save()
+
+
+def markdown(doc: dict) -> str:
+    lines = [f"sensitive metrics, afl-fuzz {doc['seconds']} s x {doc['trials']} trials per variant "
+             f"({doc['afl_fuzz']}); execs/s and yardstick edges (AFL++ PCGUARD, afl-showmap) medians", ""]
+    for e in doc["results"]:
+        s, c = e.get("summary", {}), e.get("collisions") or {}
+        lines += [f"### {e['target']}, {e['metric']} (census on {c.get('inputs', '?')} inputs: ours "
+                  f"{c.get('census_keys', '?')} keys, AFL++ {c.get('aflpp_census_slots', '?')} slots at 2^24)", "",
+                  "| variant | slots | afl-fuzz map | execs/s | yardstick edges | eq.1 | measured "
+                  "| ours/AFL++ execs/s (p) | edges p, A12 | goal |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for name, r in s.items():
+            cr = c.get("variants", {}).get(name, {})
+            vs = r.get("vs_aflpp", {})
+            versus = (f"{vs['execs_per_s_ratio']}x ({vs['execs_p']}) | {vs.get('edges_p', '')}, "
+                      f"{vs.get('edges_a12', '')} | {'met' if vs['goal_met'] else 'not met'} |") if vs else "| | |"
+            lines.append(f"| {name} | 2^{r['pow2']} | {r['afl_map_bytes']:,} | {r['execs_per_s_median'] or 0:,.0f} | "
+                         f"{r['yardstick_edges_median'] or 0:,.0f} | {cr.get('eq1_collision_rate', '')} | "
+                         f"{cr.get('measured_collision_rate', '')} | {versus}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def parse_maps(text: str) -> list[int]:
+    maps = sorted({int(x) for x in text.split(",") if x.strip()})
+    if not maps or any(p != STOCK_POW2 and not 17 <= p <= 24 for p in maps):
+        raise SystemExit(f"--maps: exponents 16 (Debian's AFL++) or 17..24 (benchmarks/aflpp_bigmap.sh), got {text}")
+    return maps
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--targets", default="libxml2", help="comma-separated: demo, lz4, libyaml, libxml2")
+    ap.add_argument("--metrics", default="ngram-8", help=f"comma-separated: {', '.join(AFL_INSTRUMENT)}")
+    ap.add_argument("--maps", default="16,20,22", type=parse_maps, help="map exponents P (AFL++'s MAP_SIZE_POW2, "
+                    "our index's log2): 16 is Debian's AFL++, the others need benchmarks/aflpp_bigmap.sh P")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--seconds", type=int, default=300)
+    ap.add_argument("--jobs", type=int, default=1, help="afl-fuzz campaigns at once (2 only on idle cores)")
+    ap.add_argument("--dense-slots", type=int, default=DENSE_SLOTS, help="our dense map: at most this many slots")
+    ap.add_argument("--census-inputs", type=int, default=20000, help="at most this many inputs in the census")
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args(argv)
+    bad = [m for m in a.metrics.split(",") if m not in AFL_INSTRUMENT]
+    if bad:
+        raise SystemExit(f"--metrics: unknown {', '.join(bad)}; choose from {', '.join(AFL_INSTRUMENT)}")
+    for tool in ("afl-fuzz", "afl-showmap", "afl-clang-fast"):
+        if not shutil.which(tool):
+            raise SystemExit(f"{tool} not found: run inside the sid root (bash .ci/aflpp-current.sh run ...)")
+    a.out.mkdir(parents=True, exist_ok=True)
+    doc = {"schema_version": SCHEMA_VERSION, "kind": "sensitive-metrics", "host_profile": current_host(),
+           "afl_fuzz": re.sub(r"\x1b\[[0-9;]*m", "", subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True,
+                                                                     check=False).stdout.partition("\n")[0]),
+           "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                    check=False).stdout.strip() or None,
+           "seconds": a.seconds, "trials": a.trials, "jobs": a.jobs, "maps": a.maps, "dense_slots": a.dense_slots,
+           "census_inputs": a.census_inputs, "results": []}
+
+    def save() -> None:
+        tmp = a.out / "sensitive_metrics.json.tmp"
+        tmp.write_text(json.dumps(doc, indent=2, default=str))
+        os.replace(tmp, a.out / "sensitive_metrics.json")
+
+    for tname in a.targets.split(","):
+        for metric in a.metrics.split(","):
+            run_metric(tname, metric, a, doc, save)
+    md = markdown(doc)
+    (a.out / "sensitive_metrics.md").write_text(md + "\n")
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

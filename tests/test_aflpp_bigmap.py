@@ -1,0 +1,137 @@
+"""benchmarks/aflpp_bigmap.sh (AFL++ 5.02c with a larger compile-time map) and the pure parts of
+benchmarks/sensitive_metrics.py (issue 36).
+
+The slow tests need the sid root of .ci/aflpp-current.sh and are skipped without it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "aflpp_bigmap.sh"
+SID = Path(os.environ.get("AUTOTUNE_AFLPP_ROOT", "/var/cache/autotune/aflpp-sid"))
+POW2 = 17  # the smallest larger map: the test's own directory, /var/cache/autotune/aflpp-map17
+AFL_ENV = {"AFL_SKIP_CPUFREQ": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_NO_UI": "1",
+           "AFL_NO_AFFINITY": "1"}
+
+needs_root = pytest.mark.skipif(not (SID / ".autotune-ready").is_file(),
+                                reason=f"no sid root at {SID} (bash .ci/aflpp-current.sh makes it)")
+
+
+def _sensitive_metrics():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import sensitive_metrics
+
+    return sensitive_metrics
+
+
+# ---- the benchmark's pure parts --------------------------------------------------------------------
+
+def _variant(sm, name: str, side: str, pow2: int):
+    return sm.Variant(name, side, "ngram-8", pow2, 1 << pow2, "/bin/true", {})
+
+
+def test_the_goal_needs_speed_significance_collisions_and_coverage():
+    sm = _sensitive_metrics()
+    vs = [_variant(sm, "aflpp-ngram-8-map22", "aflpp", 22), _variant(sm, "ours-ngram-8-tl22", "ours", 22)]
+    runs = {"aflpp-ngram-8-map22": [{"execs_per_s": e, "yardstick_edges": 100, "total_edges": 1 << 22}
+                                    for e in (1000, 1100, 900, 1050, 950)],
+            "ours-ngram-8-tl22": [{"execs_per_s": e, "yardstick_edges": 101, "total_edges": 1 << 17,
+                                   "overflow_keys": 0} for e in (3100, 3300, 3000, 3200, 3150)]}
+    coll = {"variants": {"aflpp-ngram-8-map22": {"measured_collision_rate": 0.004},
+                         "ours-ngram-8-tl22": {"measured_collision_rate": 0.003}}}
+    got = sm.summarise(vs, runs, coll)["ours-ngram-8-tl22"]["vs_aflpp"]
+    assert got["execs_per_s_ratio"] == pytest.approx(3150 / 1000)
+    assert got["execs_p"] < 0.05 and got["collision_rate_no_worse"] and got["edges_not_fewer"]
+    assert got["goal_met"]
+    coll["variants"]["ours-ngram-8-tl22"]["measured_collision_rate"] = 0.005  # more collisions than AFL++
+    assert not sm.summarise(vs, runs, coll)["ours-ngram-8-tl22"]["vs_aflpp"]["goal_met"]
+    assert not sm.summarise(vs, runs, None)["ours-ngram-8-tl22"]["vs_aflpp"]["goal_met"]  # no census yet
+
+
+def test_maps_are_debians_or_the_scripts_and_large_ones_are_offered():
+    sm = _sensitive_metrics()
+    assert sm.parse_maps("22,16,20") == [16, 20, 22]
+    for bad in ("15", "25", "16,18,30", ""):
+        with pytest.raises(SystemExit):
+            sm.parse_maps(bad)
+    assert sm.aflpp_run_env(23) == {} and sm.aflpp_run_env(24) == {"AFL_MAP_SIZE": str(1 << 24)}
+
+
+def test_the_script_refuses_a_map_it_cannot_make():
+    proc = subprocess.run(["bash", str(SCRIPT), "25"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "POW2 must be 17..24" in proc.stderr
+
+
+# ---- the script's result (slow: the sid root) ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bindir() -> Path:
+    proc = subprocess.run(["bash", str(SCRIPT), str(POW2)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    out = Path(proc.stdout.strip().splitlines()[-1])
+    assert out == SID.parent / f"aflpp-map{POW2}" / "bin"
+    manifest = (out.parent / "MANIFEST.txt").read_text()
+    assert "AFL++ 5.02c" in manifest and f"MAP_SIZE_POW2: {POW2}" in manifest
+    return out
+
+
+def _program(tmp_path: Path) -> Path:
+    fns = "\n".join(f"static int f{i}(int x) {{ if (x & {1 << (i % 7)}) return x + {i}; return x ^ {i}; }}"
+                    for i in range(300))
+    calls = "\n".join(f"  s = f{i}(s + buf[{i} % n]);" for i in range(300))
+    src = tmp_path / "prog.c"
+    src.write_text(f"#include <stdio.h>\n{fns}\nint main(void) {{ unsigned char buf[64]; "
+                   f"int n = (int)fread(buf, 1, sizeof buf, stdin), s = 0;\n  if (n <= 0) return 0;\n{calls}\n"
+                   f"  return s == 12345; }}\n")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "seed").write_bytes(b"seed \xff\x7f\x3f\x1f\x0f\x07")
+    return src
+
+
+@pytest.mark.slow
+@needs_root
+def test_ngram8_ids_fill_the_larger_map_and_afl_showmap_takes_its_size(bindir, tmp_path):
+    src = _program(tmp_path)
+    env = {**os.environ, "AFL_LLVM_INSTRUMENT": "NGRAM-8", "AFL_QUIET": "1"}
+    subprocess.run([str(bindir / "afl-clang-fast"), "-O0", str(src), "-o", str(tmp_path / "prog")], env=env,
+                   check=True, capture_output=True, timeout=600)
+    proc = subprocess.run([str(bindir / "afl-showmap"), "-i", str(tmp_path / "in"), "-o", str(tmp_path / "maps"),
+                           "--", str(tmp_path / "prog")], capture_output=True, text=True, timeout=600)
+    assert f"map size {1 << POW2}" in re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
+    ids = [int(ln.split(":")[0]) for ln in (tmp_path / "maps" / "seed").read_text().split()]
+    assert len(ids) > 250 and max(ids) >= 1 << 16 and max(ids) < 1 << POW2
+
+
+@pytest.mark.slow
+@needs_root
+def test_the_stock_afl_fuzz_runs_the_larger_map(bindir, tmp_path):
+    src = _program(tmp_path)
+    env = {**os.environ, "AFL_LLVM_INSTRUMENT": "CTX", "AFL_QUIET": "1"}
+    subprocess.run([str(bindir / "afl-clang-fast"), "-O0", str(src), "-o", str(tmp_path / "prog")], env=env,
+                   check=True, capture_output=True, timeout=600)
+    run_env = {k: v for k, v in os.environ.items() if not k.startswith("AFL_")} | AFL_ENV
+    proc = subprocess.run([str(bindir / "afl-fuzz"), "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"),
+                           "-V", "3", "--", str(tmp_path / "prog")], env=run_env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    stats = (tmp_path / "out" / "default" / "fuzzer_stats").read_text()
+    assert re.search(rf"^total_edges\s*:\s*{1 << POW2}$", stats, re.M), stats
+
+
+@pytest.mark.slow
+@needs_root
+def test_the_wrappers_refuse_what_debians_runtime_cannot_hold(bindir, tmp_path):
+    src = _program(tmp_path)
+    cases = (("AFL_LLVM_INSTRUMENT", "NGRAM-12", "NGRAM-12"), ("AFL_LLVM_INSTRUMENT", "CTX-32", "CTX-32"),
+             ("AFL_LLVM_NGRAM_SIZE", "10", "NGRAM-10"))
+    for var, value, word in cases:
+        proc = subprocess.run([str(bindir / "afl-clang-fast"), "-O0", str(src), "-o", str(tmp_path / "x")],
+                              env={**os.environ, var: value}, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 1 and word in proc.stderr, (var, value, proc.stderr)
