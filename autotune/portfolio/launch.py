@@ -27,6 +27,7 @@ from autotune.errors import AutotuneError
 from autotune.io import write_text_atomic
 from autotune.portfolio.hosts import Host
 from autotune.portfolio.model import MAIN, Instance, Portfolio
+from autotune.trials.ensemble import afl_role_flag
 
 INDEX_DIR = ".autotune"
 
@@ -66,7 +67,7 @@ def launch_script(p: Portfolio, host: Host, *, binaries: Mapping[str, str], seed
               '  echo "started $name on CPU $cpu (log: $OUT/$name.log)"',
               "}"]
     for i in p.on(host.name):
-        flag = "-M" if i.role == MAIN else "-S"
+        flag = afl_role_flag(i.role)
         extra = " ".join(q(a) for a in (("-c", cmplog_binary) if i.cmplog else ()) + i.afl_args)
         lines.append(f'launch {i.name} {i.cpu} {flag} {i.name} -i "$SEEDS" -o "$OUT" "${{V[@]}}"'
                      + (f" {extra}" if extra else "") + f" -- {q(binaries[i.name])}")

@@ -18,11 +18,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from autotune.configuration import Configuration
 from autotune.errors import AutotuneError
-from autotune.trials.ensemble import aflpp_variation
+from autotune.trials.ensemble import MAIN, SECONDARY, aflpp_variation, instance_roles  # noqa: F401 (re-exported)
 from autotune.portfolio.hosts import Host
 
 SCHEMA_VERSION = 1
-MAIN, SECONDARY = "main", "secondary"
 # Between machines: AFL++'s docs copy the main instances' queues every few hours, or about a tenth
 # of the campaign; 30 min is a tenth of a 5-hour run.
 DEFAULT_SYNC_INTERVAL_S = 1800
@@ -117,14 +116,13 @@ def make_portfolio(*, configs: Sequence[Configuration], hosts: Sequence[Host], i
             raise AutotuneError(f"--cmplog {cmplog}: host {h.name} runs {n - 1} secondar{'y' if n == 2 else 'ies'}, "
                                 "and CMPLOG runs on secondaries only",
                                 fix=f"give --cmplog {n - 1} or fewer, or more --instances")
-        for j in range(n):
-            cfg = configs[j % len(configs)]
-            args, env = aflpp_variation(j) if j else ((), {})
+        for r in instance_roles(n):
+            j = r.index
             with_cmplog = 1 <= j <= cmplog
-            out.append(Instance(name=f"main-{h.name}" if j == 0 else f"s{j}-{h.name}", host=h.name,
-                                role=MAIN if j == 0 else SECONDARY, cpu=h.cpus[j % h.cores], config=cfg,
-                                afl_args=(cmplog_args(j) if with_cmplog else ()) + args,
-                                afl_env=tuple(sorted(env.items())), cmplog=with_cmplog))
+            out.append(Instance(name=f"{r.name}-{h.name}", host=h.name, role=r.role, cpu=h.cpus[j % h.cores],
+                                config=configs[j % len(configs)],
+                                afl_args=(cmplog_args(j) if with_cmplog else ()) + r.afl_args,
+                                afl_env=tuple(sorted(r.afl_env.items())), cmplog=with_cmplog))
     p = Portfolio(instances=tuple(out), hosts=tuple(hosts), sync_interval_s=sync_interval_s)
     check_portfolio(p)
     return p
