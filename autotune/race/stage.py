@@ -8,7 +8,6 @@ everything the trial kept, or our exact edge census without afl-clang-fast).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -20,35 +19,11 @@ from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan,
                                 TrialFigures, TrialPlan, plan_race, portfolio_of)
+from autotune.race.document import RACE_JSON, RaceOutcome  # noqa: F401 (re-exported)
 from autotune.race.halving import run_race
 from autotune.target.recipe import TargetSpec
 
-RACE_JSON = "race.json"
 RACE_MD = "race.md"
-
-
-@dataclass(frozen=True)
-class RaceOutcome:
-    """The race, the yardstick it used, the binaries raced and the files written."""
-
-    race: RaceResult
-    yardstick: dict
-    binaries: dict[str, str]
-    target: dict
-    dropped: tuple[str, ...]  # candidates left out to fit the budget
-    written: tuple[str, ...]
-    probe_dir: str | None = None  # the probe whose census sized the maps
-    tune_dir: str | None = None  # tune's output, the search's prior
-    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE
-    host: dict | None = None  # the host profile (HostProfile.to_dict) the race ran on
-    compilers: dict | None = None  # the clang behind afl-clang-fast and autotune cc (autotune.llvm.compilers)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": 1, "race": self.race.to_dict(), "yardstick": self.yardstick,
-                "binaries": dict(self.binaries), "target": self.target, "dropped": list(self.dropped),
-                "written": list(self.written), "probe_dir": self.probe_dir, "tune_dir": self.tune_dir,
-                "max_collision_rate": self.max_collision_rate, "host": self.host,
-                **({"compilers": self.compilers} if self.compilers else {})}
 
 
 def _afl_cc_installed(env: Mapping[str, str]) -> bool:
