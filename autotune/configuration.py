@@ -26,6 +26,11 @@ CC_AFL = "afl"
 CC_AUTOTUNE = "autotune"
 CC_VAR_PREFIX = "AUTOTUNE_CC_"  # autotune cc's compile-time variables (AUTOTUNE_CC_INSTRUMENT, _NGRAM, _SELECTS)
 
+
+def compiler_name(cc_kind: str) -> str:
+    """The compiler a ``cc_kind`` builds with, as messages name it."""
+    return "afl-clang-fast" if cc_kind == CC_AFL else "autotune cc"
+
 Pairs = tuple[tuple[str, str], ...]
 
 
@@ -67,6 +72,11 @@ class Configuration:
         return dict(self.settings)
 
     env = run_vars
+
+    @property
+    def compiler(self) -> str:
+        """The compiler that builds it: afl-clang-fast or autotune cc."""
+        return compiler_name(self.cc_kind)
 
     @property
     def tuned(self) -> "Configuration":

@@ -339,7 +339,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
     def binary_of(c: Configuration) -> str:
         key = (c.cc_kind, tuple(sorted(c.build_vars.items())))
         if key not in built:
-            say(f"{c.name}: building with {'afl-clang-fast' if c.cc_kind == CC_AFL else 'autotune cc'}")
+            say(f"{c.name}: building with {c.compiler}")
             built[key] = str(build(spec=spec, cc_kind=c.cc_kind, build_vars=c.build_vars, env=benv))
         return built[key]
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from autotune.configuration import CC_AFL, CC_AUTOTUNE
 from autotune.errors import AutotuneError
 from autotune.race.core import Contestant
 from autotune.runtime.config import KEY_HEADROOM, RACE_MAP_POW2
@@ -123,10 +124,10 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
     keys = dict(estimated_keys or {})
     out = []
     if afl_cc:
-        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind="afl",
+        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind=CC_AFL,
                               description="AFL++'s default: afl-clang-fast, PCGUARD (no variables)"))
     else:
-        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind="autotune",
+        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind=CC_AUTOTUNE,
                               build=((KIND_VAR, build_kind_for("guard")),), settings=(("AUTOTUNE_METRIC", "guard"),),
                               description="AFL++'s default coverage (one counter per guard) through our runtime: "
                                           "afl-clang-fast is not installed"))
@@ -143,6 +144,6 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
             desc = f"our runtime, {m}" + (f" ({settings['AUTOTUNE_LAYOUT']}, index {settings['AUTOTUNE_INDEX_SIZE']}, "
                                           f"{settings['AUTOTUNE_MAP_SIZE']} slots)" if m != "guard"
                                           else " (a counter per guard)")
-        out.append(Contestant(name=m, settings=tuple(sorted(settings.items())), cc_kind="autotune",
+        out.append(Contestant(name=m, settings=tuple(sorted(settings.items())), cc_kind=CC_AUTOTUNE,
                               build=tuple(build.items()), description=f"{desc}, {build[KIND_VAR]} build"))
     return out

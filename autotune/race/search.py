@@ -49,6 +49,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError
 from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rule, Rung, RungPlan,
@@ -229,7 +230,7 @@ def contestant_for(point: Point, facts: SpaceFacts) -> Contestant:
         size = (f"index 2^{point.map_pow2}, {dense} slots" if point.layout == "twolevel"
                 else f"{1 << point.map_pow2} slots")
         desc = f"our runtime, {point.metric} ({point.layout}, {size}, {point.width}-bit {ov})"
-    return Contestant(name=point.name, settings=tuple(sorted(settings.items())), cc_kind="autotune",
+    return Contestant(name=point.name, settings=tuple(sorted(settings.items())), cc_kind=CC_AUTOTUNE,
                       build=tuple(build.items()), description=f"{desc}, {build[KIND_VAR]} build")
 
 

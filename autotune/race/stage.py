@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune import llvm
+from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
 from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contestants
@@ -122,13 +123,13 @@ def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | N
     if spec is not None and notice:
         def how(c: Contestant) -> str:
             kind = c.build_vars.get("AUTOTUNE_CC_INSTRUMENT")
-            return "afl-clang-fast" if c.cc_kind == "afl" else f"autotune cc, {kind} kind" if kind else "autotune cc"
+            return f"{c.compiler}, {kind} kind" if kind and c.cc_kind == CC_AUTOTUNE else c.compiler
         notice(f"building {len(contestants)} contestant{'s' if len(contestants) != 1 else ''} (cached once built): "
                + ", ".join(f"{c.name} ({how(c)})" for c in contestants))
     for c in contestants:
         for key, one in [(c.name, c)] + [(f"{c.name}#{j}", m) for j, m in enumerate(c.members)]:
             if spec is None:
-                if one.cc_kind != "autotune" or binary is None:
+                if one.cc_kind != CC_AUTOTUNE or binary is None:
                     raise AutotuneError(f"contestant {c.name} needs a build recipe",
                                         fix="give the harness's sources (--source) or a --build-script")
                 out[key] = binary
@@ -185,7 +186,7 @@ def _listed(*, metrics: Sequence[str] | None, estimated_keys: Mapping[str, float
     if spec is None:  # one binary: every contestant runs it (its build kind serves every metric)
         contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
                                   description=c.description.rsplit(",", 1)[0] + ", the given binary",
-                                  cc_kind="autotune") for c in contestants]
+                                  cc_kind=CC_AUTOTUNE) for c in contestants]
     contestants, dropped, plan = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
                                                min_trial_s=min_trial_s, overhead_s=overhead_s,
                                                final_repeats=final_repeats)
