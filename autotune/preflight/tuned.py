@@ -19,18 +19,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from autotune.errors import DocumentError
 from autotune.preflight.envfile import EnvFile, read_env_file
+from autotune.race.document import RACE_JSON, RaceOutcome, load_race_document
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfig, RuntimeConfigError
 from autotune.tune.result import TuneResult, load_tune_result
 
-if TYPE_CHECKING:
-    from autotune.race.document import RaceOutcome
-
 BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
-AUTOTUNE_BUILD_ENV, RACE = "autotune-build.env", "race.json"
+AUTOTUNE_BUILD_ENV, RACE = "autotune-build.env", RACE_JSON
 # preflight accepts a counter-overflow share up to DEFAULT_MAX_COUNTER_OVERFLOW (autotune.tune.defaults),
 # or 1.25x the share the tuned probe saw, whichever is larger: "still fits" means no worse than what was tuned.
 TUNED_OVERFLOW_SLACK = 1.25
@@ -88,7 +85,7 @@ class TunedDir:
     autotune_env: EnvFile | None
     report: TuneResult | None  # tune's report (None: a race run without tune)
     probe_dir: Path | None
-    race: "RaceOutcome | None" = None  # race.json, typed, when DIR is the race's
+    race: RaceOutcome | None = None  # race.json, typed, when DIR is the race's
     autotune_build_env: EnvFile | None = None
 
     @property
@@ -155,8 +152,6 @@ def load_tuned(path: Path) -> TunedDir:
 
 
 def _load_race_dir(path: Path) -> TunedDir:
-    from autotune.race.document import load_race_document
-
     doc = load_race_document(path / RACE)
     report = None
     tune_dir = doc.tune_dir
