@@ -61,6 +61,16 @@ class Configuration:
         return cls(name=name, is_default=is_default, settings=pairs_of(run_vars), description=description,
                    cc_kind=cc_kind, build=pairs_of(build_vars), members=tuple(members), files=tuple(files))
 
+    @classmethod
+    def portfolio(cls, *, name: str, members: "tuple[Configuration, ...] | list[Configuration]", description: str,
+                  is_default: bool = False) -> "Configuration":
+        """A portfolio of ``members``, the first the -M main (whose build and variables it carries), the
+        rest -S secondaries; its files are its members'."""
+        first = members[0]
+        return cls(name=name, is_default=is_default, settings=first.settings, description=description,
+                   cc_kind=first.cc_kind, build=first.build, members=tuple(members),
+                   files=tuple(f for m in members for f in m.files))
+
     @property
     def build_vars(self) -> dict[str, str]:
         """The compile-time variables."""

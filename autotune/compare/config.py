@@ -39,11 +39,10 @@ def as_portfolio(name: str, members: list[Configuration]) -> Configuration:
     """A portfolio of ``members`` (the first the main) named ``name``."""
     if len(members) < 2:
         raise AutotuneError(f"portfolio {name!r} has {len(members)} instance", fix="give it two configurations or more")
-    first = members[0]
-    return Configuration.of(name=name, cc_kind=first.cc_kind, build_vars=dict(first.build_vars), run_vars=dict(first.run_vars),
-                      files=tuple(f for m in members for f in m.files), members=tuple(members),
-                      description=f"portfolio of {len(members)} afl-fuzz instances (-M {first.name}, then -S "
-                                  + ", ".join(m.name for m in members[1:]) + "), one output directory")
+    return Configuration.portfolio(name=name, members=members,
+                                   description=f"portfolio of {len(members)} afl-fuzz instances (-M {members[0].name}, "
+                                               "then -S " + ", ".join(m.name for m in members[1:])
+                                               + "), one output directory")
 
 
 def parse_portfolio(arg: str) -> Configuration:

@@ -79,13 +79,13 @@ def portfolio_of(*, default: Contestant, secondary: Contestant | None, instances
     single = Contestant(name=default.name, cc_kind=default.cc_kind, build=default.build, settings=default.settings,
                         description=default.description)
     if secondary is None:
-        return Contestant(name=f"{default.name}-x{instances}", is_default=True, cc_kind=default.cc_kind,
-                          build=default.build, settings=default.settings, members=(single,) * instances,
-                          description=f"AFL++'s default portfolio: {instances} x ({default.description}), one -M, "
-                                      "the rest -S with AFL++'s variations")
-    return Contestant(name=f"x{instances}-{secondary.name}", cc_kind=default.cc_kind, build=default.build,
-                      settings=default.settings, members=(single,) + (secondary,) * (instances - 1),
-                      description=f"{instances} instances: -M AFL++'s default, -S {secondary.description}")
+        return Configuration.portfolio(name=f"{default.name}-x{instances}", is_default=True,
+                                       members=(single,) * instances,
+                                       description=f"AFL++'s default portfolio: {instances} x ({default.description}), "
+                                                   "one -M, the rest -S with AFL++'s variations")
+    return Configuration.portfolio(name=f"x{instances}-{secondary.name}",
+                                   members=(single,) + (secondary,) * (instances - 1),
+                                   description=f"{instances} instances: -M AFL++'s default, -S {secondary.description}")
 
 
 @dataclass(frozen=True)
