@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 from autotune.errors import AutotuneError
+from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
 from autotune.race.core import DEFAULT_BUDGET_S, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
@@ -100,7 +101,7 @@ def run_pipeline(
     spec: "TargetSpec | None" = None,
     corpus_dir: Path | None,
     demo: bool = False,
-    probe_time_s: float = 60.0,
+    probe_time_s: float = DEFAULT_PROBE_TIME_S,
     probe_engine: str = "havoc",
     max_execs: int | None = None,
     seed: int = 0,
@@ -130,7 +131,7 @@ def run_pipeline(
     from autotune.tune.api import tune_probe_dir
 
     if probe_time_s <= 0:
-        raise AutotuneError(f"probe time {probe_time_s} s is not positive", fix="pass --probe-time 60")
+        raise AutotuneError(f"probe time {probe_time_s} s is not positive", fix=f"pass --probe-time {DEFAULT_PROBE_TIME_S:g}")
     stage = on_stage or (lambda _s: None)
     if race is not None:  # a budget too small for one rung is refused before the build and the probe
         from autotune.race.stage import check_budget

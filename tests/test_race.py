@@ -247,7 +247,7 @@ def test_the_search_on_the_demo_in_the_real_afl_fuzz_and_preflight_on_its_recomm
     assert "## The search" in (out / "race.md").read_text()
     # the race directory is the recommendation preflight and validate read
     tuned = load_tuned(out)
-    assert tuned.kind == "race" and tuned.race["race"]["decision"] == doc["race"]["decision"]
+    assert tuned.kind == "race" and tuned.race.race.decision.to_dict() == doc["race"]["decision"]
     assert (out / "afl-build.env").is_file() and (out / "afl-run.env").is_file()
     assert (tuned.autotune_env is None) == r.decision.is_default
     pre = CliRunner().invoke(app, ["preflight", str(out), "--demo", "--probe-time", "3", "--json"],
@@ -384,7 +384,7 @@ def test_portfolio_contestants_round_trip_and_name_what_was_tuned():
     assert d.is_default and d.name == "aflpp-default-x3" and [m.name for m in d.members] == ["aflpp-default"] * 3
     assert not c.is_default and [m.name for m in c.members] == ["aflpp-default", "guard", "guard"]
     assert c.tuned == guard and guard.tuned == guard and not any(m.is_default for m in c.members)
-    assert Contestant.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+    assert Contestant.from_dict(json.loads(json.dumps(c.to_race_dict()))) == c
 
 
 def test_the_portfolio_line_launches_the_recommendation_on_the_seeds_the_race_ran(tmp_path):

@@ -10,6 +10,7 @@ import typer
 from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (JsonOpt, OutDirOpt, ProbeEngineOpt, ProbeTimeOpt, SeedOpt, TargetOptions,
                                   TimeoutMsOpt, option_group)
+from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
 
 HELP = (
     "Run a short coverage-guided campaign on a harness and take an exact census of the coverage keys "
@@ -26,7 +27,7 @@ HELP = (
 @option_group("target", TargetOptions)
 def probe_cmd(
     target: TargetOptions = TargetOptions(),
-    time_s: ProbeTimeOpt = 60.0,
+    time_s: ProbeTimeOpt = DEFAULT_PROBE_TIME_S,
     engine: ProbeEngineOpt = "havoc",
     max_execs: Annotated[Optional[int], typer.Option("--max-execs", help="Stop after this many executions (reproducible census).")] = None,
     seed: SeedOpt = 0,

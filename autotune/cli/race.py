@@ -64,6 +64,7 @@ def race_cmd(
 
 
 def print_race_summary(outcome, out_dir: Path) -> None:
+    from autotune.configuration import CC_AFL
     from autotune.race.report import portfolio_line
     from autotune.trials import host_cores
 
@@ -73,8 +74,8 @@ def print_race_summary(outcome, out_dir: Path) -> None:
     launch = portfolio_line(outcome, out_dir=out_dir, cores=len(host_cores()))
     if launch:
         out.print(f"{'portfolio' if recommended.members else 'all cores'}: {launch}", highlight=False, soft_wrap=True)
-    chosen = recommended.tuned
-    if chosen.cc_kind == "afl":
+    chosen = outcome.recommended  # a portfolio's: the configuration it tuned
+    if chosen.cc_kind == CC_AFL:
         out.print(f"recommended: AFL++'s default (afl-clang-fast, no variables); see {out_dir}/afl-build.env",
                   highlight=False, soft_wrap=True)
     else:

@@ -10,6 +10,7 @@ import typer
 from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, OutDirOpt, ProbeEngineOpt,
                                   ProbeTimeOpt, RaceOptions, SeedOpt, TargetOptions, TimeoutMsOpt, option_group)
+from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
 HELP = (
@@ -29,7 +30,7 @@ HELP = (
 @option_group("race_opts", RaceOptions)
 def run_cmd(
     target: TargetOptions = TargetOptions(),
-    time_s: ProbeTimeOpt = 60.0,
+    time_s: ProbeTimeOpt = DEFAULT_PROBE_TIME_S,
     engine: ProbeEngineOpt = "havoc",
     calls: CallsOpt = DEFAULT_CALLS,
     max_collision_rate: MaxCollisionRateOpt = DEFAULT_MAX_COLLISION_RATE,

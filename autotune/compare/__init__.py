@@ -3,6 +3,7 @@
 
 from autotune.compare.compare import CompareResult, ConfigOutcome, PairOutcome, run_compare
 from autotune.compare.config import ConfigSpec, parse_config, parse_configs
+from autotune.configuration import Configuration
 
-__all__ = ["CompareResult", "ConfigOutcome", "PairOutcome", "run_compare", "ConfigSpec", "parse_config",
+__all__ = ["CompareResult", "ConfigOutcome", "PairOutcome", "run_compare", "Configuration", "ConfigSpec", "parse_config",
            "parse_configs"]

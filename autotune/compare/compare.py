@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from autotune import afl, llvm
-from autotune.compare.config import CC_AFL, ConfigSpec
+from autotune.configuration import CC_AFL, Configuration
 from autotune.errors import AutotuneError
 from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_text_atomic
 from autotune.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
@@ -68,7 +68,7 @@ class CurvePoint:
 
 @dataclass(frozen=True)
 class ConfigOutcome:
-    config: ConfigSpec
+    config: Configuration
     binary: str
     trials: tuple[TrialResult, ...]
     coverage: Summary  # the yardstick's final edges per trial
@@ -77,13 +77,13 @@ class ConfigOutcome:
     curve: tuple[CurvePoint, ...]
 
     def to_dict(self) -> dict:
-        return {"config": self.config.to_dict(), "binary": self.binary, "coverage": self.coverage.to_dict(),
+        return {"config": self.config.to_compare_dict(), "binary": self.binary, "coverage": self.coverage.to_dict(),
                 "execs_per_s": self.execs_per_s.to_dict(), "corpus_count": self.corpus_count.to_dict(),
                 "curve": [p.to_dict() for p in self.curve], "trials": [t.to_dict() for t in self.trials]}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "ConfigOutcome":
-        return cls(config=ConfigSpec.from_dict(d["config"]), binary=str(d["binary"]),
+        return cls(config=Configuration.from_dict(d["config"]), binary=str(d["binary"]),
                    trials=tuple(TrialResult.from_dict(t) for t in d["trials"]),
                    coverage=Summary.from_dict(d["coverage"]), execs_per_s=Summary.from_dict(d["execs_per_s"]),
                    corpus_count=Summary.from_dict(d["corpus_count"]),
@@ -270,7 +270,7 @@ def compare_pairs(outcomes: Sequence[ConfigOutcome]) -> tuple[PairOutcome, ...]:
     return tuple(pairs)
 
 
-def outcome_of(*, config: ConfigSpec, binary: str, trials: Sequence[TrialResult]) -> ConfigOutcome:
+def outcome_of(*, config: Configuration, binary: str, trials: Sequence[TrialResult]) -> ConfigOutcome:
     cov = [float(t.yardstick.edges) for t in trials if t.yardstick is not None]
     return ConfigOutcome(config=config, binary=binary, trials=tuple(trials),
                          coverage=median_interval(cov or [0.0]),
@@ -283,7 +283,7 @@ def config_dir_name(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
-def check_tools(*, configs: Sequence[ConfigSpec], env: Mapping[str, str]) -> None:
+def check_tools(*, configs: Sequence[Configuration], env: Mapping[str, str]) -> None:
     """afl-fuzz and afl-showmap always; afl-clang-fast when a configuration is built with it."""
     for tool in ("afl-fuzz", "afl-showmap"):
         afl.find_tool(tool, env=env)
@@ -291,14 +291,14 @@ def check_tools(*, configs: Sequence[ConfigSpec], env: Mapping[str, str]) -> Non
         afl.find_tool("afl-clang-fast", env=env)
 
 
-def ensemble_members(c: ConfigSpec, binary_of: Callable[[ConfigSpec], str]) -> tuple:
+def ensemble_members(c: Configuration, binary_of: Callable[[Configuration], str]) -> tuple:
     """The afl-fuzz instances of a portfolio configuration (autotune.trials.ensemble.portfolio_members)."""
     from autotune.trials.ensemble import portfolio_members
 
     return portfolio_members([(binary_of(m), m.run_vars) for m in c.members])
 
 
-def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec], trials: int, seconds: int,
+def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configuration], trials: int, seconds: int,
                 out_dir: Path, jobs: int | None = None, rng_seed: int = 0, plot: bool = True,
                 env: Mapping[str, str] | None = None, host: bool = True, yardstick: str = "pcguard",
                 progress: Callable[[str], None] | None = None, resume: bool = False) -> CompareResult:
@@ -336,10 +336,10 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[ConfigSpec]
     binaries: dict[str, str] = {}
     built: dict[tuple, str] = {}
 
-    def binary_of(c: ConfigSpec) -> str:
+    def binary_of(c: Configuration) -> str:
         key = (c.cc_kind, tuple(sorted(c.build_vars.items())))
         if key not in built:
-            say(f"{c.name}: building with {'afl-clang-fast' if c.cc_kind == CC_AFL else 'autotune cc'}")
+            say(f"{c.name}: building with {c.compiler}")
             built[key] = str(build(spec=spec, cc_kind=c.cc_kind, build_vars=c.build_vars, env=benv))
         return built[key]
 

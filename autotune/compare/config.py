@@ -21,59 +21,31 @@ NAME labels the configuration (default: ``default``, ``runtime``, or ``<parent>/
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from autotune.configuration import CC_AFL, CC_AUTOTUNE, CC_VAR_PREFIX, Configuration
 from autotune.errors import AutotuneError
 from autotune.preflight.envfile import read_env_file
 from autotune.target import build_vars_of
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-CC_AFL = "afl"
-CC_AUTOTUNE = "autotune"
-CC_VAR_PREFIX = "AUTOTUNE_CC_"  # autotune cc's compile-time variables (AUTOTUNE_CC_INSTRUMENT, _NGRAM, _SELECTS)
+# a configuration a comparison runs (autotune.configuration, the one configuration type), built from
+# variable mappings
+ConfigSpec = Configuration.of
 
 
-@dataclass(frozen=True)
-class ConfigSpec:
-    name: str
-    cc_kind: str  # afl (afl-clang-fast) or autotune (autotune cc)
-    build_vars: dict[str, str] = field(default_factory=dict)
-    run_vars: dict[str, str] = field(default_factory=dict)
-    files: tuple[str, ...] = ()
-    description: str = ""
-    # a portfolio: its instances' configurations, the first the -M main (an ensemble trial runs them
-    # all in one output directory, AFL++'s variations on the secondaries); empty for one instance
-    members: tuple["ConfigSpec", ...] = ()
-
-    def to_dict(self) -> dict:
-        d = {"name": self.name, "cc_kind": self.cc_kind, "build_vars": dict(self.build_vars),
-             "run_vars": dict(self.run_vars), "files": list(self.files), "description": self.description}
-        if self.members:
-            d["members"] = [m.to_dict() for m in self.members]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "ConfigSpec":
-        return cls(name=str(d["name"]), cc_kind=str(d["cc_kind"]), build_vars=dict(d.get("build_vars") or {}),
-                   run_vars=dict(d.get("run_vars") or {}), files=tuple(d.get("files") or ()),
-                   description=str(d.get("description", "")),
-                   members=tuple(ConfigSpec.from_dict(m) for m in d.get("members", ())))
-
-
-def as_portfolio(name: str, members: list[ConfigSpec]) -> ConfigSpec:
+def as_portfolio(name: str, members: list[Configuration]) -> Configuration:
     """A portfolio of ``members`` (the first the main) named ``name``."""
     if len(members) < 2:
         raise AutotuneError(f"portfolio {name!r} has {len(members)} instance", fix="give it two configurations or more")
-    first = members[0]
-    return ConfigSpec(name=name, cc_kind=first.cc_kind, build_vars=dict(first.build_vars), run_vars=dict(first.run_vars),
-                      files=tuple(f for m in members for f in m.files), members=tuple(members),
-                      description=f"portfolio of {len(members)} afl-fuzz instances (-M {first.name}, then -S "
-                                  + ", ".join(m.name for m in members[1:]) + "), one output directory")
+    return Configuration.portfolio(name=name, members=members,
+                                   description=f"portfolio of {len(members)} afl-fuzz instances (-M {members[0].name}, "
+                                               "then -S " + ", ".join(m.name for m in members[1:])
+                                               + "), one output directory")
 
 
-def parse_portfolio(arg: str) -> ConfigSpec:
+def parse_portfolio(arg: str) -> Configuration:
     """``NAME=SPEC,SPEC[,...]`` (each SPEC as --config takes it, the first the main instance)."""
     name, eq, rest = arg.partition("=")
     if not eq or not _NAME.match(name):
@@ -83,7 +55,7 @@ def parse_portfolio(arg: str) -> ConfigSpec:
     return as_portfolio(name, members)
 
 
-def with_instances(configs: list[ConfigSpec], instances: int) -> list[ConfigSpec]:
+def with_instances(configs: list[Configuration], instances: int) -> list[Configuration]:
     """Every plain configuration as a portfolio of ``instances`` copies of itself (AFL++'s recipe: one
     main, the rest secondaries with its variations); ``instances`` 1 leaves them as they are."""
     if instances < 1:
@@ -111,7 +83,7 @@ def _split_cc(values: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]
     return cc, {k: v for k, v in values.items() if k not in cc}
 
 
-def parse_config(arg: str) -> ConfigSpec:
+def parse_config(arg: str) -> Configuration:
     name, eq, spec = arg.partition("=")
     if not eq or "/" in name or not _NAME.match(name):
         name, spec = "", arg
@@ -119,10 +91,10 @@ def parse_config(arg: str) -> ConfigSpec:
     if not spec:
         raise AutotuneError(f"--config {arg!r} is empty", fix="give default, runtime, or an env file")
     if spec == "default":
-        return ConfigSpec(name=name or "default", cc_kind=CC_AFL,
+        return Configuration.of(name=name or "default", cc_kind=CC_AFL,
                           description="AFL++ default: afl-clang-fast (PCGUARD), no variables")
     if spec == "runtime":
-        return ConfigSpec(name=name or "runtime", cc_kind=CC_AUTOTUNE,
+        return Configuration.of(name=name or "runtime", cc_kind=CC_AUTOTUNE,
                           description="autotune cc build, our runtime's defaults")
     if "+" in spec and not Path(spec).is_file():
         b, _, r = spec.partition("+")
@@ -137,10 +109,10 @@ def parse_config(arg: str) -> ConfigSpec:
                                         "with its autotune-run.env")
             cc_vars, run_vars = _split_cc(rvals)
             cc_vars = {**_split_cc(bvals)[0], **cc_vars}
-            return ConfigSpec(name=name or _label(rpath), cc_kind=CC_AUTOTUNE, build_vars=cc_vars,
+            return Configuration.of(name=name or _label(rpath), cc_kind=CC_AUTOTUNE, build_vars=cc_vars,
                               run_vars=run_vars, files=(str(bpath), str(rpath)),
                               description=f"autotune cc build under {bpath.name}, stock afl-fuzz under {rpath.name}")
-        return ConfigSpec(name=name or _label(bpath), cc_kind=CC_AFL, build_vars=build_vars_of(bvals),
+        return Configuration.of(name=name or _label(bpath), cc_kind=CC_AFL, build_vars=build_vars_of(bvals),
                           run_vars=rvals, files=(str(bpath), str(rpath)),
                           description=f"afl-clang-fast under {bpath.name}, afl-fuzz under {rpath.name}")
     path = _existing(Path(spec), arg)
@@ -156,21 +128,21 @@ def parse_config(arg: str) -> ConfigSpec:
             build_vars = _split_cc(read_env_file(beside).values)[0]
             files = (str(beside), str(path))
         kind = f" ({KIND_VAR}={build_vars[KIND_VAR]})" if KIND_VAR in build_vars else ""
-        return ConfigSpec(name=name or _label(path), cc_kind=CC_AUTOTUNE, build_vars=build_vars, run_vars=values,
+        return Configuration.of(name=name or _label(path), cc_kind=CC_AUTOTUNE, build_vars=build_vars, run_vars=values,
                           files=files, description=f"autotune cc build{kind}, stock afl-fuzz under {path.name}")
     if path.name == "afl-build.env" or any(k.startswith("AFL_LLVM_") for k in values):
         run_path = path.with_name("afl-run.env") if path.name == "afl-build.env" else None
         run_vars = dict(read_env_file(run_path).values) if run_path and run_path.is_file() else {}
         files = (str(path),) + ((str(run_path),) if run_vars or (run_path and run_path.is_file()) else ())
-        return ConfigSpec(name=name or _label(path), cc_kind=CC_AFL, build_vars=build_vars_of(values),
+        return Configuration.of(name=name or _label(path), cc_kind=CC_AFL, build_vars=build_vars_of(values),
                           run_vars=run_vars, files=files,
                           description=f"afl-clang-fast under {path.name}"
                                       + (f", afl-fuzz under {run_path.name}" if len(files) > 1 else ""))
-    return ConfigSpec(name=name or _label(path), cc_kind=CC_AFL, run_vars=values, files=(str(path),),
+    return Configuration.of(name=name or _label(path), cc_kind=CC_AFL, run_vars=values, files=(str(path),),
                       description=f"AFL++ default build, afl-fuzz under {path.name}")
 
 
-def parse_configs(args: list[str]) -> list[ConfigSpec]:
+def parse_configs(args: list[str]) -> list[Configuration]:
     if not args:
         raise AutotuneError("no configuration to compare", fix="give --config default --config FILE.env ...")
     configs = [parse_config(a) for a in args]

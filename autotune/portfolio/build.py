@@ -48,7 +48,7 @@ def build_portfolio(*, spec, seeds: Path, configs: Sequence[str], instances: int
     for i in p.instances:  # every binary before anything is written
         if i.binary_key not in by_key:
             if notice:
-                notice(f"building {i.config.name} ({'afl-clang-fast' if i.config.cc_kind == 'afl' else 'autotune cc'}; "
+                notice(f"building {i.config.name} ({i.config.compiler}; "
                        "cached once built)")
             by_key[i.binary_key] = str(build(spec=spec, cc_kind=i.config.cc_kind, build_vars=i.config.build_vars,
                                              env=env))

@@ -22,31 +22,19 @@ import shlex
 from pathlib import Path
 from typing import Mapping
 
-from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
+from autotune.emit.configuration import host_env_file, instance_env_file
 from autotune.errors import AutotuneError
 from autotune.io import write_text_atomic
 from autotune.portfolio.hosts import Host
 from autotune.portfolio.model import MAIN, Instance, Portfolio
+from autotune.trials.ensemble import afl_role_flag
 
 INDEX_DIR = ".autotune"
 
 
-def instance_env(inst: Instance, host: Host, *, known: set[str] | None) -> list[EnvVar]:
-    """The env file's variables of one instance, each with its reason."""
-    out = [EnvVar("AFL_NO_AFFINITY", "1", "the launch script pins the instance with taskset"),
-           EnvVar("AFL_NO_UI", "1", "the instance writes its status to its log, not a terminal")]
-    if inst.role == MAIN and (known is None or "AFL_FINAL_SYNC" in known):
-        out.append(EnvVar("AFL_FINAL_SYNC", "1", "the main imports the secondaries' last finds before it stops"))
-    out += [EnvVar(k, v, "AFL++'s documented variation of secondaries") for k, v in inst.afl_env]
-    for k, v in inst.config.run_vars.items():
-        if k == "AUTOTUNE_INDEX_FILE":
-            v = f"{host.path.rstrip('/')}/{INDEX_DIR}/{inst.name}.index.bin"
-            out.append(EnvVar(k, v, "this instance's key->slot table, kept across its children and a resume"))
-        else:
-            out.append(EnvVar(k, v, f"configuration {inst.config.name}"))
-    if inst.config.cc_kind != "afl":  # a build with our runtime (AFL++'s keeps afl-fuzz's defaults)
-        out += [e for e in runtime_afl_vars() if e.name not in inst.config.run_vars]
-    return out
+def index_file(inst: Instance, host: Host) -> str:
+    """This instance's key->slot table on its host."""
+    return f"{host.path.rstrip('/')}/{INDEX_DIR}/{inst.name}.index.bin"
 
 
 def launch_script(p: Portfolio, host: Host, *, binaries: Mapping[str, str], seeds: str, afl_fuzz: str,
@@ -79,7 +67,7 @@ def launch_script(p: Portfolio, host: Host, *, binaries: Mapping[str, str], seed
               '  echo "started $name on CPU $cpu (log: $OUT/$name.log)"',
               "}"]
     for i in p.on(host.name):
-        flag = "-M" if i.role == MAIN else "-S"
+        flag = afl_role_flag(i.role)
         extra = " ".join(q(a) for a in (("-c", cmplog_binary) if i.cmplog else ()) + i.afl_args)
         lines.append(f'launch {i.name} {i.cpu} {flag} {i.name} -i "$SEEDS" -o "$OUT" "${{V[@]}}"'
                      + (f" {extra}" if extra else "") + f" -- {q(binaries[i.name])}")
@@ -141,15 +129,11 @@ def write_scripts(p: Portfolio, out_dir: Path, *, binaries: Mapping[str, str], s
     written: list[Path] = []
     hosts = {h.name: h for h in p.hosts}
     for i in p.instances:
-        text = render_env(title=[f"afl-fuzz instance {i.name} ({i.role}, host {i.host}, CPU {i.cpu}): "
-                                 f"{i.config.description or i.config.name}",
-                                 "loaded by the launch script; load by hand with set -a; . FILE; set +a"],
-                          variables=instance_env(i, hosts[i.host], known=known))
+        text = instance_env_file(f"afl-fuzz instance {i.name} ({i.role}, host {i.host}, CPU {i.cpu}): "
+                                 f"{i.config.description or i.config.name}", i.config, main=i.role == MAIN,
+                                 afl_env=i.afl_env, index_file=index_file(i, hosts[i.host]), known=known)
         written.append(write_text_atomic(out_dir / "env" / f"{i.name}.env", text))
-    written.append(write_text_atomic(out_dir / "host.env", render_env(
-        title=["what autotune's own afl-fuzz trials set on this host (no change to the host itself);",
-               "delete the lines your machines do not need"],
-        variables=[EnvVar(k, v, "autotune's trial setting") for k, v in host_env.items()])))
+    written.append(write_text_atomic(out_dir / "host.env", host_env_file(host_env)))
     for h in p.hosts:
         path = write_text_atomic(out_dir / f"launch-{h.name}.sh",
                                  launch_script(p, h, binaries=binaries, seeds=seeds, afl_fuzz=afl_fuzz,

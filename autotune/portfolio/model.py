@@ -3,7 +3,7 @@ own mechanism (docs/fuzzing_in_depth.md, "parallel fuzzing"): one ``-M`` main pe
 secondaries sharing that machine's output directory; the main instances' queues copied between
 machines at an interval (autotune.portfolio.launch writes the scripts).
 
-Each instance has its role, its CPU, its configuration (a compare ``ConfigSpec``: the build, i.e.
+Each instance has its role, its CPU, its configuration (a compare ``Configuration``: the build, i.e.
 AFL++'s afl-clang-fast or ``autotune cc`` of a build kind, and the run-time variables, e.g. our
 runtime's metric and map) and the afl-fuzz options of AFL++'s documented variations of secondaries
 (:func:`aflpp_variation`). One ``autotune cc`` build of the ``blocks`` or ``full`` kind serves several
@@ -16,13 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from autotune.compare.config import ConfigSpec
+from autotune.configuration import Configuration
 from autotune.errors import AutotuneError
-from autotune.trials.ensemble import aflpp_variation
+from autotune.trials.ensemble import MAIN, SECONDARY, aflpp_variation, instance_roles  # noqa: F401 (re-exported)
 from autotune.portfolio.hosts import Host
 
 SCHEMA_VERSION = 1
-MAIN, SECONDARY = "main", "secondary"
 # Between machines: AFL++'s docs copy the main instances' queues every few hours, or about a tenth
 # of the campaign; 30 min is a tenth of a 5-hour run.
 DEFAULT_SYNC_INTERVAL_S = 1800
@@ -34,7 +33,7 @@ class Instance:
     host: str
     role: str  # main (-M) or secondary (-S)
     cpu: int
-    config: ConfigSpec
+    config: Configuration
     afl_args: tuple[str, ...] = ()  # afl-fuzz options of its variation (-p explore, -L 0, -Z)
     afl_env: tuple[tuple[str, str], ...] = ()  # afl-fuzz variables of its variation (AFL_DISABLE_TRIM)
     # AFL++'s CMPLOG companion (afl-fuzz -c: the target built by afl-clang-fast under AFL_LLVM_CMPLOG=1);
@@ -48,13 +47,13 @@ class Instance:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "host": self.host, "role": self.role, "cpu": self.cpu,
-                "config": self.config.to_dict(), "afl_args": list(self.afl_args), "afl_env": dict(self.afl_env),
+                "config": self.config.to_compare_dict(), "afl_args": list(self.afl_args), "afl_env": dict(self.afl_env),
                 "cmplog": self.cmplog}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Instance":
         return cls(name=str(d["name"]), host=str(d["host"]), role=str(d["role"]), cpu=int(d["cpu"]),
-                   config=ConfigSpec.from_dict(d["config"]), afl_args=tuple(str(a) for a in d.get("afl_args", ())),
+                   config=Configuration.from_dict(d["config"]), afl_args=tuple(str(a) for a in d.get("afl_args", ())),
                    afl_env=tuple(sorted((str(k), str(v)) for k, v in dict(d.get("afl_env") or {}).items())),
                    cmplog=bool(d.get("cmplog", False)))
 
@@ -91,7 +90,7 @@ def cmplog_args(k: int) -> tuple[str, ...]:
     return ("-l", "2AT") if k == 1 else ()
 
 
-def make_portfolio(*, configs: Sequence[ConfigSpec], hosts: Sequence[Host], instances: int | None = None,
+def make_portfolio(*, configs: Sequence[Configuration], hosts: Sequence[Host], instances: int | None = None,
                    sync_interval_s: int = DEFAULT_SYNC_INTERVAL_S, cmplog: int = 0,
                    warn: Callable[[str], None] | None = None) -> Portfolio:
     """``instances`` per machine (default: its cores), the ``configs`` given to them in turn (instance
@@ -117,14 +116,13 @@ def make_portfolio(*, configs: Sequence[ConfigSpec], hosts: Sequence[Host], inst
             raise AutotuneError(f"--cmplog {cmplog}: host {h.name} runs {n - 1} secondar{'y' if n == 2 else 'ies'}, "
                                 "and CMPLOG runs on secondaries only",
                                 fix=f"give --cmplog {n - 1} or fewer, or more --instances")
-        for j in range(n):
-            cfg = configs[j % len(configs)]
-            args, env = aflpp_variation(j) if j else ((), {})
+        for r in instance_roles(n):
+            j = r.index
             with_cmplog = 1 <= j <= cmplog
-            out.append(Instance(name=f"main-{h.name}" if j == 0 else f"s{j}-{h.name}", host=h.name,
-                                role=MAIN if j == 0 else SECONDARY, cpu=h.cpus[j % h.cores], config=cfg,
-                                afl_args=(cmplog_args(j) if with_cmplog else ()) + args,
-                                afl_env=tuple(sorted(env.items())), cmplog=with_cmplog))
+            out.append(Instance(name=f"{r.name}-{h.name}", host=h.name, role=r.role, cpu=h.cpus[j % h.cores],
+                                config=configs[j % len(configs)],
+                                afl_args=(cmplog_args(j) if with_cmplog else ()) + r.afl_args,
+                                afl_env=tuple(sorted(r.afl_env.items())), cmplog=with_cmplog))
     p = Portfolio(instances=tuple(out), hosts=tuple(hosts), sync_interval_s=sync_interval_s)
     check_portfolio(p)
     return p
@@ -151,7 +149,7 @@ def check_portfolio(p: Portfolio) -> None:
         check_serves(i.config, what=f"instance {i.name} ({i.config.name})")
 
 
-def check_serves(config: ConfigSpec, *, what: str) -> None:
+def check_serves(config: Configuration, *, what: str) -> None:
     """AutotuneError when ``config``'s autotune cc build cannot serve its run-time metric."""
     from autotune.buildkinds import DEFAULT_KIND, KIND_VAR, serves
     from autotune.race.contestants import build_kind_for

@@ -22,12 +22,12 @@ from pathlib import Path
 
 from autotune.errors import DocumentError
 from autotune.preflight.envfile import EnvFile, read_env_file
+from autotune.race.document import RACE_JSON, RaceOutcome, load_race_document
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfig, RuntimeConfigError
-from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.tune.result import TuneResult, load_tune_result
 
 BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
-AUTOTUNE_BUILD_ENV, RACE = "autotune-build.env", "race.json"
+AUTOTUNE_BUILD_ENV, RACE = "autotune-build.env", RACE_JSON
 # preflight accepts a counter-overflow share up to DEFAULT_MAX_COUNTER_OVERFLOW (autotune.tune.defaults),
 # or 1.25x the share the tuned probe saw, whichever is larger: "still fits" means no worse than what was tuned.
 TUNED_OVERFLOW_SLACK = 1.25
@@ -85,7 +85,7 @@ class TunedDir:
     autotune_env: EnvFile | None
     report: TuneResult | None  # tune's report (None: a race run without tune)
     probe_dir: Path | None
-    race: dict | None = None  # race.json, when DIR is the race's
+    race: RaceOutcome | None = None  # race.json, typed, when DIR is the race's
     autotune_build_env: EnvFile | None = None
 
     @property
@@ -97,8 +97,8 @@ class TunedDir:
         """The host profile the recommendation was made on (None when not recorded)."""
         from autotune.profile.model import HostProfile
 
-        if self.race is not None and self.race.get("host"):
-            return HostProfile.from_dict(self.race["host"], path=self.path / RACE)
+        if self.race is not None and self.race.host:
+            return HostProfile.from_dict(self.race.host, path=self.path / RACE)
         return self.report.host if self.report is not None else None
 
     @property
@@ -118,7 +118,7 @@ class TunedDir:
     def max_collision_rate(self) -> float:
         """The collision limit the recommendation was made under."""
         if self.race is not None:
-            return float(self.race.get("max_collision_rate", DEFAULT_MAX_COLLISION_RATE))
+            return self.race.max_collision_rate
         return self.report.settings.max_collision_rate
 
     def to_dict(self) -> dict:
@@ -152,14 +152,9 @@ def load_tuned(path: Path) -> TunedDir:
 
 
 def _load_race_dir(path: Path) -> TunedDir:
-    from autotune.io import read_json
-
-    doc = read_json(path / RACE)
-    if not isinstance(doc, dict) or doc.get("schema_version") != 1 or not isinstance(doc.get("race"), dict):
-        raise DocumentError(path / RACE, "not a race document of schema_version 1",
-                            fix="re-run `autotune run` or `autotune race` with this version of autotune")
+    doc = load_race_document(path / RACE)
     report = None
-    tune_dir = doc.get("tune_dir")
+    tune_dir = doc.tune_dir
     if tune_dir and (Path(tune_dir) / REPORT).is_file():
         report = load_tune_result(Path(tune_dir) / REPORT)
     for name in (BUILD_ENV, RUN_ENV):
@@ -169,7 +164,7 @@ def _load_race_dir(path: Path) -> TunedDir:
     build, run = read_env_file(path / BUILD_ENV), read_env_file(path / RUN_ENV)
     at = read_env_file(path / AUTOTUNE_ENV) if (path / AUTOTUNE_ENV).exists() else None
     abuild = read_env_file(path / AUTOTUNE_BUILD_ENV) if (path / AUTOTUNE_BUILD_ENV).exists() else None
-    probe_dir = Path(doc["probe_dir"]) if doc.get("probe_dir") else None
+    probe_dir = Path(doc.probe_dir) if doc.probe_dir else None
     tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, report=report, probe_dir=probe_dir,
                      race=doc, autotune_build_env=abuild)
     if at is not None:

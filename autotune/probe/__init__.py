@@ -7,12 +7,15 @@
 - :mod:`result` the ``probe.json`` document and ``load_probe`` for later stages.
 """
 
-from autotune.probe.result import ProbeResult, load_probe
-
 __all__ = ["ProbeResult", "load_probe", "run_probe"]
 
 
-def __getattr__(name):  # run_probe pulls in the campaign machinery only when used
+def __getattr__(name):  # each pulls in numpy and the campaign machinery only when used (the CLI's
+    # options name autotune.probe.defaults without loading them)
+    if name in ("ProbeResult", "load_probe"):
+        from autotune.probe import result
+
+        return getattr(result, name)
     if name == "run_probe":
         from autotune.probe.campaign import run_probe
 

@@ -31,6 +31,7 @@ from autotune.probe.afl_engine import (AFL_SHARE, AFL_START_S, ENGINES, MIN_AFL_
                                        run_afl_engine)
 from autotune.probe.census import analyse, percentiles
 from autotune.probe.client import ProbeServer, status_of
+from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
 from autotune.probe.mutator import Havoc
 from autotune.probe.result import (FILE_NAME, CampaignStats, CorpusEntry, Curve, Finding, ProbeConfig,
                                    ProbeResult)
@@ -389,7 +390,7 @@ def run_probe(
     binary: Path,
     out_dir: Path,
     corpus_dir: Path | None,
-    time_s: float = 60.0,
+    time_s: float = DEFAULT_PROBE_TIME_S,
     max_execs: int | None = None,
     seed: int = 0,
     timeout_ms: int = P.DEFAULT_TIMEOUT_MS,

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from autotune.configuration import CC_AFL, CC_AUTOTUNE
 from autotune.errors import AutotuneError
 from autotune.race.core import Contestant
+from autotune.runtime.config import KEY_HEADROOM, RACE_MAP_POW2
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
 DEFAULT_NAME = "aflpp-default"
@@ -31,8 +33,6 @@ DEFAULT_NAME = "aflpp-default"
 # guard first (AFL++'s coverage through our runtime, at inline-counter cost), then the cheapest
 # hashed metric, then richer ones whose extra keys may or may not pay for their larger queue.
 DEFAULT_METRICS: tuple[str, ...] = ("guard", "edge", "ngram-4", "caller")
-KEY_HEADROOM = 2.0  # size for twice the keys the probe estimated (a campaign finds more)
-MIN_INDEX_POW2, MAX_INDEX_POW2 = 16, 24
 DEFAULT_KEYS = 1 << 14  # sizing without a probe's census
 # Largest flat map the edge and ngram kinds get in the race. afl-fuzz resets, classifies and compares the
 # whole flat map each execution; BigMap (DSN 2021) measured AFL's throughput at 64 KiB about the
@@ -54,13 +54,13 @@ def build_kind_for(metric: str) -> str:
 
 
 def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
-    """Smallest hash space H = 2^k (2^16..2^24) with Equation 1's collision rate at KEY_HEADROOM x keys
+    """Smallest hash space H = 2^k (RACE_MAP_POW2: 2^16..2^24) with Equation 1's collision rate at KEY_HEADROOM x keys
     within the limit (Layout.smallest_fit, the rule preflight checks by), else 2^24."""
     from autotune.runtime.config import LAYOUTS
 
     fit = LAYOUTS["flat"].smallest_fit(keys=KEY_HEADROOM * max(1.0, float(keys)), limit=max_collision_rate,
-                                       pow2=(MIN_INDEX_POW2, MAX_INDEX_POW2))
-    return fit[0] if fit else 1 << MAX_INDEX_POW2
+                                       pow2=RACE_MAP_POW2)
+    return fit[0] if fit else 1 << RACE_MAP_POW2[1]
 
 
 def inline_kind_build(metric: str) -> dict[str, str] | None:
@@ -70,6 +70,19 @@ def inline_kind_build(metric: str) -> dict[str, str] | None:
 
     kind = inline_kind_for(metric)
     return None if kind is None else kind.build_vars(metric)
+
+
+def sized_settings(*, metric: str, layout: str, hash_slots: int, dense_slots: int | None = None,
+                   counter_bits: int = 8, overflow: str = "neverzero", key_hash: str = "exact",
+                   index_file: str | None = None) -> dict[str, str]:
+    """The AUTOTUNE_* run-time variables of ``metric`` on a map of ``hash_slots`` (and ``dense_slots``),
+    written by the one writer of them (autotune.runtime.config.RuntimeConfig), without the block-id
+    seed (the race's contestants run under the runtime's default)."""
+    from autotune.runtime.config import RuntimeConfig
+
+    rc = RuntimeConfig.sized(metric=metric, layout=layout, hash_slots=hash_slots, dense_slots=dense_slots,
+                             counter_bits=counter_bits, overflow=overflow, key_hash=key_hash, index_file=index_file)
+    return {k: v for k, v in rc.env_values().items() if k != "AUTOTUNE_SEED"}
 
 
 def edge_kind_settings(*, estimated_keys: float | None, max_collision_rate: float,
@@ -83,8 +96,7 @@ def edge_kind_settings(*, estimated_keys: float | None, max_collision_rate: floa
     h = index_slots_for(keys=keys, max_collision_rate=max_collision_rate)
     if h > EDGE_KIND_MAX_MAP_SLOTS:
         return None
-    return {"AUTOTUNE_METRIC": metric, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
-            "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "afl"}
+    return sized_settings(metric=metric, layout="flat", hash_slots=h, key_hash="afl")
 
 
 def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision_rate: float,
@@ -96,13 +108,10 @@ def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision
     if metric == "guard":
         # one slot per guard: no index, no map size to choose; the guard kind's inline 8-bit counters are NeverZero
         return {"AUTOTUNE_METRIC": metric}
-    env = {"AUTOTUNE_METRIC": metric, "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero"}
     keys = max(1.0, float(estimated_keys)) if estimated_keys else float(DEFAULT_KEYS)
     h = index_slots_for(keys=keys, max_collision_rate=max_collision_rate)
-    env.update({"AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(h),
-                "AUTOTUNE_MAP_SIZE": str(dense_slots(map_slots=h, estimated_keys=KEY_HEADROOM * keys / 2)),
-                "AUTOTUNE_KEY_HASH": "exact", "AUTOTUNE_INDEX_FILE": index_file})
-    return env
+    return sized_settings(metric=metric, layout="twolevel", hash_slots=h,
+                          dense_slots=dense_slots(map_slots=h, estimated_keys=keys), index_file=index_file)
 
 
 def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys: Mapping[str, float] | None = None,
@@ -115,10 +124,10 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
     keys = dict(estimated_keys or {})
     out = []
     if afl_cc:
-        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind="afl",
+        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind=CC_AFL,
                               description="AFL++'s default: afl-clang-fast, PCGUARD (no variables)"))
     else:
-        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind="autotune",
+        out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind=CC_AUTOTUNE,
                               build=((KIND_VAR, build_kind_for("guard")),), settings=(("AUTOTUNE_METRIC", "guard"),),
                               description="AFL++'s default coverage (one counter per guard) through our runtime: "
                                           "afl-clang-fast is not installed"))
@@ -135,6 +144,6 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
             desc = f"our runtime, {m}" + (f" ({settings['AUTOTUNE_LAYOUT']}, index {settings['AUTOTUNE_INDEX_SIZE']}, "
                                           f"{settings['AUTOTUNE_MAP_SIZE']} slots)" if m != "guard"
                                           else " (a counter per guard)")
-        out.append(Contestant(name=m, settings=tuple(sorted(settings.items())), cc_kind="autotune",
+        out.append(Contestant(name=m, settings=tuple(sorted(settings.items())), cc_kind=CC_AUTOTUNE,
                               build=tuple(build.items()), description=f"{desc}, {build[KIND_VAR]} build"))
     return out

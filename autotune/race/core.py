@@ -44,6 +44,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from autotune.configuration import Configuration
 from autotune.errors import AutotuneError
 from autotune.stats import a12, mann_whitney, signed_rank
 
@@ -68,51 +69,8 @@ DEFAULT_MIN_TRIAL_S = 20
 DEFAULT_OVERHEAD_S = 5.0
 
 
-@dataclass(frozen=True)
-class Contestant:
-    """One configuration in the race: the harness built by ``cc_kind`` (``afl``: afl-clang-fast;
-    ``autotune``: autotune cc) under the compile-time variables ``build``, fuzzed under the run-time
-    variables ``settings``."""
-
-    name: str
-    is_default: bool = False
-    settings: tuple[tuple[str, str], ...] = ()
-    description: str = ""
-    cc_kind: str = "autotune"
-    build: tuple[tuple[str, str], ...] = ()
-    # a portfolio (autotune run --instances N): its afl-fuzz instances, the first the -M main; a trial
-    # runs them all syncing one output directory (autotune.trials.ensemble); empty for one instance
-    members: tuple["Contestant", ...] = ()
-
-    @property
-    def env(self) -> dict[str, str]:
-        return dict(self.settings)
-
-    @property
-    def build_vars(self) -> dict[str, str]:
-        return dict(self.build)
-
-    @property
-    def tuned(self) -> "Contestant":
-        """The configuration the race tuned: itself, or a portfolio's first secondary (its main is
-        AFL++'s default in every portfolio the race builds)."""
-        return self.members[1] if len(self.members) > 1 else self
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {"name": self.name, "is_default": self.is_default, "settings": dict(self.settings),
-             "description": self.description, "cc_kind": self.cc_kind, "build": dict(self.build)}
-        if self.members:
-            d["members"] = [m.to_dict() for m in self.members]
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Contestant":
-        def pairs(m: Any) -> tuple[tuple[str, str], ...]:
-            return tuple(sorted((str(k), str(v)) for k, v in dict(m or {}).items()))
-
-        return cls(name=str(d["name"]), is_default=bool(d["is_default"]), settings=pairs(d["settings"]),
-                   description=str(d.get("description", "")), cc_kind=str(d.get("cc_kind", "autotune")),
-                   build=pairs(d.get("build")), members=tuple(cls.from_dict(m) for m in d.get("members", ())))
+# a configuration in the race (autotune.configuration, the one configuration type)
+Contestant = Configuration
 
 
 def portfolio_of(*, default: Contestant, secondary: Contestant | None, instances: int) -> Contestant:
@@ -121,13 +79,13 @@ def portfolio_of(*, default: Contestant, secondary: Contestant | None, instances
     single = Contestant(name=default.name, cc_kind=default.cc_kind, build=default.build, settings=default.settings,
                         description=default.description)
     if secondary is None:
-        return Contestant(name=f"{default.name}-x{instances}", is_default=True, cc_kind=default.cc_kind,
-                          build=default.build, settings=default.settings, members=(single,) * instances,
-                          description=f"AFL++'s default portfolio: {instances} x ({default.description}), one -M, "
-                                      "the rest -S with AFL++'s variations")
-    return Contestant(name=f"x{instances}-{secondary.name}", cc_kind=default.cc_kind, build=default.build,
-                      settings=default.settings, members=(single,) + (secondary,) * (instances - 1),
-                      description=f"{instances} instances: -M AFL++'s default, -S {secondary.description}")
+        return Configuration.portfolio(name=f"{default.name}-x{instances}", is_default=True,
+                                       members=(single,) * instances,
+                                       description=f"AFL++'s default portfolio: {instances} x ({default.description}), "
+                                                   "one -M, the rest -S with AFL++'s variations")
+    return Configuration.portfolio(name=f"x{instances}-{secondary.name}",
+                                   members=(single,) + (secondary,) * (instances - 1),
+                                   description=f"{instances} instances: -M AFL++'s default, -S {secondary.description}")
 
 
 @dataclass(frozen=True)
@@ -259,7 +217,7 @@ class RaceResult:
         return next(c for c in self.contestants if c.is_default)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": self.schema_version, "contestants": [c.to_dict() for c in self.contestants],
+        return {"schema_version": self.schema_version, "contestants": [c.to_race_dict() for c in self.contestants],
                 "plan": [p.to_dict() for p in self.plan],
                 "rungs": [r.to_dict() for r in self.rungs], "decision": self.decision.to_dict(),
                 "budget_s": self.budget_s, "jobs": self.jobs, "repeats": self.repeats, "eta": self.eta,
@@ -270,7 +228,7 @@ class RaceResult:
     def from_dict(cls, d: Mapping[str, Any]) -> "RaceResult":
         if d.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(f"race result schema_version {d.get('schema_version')!r}, expected {SCHEMA_VERSION}")
-        return cls(contestants=tuple(Contestant.from_dict(c) for c in d["contestants"]),
+        return cls(contestants=tuple(Configuration.from_dict(c) for c in d["contestants"]),
                    plan=tuple(RungPlan.from_dict(p, repeats=int(d["repeats"])) for p in d["plan"]),
                    rungs=tuple(Rung.from_dict(r) for r in d["rungs"]), decision=Decision.from_dict(d["decision"]),
                    budget_s=float(d["budget_s"]), jobs=int(d["jobs"]), repeats=int(d["repeats"]), eta=int(d["eta"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
+from autotune.emit.configuration import race_env_files
 from autotune.llvm import compilers_text
 from autotune.trials import aflpp_versions
 
@@ -16,70 +16,14 @@ def _median(xs) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def _build_var_reason(var: str, value: str) -> str:
-    """autotune-build.env's reason for one of autotune cc's compile-time variables (autotune.buildkinds)."""
-    from autotune.buildkinds import BUILD_KINDS, KIND_VAR, KINDS
-
-    if var == KIND_VAR:
-        return "autotune cc's build kind: " + (KINDS[value].summary if value in KINDS else value)
-    param = next((k.param for k in BUILD_KINDS if k.param and k.param.var == var), None)
-    return param.reason.format(value) if param else "autotune cc compile-time setting"
-
-
 def env_files(outcome, *, out_dir: Path) -> dict[str, str]:
     """{file name: text}: afl-build.env (and afl-run.env) when AFL++'s default is recommended, else
-    autotune-build.env and autotune-run.env for our runtime."""
-    race = outcome.race
-    d = race.decision
+    autotune-build.env and autotune-run.env for our runtime (autotune.emit.configuration)."""
+    d = outcome.race.decision
     # a portfolio's env files are those of the configuration the race tuned (its secondaries'); its
     # main is AFL++'s default (afl-build.env); portfolio_line() says how to launch it
-    chosen = race.contestant(d.recommended).tuned
-    why = f"the race: {d.reason}"
-    afl_title = ["afl-build.env: AFL++'s default, recommended by autotune's race in afl-fuzz",
-                 "build the target with afl-clang-fast (-fsanitize=fuzzer for a libFuzzer harness) and no AFL_LLVM_*",
-                 "variables: PCGUARD, one counter per SanitizerCoverage guard, is AFL++'s default", why]
-    afl_run = ["afl-run.env: nothing to set for afl-fuzz: the target reports its own map size", why]
-    if chosen.cc_kind == "afl":
-        return {"afl-build.env": render_env(title=afl_title, variables=[]),
-                "afl-run.env": render_env(title=afl_run, variables=[])}
-    # ours is recommended; for a user who builds with afl-cc all the same, the race tried no afl-cc
-    # configuration but AFL++'s default, so that is what these two files hold (validate's aflpp-tuned)
-    afl_title = ["afl-build.env: if you build with afl-clang-fast instead of autotune cc, AFL++'s default",
-                 "(no AFL_LLVM_* variables: PCGUARD); the race's recommendation is autotune-build.env +",
-                 "autotune-run.env, which the race measured against this default", why]
-    afl_run = ["afl-run.env: nothing to set for afl-fuzz with AFL++'s default build", why]
-    files = {"afl-build.env": render_env(title=afl_title, variables=[]),
-             "afl-run.env": render_env(title=afl_run, variables=[])}
-    build = [EnvVar(k, v, _build_var_reason(k, v)) for k, v in chosen.build]
-    settings = dict(chosen.settings)
-    if "AUTOTUNE_INDEX_FILE" in settings:
-        settings["AUTOTUNE_INDEX_FILE"] = str((out_dir / INDEX_FILE).resolve())
-    flat = settings.get("AUTOTUNE_LAYOUT") == "flat"  # the edge kind's map
-    reasons = {"AUTOTUNE_METRIC": f"coverage metric {chosen.name}",
-               "AUTOTUNE_LAYOUT": "flat map, counted inline" if flat else "two-level map (BigMap)",
-               "AUTOTUNE_INDEX_SIZE": "index slots (the hash space): Equation 1 collisions within the limit at twice "
-                                      "the census's keys",
-               "AUTOTUNE_MAP_SIZE": "map slots (the hash space): Equation 1 collisions within the limit at twice the "
-                                    "census's keys"
-                                    if flat else "dense slots afl-fuzz scans: room for twice the census's keys",
-               "AUTOTUNE_COUNTER_BITS": f"{settings.get('AUTOTUNE_COUNTER_BITS', '8')}-bit counters"
-                                        + (" (afl-fuzz classifies bytes)" if settings.get("AUTOTUNE_COUNTER_BITS", "8") == "8"
-                                           else ", classified into afl-fuzz's buckets (fewer wrap in hot loops)"),
-               "AUTOTUNE_OVERFLOW": {"neverzero": "NeverZero: a counter that wraps still counts as hit",
-                                     "saturate": "saturate: a counter stops at its largest value",
-                                     "wrap": "wrap: a counter past its largest value starts again at 0"
-                                     }.get(settings.get("AUTOTUNE_OVERFLOW", "neverzero"), "overflow policy"),
-               "AUTOTUNE_KEY_HASH": ("AFL++'s NGRAM hash (cur ^ p1 >> 1 ^ .. ^ p(N-1) >> 1) of compile-time block ids"
-                                     if chosen.name.startswith("ngram-")
-                                     else "AFL++'s edge hash (cur ^ prev >> 1) of compile-time block ids") if flat
-                                    else "exact keys (collision-free before the index)",
-               "AUTOTUNE_INDEX_FILE": "slot assignments kept across afl tool runs (resume, afl-cmin, afl-showmap)"}
-    run = [EnvVar(k, v, reasons.get(k, "runtime setting")) for k, v in sorted(settings.items())]
-    run += runtime_afl_vars()
-    title = [f"autotune-build.env: build the target with autotune cc under this file ({chosen.description})", why]
-    rtitle = [f"autotune-run.env: afl-fuzz with our runtime, {chosen.name}; load with set -a; . FILE; set +a", why]
-    return {**files, "autotune-build.env": render_env(title=title, variables=build),
-            "autotune-run.env": render_env(title=rtitle, variables=run)}
+    return race_env_files(outcome.race.contestant(d.recommended).tuned, why=f"the race: {d.reason}",
+                          index_file=str((out_dir / INDEX_FILE).resolve()))
 
 
 def recipe_args(target: dict) -> str:

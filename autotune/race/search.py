@@ -49,13 +49,14 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError
 from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rule, Rung, RungPlan,
                                 RunTrials, TrialFigures, first_trial_s, plan_rungs, rung_waves)
+from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, RACE_MAP_POW2
 
 SPEED_WEIGHT = 0.02
-SEARCH_POW2 = (16, 24)  # hash spaces the search proposes (2^16 = AFL++'s map .. 2^24)
 SEARCH_WIDTHS = (8, 16, 32)
 OVERFLOWS = ("neverzero", "saturate", "wrap")
 _OV_SHORT = {"neverzero": "nz", "saturate": "sat", "wrap": "wrap"}
@@ -130,18 +131,16 @@ class SpaceFacts:
 
 
 def _dense(point: Point, facts: SpaceFacts) -> int | None:
-    from autotune.race.contestants import KEY_HEADROOM
     from autotune.tune.space import dense_slots
 
     if not point.hashed or point.layout != "twolevel":
         return None
-    return dense_slots(map_slots=1 << point.map_pow2, estimated_keys=KEY_HEADROOM * facts.keys_of(point.metric) / 2)
+    return dense_slots(map_slots=1 << point.map_pow2, estimated_keys=facts.keys_of(point.metric))
 
 
 def rule_out(point: Point, facts: SpaceFacts) -> str | None:
     """Why ``point`` cannot work on this target and host (None: it can), known without running it."""
-    from autotune.race.contestants import KEY_HEADROOM
-    from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS
+    from autotune.runtime.config import AFL_MAX_MAP_SLOTS, KEY_HEADROOM, LAYOUTS
 
     share = float(facts.overflow.get(point.metric, {}).get(point.width, 0.0))
     if point.overflow == "wrap" and share > facts.max_counter_overflow:
@@ -178,7 +177,7 @@ def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[
     ruled: dict[str, int] = {}
     for m in metrics:
         shapes = ([("flat", 0)] if not has_map_size(m) else
-                  [(lay, k) for lay in ("flat", "twolevel") for k in range(SEARCH_POW2[0], SEARCH_POW2[1] + 1)])
+                  [(lay, k) for lay in ("flat", "twolevel") for k in range(RACE_MAP_POW2[0], RACE_MAP_POW2[1] + 1)])
         for lay, k in shapes:
             for w in SEARCH_WIDTHS:
                 for ov in OVERFLOWS:
@@ -205,8 +204,7 @@ def contestant_for(point: Point, facts: SpaceFacts) -> Contestant:
     """The contestant running ``point``: the cheapest build kind serving it, and its run-time variables
     (autotune.runtime.config.RuntimeConfig, the one writer of AUTOTUNE_* settings)."""
     from autotune.buildkinds import KIND_VAR, kind_for
-    from autotune.race.contestants import build_kind_for
-    from autotune.runtime.config import RuntimeConfig
+    from autotune.race.contestants import build_kind_for, sized_settings
 
     ov = "NeverZero" if point.overflow == "neverzero" else point.overflow
     inline = _inline_build(point, facts)
@@ -215,26 +213,24 @@ def contestant_for(point: Point, facts: SpaceFacts) -> Contestant:
         desc = "our runtime, guard (a counter per guard, 8-bit NeverZero, counted inline)"
     elif not point.hashed:
         build = {KIND_VAR: kind_for(point.metric, counter_bits=point.width, overflow=point.overflow).name}
-        settings = RuntimeConfig.sized(metric=point.metric, layout="flat", hash_slots=1 << 16,
-                                       counter_bits=point.width, overflow=point.overflow).env_values()
+        settings = sized_settings(metric=point.metric, layout="flat", hash_slots=AFL_DEFAULT_MAP_SLOTS,
+                                  counter_bits=point.width, overflow=point.overflow)
         desc = f"our runtime, guard ({point.width}-bit {ov} counters)"
     elif inline is not None:
         build = inline
         h = 1 << point.map_pow2
-        settings = {"AUTOTUNE_METRIC": point.metric, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
-                    "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "afl"}
+        settings = sized_settings(metric=point.metric, layout="flat", hash_slots=h, key_hash="afl")
         desc = f"our runtime, {point.metric} (flat, {h} slots, 8-bit NeverZero, counted inline)"
     else:
         build = {KIND_VAR: build_kind_for(point.metric)}
         dense = _dense(point, facts)
-        rc = RuntimeConfig.sized(metric=point.metric, layout=point.layout, hash_slots=1 << point.map_pow2,
-                                 dense_slots=dense, counter_bits=point.width, overflow=point.overflow,
-                                 key_hash="exact", index_file="index.bin")
-        settings = {k: v for k, v in rc.env_values().items() if k != "AUTOTUNE_SEED"}
+        settings = sized_settings(metric=point.metric, layout=point.layout, hash_slots=1 << point.map_pow2,
+                                  dense_slots=dense, counter_bits=point.width, overflow=point.overflow,
+                                  index_file="index.bin")
         size = (f"index 2^{point.map_pow2}, {dense} slots" if point.layout == "twolevel"
                 else f"{1 << point.map_pow2} slots")
         desc = f"our runtime, {point.metric} ({point.layout}, {size}, {point.width}-bit {ov})"
-    return Contestant(name=point.name, settings=tuple(sorted(settings.items())), cc_kind="autotune",
+    return Contestant(name=point.name, settings=tuple(sorted(settings.items())), cc_kind=CC_AUTOTUNE,
                       build=tuple(build.items()), description=f"{desc}, {build[KIND_VAR]} build")
 
 
@@ -261,7 +257,7 @@ def features(point: Point, facts: SpaceFacts, fidelity: float) -> list[float]:
     n = int(point.metric.removeprefix("ngram-")) if point.metric.startswith("ngram-") else 0
     return [min(1.0, math.log2(max(2.0, float(keys))) / 24), float(point.metric in CONTEXT_METRICS),
             float(not point.hashed), n / 8, float(point.layout == "twolevel"),
-            (point.map_pow2 - SEARCH_POW2[0]) / (SEARCH_POW2[1] - SEARCH_POW2[0]) if point.hashed else 0.0,
+            (point.map_pow2 - RACE_MAP_POW2[0]) / (RACE_MAP_POW2[1] - RACE_MAP_POW2[0]) if point.hashed else 0.0,
             math.log2(point.width / 8) / 2, float(point.overflow == "saturate"), float(point.overflow == "wrap"),
             float(_inline_build(point, facts) is not None), float(fidelity)]
 
@@ -328,7 +324,7 @@ def prior_seeds(*, space: Sequence[Point], tune_evaluations: Sequence[Any] = (),
             best[fam] = ev
     for fam, ev in sorted(best.items(), key=lambda kv: -race_prior_bits(kv[1])):
         c = ev.config
-        k = min(max(c.map_pow2, SEARCH_POW2[0]), SEARCH_POW2[1])
+        k = min(max(c.map_pow2, RACE_MAP_POW2[0]), RACE_MAP_POW2[1])
         p = Point(metric=c.metric, layout=c.layout, map_pow2=k, width=min(c.width_bits, SEARCH_WIDTHS[-1]))
         add(nearest_feasible(p, space), f"prior: tune's fastest precise {fam} configuration by replay "
                                         f"({c.metric}, {c.layout}, 2^{c.map_pow2}, {c.width_bits}-bit; "

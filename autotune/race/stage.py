@@ -8,11 +8,11 @@ everything the trial kept, or our exact edge census without afl-clang-fast).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune import llvm
+from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
 from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contestants
@@ -20,35 +20,11 @@ from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan,
                                 TrialFigures, TrialPlan, plan_race, portfolio_of)
+from autotune.race.document import RACE_JSON, RaceOutcome  # noqa: F401 (re-exported)
 from autotune.race.halving import run_race
 from autotune.target.recipe import TargetSpec
 
-RACE_JSON = "race.json"
 RACE_MD = "race.md"
-
-
-@dataclass(frozen=True)
-class RaceOutcome:
-    """The race, the yardstick it used, the binaries raced and the files written."""
-
-    race: RaceResult
-    yardstick: dict
-    binaries: dict[str, str]
-    target: dict
-    dropped: tuple[str, ...]  # candidates left out to fit the budget
-    written: tuple[str, ...]
-    probe_dir: str | None = None  # the probe whose census sized the maps
-    tune_dir: str | None = None  # tune's output, the search's prior
-    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE
-    host: dict | None = None  # the host profile (HostProfile.to_dict) the race ran on
-    compilers: dict | None = None  # the clang behind afl-clang-fast and autotune cc (autotune.llvm.compilers)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": 1, "race": self.race.to_dict(), "yardstick": self.yardstick,
-                "binaries": dict(self.binaries), "target": self.target, "dropped": list(self.dropped),
-                "written": list(self.written), "probe_dir": self.probe_dir, "tune_dir": self.tune_dir,
-                "max_collision_rate": self.max_collision_rate, "host": self.host,
-                **({"compilers": self.compilers} if self.compilers else {})}
 
 
 def _afl_cc_installed(env: Mapping[str, str]) -> bool:
@@ -147,13 +123,13 @@ def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | N
     if spec is not None and notice:
         def how(c: Contestant) -> str:
             kind = c.build_vars.get("AUTOTUNE_CC_INSTRUMENT")
-            return "afl-clang-fast" if c.cc_kind == "afl" else f"autotune cc, {kind} kind" if kind else "autotune cc"
+            return f"{c.compiler}, {kind} kind" if kind and c.cc_kind == CC_AUTOTUNE else c.compiler
         notice(f"building {len(contestants)} contestant{'s' if len(contestants) != 1 else ''} (cached once built): "
                + ", ".join(f"{c.name} ({how(c)})" for c in contestants))
     for c in contestants:
         for key, one in [(c.name, c)] + [(f"{c.name}#{j}", m) for j, m in enumerate(c.members)]:
             if spec is None:
-                if one.cc_kind != "autotune" or binary is None:
+                if one.cc_kind != CC_AUTOTUNE or binary is None:
                     raise AutotuneError(f"contestant {c.name} needs a build recipe",
                                         fix="give the harness's sources (--source) or a --build-script")
                 out[key] = binary
@@ -210,7 +186,7 @@ def _listed(*, metrics: Sequence[str] | None, estimated_keys: Mapping[str, float
     if spec is None:  # one binary: every contestant runs it (its build kind serves every metric)
         contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
                                   description=c.description.rsplit(",", 1)[0] + ", the given binary",
-                                  cc_kind="autotune") for c in contestants]
+                                  cc_kind=CC_AUTOTUNE) for c in contestants]
     contestants, dropped, plan = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
                                                min_trial_s=min_trial_s, overhead_s=overhead_s,
                                                final_repeats=final_repeats)

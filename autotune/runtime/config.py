@@ -61,9 +61,10 @@ METRIC_SPECS: dict[str, Metric] = {m.name: m for m in METRIC_TABLE}
 
 # ---- map layouts ---------------------------------------------------------------------------------
 
-# Dense slots of a two-level map: room for this many times the estimated keys (keys the probe did
-# not reach yet), rounded up to a power of two, at least 2^MIN_DENSE_POW2.
-DENSE_HEADROOM = 2.0
+# Size for this many times the keys the probe estimated (a campaign finds more): a two-level map's
+# dense slots (rounded up to a power of two, at least 2^MIN_DENSE_POW2), and the keys the race sizes
+# a hash space for and rules a configuration out by.
+KEY_HEADROOM = 2.0
 MIN_DENSE_POW2 = 10
 INDEX_ENTRY_BYTES = 4  # a two-level index entry (bigmap.h: the dense slot + 1, 0 = unassigned)
 INDEX_LINE_BYTES = 64  # a cache line of the index, touched once per key
@@ -74,6 +75,9 @@ AFL_DEFAULT_MAP_SLOTS = 1 << AFL_DEFAULT_MAP_POW2
 # afl-fuzz's fork-server handshake carries map sizes up to 2^23 (AFL++ 4.04c; kernels/aflfs.c
 # AFLFS_MAX_MAPSIZE): the slots afl-fuzz sees must not exceed it
 AFL_MAX_MAP_SLOTS = 1 << 23
+# The hash spaces the race sizes its contestants in and its search proposes: AFL++'s map (2^16) ..
+# 2^24 (tune's own search spans autotune.tune.defaults.DEFAULT_MAP_POW2)
+RACE_MAP_POW2: tuple[int, int] = (AFL_DEFAULT_MAP_POW2, 24)
 
 
 @dataclass(frozen=True)
@@ -167,8 +171,8 @@ class TwoLevelLayout(Layout):
         return hash_slots, dense_slots or hash_slots
 
     def dense_slots(self, *, hash_slots: int, estimated_keys: float) -> int | None:
-        """Next power of two >= DENSE_HEADROOM x keys, within [2^MIN_DENSE_POW2, H]."""
-        need = max(1, int(DENSE_HEADROOM * estimated_keys + 0.999))
+        """Next power of two >= KEY_HEADROOM x keys, within [2^MIN_DENSE_POW2, H]."""
+        need = max(1, int(KEY_HEADROOM * estimated_keys + 0.999))
         return min(1 << max(MIN_DENSE_POW2, (need - 1).bit_length()), hash_slots)
 
     def dense_of(self, *, map_slots: int) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -43,15 +44,45 @@ def aflpp_variation(i: int) -> tuple[tuple[str, ...], dict[str, str]]:
     return tuple(args), env
 
 
+MAIN, SECONDARY = "main", "secondary"
+
+
+@dataclass(frozen=True)
+class InstanceRole:
+    """Instance j of a portfolio: the ``main`` (j = 0, afl-fuzz -M) or secondary ``s<j>`` (-S) with
+    AFL++'s documented variation (:func:`aflpp_variation`)."""
+
+    index: int
+    name: str
+    role: str
+    afl_args: tuple[str, ...]
+    afl_env: dict[str, str]
+
+    @property
+    def flag(self) -> str:
+        return afl_role_flag(self.role)
+
+
+def afl_role_flag(role: str) -> str:
+    """afl-fuzz's option for an instance of ``role``: -M the main, -S a secondary."""
+    return "-M" if role == MAIN else "-S"
+
+
+def instance_roles(n: int) -> list[InstanceRole]:
+    """The ``n`` instances of a portfolio: the main, then secondaries s1, s2, ... with AFL++'s variations."""
+    out = []
+    for j in range(n):
+        args, env = aflpp_variation(j) if j else ((), {})
+        out.append(InstanceRole(index=j, name="main" if j == 0 else f"s{j}", role=MAIN if j == 0 else SECONDARY,
+                                afl_args=args, afl_env=env))
+    return out
+
+
 def portfolio_members(instances: Sequence[tuple[str, Mapping[str, str]]]) -> tuple[Member, ...]:
     """The afl-fuzz instances of a portfolio, from each one's (binary, variables): ``main`` (-M), then
     ``s1``, ``s2``, ... (-S) with AFL++'s documented variations (:func:`aflpp_variation`)."""
-    out = []
-    for j, (binary, env) in enumerate(instances):
-        args, variation = aflpp_variation(j) if j else ((), {})
-        out.append(Member(name="main" if j == 0 else f"s{j}", role="main" if j == 0 else "secondary",
-                          binary=str(binary), env={**env, **variation}, afl_args=args))
-    return tuple(out)
+    return tuple(Member(name=r.name, role=r.role, binary=str(binary), env={**env, **r.afl_env}, afl_args=r.afl_args)
+                 for r, (binary, env) in zip(instance_roles(len(instances)), instances))
 
 
 def ensemble_inputs(afl_out: Path):
@@ -76,7 +107,7 @@ def run_ensemble_trial(*, spec: TrialSpec, cores: Sequence[int | None],
             applied["AUTOTUNE_INDEX_FILE"] = env["AUTOTUNE_INDEX_FILE"] = str(tdir / f"{m.name}.{INDEX_FILE_NAME}")
         applied_all[m.name] = applied
         tool = afl.find_tool("afl-fuzz", env=env)
-        flag = "-M" if m.role == "main" else "-S"
+        flag = afl_role_flag(m.role)
         cmd = [*pin_prefix(core, env=env), tool, flag, m.name, "-i", seeds, "-o", str(afl_out), "-V",
                str(int(spec.seconds)), "-s", str(int(spec.rng_seed) + j), *m.afl_args, "--",
                str(Path(m.binary).resolve())]

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from autotune import afl
 from autotune.buildkinds import DEFAULT_KIND, KIND_VAR
+from autotune.configuration import compiler_name
 from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
@@ -160,7 +161,7 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
         vdir = work / name
         shutil.rmtree(vdir, ignore_errors=True)
         vdir.mkdir(parents=True)
-        say(f"{name}: building with {'afl-clang-fast' if cc_kind == 'afl' else 'autotune cc'}")
+        say(f"{name}: building with {compiler_name(cc_kind)}")
         binary = build(spec=spec, cc_kind=cc_kind, build_vars=bvars, env=benv)
         run_env = {**benv, **rvars, **afl.HOST_ENV}
         idx_path = rvars.get("AUTOTUNE_INDEX_FILE")
