@@ -95,13 +95,18 @@ def _program(tmp_path: Path) -> Path:
     return src
 
 
+def _build(bindir, tmp_path, mode: str) -> None:
+    """The test program (and its seeds) built by the larger map's afl-clang-fast in AFL_LLVM_INSTRUMENT=mode."""
+    src = _program(tmp_path)
+    env = {**os.environ, "AFL_LLVM_INSTRUMENT": mode, "AFL_QUIET": "1"}
+    subprocess.run([str(bindir / "afl-clang-fast"), "-O0", str(src), "-o", str(tmp_path / "prog")], env=env,
+                   check=True, capture_output=True, timeout=600)
+
+
 @pytest.mark.slow
 @needs_root
 def test_ngram8_ids_fill_the_larger_map_and_afl_showmap_takes_its_size(bindir, tmp_path):
-    src = _program(tmp_path)
-    env = {**os.environ, "AFL_LLVM_INSTRUMENT": "NGRAM-8", "AFL_QUIET": "1"}
-    subprocess.run([str(bindir / "afl-clang-fast"), "-O0", str(src), "-o", str(tmp_path / "prog")], env=env,
-                   check=True, capture_output=True, timeout=600)
+    _build(bindir, tmp_path, "NGRAM-8")
     proc = subprocess.run([str(bindir / "afl-showmap"), "-i", str(tmp_path / "in"), "-o", str(tmp_path / "maps"),
                            "--", str(tmp_path / "prog")], capture_output=True, text=True, timeout=600)
     assert f"map size {1 << POW2}" in re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
@@ -112,10 +117,7 @@ def test_ngram8_ids_fill_the_larger_map_and_afl_showmap_takes_its_size(bindir, t
 @pytest.mark.slow
 @needs_root
 def test_the_stock_afl_fuzz_runs_the_larger_map(bindir, tmp_path):
-    src = _program(tmp_path)
-    env = {**os.environ, "AFL_LLVM_INSTRUMENT": "CTX", "AFL_QUIET": "1"}
-    subprocess.run([str(bindir / "afl-clang-fast"), "-O0", str(src), "-o", str(tmp_path / "prog")], env=env,
-                   check=True, capture_output=True, timeout=600)
+    _build(bindir, tmp_path, "CTX")
     run_env = {k: v for k, v in os.environ.items() if not k.startswith("AFL_")} | AFL_ENV
     proc = subprocess.run([str(bindir / "afl-fuzz"), "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"),
                            "-V", "3", "--", str(tmp_path / "prog")], env=run_env, capture_output=True, text=True,
