@@ -124,3 +124,18 @@ def test_polish_steps_from_a_guard_incumbent_stay_in_the_space():
     assert set(steps) <= grid, set(steps) - grid
     assert len(steps) == len(set(steps))
     assert Config("edge", "flat", 1 << 16, 8) in steps  # the next metric keeps the size
+
+
+def test_a_fresh_measurement_scores_as_its_cached_copy_will():
+    """A figure measured now is kept as measurements.json records it (rounded), so a second tune run
+    that reads it back scores every configuration to the same digits (report.json's score_bits
+    differed in its 6th decimal between a run and its rerun)."""
+    class Exact:
+        name = "exact"
+
+        def measure(self, config):
+            return Measurement(execs_per_s=428.2345678, source="bench", map_ns=12.3456789)
+
+    m = CachedMeasurer(Exact()).measure(Config("edge", "flat", 1 << 16, 8))
+    assert m == Measurement.from_dict(m.to_dict())
+    assert (m.execs_per_s, m.map_ns) == (428.235, 12.346)

@@ -76,7 +76,9 @@ class CachedMeasurer:
         if k in self.cache:
             self.hits += 1
             return self.cache[k]
-        m = self.inner.measure(config)
+        # as measurements.json records it (rounded): a figure measured now and the same figure read back
+        # by a later run (autotune.tune.cache) then score alike, to the last digit of report.json
+        m = Measurement.from_dict(self.inner.measure(config).to_dict())
         self.cache[k] = m
         if self.on_measure:
             self.on_measure(config, m)
