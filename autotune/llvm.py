@@ -64,8 +64,9 @@ def compilers(env: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if env is None else env)
     out = {}
     afl = shutil.which("afl-clang-fast", path=env.get("PATH", os.defpath))
-    if afl and clang_version(afl):
-        out["afl-clang-fast"] = f"clang {clang_version(afl)}"
+    theirs = clang_version(afl) if afl else None
+    if theirs:
+        out["afl-clang-fast"] = f"clang {theirs}"
     try:
         ours = clang_version(find_toolchain(cxx=False, env=env).path)
     except AutotuneError:

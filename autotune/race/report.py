@@ -65,7 +65,7 @@ def markdown(outcome) -> str:
     lines = ["# autotune race", "",
              f"Target: {outcome.target.get('kind')}; yardstick: {outcome.yardstick.get('description', outcome.yardstick.get('kind'))}.",
              f"afl-fuzz: {aflpp_versions(t.__dict__ for r in race.rungs for t in r.trials)}"
-             f"{f'; builds by {compilers_text(outcome.compilers)}' if getattr(outcome, 'compilers', None) else ''}. "
+             f"{f'; builds by {compilers_text(outcome.compilers)}' if outcome.compilers else ''}. "
              f"Budget {race.budget_s:.0f} s, {race.jobs} trial{'s' if race.jobs != 1 else ''} at once; {race.repeats} trials per contestant and rung, "
              f"paired afl-fuzz seeds; successive halving with eta {race.eta}; seed {race.seed}.", ""]
     lines += [f"**Recommended: {d.recommended}.** {d.reason}.", ""]
