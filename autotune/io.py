@@ -14,8 +14,9 @@ import os
 import tempfile
 import tomllib
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from autotune.errors import AutotuneError, DocumentError
 
@@ -112,6 +113,25 @@ def check_schema(path, doc: Any, *, kind: str, version: int) -> dict:
             fix=f"re-create the {kind} with this version of autotune",
         )
     return doc
+
+
+_SCALARS: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "str": str, "bool": bool}
+T = TypeVar("T")
+
+
+def scalars_from_dict(cls: type[T], d: Mapping, **given: Any) -> T:
+    """The dataclass ``cls`` read back from its ``to_dict``: each field annotated ``int``, ``float``,
+    ``str`` or ``bool`` is ``d[name]`` converted to that type; every other field comes in ``given``
+    (already read, e.g. a nested record's own ``from_dict``)."""
+    values = dict(given)
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name in values:
+            continue
+        kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+        if kind not in _SCALARS:
+            raise TypeError(f"{cls.__name__}.{f.name} is a {kind or f.type!r}: pass it in given")
+        values[f.name] = _SCALARS[kind](d[f.name])
+    return cls(**values)
 
 
 def _os_error(path: Path, exc: OSError) -> AutotuneError:

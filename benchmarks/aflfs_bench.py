@@ -534,14 +534,25 @@ TABLE_VARIANTS = (("twolevel", "twolevel 2^24/64K"), ("twolevel-aflhash", "twole
 VARIANT_COLUMNS = tuple(column for _, column in TABLE_VARIANTS)
 
 
+def _row(*cells: object) -> str:
+    """A Markdown table's row of ``cells``."""
+    return "| " + " | ".join(map(str, cells)) + " |"
+
+
 def _table_head(title: str, *columns: str) -> list[str]:
     """A Markdown table's title, a blank line, its header row and the rule under it."""
-    return [title, "", "| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
+    return [title, "", _row(*columns), "|---" * len(columns) + "|"]
 
 
 def _variant_cells(figures: dict, first: str, second: str) -> str:
     """The four variants' cells of a row, each "FIRST (SECOND)" of its figures."""
     return " | ".join(f"{figures[k][first]:.0f} ({figures[k][second]:.0f})" for k, _ in TABLE_VARIANTS)
+
+
+# the ratios of the campaign table, in its order (``ratios["campaign_" + r]``); the replay table
+# shows the first three (``ratios["replay_" + r]``), each with its median of paired ratios
+TABLE_RATIOS = ("twolevel_vs_aflpp_ngram8", "twolevel_vs_flat_1m", "twolevel_aflhash_vs_aflpp_ngram8",
+                "twolevel_aflhash_vs_flat_1m")
 
 
 def markdown(results: list[dict], seconds: int, rounds: int) -> str:
@@ -550,29 +561,26 @@ def markdown(results: list[dict], seconds: int, rounds: int) -> str:
                         "afl-hash twolevel/flat", "stability (both twolevel)")
     for r in results:
         v, q = r["variants"], r["ratios"]
-        lines.append(f"| {r['target']} | {_variant_cells(v, 'execs_per_s_median', 'execs_per_s_best')} | "
-                     f"{q['campaign_twolevel_vs_aflpp_ngram8']}x | "
-                     f"{q['campaign_twolevel_vs_flat_1m']}x | {q['campaign_twolevel_aflhash_vs_aflpp_ngram8']}x | "
-                     f"{q['campaign_twolevel_aflhash_vs_flat_1m']}x | "
-                     f"{', '.join(v['twolevel']['stability'] + v['twolevel-aflhash']['stability'])} |")
+        lines.append(_row(r["target"], _variant_cells(v, "execs_per_s_median", "execs_per_s_best"),
+                          *(f"{q['campaign_' + k]}x" for k in TABLE_RATIOS),
+                          ", ".join(v["twolevel"]["stability"] + v["twolevel-aflhash"]["stability"])))
     lines += ["", *_table_head("campaign detail per variant: execs/s median, corpus entries and keys (edges_found) "
                                "per round", "target", "variant", "execs/s", "corpus entries", "edges_found")]
     for r in results:
         for name, v in r["variants"].items():
-            lines.append(f"| {r['target']} | {name} | {v['execs_per_s_median']:.0f} | "
-                         f"{', '.join(map(str, v['corpus_count']))} | {', '.join(map(str, v['edges_found']))} |")
+            lines.append(_row(r["target"], name, f"{v['execs_per_s_median']:.0f}",
+                              ", ".join(map(str, v["corpus_count"])), ", ".join(map(str, v["edges_found"]))))
     lines += ["", *_table_head("replay: the same inputs through each variant (afl-showmap -C), inputs/s best "
                                "(median); ratios of the best, and [median of the per-round paired ratios]",
                                "target", "inputs", *VARIANT_COLUMNS, "twolevel/NGRAM-8", "twolevel/flat",
                                "afl-hash twolevel/NGRAM-8")]
     for r in results:
         p, q = r["replay"], r["ratios"]
-        lines.append(f"| {r['target']} | {r['replay_inputs']} | "
-                     f"{_variant_cells(p, 'inputs_per_s_best', 'inputs_per_s_median')} | "
-                     f"{q['replay_twolevel_vs_aflpp_ngram8']}x "
-                     f"[{q['replay_paired_median_vs_aflpp_ngram8']}x] | {q['replay_twolevel_vs_flat_1m']}x "
-                     f"[{q['replay_paired_median_vs_flat_1m']}x] | {q['replay_twolevel_aflhash_vs_aflpp_ngram8']}x "
-                     f"[{p['twolevel-aflhash']['paired_ratio_median_vs_aflpp-ngram8']}x] |")
+        paired = (q["replay_paired_median_vs_aflpp_ngram8"], q["replay_paired_median_vs_flat_1m"],
+                  p["twolevel-aflhash"]["paired_ratio_median_vs_aflpp-ngram8"])
+        lines.append(_row(r["target"], r["replay_inputs"],
+                          _variant_cells(p, "inputs_per_s_best", "inputs_per_s_median"),
+                          *(f"{q['replay_' + k]}x [{m}x]" for k, m in zip(TABLE_RATIOS, paired))))
     if any(r.get("instructions") for r in results):
         lines += ["", *_table_head("instructions per execution (callgrind, exact: LLVMFuzzerTestOneInput inclusive "
                                    "/ calls; target + instrumentation, no fuzzer)",
@@ -581,18 +589,17 @@ def markdown(results: list[dict], seconds: int, rounds: int) -> str:
             ins = r.get("instructions")
             if not ins:
                 continue
-            v = ins["variants"]
-            lines.append(f"| {r['target']} | {ins['inputs']} | {v['twolevel']['per_exec']} | "
-                         f"{v['twolevel-aflhash']['per_exec']} | {v['aflpp-ngram8']['per_exec']} | "
-                         f"{v['flat-1m']['per_exec']} | {v['twolevel']['per_exec'] / v['aflpp-ngram8']['per_exec']:.2f}x | "
-                         f"{v['twolevel-aflhash']['per_exec'] / v['aflpp-ngram8']['per_exec']:.2f}x |")
-    lines += ["", ("| target | replayed inputs | our keys (used+overflow) | AFL++ NGRAM-8 tuples | 1 - tuples/keys "
-                   "| eq.1 at 64K | eq.1 at 2^24 |"), "|---|---|---|---|---|---|---|"]
+            per_exec = {k: v["per_exec"] for k, v in ins["variants"].items()}
+            lines.append(_row(r["target"], ins["inputs"], *(per_exec[k] for k, _ in TABLE_VARIANTS),
+                              *(f"{per_exec[k] / per_exec['aflpp-ngram8']:.2f}x"
+                                for k in ("twolevel", "twolevel-aflhash"))))
+    lines += ["", _row("target", "replayed inputs", "our keys (used+overflow)", "AFL++ NGRAM-8 tuples",
+                       "1 - tuples/keys", "eq.1 at 64K", "eq.1 at 2^24"), "|---" * 7 + "|"]
     for r in results:
         k = r["keys"]
-        lines.append(f"| {r['target']} | {k['inputs']} | {k['our_keys']} ({k['our_used_key']}+{k['our_overflow_keys']}) | "
-                     f"{k['afl_ngram8_tuples']} | {k['afl_keys_not_told_apart']} | {k['eq1_collision_rate_64k']} | "
-                     f"{k['eq1_collision_rate_index_2p24']} |")
+        lines.append(_row(r["target"], k["inputs"], f"{k['our_keys']} ({k['our_used_key']}+{k['our_overflow_keys']})",
+                          k["afl_ngram8_tuples"], k["afl_keys_not_told_apart"], k["eq1_collision_rate_64k"],
+                          k["eq1_collision_rate_index_2p24"]))
     return "\n".join(lines)
 
 

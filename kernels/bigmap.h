@@ -290,29 +290,17 @@ static inline uint8_t bm_bucket(uint64_t count) {
 }
 
 /* ---- per-exec kernels on a map ------------------------------------------------------------ */
-/* virgin: an 8-bit map of (flat) H / (twolevel, exact) C bytes, initially all 0xFF. */
-void bm_flat_reset(bm_map *m);
-void bm_flat_reset_nt(bm_map *m); /* non-temporal stores (no cache pollution) */
-void bm_flat_classify(bm_map *m);
-int bm_flat_compare(bm_map *m, uint8_t *virgin);
-int bm_flat_classify_compare(bm_map *m, uint8_t *virgin);
-uint64_t bm_flat_hash(const bm_map *m);
-uint64_t bm_flat_count_nonzero(const bm_map *m);
-
-void bm_twolevel_reset(bm_map *m);
-void bm_twolevel_classify(bm_map *m);
-int bm_twolevel_compare(bm_map *m, uint8_t *virgin);
-int bm_twolevel_classify_compare(bm_map *m, uint8_t *virgin);
-uint64_t bm_twolevel_hash(const bm_map *m);
-uint64_t bm_twolevel_count_nonzero(const bm_map *m);
-
-/* Generic: dispatch on m->layout (exact -> twolevel). */
+/* Each covers the map's used region, bm_map_used(m) slots: all H of a flat map, [0, used_key) of
+ * a twolevel or exact one. virgin: an 8-bit map of (flat) H / (twolevel, exact) C bytes, initially
+ * all 0xFF. */
 void bm_reset(bm_map *m);
 void bm_classify(bm_map *m);
 int bm_compare(bm_map *m, uint8_t *virgin);
 int bm_classify_compare(bm_map *m, uint8_t *virgin);
 uint64_t bm_hash(const bm_map *m);
 uint64_t bm_count_nonzero(const bm_map *m);
+/* All H (flat) / C (twolevel, exact) counters zeroed with non-temporal stores (no cache pollution). */
+void bm_flat_reset_nt(bm_map *m);
 
 /* ---- range kernels and variants ----------------------------------------------------------- */
 /* Width index wi: 0 = 8, 1 = 16, 2 = 32, 3 = 64 bits. For wi == 0, dst may equal src (in place).

@@ -75,39 +75,10 @@ static int classify_compare_n(bm_map *m, uint8_t *virgin, size_t n) {
   return bm_kernels_active()->classify_compare[wi(m)](m->trace, m->counters, virgin, n);
 }
 
-void bm_flat_reset(bm_map *m) { reset_n(m, m->capacity); }
+/* The used region of every layout (bm_map_used: H slots of a flat map). */
+void bm_reset(bm_map *m) { reset_n(m, span(m)); }
 void bm_flat_reset_nt(bm_map *m) {
   bm_kernels_active()->reset_nt(m->counters, m->capacity * (m->width_bits / 8));
-}
-void bm_flat_classify(bm_map *m) { classify_n(m, m->capacity); }
-int bm_flat_compare(bm_map *m, uint8_t *virgin) {
-  return bm_kernels_active()->compare(m->trace, virgin, m->capacity);
-}
-int bm_flat_classify_compare(bm_map *m, uint8_t *virgin) {
-  return classify_compare_n(m, virgin, m->capacity);
-}
-uint64_t bm_flat_hash(const bm_map *m) { return bm_hash_bytes(m->trace, m->capacity); }
-uint64_t bm_flat_count_nonzero(const bm_map *m) {
-  return bm_kernels_active()->count_nonzero[wi(m)](m->counters, m->capacity);
-}
-
-void bm_twolevel_reset(bm_map *m) { reset_n(m, span(m)); }
-void bm_twolevel_classify(bm_map *m) { classify_n(m, span(m)); }
-int bm_twolevel_compare(bm_map *m, uint8_t *virgin) {
-  return bm_kernels_active()->compare(m->trace, virgin, span(m));
-}
-int bm_twolevel_classify_compare(bm_map *m, uint8_t *virgin) {
-  return classify_compare_n(m, virgin, span(m));
-}
-uint64_t bm_twolevel_hash(const bm_map *m) { return bm_hash_bytes(m->trace, span(m)); }
-uint64_t bm_twolevel_count_nonzero(const bm_map *m) {
-  return bm_kernels_active()->count_nonzero[wi(m)](m->counters, span(m));
-}
-
-/* Generic entry points: flat covers H slots, twolevel/exact the used region. */
-void bm_reset(bm_map *m) {
-  if (m->layout == BM_FLAT) bm_flat_reset(m);
-  else bm_twolevel_reset(m);
 }
 void bm_classify(bm_map *m) { classify_n(m, span(m)); }
 int bm_compare(bm_map *m, uint8_t *virgin) {

@@ -34,15 +34,20 @@ static inline int scalar_rest(unsigned wi, uint8_t *dst, const void *src, uint8_
   0, 32, 64, 64, 64, 64, 64, 64, (char)128, (char)128, (char)128, (char)128, (char)128,      \
       (char)128, (char)128, (char)128
 
+/* The bucket of each byte's low nibble in nibbles (x for the low nibble, x >> 4 for the high one)
+ * by TABLE, one shuffle: the half of a bucket function that every width W (512, 256) writes alike;
+ * BCAST broadcasts the 128-bit table to all lanes. */
+#define NIBBLE_BUCKET(W, BCAST, TABLE, nibbles)                                                    \
+  _mm##W##_shuffle_epi8(BCAST(_mm_setr_epi8(TABLE)),                                              \
+                        _mm##W##_and_si##W(nibbles, _mm##W##_set1_epi8(0x0f)))
+
 /* ========================================= AVX-512 ====================================== */
 #define T512 __attribute__((target("avx512f,avx512bw,popcnt")))
 
 T512 static inline __m512i b512_bucket(__m512i x) {
-  const __m512i lo_t = _mm512_broadcast_i32x4(_mm_setr_epi8(LO_NIBBLE_BUCKETS));
-  const __m512i hi_t = _mm512_broadcast_i32x4(_mm_setr_epi8(HI_NIBBLE_BUCKETS));
-  const __m512i m0f = _mm512_set1_epi8(0x0f);
-  __m512i lo = _mm512_shuffle_epi8(lo_t, _mm512_and_si512(x, m0f));
-  __m512i hi = _mm512_shuffle_epi8(hi_t, _mm512_and_si512(_mm512_srli_epi16(x, 4), m0f));
+  __m512i lo = NIBBLE_BUCKET(512, _mm512_broadcast_i32x4, LO_NIBBLE_BUCKETS, x);
+  __m512i hi =
+      NIBBLE_BUCKET(512, _mm512_broadcast_i32x4, HI_NIBBLE_BUCKETS, _mm512_srli_epi16(x, 4));
   return _mm512_mask_mov_epi8(hi, _mm512_cmplt_epu8_mask(x, _mm512_set1_epi8(16)), lo);
 }
 
@@ -131,11 +136,9 @@ DEF512_COUNT(64)
 T256 static inline int nz256(__m256i x) { return !_mm256_testz_si256(x, x); }
 
 T256 static inline __m256i b256_bucket(__m256i x) {
-  const __m256i lo_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(LO_NIBBLE_BUCKETS));
-  const __m256i hi_t = _mm256_broadcastsi128_si256(_mm_setr_epi8(HI_NIBBLE_BUCKETS));
-  const __m256i m0f = _mm256_set1_epi8(0x0f);
-  __m256i lo = _mm256_shuffle_epi8(lo_t, _mm256_and_si256(x, m0f));
-  __m256i hi = _mm256_shuffle_epi8(hi_t, _mm256_and_si256(_mm256_srli_epi16(x, 4), m0f));
+  __m256i lo = NIBBLE_BUCKET(256, _mm256_broadcastsi128_si256, LO_NIBBLE_BUCKETS, x);
+  __m256i hi =
+      NIBBLE_BUCKET(256, _mm256_broadcastsi128_si256, HI_NIBBLE_BUCKETS, _mm256_srli_epi16(x, 4));
   __m256i small = _mm256_cmpeq_epi8(_mm256_and_si256(x, _mm256_set1_epi8((char)0xf0)),
                                     _mm256_setzero_si256());
   return _mm256_blendv_epi8(hi, lo, small);

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from autotune import afl, llvm
 from autotune.configuration import CC_AFL, Configuration
 from autotune.errors import AutotuneError
-from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_text_atomic
+from autotune.io import read_json, scalars_from_dict, write_bytes_atomic, write_json_atomic, write_text_atomic
 from autotune.stats import MannWhitney, Summary, a12, a12_magnitude, mann_whitney, median_interval
 from autotune.target import TargetSpec, build
 from autotune.trials import TrialResult, TrialSpec, Yardstick, choose_yardstick, host_cores, interleaved, run_trials
@@ -108,9 +108,7 @@ class PairOutcome:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "PairOutcome":
-        return cls(a=str(d["a"]), b=str(d["b"]), measure=str(d["measure"]), median_a=float(d["median_a"]),
-                   median_b=float(d["median_b"]), test=MannWhitney.from_dict(d["mann_whitney"]), a12=float(d["a12"]),
-                   magnitude=str(d["magnitude"]))
+        return scalars_from_dict(cls, d, test=MannWhitney.from_dict(d["mann_whitney"]))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from autotune.io import scalars_from_dict
 from autotune.metrics import index_key
 from autotune.probe import equation1, estimators
 from autotune.probe.protocol import CensusTable
@@ -79,9 +80,7 @@ class MapSizeRow:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "MapSizeRow":
-        return cls(map_bytes=int(d["map_bytes"]), slots_used=int(d["slots_used"]), collisions=int(d["collisions"]),
-                   collision_rate=float(d["collision_rate"]), eq1_collision_rate=float(d["eq1_collision_rate"]),
-                   eq1_sd=float(d["eq1_sd"]))
+        return scalars_from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -99,9 +98,7 @@ class OverflowRow:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "OverflowRow":
-        return cls(counter_bits=int(d["counter_bits"]), overflow_keys=int(d["overflow_keys"]),
-                   overflow_share=float(d["overflow_share"]), wrap_to_zero=int(d["wrap_to_zero"]),
-                   wrap_to_one=int(d["wrap_to_one"]))
+        return scalars_from_dict(cls, d)
 
 
 def overflow_rows(*, max_hits: np.ndarray, counter_bits: Sequence[int] = COUNTER_BITS) -> list[OverflowRow]:

@@ -90,9 +90,12 @@ class BugLibrary:
         return self.folder / "inputs"
 
     def harness_files(self) -> list[Path]:
-        """The files the build script compiles, applies or sources beside itself (hashed into the
-        build's key)."""
-        own = [self.folder / self.harness] if (self.folder / self.harness).is_file() else []
+        """The files the build script compiles (the harness and what it includes by a quoted path),
+        applies or sources beside itself (hashed into the build's key)."""
+        from targets.script_target import local_includes
+
+        harness = self.folder / self.harness
+        own = [harness, *local_includes(harness)] if harness.is_file() else []
         return [*own, self.patch, CANARY_H, CANARIED_TREE]
 
     def write_inputs(self, *, seeds: Mapping[str, bytes], inputs: Mapping[str, bytes]) -> None:

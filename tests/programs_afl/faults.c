@@ -6,7 +6,6 @@
  * (threads, fork, leak). Built twice by tests/test_fault_suite.py and
  * benchmarks/fault_soak.py: by autotune cc and by AFL++'s afl-clang-fast, and their saved crashes
  * and hangs replayed through both. */
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,11 +46,7 @@ static unsigned work(const uint8_t *data, size_t size) {
 }
 
 #if FAULT == FAULT_THREADS
-typedef struct {
-  const uint8_t *data;
-  size_t size;
-  unsigned out;
-} job;
+#include "two_threads.h"
 
 static void *run_job(void *arg) {
   job *j = arg;
@@ -103,11 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (pid > 0) waitpid(pid, NULL, 0);
 #elif FAULT == FAULT_THREADS
   job a = {data, size, 0}, b = {data + size / 2, size - size / 2, 0};
-  pthread_t ta, tb;
-  if (pthread_create(&ta, NULL, run_job, &a) == 0) {
-    if (pthread_create(&tb, NULL, run_job, &b) == 0) pthread_join(tb, NULL);
-    pthread_join(ta, NULL);
-  }
+  run_two_jobs(run_job, &a, run_job, &b);
   sink += a.out + b.out;
 #elif FAULT == FAULT_CLOSEFDS
   if (fire) {

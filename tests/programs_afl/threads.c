@@ -1,14 +1,6 @@
 /* A harness that runs its work on two threads (joined before it returns): instrumented code
  * runs concurrently, so slot assignment and per-thread history are exercised. */
-#include <pthread.h>
-#include <stddef.h>
-#include <stdint.h>
-
-typedef struct {
-  const uint8_t *data;
-  size_t size;
-  unsigned out;
-} job;
+#include "two_threads.h"
 
 static void *even_bytes(void *arg) {
   job *j = arg;
@@ -30,13 +22,6 @@ static void *odd_bytes(void *arg) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   job a = {data, size, 0}, b = {data, size, 0};
-  pthread_t ta, tb;
-  if (pthread_create(&ta, NULL, even_bytes, &a) != 0) return 0;
-  if (pthread_create(&tb, NULL, odd_bytes, &b) != 0) {
-    pthread_join(ta, NULL);
-    return 0;
-  }
-  pthread_join(ta, NULL);
-  pthread_join(tb, NULL);
+  run_two_jobs(even_bytes, &a, odd_bytes, &b);
   return (int)((a.out + b.out) & 0);
 }

@@ -12,8 +12,9 @@ harness, its source Debian's source package, and its sample inputs the files its
   static library) and our C++ harness jsoncpp/jsoncpp_harness.cpp, so it also exercises the CXX
   side of every build kind (afl-clang-fast++, `autotune cc --cxx`).
 - libtiff: the TIFF image library (Debian's source package tiff); libtiff's own CMake build (the
-  static library with the codecs it carries itself) and our harness libtiff/libtiff_harness.c. A
-  target that does not plateau within a 10-minute campaign on this host, unlike lz4 and libyaml.
+  static library with the codecs it carries itself) and our harness libtiff/libtiff_harness.c (on
+  libtiff/tiff_fuzz.h, which the bug benchmark's libtiff harness shares). A target that does not
+  plateau within a 10-minute campaign on this host, unlike lz4 and libyaml.
 
     python tests/targets/libraries.py lz4 --source     # fetch (once) and print the source tree's path
 """

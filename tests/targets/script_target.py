@@ -18,6 +18,7 @@ session: tests/conftest.py), validate's, the race's and the yardstick's included
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -28,6 +29,24 @@ try:  # imported as targets.* (tests) or tests.targets.* (benchmarks)
     from .debsrc import SourceUnavailable, cached_source_tree
 except ImportError:  # run as a script
     from targets.debsrc import SourceUnavailable, cached_source_tree  # noqa: E402
+
+
+_LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.MULTILINE)
+
+
+def local_includes(source: Path) -> list[Path]:
+    """The files ``source`` includes by a quoted path found from its own folder (and those they
+    include, in turn), first seen first: a build's key must hash them with the harness."""
+    found: list[Path] = []
+    todo = [source.resolve()]
+    while todo:
+        src = todo.pop(0)
+        for name in _LOCAL_INCLUDE.findall(src.read_text(errors="replace")):
+            p = (src.parent / name).resolve()
+            if p.is_file() and p != source.resolve() and p not in found:
+                found.append(p)
+                todo.append(p)
+    return found
 
 
 class TargetUnavailable(Exception):
@@ -71,7 +90,8 @@ class ScriptTarget:
     def spec(self, cflags: str | None = None):
         from autotune.target import make_spec
 
-        return make_spec(script=self.build_script, sources=[self.harness_source], cflags=cflags or self.cflags)
+        return make_spec(script=self.build_script, sources=[self.harness_source, *local_includes(self.harness_source)],
+                         cflags=cflags or self.cflags)
 
     def env(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment the build script needs: ``autotune.afl.base_env`` of the caller's, plus the tree."""
