@@ -85,7 +85,9 @@ def test_load_tuned_reads_files_and_probe_dir(tmp_path):
     t = load_tuned(d)
     assert t.probe_dir == Path("/x/probe") and t.max_collision_rate == 0.05
     assert t.afl_metric == "edge" and t.runtime.metric == "edge" and t.runtime.layout == "twolevel"
-    assert t.report.recorded_execs_per_s(t.report.best_config) == 1000.0
+    assert t.kind == "tune" and t.recommendation.evidence == "report.json"  # derived: no recommendation.json
+    assert t.recommendation.recorded_execs_per_s(metric="edge", layout="twolevel", map_slots=1 << 16,
+                                                 width_bits=8) == 1000.0
 
 
 def test_report_of_another_schema_version_is_a_document_error(tmp_path):

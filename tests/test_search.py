@@ -278,7 +278,7 @@ def test_the_race_directory_is_the_recommendation_validate_and_preflight_read(tm
     d = _race_dir(tmp_path, won)
     tuned = load_tuned(d)
     chosen = won.contestant(won.decision.recommended)
-    assert tuned.kind == "race" and tuned.report is None and tuned.max_collision_rate == 0.01
+    assert tuned.kind == "race" and tuned.recommendation.recorded_execs == () and tuned.max_collision_rate == 0.01
     assert tuned.autotune_build_vars == chosen.build_vars
     assert tuned.runtime.metric == chosen.env["AUTOTUNE_METRIC"]
     assert tuned.autotune_env.values["AUTOTUNE_INDEX_FILE"] == str((d / "autotune-index.bin").resolve())
