@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from autotune.configuration import CC_AUTOTUNE, Configuration
 from autotune.errors import DocumentError
 from autotune.profile.model import HostProfile
+from autotune.tune.space import Config
 
 if TYPE_CHECKING:
     from autotune.race.document import RaceOutcome
@@ -42,19 +43,15 @@ TUNE_REASON = "tune's replay-based choice: the best score under the collision li
 class RecordedExecs:
     """The execs/s tune's replay recorded for one configuration (metric, layout, hash slots, counter width)."""
 
-    metric: str
-    layout: str
-    map_slots: int
-    width_bits: int
+    config: Config
     execs_per_s: float
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.config.to_dict(), "execs_per_s": self.execs_per_s}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "RecordedExecs":
-        return cls(metric=str(d["metric"]), layout=str(d["layout"]), map_slots=int(d["map_slots"]),
-                   width_bits=int(d["width_bits"]), execs_per_s=float(d["execs_per_s"]))
+        return cls(config=Config.from_dict(dict(d)), execs_per_s=float(d["execs_per_s"]))
 
 
 @dataclass(frozen=True)
@@ -75,10 +72,9 @@ class Recommendation:
     compilers: dict | None = None  # the clang behind afl-clang-fast and autotune cc (the race records it)
     schema_version: int = SCHEMA_VERSION
 
-    def recorded_execs_per_s(self, *, metric: str, layout: str, map_slots: int, width_bits: int) -> float | None:
-        """The execs/s tune recorded for a configuration (TuneResult.recorded_execs_per_s); None when not recorded."""
-        return next((r.execs_per_s for r in self.recorded_execs if (r.metric, r.layout, r.map_slots, r.width_bits)
-                     == (metric, layout, map_slots, width_bits)), None)
+    def recorded_execs_per_s(self, config: Config) -> float | None:
+        """The execs/s tune recorded for ``config`` (TuneResult.recorded_execs_per_s); None when not recorded."""
+        return next((r.execs_per_s for r in self.recorded_execs if r.config == config), None)
 
     def probe_path(self, base: Path) -> Path | None:
         """The probe directory: a relative one is tune's, relative to where tune ran when it is there
@@ -130,13 +126,10 @@ class Recommendation:
 def recorded_execs_of(result: "TuneResult") -> tuple[RecordedExecs, ...]:
     """tune's recorded execs/s per configuration, in TuneResult.recorded_execs_per_s's order (the best,
     the no-rebuild best, then the trials), each configuration once."""
-    out: dict[tuple, RecordedExecs] = {}
+    out: dict[Config, RecordedExecs] = {}
     for ev in (result.best, result.no_rebuild_best, *(t.evaluation for t in result.trials)):
-        if ev is None:
-            continue
-        c = ev.config
-        out.setdefault((c.metric, c.layout, c.map_slots, c.width_bits),
-                       RecordedExecs(c.metric, c.layout, c.map_slots, c.width_bits, ev.execs_per_s))
+        if ev is not None:
+            out.setdefault(ev.config, RecordedExecs(config=ev.config, execs_per_s=ev.execs_per_s))
     return tuple(out.values())
 
 

@@ -12,6 +12,7 @@ import pytest
 from autotune.errors import DocumentError
 from autotune.recommendation import (RECOMMENDATION_JSON, SCHEMA_VERSION, RecordedExecs, Recommendation,
                                      derive_recommendation, from_tune, load_recommendation)
+from autotune.tune.space import Config
 from race_replay import replay
 from test_emit_golden import CASES, _result
 
@@ -34,13 +35,13 @@ def test_a_recommendation_round_trips_through_its_dict():
         files=("afl-build.env", "autotune-run.env"), description="edge, flat"),
         is_default=False, reason="covers more", env_files=("afl-build.env", "autotune-run.env"), evidence="race.json",
         probe_dir="/x/probe", tune_dir="/x/tune", max_collision_rate=0.01,
-        recorded_execs=(RecordedExecs("edge", "flat", 1 << 17, 8, 1234.5),), host=detect_host(),
+        recorded_execs=(RecordedExecs(Config("edge", "flat", 1 << 17, 8), 1234.5),), host=detect_host(),
         compilers={"afl-clang-fast": "clang 14"})
     doc = json.loads(json.dumps(rec.to_dict()))
     assert doc["schema_version"] == SCHEMA_VERSION and doc["kind"] == "recommendation" and doc["stage"] == "race"
     assert Recommendation.from_dict(doc) == rec
-    assert rec.recorded_execs_per_s(metric="edge", layout="flat", map_slots=1 << 17, width_bits=8) == 1234.5
-    assert rec.recorded_execs_per_s(metric="edge", layout="flat", map_slots=1 << 16, width_bits=8) is None
+    assert rec.recorded_execs_per_s(Config("edge", "flat", 1 << 17, 8)) == 1234.5
+    assert rec.recorded_execs_per_s(Config("edge", "flat", 1 << 16, 8)) is None
 
 
 def test_tune_writes_the_recommendation_and_an_old_tune_dir_derives_the_same(tmp_path):
@@ -55,9 +56,7 @@ def test_tune_writes_the_recommendation_and_an_old_tune_dir_derives_the_same(tmp
     assert rec.configuration.run_vars == read_env_file(d / "autotune-run.env").values
     assert rec.max_collision_rate == res.settings.max_collision_rate
     for ev in (res.best, res.no_rebuild_best, *(t.evaluation for t in res.trials)):  # as TuneResult answers
-        c = ev.config
-        assert rec.recorded_execs_per_s(metric=c.metric, layout=c.layout, map_slots=c.map_slots,
-                                        width_bits=c.width_bits) == res.recorded_execs_per_s(c)
+        assert rec.recorded_execs_per_s(ev.config) == res.recorded_execs_per_s(ev.config)
     assert json.loads((d / RECOMMENDATION_JSON).read_text()) == rec.to_dict()
     (d / RECOMMENDATION_JSON).unlink()  # a tune directory of before: report.json and the env files
     assert derive_recommendation(d) == load_recommendation(d) == rec
@@ -90,9 +89,7 @@ def test_an_old_race_dir_takes_execs_and_host_from_the_tune_report_it_names(tmp_
     (d / RECOMMENDATION_JSON).unlink()
     res = _result(**CASES["rebuild"])
     rec = load_recommendation(d)
-    b = res.best_config
-    assert rec.recorded_execs_per_s(metric=b.metric, layout=b.layout, map_slots=b.map_slots,
-                                    width_bits=b.width_bits) == res.best.execs_per_s
+    assert rec.recorded_execs_per_s(res.best_config) == res.best.execs_per_s
     t = load_tuned(d)
     assert t.kind == "race" and t.recommendation == rec and t.autotune_env is None
 
@@ -141,3 +138,19 @@ def test_from_tune_names_what_it_was_given():
     rec = from_tune(res, run_vars={"AUTOTUNE_METRIC": res.best_config.metric}, env_files=("afl-build.env",))
     assert rec.configuration.files == rec.env_files == ("afl-build.env",)
     assert rec.configuration.run_vars == {"AUTOTUNE_METRIC": res.best_config.metric}
+
+
+def test_run_json_carries_the_recommendation_document(tmp_path):
+    """`autotune run --json` keeps its keys and adds the recommendation directory's recommendation.json."""
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+
+    out = tmp_path / "o"
+    res = CliRunner().invoke(app, ["run", "--demo", "--no-race", "--probe-time", "2", "--calls", "4", "--out", str(out),
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert {"best", "tune_best", "env_files", "recommendation_dir", "race"} <= set(doc) and doc["best"]["source"] == "tune"
+    assert doc["recommendation"] == load_recommendation(out / "tune").to_dict()
+    assert doc["recommendation"]["stage"] == "tune" and doc["recommendation"]["configuration"]["name"] == doc["best"]["name"]

@@ -30,6 +30,7 @@ from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
 from autotune.probe.result import ProbeResult, load_probe
 from autotune.target import TargetSpec, build, build_vars_of, demo_spec
 from autotune.recommendation import Recommendation
+from autotune.tune.space import Config
 from autotune.validate import afl_runs, predict
 
 SCHEMA_VERSION = 1
@@ -95,7 +96,7 @@ class ValidateResult:
 def _report_execs(rec: Recommendation, *, metric: str | None, layout: str, map_slots: int,
                   width: int) -> float | None:
     """execs_per_s tune recorded for a configuration (Recommendation.recorded_execs_per_s); None without tune."""
-    return rec.recorded_execs_per_s(metric=str(metric), layout=layout, map_slots=map_slots, width_bits=width)
+    return rec.recorded_execs_per_s(Config(str(metric), layout, map_slots, width))
 
 
 def _seed_dir(corpus: Path, work: Path) -> Path:
