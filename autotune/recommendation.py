@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from autotune.configuration import CC_AUTOTUNE, Configuration
 from autotune.errors import DocumentError
 from autotune.profile.model import HostProfile
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.tune.space import Config
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class Recommendation:
     evidence: str  # the stage's own document beside this one: report.json or race.json
     probe_dir: str | None = None  # the probe it was made from (as recorded: a relative path is tune's)
     tune_dir: str | None = None  # the race's: tune's output, its prior
-    max_collision_rate: float = 0.0  # the collision limit it was made under
+    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE  # the collision limit it was made under
     recorded_execs: tuple[RecordedExecs, ...] = ()  # tune's replay, per configuration, first record first
     host: HostProfile | None = None  # the host profile it was made on
     compilers: dict | None = None  # the clang behind afl-clang-fast and autotune cc (the race records it)

@@ -154,3 +154,19 @@ def test_run_json_carries_the_recommendation_document(tmp_path):
     assert {"best", "tune_best", "env_files", "recommendation_dir", "race"} <= set(doc) and doc["best"]["source"] == "tune"
     assert doc["recommendation"] == load_recommendation(out / "tune").to_dict()
     assert doc["recommendation"]["stage"] == "tune" and doc["recommendation"]["configuration"]["name"] == doc["best"]["name"]
+
+
+RECORDED_RACES = sorted(p for p in (Path(__file__).resolve().parent.parent / "benchmarks" / "results").glob("race-*.json")
+                        if isinstance(json.loads(p.read_text()).get("race"), dict))
+
+
+@pytest.mark.parametrize("recorded", RECORDED_RACES, ids=lambda p: p.stem)
+def test_every_committed_race_document_reads_as_a_recommendation(tmp_path, recorded):
+    """The race documents committed under benchmarks/results, each as the race.json of a directory of before."""
+    import shutil
+
+    shutil.copyfile(recorded, tmp_path / "race.json")
+    rec = load_recommendation(tmp_path)
+    decision = json.loads(recorded.read_text())["race"]["decision"]
+    assert rec.stage == "race" and rec.is_default == decision["is_default"] and rec.reason == decision["reason"]
+    assert Recommendation.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
