@@ -26,6 +26,7 @@ from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 if TYPE_CHECKING:
     from autotune.probe.result import ProbeResult
     from autotune.race.stage import RaceOutcome
+    from autotune.recommendation import Recommendation
     from autotune.target.recipe import TargetSpec
     from autotune.tune.result import TuneResult
 
@@ -54,6 +55,7 @@ class PipelineResult:
     written: list[Path]
     race_dir: Path | None = None
     race: "RaceOutcome | None" = None  # None when no race ran (--no-race, or afl-fuzz missing)
+    document: "Recommendation | None" = None  # recommendation.json of recommendation_dir, as written
 
     @property
     def recommendation_dir(self) -> Path:
@@ -91,6 +93,7 @@ class PipelineResult:
             "tune_best": self.tune.best_config.to_dict(),
             "race_dir": str(self.race_dir) if self.race_dir else None,
             "race": self.race.race.decision.to_dict() if self.race else None,
+            **({"recommendation": self.document.to_dict()} if self.document is not None else {}),
         }
 
 
@@ -172,8 +175,12 @@ def run_pipeline(
             outcome = _race(race, out_dir=race_dir, corpus=corpus_dir, spec=spec, binary=binary, probe_dir=probe_dir,
                             tune=tune, tune_dir=tune_dir, host=host, max_collision_rate=max_collision_rate,
                             instances=instances, seed=seed, **heard)
+    from autotune.recommendation import load_recommendation
+
+    document = load_recommendation(race_dir if outcome is not None else tune_dir)  # what preflight will read
     return PipelineResult(out_dir=out_dir, host_profile=host_path, probe_dir=probe_dir, tune_dir=tune_dir,
-                          probe=probe, tune=tune, written=list(written), race_dir=race_dir, race=outcome)
+                          probe=probe, tune=tune, written=list(written), race_dir=race_dir, race=outcome,
+                          document=document)
 
 
 def _afl_fuzz_installed() -> bool:

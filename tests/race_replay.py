@@ -1,7 +1,7 @@
 """Races replayed on recorded afl-fuzz trial figures (benchmarks/results/race-*.json): the list race and the
 search run again with the trial backend answering from the recording, and everything they say written
 down: the trials asked for (contestant, rung, repeat, length, afl-fuzz -s), the callbacks in order, race.json
-and race.md. tests/test_race_replay.py compares the lot with tests/golden/race_replay/, written by this
+and race.md (and recommendation.json, whose goldens were added later, beside the others). tests/test_race_replay.py compares the lot with tests/golden/race_replay/, written by this
 module (``python tests/race_replay.py``) before the race's loops were merged into one scheduler.
 
 A trial the recording lacks (a longer budget proposes points that never ran, the deciding rung runs more
@@ -148,7 +148,8 @@ def replay(name: str, tmp: Path) -> dict[str, Any]:
     race_json = json.loads((out / "race.json").read_text())
     race_json.pop("written")
     return {"calls": backend.calls, "events": events, "race_json": race_json,
-            "race_md": (out / "race.md").read_text().replace(str(out), "<out>")}
+            "race_md": (out / "race.md").read_text().replace(str(out), "<out>"),
+            "recommendation": json.loads((out / "recommendation.json").read_text())}
 
 
 def main() -> int:
@@ -159,8 +160,10 @@ def main() -> int:
         for name in (sys.argv[1:] or CASES):
             got = replay(name, Path(tmp))
             md = got.pop("race_md")
+            rec = got.pop("recommendation")
             (GOLDEN / f"{name}.json").write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
             (GOLDEN / f"{name}.md").write_text(md)
+            (GOLDEN / f"{name}.recommendation.json").write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
             print(name, len(got["calls"]), "calls", got["race_json"]["race"]["decision"]["recommended"])
     return 0
 

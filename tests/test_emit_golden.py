@@ -92,7 +92,7 @@ def test_emitted_files_load_with_set_a_and_match_the_choice(tmp_path):
     res = _result(**CASES["rebuild"])
     written = {p.name for p in emit_all(result=res, out_dir=tmp_path)}
     assert written == {"afl-build.env", "afl-run.env", "autotune-run.env", "afl-build-rebuilt.env", "report.json",
-                       "report.md", "tune.png"}
+                       "report.md", "tune.png", "recommendation.json"}
     b = res.best_config
     run = _source(tmp_path / "autotune-run.env")
     assert run["AUTOTUNE_METRIC"] == b.metric and run["AUTOTUNE_LAYOUT"] == b.layout

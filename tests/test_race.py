@@ -247,7 +247,9 @@ def test_the_search_on_the_demo_in_the_real_afl_fuzz_and_preflight_on_its_recomm
     assert "## The search" in (out / "race.md").read_text()
     # the race directory is the recommendation preflight and validate read
     tuned = load_tuned(out)
-    assert tuned.kind == "race" and tuned.race.race.decision.to_dict() == doc["race"]["decision"]
+    rec, decision = tuned.recommendation, doc["race"]["decision"]
+    assert tuned.kind == "race" and (rec.reason, rec.is_default) == (decision["reason"], decision["is_default"])
+    assert json.loads((out / "recommendation.json").read_text()) == rec.to_dict()
     assert (out / "afl-build.env").is_file() and (out / "afl-run.env").is_file()
     assert (tuned.autotune_env is None) == r.decision.is_default
     pre = CliRunner().invoke(app, ["preflight", str(out), "--demo", "--probe-time", "3", "--json"],

@@ -278,7 +278,7 @@ def test_the_race_directory_is_the_recommendation_validate_and_preflight_read(tm
     d = _race_dir(tmp_path, won)
     tuned = load_tuned(d)
     chosen = won.contestant(won.decision.recommended)
-    assert tuned.kind == "race" and tuned.report is None and tuned.max_collision_rate == 0.01
+    assert tuned.kind == "race" and tuned.recommendation.recorded_execs == () and tuned.max_collision_rate == 0.01
     assert tuned.autotune_build_vars == chosen.build_vars
     assert tuned.runtime.metric == chosen.env["AUTOTUNE_METRIC"]
     assert tuned.autotune_env.values["AUTOTUNE_INDEX_FILE"] == str((d / "autotune-index.bin").resolve())
@@ -287,6 +287,11 @@ def test_the_race_directory_is_the_recommendation_validate_and_preflight_read(tm
     d2 = _race_dir(tmp_path, lost, "race-default")
     assert load_tuned(d2).autotune_env is None and not (d2 / "autotune-run.env").exists()
     # a corrupt or incomplete race directory is a DocumentError naming the file
+    (d2 / "recommendation.json").write_text("{not json")
+    with pytest.raises(DocumentError) as e:
+        load_tuned(d2)
+    assert "recommendation.json" in str(e.value.path)
+    (d2 / "recommendation.json").unlink()  # a race directory of before: the recommendation is race.json's
     (d2 / "race.json").write_text("{not json")
     with pytest.raises(DocumentError) as e:
         load_tuned(d2)

@@ -20,8 +20,8 @@ HELP = (
     "rung, with the probe's census and the tune stage's replay (--tune-dir) as its prior; --strategy list "
     "races the fixed --metrics. The winner is recommended only if it covers significantly more than the "
     "default (p <= 0.05: the exact Wilcoxon signed-rank test on the seed-paired trials of the last rung, "
-    "Mann-Whitney with fewer than 5 pairs); otherwise the default is. Writes race.json, race.md and the "
-    "recommendation's env files to --out. The target: a recipe (--demo, --source files, an OSS-Fuzz style "
+    "Mann-Whitney with fewer than 5 pairs); otherwise the default is. Writes race.json, race.md, the "
+    "recommendation's env files and recommendation.json to --out. The target: a recipe (--demo, --source files, an OSS-Fuzz style "
     "--build-script), which each contestant's compiler builds, or a harness binary alone, which every "
     "contestant runs."
 )

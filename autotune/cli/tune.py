@@ -17,7 +17,8 @@ HELP = """Bayesian optimisation (scikit-optimize GP) over map size, counter widt
 layout for a probed target. Each point's execs/s is measured (the probe's harness replaying its
 corpus through our runtime so configured, or bench.c on the probe's traces), joined with the
 census's collision rate (Equation 1) and counter overflow. Writes afl-build.env, afl-run.env,
-autotune-run.env, report.json, report.md and tune.png to --out."""
+autotune-run.env, report.json, report.md, tune.png and recommendation.json (the choice, as preflight
+and validate read it) to --out."""
 
 
 @command("tune", HELP)

@@ -15,7 +15,7 @@ HELP = (
     "afl-build.env, with AFL++'s defaults (PCGUARD), and with `autotune cc`; replay the probe's corpus "
     "with afl-showmap and fuzz each for --fuzz-time seconds with afl-fuzz (afl-run.env / autotune-run.env). "
     "Prints predicted vs measured map occupancy and execs/s side by side and writes DIR/validate.json. "
-    "The probe is the one report.json names, unless --probe names another.\n\n"
+    "The probe is the one the recommendation (recommendation.json) names, unless --probe names another.\n\n"
     "The target's recipe: the probe's demo, or --source files (with --cflags/--ldflags), or an OSS-Fuzz "
     "style --build-script (uses $CC $CXX $CFLAGS $LIB_FUZZING_ENGINE and writes $OUT/fuzzer)."
 )

@@ -1,1 +1,2 @@
-"""emit: env files for afl-cc / afl-fuzz / our runtime, report.json, report.md and the plot."""
+"""emit: env files for afl-cc / afl-fuzz / our runtime, report.json, report.md, the plot and
+recommendation.json (autotune.recommendation)."""

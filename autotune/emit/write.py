@@ -8,13 +8,16 @@ from autotune.emit.envfiles import afl_build_env, afl_build_rebuilt_env, afl_run
 from autotune.emit.plot import render_plot
 from autotune.emit.report import render_report
 from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic
+from autotune.preflight.envfile import parse_env_text
+from autotune.recommendation import RECOMMENDATION_JSON, from_tune
 from autotune.tune.result import TuneResult
 
 PLOT_NAME = "tune.png"
 
 
 def emit_all(*, result: TuneResult, out_dir: Path, plot: bool = True) -> list[Path]:
-    """afl-build.env, afl-run.env, autotune-run.env, [afl-build-rebuilt.env], report.json, report.md, tune.png
+    """afl-build.env, afl-run.env, autotune-run.env, [afl-build-rebuilt.env], report.json, report.md, tune.png,
+    recommendation.json (autotune.recommendation: the choice as preflight and validate read it)
     (measurements.json, the measurement cache, is written by autotune.tune.cache during the run).
 
     Everything is rendered first, then written file by file (each atomic): a failure while
@@ -29,7 +32,9 @@ def emit_all(*, result: TuneResult, out_dir: Path, plot: bool = True) -> list[Pa
     if rebuilt:
         texts["afl-build-rebuilt.env"] = rebuilt
     png = render_plot(result) if plot else None
-    names = [*texts, "report.json", "report.md"] + ([PLOT_NAME] if png else [])
+    names = [*texts, "report.json", "report.md", RECOMMENDATION_JSON] + ([PLOT_NAME] if png else [])
+    run_vars = parse_env_text(texts["autotune-run.env"], path=out_dir / "autotune-run.env").values
+    rec = from_tune(result, run_vars=run_vars, env_files=tuple(texts)).to_dict()
     texts["report.md"] = render_report(result, files=names)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -38,6 +43,7 @@ def emit_all(*, result: TuneResult, out_dir: Path, plot: bool = True) -> list[Pa
     if png:
         written.append(write_bytes_atomic(out_dir / PLOT_NAME, png))
     written.append(write_json_atomic(out_dir / "report.json", result.to_dict()))
+    written.append(write_json_atomic(out_dir / RECOMMENDATION_JSON, rec))
     stale = out_dir / "afl-build-rebuilt.env"
     if not rebuilt and stale.exists():
         stale.unlink()  # from an earlier run that needed a rebuild

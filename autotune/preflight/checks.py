@@ -1,7 +1,7 @@
 """The preflight checks, small functions run in order over one :class:`Context`.
 
-Each returns findings (autotune.preflight.findings). The collision limit is the one tune ran under
-(report.json's settings); the counter-overflow limit is derived (autotune.preflight.tuned).
+Each returns findings (autotune.preflight.findings). The collision limit is the one the recommendation was
+made under (recommendation.json); the counter-overflow limit is derived (autotune.preflight.tuned).
 """
 
 from __future__ import annotations

@@ -1,18 +1,16 @@
 """The recommendation, as validate and preflight read it: the race's directory (``autotune run``'s
-``race/``, ``autotune race --out``), or the tuned output directory of ``autotune tune``.
+``race/``, ``autotune race --out``), or the tuned output directory of ``autotune tune``; either way the
+directory of ``recommendation.json`` (autotune.recommendation, read with :func:`load_recommendation`,
+which derives it from race.json or report.json in a directory written before it existed).
 
-The race's directory holds ``race.json`` (the recommendation with every trial's figures and the
-search's history, which names the probe, tune's report and the limits) and the env files of the
-recommendation: ``afl-build.env`` + ``afl-run.env`` always (AFL++'s default), ``autotune-build.env``
-+ ``autotune-run.env`` when our runtime is recommended. tune's directory is read as before:
-
-Files (docs/DESIGN.md "The tuned directory"): ``afl-build.env`` (afl-cc), ``afl-run.env``
-(afl-fuzz), ``autotune-run.env`` (our runtime under the stock afl-fuzz), ``report.json``.
-The configuration itself is read from the env files (they are what the fuzzer loads), through
-autotune.runtime.config as the runtime reads it; ``report.json`` loads as the typed
-:class:`~autotune.tune.result.TuneResult` (its schema version checked), for the probe directory
-it was tuned from, the collision limit it was tuned under, the execs/s it recorded per
-configuration and the host profile it was tuned on.
+Files (docs/DESIGN.md "The tuned directory"): ``recommendation.json``, the stage's evidence document
+(``race.json`` or ``report.json``) and the env files of the recommendation: ``afl-build.env`` (afl-cc)
+and ``afl-run.env`` (afl-fuzz) always, ``autotune-run.env`` (our runtime under the stock afl-fuzz) when
+our runtime is recommended (tune always writes one), ``autotune-build.env`` (autotune cc's build kind) when
+the race recommends our runtime. The configuration itself is read from the env files (they are what the
+fuzzer loads), through autotune.runtime.config as the runtime reads it; the recommendation gives the probe
+directory it was made from, the collision limit it was made under, the execs/s tune recorded per
+configuration and the host profile it was made on.
 """
 
 from __future__ import annotations
@@ -22,12 +20,10 @@ from pathlib import Path
 
 from autotune.errors import DocumentError
 from autotune.preflight.envfile import EnvFile, read_env_file
-from autotune.race.document import RACE_JSON, RaceOutcome, load_race_document
+from autotune.recommendation import Recommendation, load_recommendation
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfig, RuntimeConfigError
-from autotune.tune.result import TuneResult, load_tune_result
 
-BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, REPORT = "afl-build.env", "afl-run.env", "autotune-run.env", "report.json"
-AUTOTUNE_BUILD_ENV, RACE = "autotune-build.env", RACE_JSON
+BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, AUTOTUNE_BUILD_ENV = "afl-build.env", "afl-run.env", "autotune-run.env", "autotune-build.env"
 # preflight accepts a counter-overflow share up to DEFAULT_MAX_COUNTER_OVERFLOW (autotune.tune.defaults),
 # or 1.25x the share the tuned probe saw, whichever is larger: "still fits" means no worse than what was tuned.
 TUNED_OVERFLOW_SLACK = 1.25
@@ -83,23 +79,19 @@ class TunedDir:
     build_env: EnvFile
     run_env: EnvFile
     autotune_env: EnvFile | None
-    report: TuneResult | None  # tune's report (None: a race run without tune)
+    recommendation: Recommendation
     probe_dir: Path | None
-    race: RaceOutcome | None = None  # race.json, typed, when DIR is the race's
     autotune_build_env: EnvFile | None = None
 
     @property
     def kind(self) -> str:
-        return "race" if self.race is not None else "tune"
+        """The stage that decided: "race" or "tune"."""
+        return self.recommendation.stage
 
     @property
     def host(self):
         """The host profile the recommendation was made on (None when not recorded)."""
-        from autotune.profile.model import HostProfile
-
-        if self.race is not None and self.race.host:
-            return HostProfile.from_dict(self.race.host, path=self.path / RACE)
-        return self.report.host if self.report is not None else None
+        return self.recommendation.host
 
     @property
     def autotune_build_vars(self) -> dict[str, str]:
@@ -117,9 +109,7 @@ class TunedDir:
     @property
     def max_collision_rate(self) -> float:
         """The collision limit the recommendation was made under."""
-        if self.race is not None:
-            return self.race.max_collision_rate
-        return self.report.settings.max_collision_rate
+        return self.recommendation.max_collision_rate
 
     def to_dict(self) -> dict:
         return {"path": str(self.path), "probe_dir": str(self.probe_dir) if self.probe_dir else None,
@@ -128,45 +118,21 @@ class TunedDir:
 
 
 def load_tuned(path: Path) -> TunedDir:
-    """Read a race or tuned directory; DocumentError (exit 1) when a file is missing or corrupt."""
+    """Read a race or tuned directory (its recommendation and env files); DocumentError (exit 1) when a
+    file is missing or corrupt."""
     path = Path(path).resolve()
-    if not path.is_dir():
-        raise DocumentError(path, "not a directory",
-                            fix="pass the race directory of `autotune run` (OUT/race) or the --out of `autotune tune`")
-    if (path / RACE).is_file():
-        return _load_race_dir(path)
-    if not (path / REPORT).is_file():
-        raise DocumentError(path / REPORT, "file not found",
-                            fix=f"pass the --out directory of `autotune tune` (it holds {REPORT} and the env files)")
-    report = load_tune_result(path / REPORT)
-    build, run = read_env_file(path / BUILD_ENV), read_env_file(path / RUN_ENV)
-    at = read_env_file(path / AUTOTUNE_ENV) if (path / AUTOTUNE_ENV).exists() else None
-    probe_dir = report.inputs.probe_dir
-    if probe_dir is not None and not probe_dir.is_absolute():
-        # a relative probe path: relative to where tune ran (usually here), else to DIR
-        probe_dir = probe_dir.resolve() if probe_dir.is_dir() else (path / probe_dir).resolve()
-    tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, report=report, probe_dir=probe_dir)
-    if at is not None:
-        runtime_config(at)  # validate now: a corrupt file is a "could not run"
-    return tuned
-
-
-def _load_race_dir(path: Path) -> TunedDir:
-    doc = load_race_document(path / RACE)
-    report = None
-    tune_dir = doc.tune_dir
-    if tune_dir and (Path(tune_dir) / REPORT).is_file():
-        report = load_tune_result(Path(tune_dir) / REPORT)
+    rec = load_recommendation(path)
     for name in (BUILD_ENV, RUN_ENV):
         if not (path / name).is_file():
             raise DocumentError(path / name, "file not found",
-                                fix="re-run `autotune race` (it writes the recommendation's env files beside race.json)")
+                                fix=f"re-run `autotune {rec.stage}` (it writes the recommendation's env files beside "
+                                    f"{rec.evidence})")
     build, run = read_env_file(path / BUILD_ENV), read_env_file(path / RUN_ENV)
-    at = read_env_file(path / AUTOTUNE_ENV) if (path / AUTOTUNE_ENV).exists() else None
-    abuild = read_env_file(path / AUTOTUNE_BUILD_ENV) if (path / AUTOTUNE_BUILD_ENV).exists() else None
-    probe_dir = Path(doc.probe_dir) if doc.probe_dir else None
-    tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, report=report, probe_dir=probe_dir,
-                     race=doc, autotune_build_env=abuild)
+    # our runtime's files, when the recommendation wrote them (a stale one of an earlier run is not read)
+    at, abuild = (read_env_file(path / name) if name in rec.env_files else None
+                  for name in (AUTOTUNE_ENV, AUTOTUNE_BUILD_ENV))
+    tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, recommendation=rec,
+                     probe_dir=rec.probe_path(path), autotune_build_env=abuild)
     if at is not None:
-        runtime_config(at)
+        runtime_config(at)  # validate now: a corrupt file is a "could not run"
     return tuned

@@ -393,15 +393,22 @@ def _search(*, default: Contestant, facts, metrics: Sequence[str] | None, tune_e
 
 
 def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
+    """The env files of the recommendation, race.md, race.json, then recommendation.json (autotune.recommendation:
+    the one document preflight and validate read; race.json's ``written`` lists the files before it, as it
+    always did). Returns race.json's ``written``."""
     from autotune.race.report import env_files, markdown
+    from autotune.recommendation import RECOMMENDATION_JSON, from_race, tune_beside
 
     written = []
-    for name, text in env_files(outcome, out_dir=out_dir).items():
+    envs = env_files(outcome, out_dir=out_dir)
+    for name, text in envs.items():
         written.append(write_text_atomic(out_dir / name, text))
     written.append(write_text_atomic(out_dir / RACE_MD, markdown(outcome)))
     doc = outcome.to_dict()
     doc["written"] = [str(p) for p in written] + [str(out_dir / RACE_JSON)]
     written.append(write_json_atomic(out_dir / RACE_JSON, doc))
+    rec = from_race(outcome, env_files=tuple(envs), tune=tune_beside(outcome.tune_dir))
+    write_json_atomic(out_dir / RECOMMENDATION_JSON, rec.to_dict())
     return written
 
 

@@ -10,7 +10,7 @@ for a time-box with afl-fuzz (HOST_ENV only: nothing on the host is changed):
   AUTOTUNE_INDEX_FILE pointed into validate's own work directory.
 
 Predicted occupancy comes from the probe's traces (autotune.validate.predict), predicted execs/s
-from report.json (what tune measured). Each row says where and why the prediction misses.
+from the recommendation (what tune's replay measured: autotune.recommendation). Each row says where and why the prediction misses.
 validate.json (schema_version 1) is written atomically into the tuned directory.
 """
 
@@ -29,7 +29,7 @@ from autotune.io import write_json_atomic
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
 from autotune.probe.result import ProbeResult, load_probe
 from autotune.target import TargetSpec, build, build_vars_of, demo_spec
-from autotune.tune.result import TuneResult
+from autotune.recommendation import Recommendation
 from autotune.tune.space import Config
 from autotune.validate import afl_runs, predict
 
@@ -93,12 +93,10 @@ class ValidateResult:
                 "measured_speedup": self.measured_speedup, "notes": list(self.notes)}
 
 
-def _report_execs(report: TuneResult | None, *, metric: str | None, layout: str, map_slots: int,
+def _report_execs(rec: Recommendation, *, metric: str | None, layout: str, map_slots: int,
                   width: int) -> float | None:
-    """execs_per_s tune recorded for a configuration (TuneResult.recorded_execs_per_s); None without tune."""
-    if report is None:
-        return None
-    return report.recorded_execs_per_s(Config(str(metric), layout, map_slots, width))
+    """execs_per_s tune recorded for a configuration (Recommendation.recorded_execs_per_s); None without tune."""
+    return rec.recorded_execs_per_s(Config(str(metric), layout, map_slots, width))
 
 
 def _seed_dir(corpus: Path, work: Path) -> Path:
@@ -133,8 +131,8 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
     tuned = load_tuned(tuned_dir)
     pdir = probe_dir or tuned.probe_dir
     if pdir is None:
-        raise AutotuneError(f"{tuned.path}/{'race.json' if tuned.race else 'report.json'} does not name the probe "
-                            "directory", fix="pass --probe DIR")
+        raise AutotuneError(f"{tuned.path}/{tuned.recommendation.evidence} does not name the probe directory",
+                            fix="pass --probe DIR")
     probe = load_probe(Path(pdir).resolve())
     spec = _target_spec(probe, spec)
     benv = afl.base_env(env)
@@ -182,12 +180,12 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
             metric = rt.metric
             pred = predict.predict_runtime(probe=probe, metric=metric, layout=rt.layout, map_slots=rt.map_slots,
                                            index_slots=rt.index_slots, key_hash=rt.key_hash)
-            pe = _report_execs(tuned.report, metric=metric, layout=rt.layout, map_slots=rt.hash_slots,
+            pe = _report_execs(tuned.recommendation, metric=metric, layout=rt.layout, map_slots=rt.hash_slots,
                                width=rt.counter_bits)
         else:
             metric = tuned.afl_metric if name == "aflpp-tuned" else None
             pred = predict.predict_afl(probe=probe, metric=metric, map_slots=AFL_HASHED_MAP_SLOTS) if metric else None
-            pe = (_report_execs(tuned.report, metric=metric, layout="flat", map_slots=AFL_HASHED_MAP_SLOTS, width=8)
+            pe = (_report_execs(tuned.recommendation, metric=metric, layout="flat", map_slots=AFL_HASHED_MAP_SLOTS, width=8)
                   if metric else None)
         results.append(VariantResult(name=name, description=desc, binary=str(binary), build_vars=bvars,
                                      run_vars=rvars, metric=metric, predicted=pred, showmap=sm, fuzz=fz,
