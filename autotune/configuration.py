@@ -15,6 +15,9 @@ Two documents record it under their own keys, kept as they are so recorded files
 ``race.json`` (:meth:`Configuration.to_race_dict`: ``settings``, ``build``, ``is_default``) and
 ``compare.json`` / ``portfolio.json`` (:meth:`Configuration.to_compare_dict`: ``run_vars``,
 ``build_vars``, ``files``); :meth:`Configuration.from_dict` reads either.
+
+What tune and the race search over is a point of the coverage map's configuration space,
+:class:`autotune.mappoint.MapPoint`; the race's ``contestant_for`` turns one into a Configuration.
 """
 
 from __future__ import annotations

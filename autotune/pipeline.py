@@ -77,7 +77,7 @@ class PipelineResult:
                     "cc_kind": chosen.cc_kind, "build": chosen.build_vars, "settings": chosen.env,
                     "description": chosen.description, "reason": r.decision.reason}
         return {"source": "tune", "name": self.tune.best_config.key(), "is_default": False, "cc_kind": "autotune",
-                "config": self.tune.best_config.to_dict(),
+                "config": self.tune.best_config.to_tune_dict(),
                 "reason": "tune's replay-based choice: no race in afl-fuzz ran (afl-fuzz missing or --no-race)"}
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,7 +90,7 @@ class PipelineResult:
             "recommendation_dir": str(self.recommendation_dir),
             "env_files": {k: str(v) for k, v in self.env_files().items()},
             "best": self.recommendation(),
-            "tune_best": self.tune.best_config.to_dict(),
+            "tune_best": self.tune.best_config.to_tune_dict(),
             "race_dir": str(self.race_dir) if self.race_dir else None,
             "race": self.race.race.decision.to_dict() if self.race else None,
             **({"recommendation": self.document.to_dict()} if self.document is not None else {}),

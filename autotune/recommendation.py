@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from autotune.configuration import CC_AUTOTUNE, Configuration
 from autotune.errors import DocumentError
+from autotune.mappoint import MapPoint
 from autotune.profile.model import HostProfile
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
-from autotune.tune.space import Config
 
 if TYPE_CHECKING:
     from autotune.race.document import RaceOutcome
@@ -44,15 +44,15 @@ TUNE_REASON = "tune's replay-based choice: the best score under the collision li
 class RecordedExecs:
     """The execs/s tune's replay recorded for one configuration (metric, layout, hash slots, counter width)."""
 
-    config: Config
+    config: MapPoint
     execs_per_s: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.config.to_dict(), "execs_per_s": self.execs_per_s}
+        return {**self.config.to_tune_dict(), "execs_per_s": self.execs_per_s}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "RecordedExecs":
-        return cls(config=Config.from_dict(dict(d)), execs_per_s=float(d["execs_per_s"]))
+        return cls(config=MapPoint.from_dict(dict(d)), execs_per_s=float(d["execs_per_s"]))
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class Recommendation:
     compilers: dict | None = None  # the clang behind afl-clang-fast and autotune cc (the race records it)
     schema_version: int = SCHEMA_VERSION
 
-    def recorded_execs_per_s(self, config: Config) -> float | None:
+    def recorded_execs_per_s(self, config: MapPoint) -> float | None:
         """The execs/s tune recorded for ``config`` (TuneResult.recorded_execs_per_s); None when not recorded."""
         return next((r.execs_per_s for r in self.recorded_execs if r.config == config), None)
 
@@ -127,7 +127,7 @@ class Recommendation:
 def recorded_execs_of(result: "TuneResult") -> tuple[RecordedExecs, ...]:
     """tune's recorded execs/s per configuration, in TuneResult.recorded_execs_per_s's order (the best,
     the no-rebuild best, then the trials), each configuration once."""
-    out: dict[Config, RecordedExecs] = {}
+    out: dict[MapPoint, RecordedExecs] = {}
     for ev in (result.best, result.no_rebuild_best, *(t.evaluation for t in result.trials)):
         if ev is not None:
             out.setdefault(ev.config, RecordedExecs(config=ev.config, execs_per_s=ev.execs_per_s))

@@ -119,9 +119,10 @@ def replay(name: str, tmp: Path) -> dict[str, Any]:
         facts = _facts(search["facts"])
         space, ruled = enumerate_space(metrics=METRICS, facts=facts)
         by_name = {p["name"]: p for p in search["proposals"]}
-        from autotune.race.search import Point
+        from autotune.mappoint import MapPoint
 
-        seeds = [(Point.from_dict(p["point"]), p["origin"]) for p in by_name.values() if p["origin"].startswith("prior")]
+        seeds = [(MapPoint.from_dict(p["point"]), p["origin"]) for p in by_name.values()
+                 if p["origin"].startswith("prior")]
         default = Contestant.from_dict(race["contestants"][0])
         wrap = None
         if kw.get("instances"):

@@ -404,8 +404,9 @@ def test_guard_index_key_afl_mode_and_metric_lists():
 
 
 def test_tune_space_holds_one_guard_configuration_per_width():
+    from autotune.mappoint import MapPoint
     from autotune.tune.precision import precision
-    from autotune.tune.space import Config, SearchSpace
+    from autotune.tune.space import SearchSpace
 
     sp = SearchSpace(map_pow2=(13, 20))
     grid = sp.grid()
@@ -413,9 +414,9 @@ def test_tune_space_holds_one_guard_configuration_per_width():
     assert sorted(c.width_bits for c in guards) == [8, 16, 32, 64]
     assert all(c.layout == "flat" and c.map_slots == 1 << 16 for c in guards)
     assert sp.n_points == len(grid) == len(set(grid))
-    assert sp.to_config([20, 4, sp.metrics.index("guard"), "twolevel"]) == Config("guard", "flat", 1 << 16, 16)
+    assert sp.to_config([20, 4, sp.metrics.index("guard"), "twolevel"]) == MapPoint("guard", "flat", 16, 16)
     assert SearchSpace(map_pow2=(18, 20)).guard_slots == 1 << 18
-    p = precision(config=Config("guard", "flat", 1 << 16, 8), n_keys=1e6, overflow_by_width={8: 0.25})
+    p = precision(config=MapPoint("guard", "flat", 16, 8), n_keys=1e6, overflow_by_width={8: 0.25})
     assert p.lost_keys == 0 and p.counter_overflow == 0.25 and p.dense_slots is None
 
 

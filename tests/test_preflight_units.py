@@ -14,7 +14,7 @@ from autotune.preflight.envfile import parse_env_text
 from autotune.preflight.findings import PreflightFinding
 from autotune.preflight.preflight import PreflightResult, github_annotations
 from autotune.preflight.tuned import afl_metric, load_tuned
-from autotune.tune.space import Config
+from autotune.mappoint import MapPoint
 
 
 def test_env_file_parse_keeps_order_lines_and_quotes():
@@ -59,7 +59,7 @@ def _report(*, probe_dir: str | None = "/x/probe", max_collision_rate: float = 0
     from autotune.tune.precision import Precision
     from autotune.tune.result import TuneResult
 
-    ev = Evaluation(config=Config("edge", "twolevel", 1 << 16, 8), measurement=Measurement(1000.0, "recorded"),
+    ev = Evaluation(config=MapPoint("edge", "twolevel", 16, 8), measurement=Measurement(1000.0, "recorded"),
                     precision=Precision(0.01, 0.0, 0.0, 1024), n_keys=500.0, working_set_bytes=4096,
                     execs_per_s=1000.0, score_bits=10.0, feasible=True)
     inputs = TuneInputs(metrics={"edge": MetricFacts("edge", 400, 500.0, {8: 0.0})}, target_exec_ns=None,
@@ -86,7 +86,7 @@ def test_load_tuned_reads_files_and_probe_dir(tmp_path):
     assert t.probe_dir == Path("/x/probe") and t.max_collision_rate == 0.05
     assert t.afl_metric == "edge" and t.runtime.metric == "edge" and t.runtime.layout == "twolevel"
     assert t.kind == "tune" and t.recommendation.evidence == "report.json"  # derived: no recommendation.json
-    assert t.recommendation.recorded_execs_per_s(Config("edge", "twolevel", 1 << 16, 8)) == 1000.0
+    assert t.recommendation.recorded_execs_per_s(MapPoint("edge", "twolevel", 16, 8)) == 1000.0
 
 
 def test_report_of_another_schema_version_is_a_document_error(tmp_path):

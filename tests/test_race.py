@@ -218,7 +218,8 @@ def test_the_search_on_the_demo_in_the_real_afl_fuzz_and_preflight_on_its_recomm
 
     from autotune.cli.main import app
     from autotune.preflight.tuned import load_tuned
-    from autotune.race.search import Point, SpaceFacts, contestant_for
+    from autotune.mappoint import MapPoint
+    from autotune.race.search import SpaceFacts, contestant_for
     from autotune.target import read_record
 
     if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
@@ -240,7 +241,7 @@ def test_the_search_on_the_demo_in_the_real_afl_fuzz_and_preflight_on_its_recomm
     facts = SpaceFacts(**{k: v for k, v in search["facts"].items() if k in ("l2_bytes", "max_collision_rate",
                                                                              "max_counter_overflow", "inline")})
     for p in search["proposals"]:
-        want = contestant_for(Point.from_dict(p["point"]), facts)
+        want = contestant_for(MapPoint.from_dict(p["point"]), facts)
         assert read_record(Path(doc["binaries"][p["name"]]))["build_vars"] == want.build_vars, p["name"]
         assert r.contestant(p["name"]).build_vars == want.build_vars
     assert len(search["observations"]) >= len(names) and search["convergence"]

@@ -12,7 +12,7 @@ import pytest
 from autotune.errors import DocumentError
 from autotune.recommendation import (RECOMMENDATION_JSON, SCHEMA_VERSION, RecordedExecs, Recommendation,
                                      derive_recommendation, from_tune, load_recommendation)
-from autotune.tune.space import Config
+from autotune.mappoint import MapPoint
 from race_replay import replay
 from test_emit_golden import CASES, _result
 
@@ -35,13 +35,13 @@ def test_a_recommendation_round_trips_through_its_dict():
         files=("afl-build.env", "autotune-run.env"), description="edge, flat"),
         is_default=False, reason="covers more", env_files=("afl-build.env", "autotune-run.env"), evidence="race.json",
         probe_dir="/x/probe", tune_dir="/x/tune", max_collision_rate=0.01,
-        recorded_execs=(RecordedExecs(Config("edge", "flat", 1 << 17, 8), 1234.5),), host=detect_host(),
+        recorded_execs=(RecordedExecs(MapPoint("edge", "flat", 17, 8), 1234.5),), host=detect_host(),
         compilers={"afl-clang-fast": "clang 14"})
     doc = json.loads(json.dumps(rec.to_dict()))
     assert doc["schema_version"] == SCHEMA_VERSION and doc["kind"] == "recommendation" and doc["stage"] == "race"
     assert Recommendation.from_dict(doc) == rec
-    assert rec.recorded_execs_per_s(Config("edge", "flat", 1 << 17, 8)) == 1234.5
-    assert rec.recorded_execs_per_s(Config("edge", "flat", 1 << 16, 8)) is None
+    assert rec.recorded_execs_per_s(MapPoint("edge", "flat", 17, 8)) == 1234.5
+    assert rec.recorded_execs_per_s(MapPoint("edge", "flat", 16, 8)) is None
 
 
 def test_tune_writes_the_recommendation_and_an_old_tune_dir_derives_the_same(tmp_path):

@@ -10,11 +10,12 @@ from autotune.errors import AutotuneError
 from autotune.metrics import METRICS, afl_mode, has_map_size
 from autotune.runtime.config import (HASH_SLOTS_POW2, LAYOUTS, METRIC_TABLE, VARIABLES, RuntimeConfig, RuntimeConfigError,
                                      parse_u64)
-from autotune.tune.space import Config, SearchSpace, map_pow2_range
+from autotune.mappoint import MapPoint
+from autotune.tune.space import SearchSpace, map_pow2_range
 
 
 def test_a_two_level_configuration_sets_index_and_dense_slots():
-    rc = Config("ngram-4", "twolevel", 1 << 20, 16).runtime(dense=4096, seed=3, index_file="/tmp/i.bin")
+    rc = MapPoint("ngram-4", "twolevel", 20, 16).runtime(dense=4096, seed=3, index_file="/tmp/i.bin")
     assert (rc.hash_slots, rc.dense_slots, rc.index_slots, rc.map_slots) == (1 << 20, 4096, 1 << 20, 4096)
     assert [v.name for v in rc.to_env()] == [
         "AUTOTUNE_METRIC", "AUTOTUNE_LAYOUT", "AUTOTUNE_INDEX_SIZE", "AUTOTUNE_MAP_SIZE", "AUTOTUNE_KEY_HASH",
@@ -24,7 +25,7 @@ def test_a_two_level_configuration_sets_index_and_dense_slots():
 
 
 def test_a_flat_configuration_has_one_size_and_no_index_file():
-    rc = Config("edge", "flat", 1 << 18, 8).runtime(dense=None, seed=0, index_file="/tmp/i.bin")
+    rc = MapPoint("edge", "flat", 18, 8).runtime(dense=None, seed=0, index_file="/tmp/i.bin")
     env = rc.env_values()
     assert env["AUTOTUNE_MAP_SIZE"] == str(1 << 18) and "AUTOTUNE_INDEX_SIZE" not in env
     assert "AUTOTUNE_INDEX_FILE" not in env and rc.dense_slots is None and rc.hash_slots == 1 << 18
@@ -32,7 +33,7 @@ def test_a_flat_configuration_has_one_size_and_no_index_file():
 
 
 def test_guard_sets_only_what_applies():
-    rc = Config("guard", "flat", 1 << 16, 8).runtime(dense=None, seed=9)
+    rc = MapPoint("guard", "flat", 16, 8).runtime(dense=None, seed=9)
     assert list(rc.env_values()) == ["AUTOTUNE_METRIC", "AUTOTUNE_COUNTER_BITS", "AUTOTUNE_OVERFLOW"]
     assert RuntimeConfig.from_env(rc.env_values()) == rc
 
@@ -61,7 +62,7 @@ def test_construction_checks_like_parsing():
     with pytest.raises(RuntimeConfigError):
         RuntimeConfig(map_slots=3)
     with pytest.raises(RuntimeConfigError):
-        Config("edge", "flat", 1 << 31, 8).runtime(dense=None, seed=0)
+        MapPoint("edge", "flat", 31, 8).runtime(dense=None, seed=0)
     assert RuntimeConfig.from_env({"AUTOTUNE_COUNTER_BITS": "0x10", "AUTOTUNE_SEED": ""}).counter_bits == 16
 
 

@@ -12,8 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from autotune.errors import AutotuneError
+from autotune.mappoint import MapPoint
 from autotune.race.core import Contestant, RaceResult, TrialFigures
-from autotune.race.search import (Point, SpaceFacts, budget_for, contestant_for, enumerate_space, fit_search,
+from autotune.race.search import (SpaceFacts, budget_for, contestant_for, enumerate_space, fit_search,
                                   nearest_feasible, plan_search, plan_sentence, prior_seeds, rule_out, run_search)
 
 METRICS = ("guard", "edge", "ngram-2", "ngram-4", "ngram-8", "caller", "ctx")
@@ -26,7 +27,7 @@ DEFAULT = Contestant(name="aflpp-default", is_default=True, cc_kind="afl")
 def synthetic(truth, *, noise=8.0):
     """(prepare, run_trials, points): afl-fuzz replaced by ``truth(point) -> (edges, execs/s)`` plus
     seeded Gaussian noise per trial; the default covers 1000 edges at 10k execs/s."""
-    points: dict[str, Point] = {}
+    points: dict[str, MapPoint] = {}
     built: list[str] = []
 
     def prepare(cands):
@@ -58,12 +59,12 @@ def search(truth, *, budget_s=3600, seed=1, facts=FACTS, metrics=METRICS, prepar
                       run_trials=run_trials, budget_s=budget_s, jobs=2, seed=seed, ruled_out=ruled, **kw), space
 
 
-def rich_wins(p: Point) -> tuple[float, float]:
+def rich_wins(p: MapPoint) -> tuple[float, float]:
     """ngram-4 finds 8 % more edges; a flat map past 2^18 slows and loses; 16-bit counters help a little."""
     cov = 1080.0 if p.metric == "ngram-4" else 1010.0 if p.metric == "guard" else 1000.0
     if p.layout == "flat" and p.map_pow2 > 18:
         cov -= 30 * (p.map_pow2 - 18)
-    if p.width == 16:
+    if p.width_bits == 16:
         cov += 10
     return cov, 20000.0
 
@@ -100,14 +101,14 @@ def test_every_proposal_respects_the_collision_limit_and_the_host():
     r, space = search(rich_wins, facts=facts)
     assert not any(p.metric == "ngram-8" for p in space)  # 10 M keys fit no map within 1 %
     for prop in r.search["proposals"]:
-        p = Point.from_dict(prop["point"])
+        p = MapPoint.from_dict(prop["point"])
         assert rule_out(p, facts) is None
     assert r.search["space"]["ruled_out"]["collisions"] > 0
     assert r.search["space"]["ruled_out"]["cache"] > 0
     # a flat map larger than the L2 is ruled out by name
-    why = rule_out(Point("edge", "flat", 19, 8), facts)
+    why = rule_out(MapPoint("edge", "flat", 19, 8), facts)
     assert why is not None and why.startswith("cache") and "L2" in why
-    why = rule_out(Point("edge", "flat", 16, 8, "wrap"), FACTS)
+    why = rule_out(MapPoint("edge", "flat", 16, 8, "wrap"), FACTS)
     assert why is not None and why.startswith("counter overflow")
 
 
@@ -227,29 +228,29 @@ def test_first_proposals_come_from_tunes_best_per_family():
     # without tune: the fixed list, sized by the census
     assert [p.metric for p, _ in prior_seeds(space=space)] == ["guard", "edge", "ngram-4", "caller"]
     # a point tune liked that the census rules out is moved to the smallest feasible size
-    assert nearest_feasible(Point("edge", "flat", 16, 8), space) == Point("edge", "flat", 18, 8)
+    assert nearest_feasible(MapPoint("edge", "flat", 16, 8), space) == MapPoint("edge", "flat", 18, 8)
 
 
 def test_contestants_take_the_cheapest_build_kind_and_valid_runtime_settings():
     from autotune.runtime.config import RuntimeConfig
 
-    c = contestant_for(Point("edge", "flat", 17, 8), FACTS)
+    c = contestant_for(MapPoint("edge", "flat", 17, 8), FACTS)
     assert dict(c.build) == {"AUTOTUNE_CC_INSTRUMENT": "edge"} and dict(c.settings)["AUTOTUNE_KEY_HASH"] == "afl"
-    c = contestant_for(Point("ngram-4", "flat", 16, 8), FACTS)
+    c = contestant_for(MapPoint("ngram-4", "flat", 16, 8), FACTS)
     assert dict(c.build) == {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "4"}
-    c = contestant_for(Point("edge", "flat", 17, 16), FACTS)
+    c = contestant_for(MapPoint("edge", "flat", 17, 16), FACTS)
     assert dict(c.build) == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
-    c = contestant_for(Point("ctx", "twolevel", 20, 32, "saturate"), FACTS)
+    c = contestant_for(MapPoint("ctx", "twolevel", 20, 32, "saturate"), FACTS)
     assert dict(c.build) == {"AUTOTUNE_CC_INSTRUMENT": "full"}
     rc = RuntimeConfig.from_env(dict(c.settings))
     assert (rc.metric, rc.layout, rc.index_slots, rc.counter_bits, rc.overflow) == ("ctx", "twolevel", 1 << 20, 32,
                                                                                    "saturate")
-    assert contestant_for(Point("guard"), FACTS).build == (("AUTOTUNE_CC_INSTRUMENT", "guard"),)
-    g16 = contestant_for(Point("guard", width=16), FACTS)
+    assert contestant_for(MapPoint("guard"), FACTS).build == (("AUTOTUNE_CC_INSTRUMENT", "guard"),)
+    g16 = contestant_for(MapPoint("guard", width_bits=16), FACTS)
     assert dict(g16.build) == {"AUTOTUNE_CC_INSTRUMENT": "blocks"} and dict(g16.settings)["AUTOTUNE_COUNTER_BITS"] == "16"
     # one binary for all (no recipe): never an inline kind
     one = SpaceFacts(keys=FACTS.keys, inline=False)
-    assert dict(contestant_for(Point("edge", "flat", 17, 8), one).build) == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
+    assert dict(contestant_for(MapPoint("edge", "flat", 17, 8), one).build) == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
     # names are unique across the space and safe as directory names
     space, _ = enumerate_space(metrics=METRICS, facts=FACTS)
     names = [p.name for p in space]
@@ -307,8 +308,8 @@ def test_maps_for_instances_sharing_the_last_level_cache():
     (BigMap Fig. 9: parallel instances' maps compete for it); one instance is judged by its L2 only."""
     one = SpaceFacts(keys=FACTS.keys, l2_bytes=2 << 20, llc_bytes=4 << 20)
     four = SpaceFacts(keys=FACTS.keys, l2_bytes=2 << 20, llc_bytes=4 << 20, instances=4)
-    p = Point("edge", "flat", 20, 8)  # 1 MiB scanned per execution
+    p = MapPoint("edge", "flat", 20, 8)  # 1 MiB scanned per execution
     assert rule_out(p, one) is None
     why = rule_out(p, four)
     assert why is not None and why.startswith("cache") and "4 instances" in why
-    assert rule_out(Point("edge", "twolevel", 20, 8), four) is None  # its dense array is small
+    assert rule_out(MapPoint("edge", "twolevel", 20, 8), four) is None  # its dense array is small

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from autotune.cli.main import app
 from autotune.tune.replay import replay_env
-from autotune.tune.space import Config
+from autotune.mappoint import MapPoint
 
 EXE = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "autotune"
 
@@ -84,7 +84,7 @@ def test_tune_bench_backend_and_fixed_metric(demo_probe, tmp_path):
 
 
 def test_replay_env_names_the_runtime_variables():
-    env = replay_env(config=Config("ngram-4", "twolevel", 1 << 20, 16), dense=4096, seed=3, rounds=2)
+    env = replay_env(config=MapPoint("ngram-4", "twolevel", 20, 16), dense=4096, seed=3, rounds=2)
     assert env == {"AUTOTUNE_REPLAY_ROUNDS": "2", "AUTOTUNE_SEED": "3", "AUTOTUNE_METRIC": "ngram-4",
                    "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_COUNTER_BITS": "16", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "exact",
                    "AUTOTUNE_INDEX_SIZE": str(1 << 20), "AUTOTUNE_MAP_SIZE": "4096"}

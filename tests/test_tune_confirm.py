@@ -14,10 +14,11 @@ from autotune.tune.inputs import MetricFacts, TuneInputs
 from autotune.tune.objective import ObjectiveSettings
 from autotune.tune.optimise import grid_search
 from autotune.tune.run import result_from_search, run_tune
-from autotune.tune.space import Config, SearchSpace
+from autotune.mappoint import MapPoint
+from autotune.tune.space import SearchSpace
 
 TRUE_EPS = 50_000.0  # a two-level map's per-exec work does not depend on its index size
-LUCKY = Config("edge", "twolevel", 1 << 22, 8)
+LUCKY = MapPoint("edge", "twolevel", 22, 8)
 
 
 class NoisyMeasurer:
@@ -30,9 +31,9 @@ class NoisyMeasurer:
         self.rng = np.random.default_rng(seed)
         self.sigma = sigma
         self.lucky = lucky
-        self.calls: list[Config] = []
+        self.calls: list[MapPoint] = []
 
-    def measure(self, config: Config) -> Measurement:
+    def measure(self, config: MapPoint) -> Measurement:
         first = config not in self.calls
         self.calls.append(config)
         eps = TRUE_EPS * float(np.exp(self.rng.normal(0.0, self.sigma)))
@@ -66,10 +67,10 @@ def test_confirmation_turns_a_noise_picked_large_index_into_the_smaller_equivale
     assert conf.chosen.evaluation.feasible
     # the candidates: the search's top 5 and LUCKY's /2, /4 and smallest feasible index, interleaved
     cands = [r.config for r in conf.rows]
-    assert LUCKY in cands and Config("edge", "twolevel", 1 << 21, 8) in cands
-    assert Config("edge", "twolevel", 1 << 20, 8) in cands
-    assert Config("edge", "twolevel", 1 << 17, 8) in cands  # the smallest index within the collision limit
-    assert Config("edge", "twolevel", 1 << 16, 8) not in cands  # 2.3 % collisions: above the limit
+    assert LUCKY in cands and MapPoint("edge", "twolevel", 21, 8) in cands
+    assert MapPoint("edge", "twolevel", 20, 8) in cands
+    assert MapPoint("edge", "twolevel", 17, 8) in cands  # the smallest index within the collision limit
+    assert MapPoint("edge", "twolevel", 16, 8) not in cands  # 2.3 % collisions: above the limit
     assert noisy.calls[-5 * len(cands):] == cands * 5
     # every row's median and the band: the choice is within the leader's spread and the cheapest there
     lead = next(r for r in conf.rows if r.config == conf.leader)
@@ -81,7 +82,7 @@ def test_confirmation_turns_a_noise_picked_large_index_into_the_smaller_equivale
                              calls=len(search.trials), seed=seed, cache_hits=0, host=None, confirmation=conf)
     assert res.best_config == chosen
     d = res.to_dict()["confirmation"]
-    assert d["changed"] and d["search_best"] == LUCKY.to_dict() and all(len(r["repeats_execs_per_s"]) == 5
+    assert d["changed"] and d["search_best"] == LUCKY.to_tune_dict() and all(len(r["repeats_execs_per_s"]) == 5
                                                                           for r in d["rows"])
     md = render_report(res, files=["report.md"])
     assert "## Confirmation" in md and "the search alone had chosen edge/twolevel/4194304/8" in md
@@ -105,7 +106,7 @@ def test_recorded_figures_keep_the_search_choice_and_confirm_0_skips():
     conf = res.confirmation
     assert conf is not None and conf["band_bits"] == 0.0  # identical repeats: no spread, the top median wins
     top = max(conf["rows"], key=lambda r: r["score_bits"])
-    assert res.best_config.to_dict() == top["config"] == conf["chosen"]
+    assert res.best_config.to_tune_dict() == top["config"] == conf["chosen"]
     assert all(r["repeats_execs_per_s"] == [r["repeats_execs_per_s"][0]] * 2 for r in conf["rows"])
     assert grid.best.score_bits >= top["score_bits"] - 1e-6
     off = run_tune(inputs=inputs, space=space, settings=settings, measurer=RecordedMeasurer(FIGURES["execs_per_s"]),

@@ -15,7 +15,8 @@ from autotune.tune.objective import (ObjectiveSettings, evaluate, precision_feas
                                      working_set_bytes)
 from autotune.tune.optimise import grid_search, optimise
 from autotune.tune.precision import collision_rate, counter_overflow_share
-from autotune.tune.space import Config, SearchSpace, dense_slots
+from autotune.mappoint import MapPoint
+from autotune.tune.space import SearchSpace, dense_slots
 from recorded_figures import FIGURES, RECORDED_LAYOUTS
 
 OVERFLOW = {"edge": {8: 0.05, 16: 0.001, 32: 0.0, 64: 0.0}, "ngram-4": {8: 0.08, 16: 0.002, 32: 0.0, 64: 0.0},
@@ -61,11 +62,11 @@ def test_optimiser_is_reproducible_with_a_seed():
 def test_cached_measurer_measures_each_point_once():
     fake = RecordedMeasurer({"edge/flat/8192/8": 10.0})
     cm = CachedMeasurer(fake)
-    c = Config("edge", "flat", 8192, 8)
+    c = MapPoint("edge", "flat", 13, 8)
     assert cm.measure(c).execs_per_s == cm.measure(c).execs_per_s == 10.0
     assert len(fake.calls) == 1 and cm.hits == 1
     with pytest.raises(AutotuneError, match="no recorded figure"):
-        cm.measure(Config("edge", "flat", 16384, 8))
+        cm.measure(MapPoint("edge", "flat", 14, 8))
 
 
 def test_equation1_matches_bigmap_table2():
@@ -83,25 +84,25 @@ def test_counter_overflow_share():
 def test_objective_terms():
     facts = MetricFacts("edge", 1000, 1000.0, {8: 0.1, 16: 0.0, 32: 0.0, 64: 0.0})
     st = ObjectiveSettings(max_collision_rate=0.02, sensitivity_weight=0.25)
-    c = Config("edge", "flat", 1 << 20, 16)
+    c = MapPoint("edge", "flat", 20, 16)
     ev = evaluate(config=c, measurement=Measurement(execs_per_s=1024.0, source="recorded"), facts=facts, settings=st)
     lost = collision_rate(map_slots=1 << 20, n_keys=1000)
     assert ev.feasible
     assert ev.score_bits == pytest.approx(10 + math.log2(1 - lost) + 0.25 * math.log2(1000))
-    ev8 = evaluate(config=Config("edge", "flat", 1 << 20, 8), measurement=Measurement(1024.0, "recorded"),
+    ev8 = evaluate(config=MapPoint("edge", "flat", 20, 8), measurement=Measurement(1024.0, "recorded"),
                    facts=facts, settings=st)
     assert ev.score_bits - ev8.score_bits == pytest.approx(-math.log2(0.9))
-    small = Config("edge", "flat", 1 << 13, 8)  # 1000 keys in 8192 slots: ~5.9 % > 2 %
+    small = MapPoint("edge", "flat", 13, 8)  # 1000 keys in 8192 slots: ~5.9 % > 2 %
     assert not precision_feasible(config=small, facts=facts, settings=st)
     bad = evaluate(config=small, measurement=Measurement(1024.0, "recorded"), facts=facts, settings=st)
     assert not bad.feasible and bad.notes
-    tl = Config("edge", "twolevel", 1 << 24, 8)
+    tl = MapPoint("edge", "twolevel", 24, 8)
     assert dense_slots(map_slots=tl.map_slots, estimated_keys=1000) == 2048
     assert precision_feasible(config=tl, facts=facts, settings=st)
 
 
 def test_jobs_model_adds_cost_only_beyond_the_private_cache():
-    ws = working_set_bytes(config=Config("edge", "flat", 1 << 20, 8), n_keys=1000, dense=None)
+    ws = working_set_bytes(config=MapPoint("edge", "flat", 20, 8), n_keys=1000, dense=None)
     assert ws == 2 << 20
     per_byte = lambda b: 0.1 if b <= (8 << 20) else 0.5  # noqa: E731 - a cache step at 8 MiB
     assert shared_cache_extra_ns(ws_bytes=ws, jobs=1, l2_bytes=1 << 21, ns_per_byte=per_byte) == 0.0
@@ -118,12 +119,12 @@ def test_polish_steps_from_a_guard_incumbent_stay_in_the_space():
 
     space = SearchSpace(map_pow2=(13, 27), metrics=("guard", "edge", "ngram-4"))
     grid = set(space.grid())
-    incumbent = space.canonical(Config("guard", "flat", 1 << 16, 8))
+    incumbent = space.canonical(MapPoint("guard", "flat", 16, 8))
     steps = neighbours(space, incumbent)
     assert steps and incumbent not in steps
     assert set(steps) <= grid, set(steps) - grid
     assert len(steps) == len(set(steps))
-    assert Config("edge", "flat", 1 << 16, 8) in steps  # the next metric keeps the size
+    assert MapPoint("edge", "flat", 16, 8) in steps  # the next metric keeps the size
 
 
 def test_a_fresh_measurement_scores_as_its_cached_copy_will():
@@ -136,6 +137,6 @@ def test_a_fresh_measurement_scores_as_its_cached_copy_will():
         def measure(self, config):
             return Measurement(execs_per_s=428.2345678, source="bench", map_ns=12.3456789)
 
-    m = CachedMeasurer(Exact()).measure(Config("edge", "flat", 1 << 16, 8))
+    m = CachedMeasurer(Exact()).measure(MapPoint("edge", "flat", 16, 8))
     assert m == Measurement.from_dict(m.to_dict())
     assert (m.execs_per_s, m.map_ns) == (428.235, 12.346)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from autotune.mappoint import MapPoint
 from autotune.measure.stats import human_bytes
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
 from autotune.tune.result import TuneResult
-from autotune.tune.space import Config
 
 OBJECTIVE_MD = """score = log2(execs_per_s with N instances)
       + log2(1 - lost_keys)          # Equation 1 collisions (+ two-level dense overflow)
@@ -20,8 +20,8 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f} %"
 
 
-def _cfg(c: Config | dict) -> str:
-    c = c if isinstance(c, Config) else Config.from_dict(c)  # confirmation rows are report.json's records
+def _cfg(c: MapPoint | dict) -> str:
+    c = c if isinstance(c, MapPoint) else MapPoint.from_dict(c)  # confirmation rows are report.json's records
     return f"{c.metric}, {c.layout}, {human_bytes(c.map_slots)} slots, {c.width_bits}-bit"
 
 

@@ -1,7 +1,8 @@
 """The race's search: Bayesian optimisation over what afl-fuzz finds, with successive halving.
 
-What is searched: every configuration our runtime can run under afl-fuzz, a :class:`Point` =
-(metric, layout, hash space 2^k, counter width, overflow policy); guard has no map of its own.
+What is searched: every configuration our runtime can run under afl-fuzz, a
+:class:`~autotune.mappoint.MapPoint` (metric, layout, hash space 2^k, counter width, overflow policy);
+guard has no map of its own (``map_pow2`` 0).
 Each point becomes a contestant on the cheapest build kind that serves it (:func:`contestant_for`).
 
 How a point is judged: short afl-fuzz trials, each paired with AFL++'s default trial of the same
@@ -51,6 +52,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError
+from autotune.mappoint import MapPoint
 from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rule, Rung, RungPlan,
                                 RunTrials, TrialFigures, first_trial_s, plan_rungs, rung_waves)
@@ -59,46 +61,11 @@ from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, RACE_MAP_POW2
 SPEED_WEIGHT = 0.02
 SEARCH_WIDTHS = (8, 16, 32)
 OVERFLOWS = ("neverzero", "saturate", "wrap")
-_OV_SHORT = {"neverzero": "nz", "saturate": "sat", "wrap": "wrap"}
 # Largest number of proposals the first rung may take however large the budget (the space has a
 # few hundred feasible points; beyond this, a longer budget buys longer trials instead).
 MAX_PROPOSALS = 24
 DEFAULT_PAIR_SD = 0.05  # prior noise of one pair's y before any pair has been seen twice
 MIN_PAIR_VAR = 1e-5
-
-
-@dataclass(frozen=True, order=True)
-class Point:
-    """One configuration: ``map_pow2`` is the hash space's log2 (flat: the counters; two-level:
-    the index), 0 for guard (one slot per guard)."""
-
-    metric: str
-    layout: str = "flat"
-    map_pow2: int = 0
-    width: int = 8
-    overflow: str = "neverzero"
-
-    @property
-    def hashed(self) -> bool:
-        from autotune.metrics import has_map_size
-
-        return has_map_size(self.metric)
-
-    @property
-    def name(self) -> str:
-        tail = f"-w{self.width}" + ("" if self.overflow == "neverzero" else f"-{_OV_SHORT[self.overflow]}")
-        if not self.hashed:
-            return "guard" if tail == "-w8" else f"guard{tail}"
-        return f"{self.metric}-{'flat' if self.layout == 'flat' else 'tl'}{self.map_pow2}{tail}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "layout": self.layout, "map_pow2": self.map_pow2, "width": self.width,
-                "overflow": self.overflow}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Point":
-        return cls(metric=str(d["metric"]), layout=str(d["layout"]), map_pow2=int(d["map_pow2"]),
-                   width=int(d["width"]), overflow=str(d["overflow"]))
 
 
 @dataclass(frozen=True)
@@ -130,7 +97,7 @@ class SpaceFacts:
                 "llc_bytes": self.llc_bytes, "instances": self.instances}
 
 
-def _dense(point: Point, facts: SpaceFacts) -> int | None:
+def _dense(point: MapPoint, facts: SpaceFacts) -> int | None:
     from autotune.tune.space import dense_slots
 
     if not point.hashed or point.layout != "twolevel":
@@ -138,13 +105,13 @@ def _dense(point: Point, facts: SpaceFacts) -> int | None:
     return dense_slots(map_slots=1 << point.map_pow2, estimated_keys=facts.keys_of(point.metric))
 
 
-def rule_out(point: Point, facts: SpaceFacts) -> str | None:
+def rule_out(point: MapPoint, facts: SpaceFacts) -> str | None:
     """Why ``point`` cannot work on this target and host (None: it can), known without running it."""
     from autotune.runtime.config import AFL_MAX_MAP_SLOTS, KEY_HEADROOM, LAYOUTS
 
-    share = float(facts.overflow.get(point.metric, {}).get(point.width, 0.0))
+    share = float(facts.overflow.get(point.metric, {}).get(point.width_bits, 0.0))
     if point.overflow == "wrap" and share > facts.max_counter_overflow:
-        return (f"counter overflow: {share:.1%} of the census's keys reach 2^{point.width} hits, and a wrapping "
+        return (f"counter overflow: {share:.1%} of the census's keys reach 2^{point.width_bits} hits, and a wrapping "
                 f"counter loses them (limit {facts.max_counter_overflow:.0%})")
     if not point.hashed:
         return None
@@ -157,7 +124,7 @@ def rule_out(point: Point, facts: SpaceFacts) -> str | None:
     slots = lay.afl_map_slots(hash_slots=1 << point.map_pow2, dense_slots=dense)
     if slots > AFL_MAX_MAP_SLOTS:
         return f"map: afl-fuzz's handshake carries at most 2^{AFL_MAX_MAP_SLOTS.bit_length() - 1} slots"
-    scanned = slots * point.width // 8
+    scanned = slots * point.width_bits // 8
     what = "flat map" if point.layout == "flat" else "dense array"
     if facts.l2_bytes and scanned > facts.l2_bytes:
         return (f"cache: a {what} of {scanned:,} bytes, which afl-fuzz scans every execution, exceeds the "
@@ -169,11 +136,11 @@ def rule_out(point: Point, facts: SpaceFacts) -> str | None:
     return None
 
 
-def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[Point], dict[str, int]]:
+def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[MapPoint], dict[str, int]]:
     """Every point the search may propose for ``metrics``, and how many were ruled out per reason."""
     from autotune.metrics import has_map_size
 
-    points: list[Point] = []
+    points: list[MapPoint] = []
     ruled: dict[str, int] = {}
     for m in metrics:
         shapes = ([("flat", 0)] if not has_map_size(m) else
@@ -181,7 +148,7 @@ def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[
         for lay, k in shapes:
             for w in SEARCH_WIDTHS:
                 for ov in OVERFLOWS:
-                    p = Point(metric=m, layout=lay, map_pow2=k, width=w, overflow=ov)
+                    p = MapPoint(metric=m, layout=lay, map_pow2=k, width_bits=w, overflow=ov)
                     why = rule_out(p, facts)
                     if why is None:
                         points.append(p)
@@ -191,16 +158,16 @@ def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[
     return points, ruled
 
 
-def _inline_build(point: Point, facts: SpaceFacts) -> dict[str, str] | None:
+def _inline_build(point: MapPoint, facts: SpaceFacts) -> dict[str, str] | None:
     from autotune.race.contestants import EDGE_KIND_MAX_MAP_SLOTS, inline_kind_build
 
-    if (not facts.inline or not point.hashed or point.layout != "flat" or point.width != 8
+    if (not facts.inline or not point.hashed or point.layout != "flat" or point.width_bits != 8
             or point.overflow != "neverzero" or (1 << point.map_pow2) > EDGE_KIND_MAX_MAP_SLOTS):
         return None
     return inline_kind_build(point.metric)
 
 
-def contestant_for(point: Point, facts: SpaceFacts) -> Contestant:
+def contestant_for(point: MapPoint, facts: SpaceFacts) -> Contestant:
     """The contestant running ``point``: the cheapest build kind serving it, and its run-time variables
     (autotune.runtime.config.RuntimeConfig, the one writer of AUTOTUNE_* settings)."""
     from autotune.buildkinds import KIND_VAR, kind_for
@@ -208,14 +175,14 @@ def contestant_for(point: Point, facts: SpaceFacts) -> Contestant:
 
     ov = "NeverZero" if point.overflow == "neverzero" else point.overflow
     inline = _inline_build(point, facts)
-    if not point.hashed and point.width == 8 and point.overflow == "neverzero":
+    if not point.hashed and point.width_bits == 8 and point.overflow == "neverzero":
         build, settings = {KIND_VAR: kind_for(point.metric).name}, {"AUTOTUNE_METRIC": point.metric}
         desc = "our runtime, guard (a counter per guard, 8-bit NeverZero, counted inline)"
     elif not point.hashed:
-        build = {KIND_VAR: kind_for(point.metric, counter_bits=point.width, overflow=point.overflow).name}
+        build = {KIND_VAR: kind_for(point.metric, counter_bits=point.width_bits, overflow=point.overflow).name}
         settings = sized_settings(metric=point.metric, layout="flat", hash_slots=AFL_DEFAULT_MAP_SLOTS,
-                                  counter_bits=point.width, overflow=point.overflow)
-        desc = f"our runtime, guard ({point.width}-bit {ov} counters)"
+                                  counter_bits=point.width_bits, overflow=point.overflow)
+        desc = f"our runtime, guard ({point.width_bits}-bit {ov} counters)"
     elif inline is not None:
         build = inline
         h = 1 << point.map_pow2
@@ -225,11 +192,11 @@ def contestant_for(point: Point, facts: SpaceFacts) -> Contestant:
         build = {KIND_VAR: build_kind_for(point.metric)}
         dense = _dense(point, facts)
         settings = sized_settings(metric=point.metric, layout=point.layout, hash_slots=1 << point.map_pow2,
-                                  dense_slots=dense, counter_bits=point.width, overflow=point.overflow,
+                                  dense_slots=dense, counter_bits=point.width_bits, overflow=point.overflow,
                                   index_file="index.bin")
         size = (f"index 2^{point.map_pow2}, {dense} slots" if point.layout == "twolevel"
                 else f"{1 << point.map_pow2} slots")
-        desc = f"our runtime, {point.metric} ({point.layout}, {size}, {point.width}-bit {ov})"
+        desc = f"our runtime, {point.metric} ({point.layout}, {size}, {point.width_bits}-bit {ov})"
     return Contestant(name=point.name, settings=tuple(sorted(settings.items())), cc_kind=CC_AUTOTUNE,
                       build=tuple(build.items()), description=f"{desc}, {build[KIND_VAR]} build")
 
@@ -249,7 +216,7 @@ def family(metric: str) -> str:
     return "call context" if metric in CONTEXT_METRICS else "edge"
 
 
-def features(point: Point, facts: SpaceFacts, fidelity: float) -> list[float]:
+def features(point: MapPoint, facts: SpaceFacts, fidelity: float) -> list[float]:
     """The model's view of a point, every feature in [0, 1]."""
     from autotune.metrics import CONTEXT_METRICS
 
@@ -258,37 +225,37 @@ def features(point: Point, facts: SpaceFacts, fidelity: float) -> list[float]:
     return [min(1.0, math.log2(max(2.0, float(keys))) / 24), float(point.metric in CONTEXT_METRICS),
             float(not point.hashed), n / 8, float(point.layout == "twolevel"),
             (point.map_pow2 - RACE_MAP_POW2[0]) / (RACE_MAP_POW2[1] - RACE_MAP_POW2[0]) if point.hashed else 0.0,
-            math.log2(point.width / 8) / 2, float(point.overflow == "saturate"), float(point.overflow == "wrap"),
+            math.log2(point.width_bits / 8) / 2, float(point.overflow == "saturate"), float(point.overflow == "wrap"),
             float(_inline_build(point, facts) is not None), float(fidelity)]
 
 
-def nearest_feasible(point: Point, space: Sequence[Point]) -> Point | None:
+def nearest_feasible(point: MapPoint, space: Sequence[MapPoint]) -> MapPoint | None:
     """``point`` if the space holds it, else the same metric, layout, width and policy at the smallest
     larger feasible size, else the same metric's smallest feasible point (None: the metric is out)."""
     if point in space:
         return point
-    same = sorted(p for p in space if (p.metric, p.layout, p.width, p.overflow)
-                  == (point.metric, point.layout, point.width, point.overflow) and p.map_pow2 >= point.map_pow2)
+    same = sorted(p for p in space if (p.metric, p.layout, p.width_bits, p.overflow)
+                  == (point.metric, point.layout, point.width_bits, point.overflow) and p.map_pow2 >= point.map_pow2)
     if same:
         return same[0]
     metric = sorted((p for p in space if p.metric == point.metric),
-                    key=lambda p: (p.overflow != "neverzero", p.width, p.layout != "flat", p.map_pow2))
+                    key=lambda p: (p.overflow != "neverzero", p.width_bits, p.layout != "flat", p.map_pow2))
     return metric[0] if metric else None
 
 
-def sized_point(metric: str, space: Sequence[Point]) -> Point | None:
+def sized_point(metric: str, space: Sequence[MapPoint]) -> MapPoint | None:
     """``metric`` as the race sizes it without a model: 8-bit NeverZero, the smallest feasible map,
     flat when that is small enough to count inline, else two-level."""
     from autotune.race.contestants import EDGE_KIND_MAX_MAP_SLOTS
 
-    mine = [p for p in space if p.metric == metric and p.width == 8 and p.overflow == "neverzero"]
+    mine = [p for p in space if p.metric == metric and p.width_bits == 8 and p.overflow == "neverzero"]
     if not mine:
         return None
     if metric == "guard":
         return mine[0]
     smallest = min(p.map_pow2 for p in mine)
     layout = "flat" if (1 << smallest) <= EDGE_KIND_MAX_MAP_SLOTS else "twolevel"
-    return nearest_feasible(Point(metric=metric, layout=layout, map_pow2=smallest), mine)
+    return nearest_feasible(MapPoint(metric=metric, layout=layout, map_pow2=smallest), mine)
 
 
 def race_prior_bits(ev: Any) -> float:
@@ -303,14 +270,14 @@ def race_prior_bits(ev: Any) -> float:
             + math.log2(max(1e-12, 1.0 - float(p.counter_overflow))))
 
 
-def prior_seeds(*, space: Sequence[Point], tune_evaluations: Sequence[Any] = (),
-                fallback: Sequence[str] = ("guard", "edge", "ngram-4", "caller")) -> list[tuple[Point, str]]:
+def prior_seeds(*, space: Sequence[MapPoint], tune_evaluations: Sequence[Any] = (),
+                fallback: Sequence[str] = ("guard", "edge", "ngram-4", "caller")) -> list[tuple[MapPoint, str]]:
     """The first proposals: guard, then tune's best feasible configuration of each metric family by
     replay (edge, N-gram, call context) by :func:`race_prior_bits`, best first, each mapped onto the
     space; without tune's evaluations, ``fallback`` metrics sized by the race's rule."""
-    out: list[tuple[Point, str]] = []
+    out: list[tuple[MapPoint, str]] = []
 
-    def add(p: Point | None, why: str) -> None:
+    def add(p: MapPoint | None, why: str) -> None:
         if p is not None and all(p != q for q, _ in out):
             out.append((p, why))
 
@@ -325,7 +292,7 @@ def prior_seeds(*, space: Sequence[Point], tune_evaluations: Sequence[Any] = (),
     for fam, ev in sorted(best.items(), key=lambda kv: -race_prior_bits(kv[1])):
         c = ev.config
         k = min(max(c.map_pow2, RACE_MAP_POW2[0]), RACE_MAP_POW2[1])
-        p = Point(metric=c.metric, layout=c.layout, map_pow2=k, width=min(c.width_bits, SEARCH_WIDTHS[-1]))
+        p = MapPoint(metric=c.metric, layout=c.layout, map_pow2=k, width_bits=min(c.width_bits, SEARCH_WIDTHS[-1]))
         add(nearest_feasible(p, space), f"prior: tune's fastest precise {fam} configuration by replay "
                                         f"({c.metric}, {c.layout}, 2^{c.map_pow2}, {c.width_bits}-bit; "
                                         f"{ev.execs_per_s:,.0f} replayed execs/s)")
@@ -340,7 +307,7 @@ def prior_seeds(*, space: Sequence[Point], tune_evaluations: Sequence[Any] = (),
 
 @dataclass(frozen=True)
 class Observation:
-    point: Point
+    point: MapPoint
     name: str  # the contestant that ran it (the point's name, or its portfolio's)
     rung: int
     seconds: int
@@ -366,7 +333,7 @@ class Observation:
         return 1.0 / n if n <= 2 else math.pi / (2 * n)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "point": self.point.to_dict(), "rung": self.rung, "seconds": self.seconds,
+        return {"name": self.name, "point": self.point.to_race_dict(), "rung": self.rung, "seconds": self.seconds,
                 "objective": round(self.y, 6), "pairs": [round(v, 6) for v in self.pairs],
                 "coverage": list(self.coverage), "default_coverage": list(self.default_coverage),
                 "execs_ratio": round(self.execs_ratio, 4),
@@ -404,7 +371,7 @@ class Model:
             return DEFAULT_PAIR_SD ** 2
         return max(MIN_PAIR_VAR, sum(statistics.variance(g) * (len(g) - 1) for g in groups) / dof)
 
-    def fit(self, extra: Sequence[tuple[Point, float, float]] = ()) -> bool:
+    def fit(self, extra: Sequence[tuple[MapPoint, float, float]] = ()) -> bool:
         """Fit on the observations and ``extra`` (point, fidelity, y) pseudo-observations (the
         constant liar); False when there is too little to fit."""
         import numpy as np
@@ -435,7 +402,7 @@ class Model:
         self._gp = gp
         return True
 
-    def predict(self, points: Sequence[Point], fidelity: float) -> list[tuple[float, float]]:
+    def predict(self, points: Sequence[MapPoint], fidelity: float) -> list[tuple[float, float]]:
         """(mean, sd) of the objective at ``points`` and ``fidelity``; requires a fitted model."""
         import numpy as np
 
@@ -443,16 +410,16 @@ class Model:
         m, s = self._gp.predict(X, return_std=True)
         return [(float(a) * self._sd + self._mu, float(b) * self._sd) for a, b in zip(m, s)]
 
-    def propose(self, candidates: Sequence[Point], n: int, *, fidelity: float, rng: random.Random
-                ) -> list[tuple[Point, str, tuple[float, float] | None, float | None]]:
+    def propose(self, candidates: Sequence[MapPoint], n: int, *, fidelity: float, rng: random.Random
+                ) -> list[tuple[MapPoint, str, tuple[float, float] | None, float | None]]:
         """``n`` points of ``candidates`` by expected improvement (constant liar), each with its origin,
         prediction and EI; random ones (seeded) while there is no model."""
         import numpy as np
         from skopt.acquisition import gaussian_ei
 
         pool = list(candidates)
-        out: list[tuple[Point, str, tuple[float, float] | None, float | None]] = []
-        liars: list[tuple[Point, float, float]] = []
+        out: list[tuple[MapPoint, str, tuple[float, float] | None, float | None]] = []
+        liars: list[tuple[MapPoint, float, float]] = []
         while len(out) < n and pool:
             if not self.fit(liars):
                 p = pool.pop(rng.randrange(len(pool)))
@@ -586,7 +553,7 @@ class ModelProposer:
     proposed (a failed build drops its build kind's points, and the next proposal takes its place); the
     model learns from every rung's pairs and ranks by its posterior mean at the rung's fidelity."""
 
-    def __init__(self, *, default: Contestant, space: Sequence[Point], seeds: Sequence[tuple[Point, str]],
+    def __init__(self, *, default: Contestant, space: Sequence[MapPoint], seeds: Sequence[tuple[MapPoint, str]],
                  facts: SpaceFacts, prepare: Prepare, plan: Sequence[RungPlan], batches: Sequence[int], seed: int,
                  ruled_out: Mapping[str, int] | None = None, wrap: Callable[[Contestant], Contestant] | None = None,
                  on_batch: Callable[[dict], None] | None = None):
@@ -597,14 +564,14 @@ class ModelProposer:
         self.rng = random.Random(seed)
         self.model = Model(facts=facts, seed=seed)
         self.built: dict[str, Contestant] = {default.name: default}
-        self.points: dict[str, Point] = {}
+        self.points: dict[str, MapPoint] = {}
         self.proposals: list[dict] = []
         self.dropped: list[dict] = []
         self.convergence: list[dict] = []
         self.afl_seconds = 0.0
         self.failed_builds: set[tuple] = set()
         self.pool = [p for p in space]
-        self.seeds: list[tuple[Point, str, Any, Any]] | None = [(p, why, None, None) for p, why in seeds]
+        self.seeds: list[tuple[MapPoint, str, Any, Any]] | None = [(p, why, None, None) for p, why in seeds]
         for p, *_ in self.seeds:
             self.pool.remove(p)
         self.last_fid = max(1.0, math.log2(plan[-1].seconds / plan[0].seconds)) if len(plan) > 1 else 1.0
@@ -636,7 +603,7 @@ class ModelProposer:
                                 fix="see the build errors in race.json's search.dropped")
         return chosen
 
-    def _build(self, p: Point, origin: str, pred: tuple[float, float] | None, ei: float | None) -> Contestant | None:
+    def _build(self, p: MapPoint, origin: str, pred: tuple[float, float] | None, ei: float | None) -> Contestant | None:
         """``p``'s contestant built and recorded as proposed; None when its build kind failed."""
         c = self.wrap(contestant_for(p, self.facts))
         if build_key(c.tuned) in self.failed_builds:
@@ -649,7 +616,8 @@ class ModelProposer:
             return None
         self.built[c.name] = c
         self.points[c.name] = p
-        self.proposals.append({"name": c.name, "point": p.to_dict(), "origin": origin, "batch": len(self.convergence),
+        self.proposals.append({"name": c.name, "point": p.to_race_dict(), "origin": origin,
+                               "batch": len(self.convergence),
                                "predicted": None if pred is None else {"mean": round(pred[0], 6),
                                                                        "sd": round(pred[1], 6)},
                                "ei": None if ei is None else round(ei, 6)})
@@ -710,9 +678,9 @@ class ModelProposer:
                 "convergence": self.convergence, "dropped": self.dropped}
 
 
-def run_search(*, default: Contestant, space: Sequence[Point], seeds: Sequence[tuple[Point, str]], facts: SpaceFacts,
-               prepare: Prepare, run_trials: RunTrials, budget_s: float, jobs: int, repeats: int = DEFAULT_REPEATS,
-               eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
+def run_search(*, default: Contestant, space: Sequence[MapPoint], seeds: Sequence[tuple[MapPoint, str]],
+               facts: SpaceFacts, prepare: Prepare, run_trials: RunTrials, budget_s: float, jobs: int,
+               repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
                overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = DEFAULT_ALPHA, seed: int = 0,
                max_proposals: int = MAX_PROPOSALS, ruled_out: Mapping[str, int] | None = None,
                on_rung: Callable[[Rung], None] | None = None, on_batch: Callable[[dict], None] | None = None,

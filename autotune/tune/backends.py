@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from autotune.errors import AutotuneError
-from autotune.tune.space import Config
+from autotune.mappoint import MapPoint
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Measurement:
 class Measurer(Protocol):
     name: str
 
-    def measure(self, config: Config) -> Measurement: ...
+    def measure(self, config: MapPoint) -> Measurement: ...
 
 
 class RecordedMeasurer:
@@ -49,9 +49,9 @@ class RecordedMeasurer:
 
     def __init__(self, figures: dict[str, float]):
         self.figures = dict(figures)
-        self.calls: list[Config] = []
+        self.calls: list[MapPoint] = []
 
-    def measure(self, config: Config) -> Measurement:
+    def measure(self, config: MapPoint) -> Measurement:
         self.calls.append(config)
         try:
             eps = self.figures[config.key()]
@@ -64,14 +64,14 @@ class RecordedMeasurer:
 class CachedMeasurer:
     """Measure each configuration once; later requests return the cached figure."""
 
-    def __init__(self, inner: Measurer, *, on_measure: Callable[[Config, Measurement], None] | None = None):
+    def __init__(self, inner: Measurer, *, on_measure: Callable[[MapPoint, Measurement], None] | None = None):
         self.inner = inner
         self.name = inner.name
         self.cache: dict[str, Measurement] = {}
         self.hits = 0
         self.on_measure = on_measure
 
-    def measure(self, config: Config) -> Measurement:
+    def measure(self, config: MapPoint) -> Measurement:
         k = config.key()
         if k in self.cache:
             self.hits += 1
@@ -95,14 +95,14 @@ class BenchMeasurer:
     name = "bench"
 
     def __init__(self, *, traces: Callable[[str], Any], target_exec_ns: float,
-                 dense_for: Callable[[Config], int | None], rounds: int = 3, round_s: float = 0.01):
+                 dense_for: Callable[[MapPoint], int | None], rounds: int = 3, round_s: float = 0.01):
         self.traces = traces  # metric -> KeyTrace
         self.target_exec_ns = float(target_exec_ns)
         self.dense_for = dense_for
         self.rounds = rounds
         self.round_s = round_s
 
-    def measure(self, config: Config) -> Measurement:
+    def measure(self, config: MapPoint) -> Measurement:
         from autotune.measure import native
         from autotune.measure.bench import case_from_raw
 

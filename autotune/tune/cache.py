@@ -13,9 +13,9 @@ from typing import Any
 
 from autotune.errors import AutotuneError
 from autotune.io import read_json, write_json_atomic
+from autotune.mappoint import MapPoint
 from autotune.profile.model import HostProfile
 from autotune.tune.backends import CachedMeasurer, Measurement
-from autotune.tune.space import Config
 
 SCHEMA_VERSION = 1
 FILE_NAME = "measurements.json"
@@ -53,7 +53,7 @@ def attach(cached: CachedMeasurer, *, out_dir: Path, identity: dict[str, Any], f
                 except (KeyError, TypeError, ValueError):
                     continue
 
-    def save(_config: Config, _m: Measurement) -> None:
+    def save(_config: MapPoint, _m: Measurement) -> None:
         write_json_atomic(path, {"schema_version": SCHEMA_VERSION, "identity": identity,
                                  "measurements": {k: v.to_dict() for k, v in sorted(cached.cache.items())}})
 

@@ -25,20 +25,21 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from autotune.mappoint import MapPoint
 from autotune.metrics import has_map_size
 from autotune.tune.backends import Measurer
 from autotune.tune.defaults import DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
 from autotune.tune.optimise import Search
-from autotune.tune.space import Config, SearchSpace
+from autotune.tune.space import SearchSpace
 
 SMALLER_NEIGHBOURS = 2  # the incumbent's map sizes /2 and /4 join the round
 
 
 @dataclass(frozen=True)
 class ConfirmRow:
-    config: Config
+    config: MapPoint
     search_execs_per_s: float | None  # the search's single figure (None: not measured by the search)
     repeats_execs_per_s: tuple[float, ...]
     repeats_score_bits: tuple[float, ...]
@@ -50,7 +51,7 @@ class ConfirmRow:
         return self.evaluation.score_bits
 
     def to_dict(self) -> dict[str, Any]:
-        return {"config": self.config.to_dict(), "execs_per_s": round(self.evaluation.execs_per_s, 3),
+        return {"config": self.config.to_tune_dict(), "execs_per_s": round(self.evaluation.execs_per_s, 3),
                 "search_execs_per_s": None if self.search_execs_per_s is None else round(self.search_execs_per_s, 3),
                 "repeats_execs_per_s": [round(r, 3) for r in self.repeats_execs_per_s],
                 "repeats_score_bits": [round(s, 6) for s in self.repeats_score_bits],
@@ -62,8 +63,8 @@ class ConfirmRow:
 class Confirmation:
     rows: tuple[ConfirmRow, ...]
     repeats: int
-    search_best: Config  # what the search alone would have chosen
-    leader: Config  # highest median score
+    search_best: MapPoint  # what the search alone would have chosen
+    leader: MapPoint  # highest median score
     band_bits: float  # scores within this of the leader's are ties
     chosen: ConfirmRow
     elapsed_s: float
@@ -84,17 +85,18 @@ class Confirmation:
         return f"{len(self.rows)} configurations x {self.repeats} interleaved repeats: {why}{prev}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"repeats": self.repeats, "search_best": self.search_best.to_dict(), "leader": self.leader.to_dict(),
-                "band_bits": round(self.band_bits, 6), "chosen": self.chosen.config.to_dict(),
+        return {"repeats": self.repeats, "search_best": self.search_best.to_tune_dict(),
+                "leader": self.leader.to_tune_dict(),
+                "band_bits": round(self.band_bits, 6), "chosen": self.chosen.config.to_tune_dict(),
                 "changed": self.changed, "decision": self.decision(), "elapsed_s": round(self.elapsed_s, 3),
                 "rows": [r.to_dict() for r in self.rows]}
 
 
-def candidates(*, search: Search, space: SearchSpace, k: int, feasible: Callable[[Config], bool]) -> list[Config]:
+def candidates(*, search: Search, space: SearchSpace, k: int, feasible: Callable[[MapPoint], bool]) -> list[MapPoint]:
     """The top ``k`` distinct configurations by search score (feasible first), then the incumbent's
     smaller-map neighbours (same metric, layout, width; /2, /4 and the smallest) that meet the
     precision constraints."""
-    seen: dict[Config, Evaluation] = {}
+    seen: dict[MapPoint, Evaluation] = {}
     for t in search.trials:
         seen.setdefault(t.evaluation.config, t.evaluation)
     ranked = sorted(seen.values(), key=lambda e: (not e.feasible, e.value, e.config))
@@ -109,12 +111,12 @@ def candidates(*, search: Search, space: SearchSpace, k: int, feasible: Callable
         p = inc.map_pow2 - d
         if p < lo:
             break
-        c = Config(inc.metric, inc.layout, 1 << p, inc.width_bits)
+        c = MapPoint(inc.metric, inc.layout, p, inc.width_bits)
         if c not in out and feasible(c):
             out.append(c)
     # and the smallest map of that kind that meets the constraints: the cheapest equivalent, if any
     smallest = next((c for p in range(lo, inc.map_pow2)
-                     if feasible(c := Config(inc.metric, inc.layout, 1 << p, inc.width_bits))), None)
+                     if feasible(c := MapPoint(inc.metric, inc.layout, p, inc.width_bits))), None)
     if smallest is not None and smallest not in out:
         out.append(smallest)
     return out
@@ -123,16 +125,16 @@ def candidates(*, search: Search, space: SearchSpace, k: int, feasible: Callable
 def confirm(*, search: Search, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSettings,
             measurer: Measurer, k: int = DEFAULT_CONFIRM, repeats: int = DEFAULT_CONFIRM_REPEATS,
             ns_per_byte: Callable[[int], float] | None = None,
-            progress: Callable[[Config, int], None] | None = None) -> Confirmation:
+            progress: Callable[[MapPoint, int], None] | None = None) -> Confirmation:
     """Re-measure the search's leaders ``repeats`` times each, interleaved, and choose (module doc).
     ``measurer`` must measure anew on every call (not a CachedMeasurer)."""
     t0 = time.monotonic()
 
-    def feasible(c: Config) -> bool:
+    def feasible(c: MapPoint) -> bool:
         return precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)
 
     cands = candidates(search=search, space=space, k=k, feasible=feasible)
-    runs: dict[Config, list] = {c: [] for c in cands}
+    runs: dict[MapPoint, list] = {c: [] for c in cands}
     for r in range(repeats):  # interleaved: A B C .., A B C ..
         for c in cands:
             if progress:
@@ -142,7 +144,7 @@ def confirm(*, search: Search, inputs: TuneInputs, space: SearchSpace, settings:
     for t in search.trials:
         first.setdefault(t.evaluation.config, t.evaluation.measurement.execs_per_s)
 
-    def ev(c: Config, m) -> Evaluation:
+    def ev(c: MapPoint, m) -> Evaluation:
         return evaluate(config=c, measurement=m, facts=inputs.facts(c.metric), settings=settings,
                         ns_per_byte=ns_per_byte)
 

@@ -46,12 +46,12 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
+from autotune.mappoint import MapPoint
 from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import Measurement
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE, DEFAULT_PENALTY_BITS, DEFAULT_SENSITIVITY_WEIGHT
 from autotune.tune.inputs import MetricFacts
 from autotune.tune.precision import Precision, precision
-from autotune.tune.space import Config
 
 
 
@@ -75,7 +75,7 @@ class ObjectiveSettings:
 
 @dataclass(frozen=True)
 class Evaluation:
-    config: Config
+    config: MapPoint
     measurement: Measurement
     precision: Precision
     n_keys: float
@@ -91,7 +91,7 @@ class Evaluation:
         return -self.score_bits
 
     def to_dict(self) -> dict[str, Any]:
-        return {"config": self.config.to_dict(), "measurement": self.measurement.to_dict(),
+        return {"config": self.config.to_tune_dict(), "measurement": self.measurement.to_dict(),
                 "precision": self.precision.to_dict(), "n_keys": round(self.n_keys, 1),
                 "working_set_bytes": self.working_set_bytes, "execs_per_s": round(self.execs_per_s, 3),
                 "score_bits": round(self.score_bits, 6), "feasible": self.feasible, "notes": list(self.notes)}
@@ -99,7 +99,7 @@ class Evaluation:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Evaluation":
         """An evaluation as report.json records it (its figures rounded as to_dict rounds them)."""
-        return cls(config=Config.from_dict(d["config"]), measurement=Measurement.from_dict(d["measurement"]),
+        return cls(config=MapPoint.from_dict(d["config"]), measurement=Measurement.from_dict(d["measurement"]),
                    precision=Precision.from_dict(d["precision"]), n_keys=float(d["n_keys"]),
                    working_set_bytes=int(d["working_set_bytes"]), execs_per_s=float(d["execs_per_s"]),
                    score_bits=float(d["score_bits"]), feasible=bool(d["feasible"]),
@@ -111,7 +111,7 @@ class Evaluation:
         return type(self).from_dict(self.to_dict())
 
 
-def working_set_bytes(*, config: Config, n_keys: float, dense: int | None) -> int:
+def working_set_bytes(*, config: MapPoint, n_keys: float, dense: int | None) -> int:
     """Bytes the map work touches per execution (runtime + afl-fuzz's trace and virgin maps)."""
     return LAYOUTS[config.layout].working_set_bytes(hash_slots=config.map_slots, dense_slots=dense, n_keys=n_keys,
                                                     width_bits=config.width_bits)
@@ -127,25 +127,25 @@ def shared_cache_extra_ns(*, ws_bytes: int, jobs: int, l2_bytes: int | None,
     return max(0.0, ws_bytes * (ns_per_byte(ws_bytes * jobs) - ns_per_byte(ws_bytes)))
 
 
-def precision_feasible(*, config: Config, facts: MetricFacts, settings: ObjectiveSettings) -> bool:
+def precision_feasible(*, config: MapPoint, facts: MetricFacts, settings: ObjectiveSettings) -> bool:
     """The constraints known without measuring: collision rate within c_max, map within AFL++'s handshake."""
     n = max(1.0, float(facts.estimated_keys))
     p = precision(config=config, n_keys=n, overflow_by_width=facts.overflow_by_width)
     return p.lost_keys <= settings.max_collision_rate and afl_map_slots(config, p) <= AFL_MAX_MAP_SLOTS
 
 
-def afl_map_slots(config: Config, p: Precision) -> int:
+def afl_map_slots(config: MapPoint, p: Precision) -> int:
     """The slots afl-fuzz sees for ``config`` (the flat map, or the two-level dense slots)."""
     return LAYOUTS[config.layout].afl_map_slots(hash_slots=config.map_slots, dense_slots=p.dense_slots)
 
 
-def memory_bytes(*, config: Config, dense: int | None) -> int:
+def memory_bytes(*, config: MapPoint, dense: int | None) -> int:
     """Memory the map takes per instance (counters, trace, index): the tie-breaker within noise."""
     return LAYOUTS[config.layout].memory_bytes(hash_slots=config.map_slots, dense_slots=dense,
                                                width_bits=config.width_bits)
 
 
-def evaluate(*, config: Config, measurement: Measurement, facts: MetricFacts, settings: ObjectiveSettings,
+def evaluate(*, config: MapPoint, measurement: Measurement, facts: MetricFacts, settings: ObjectiveSettings,
              ns_per_byte: Callable[[int], float] | None = None) -> Evaluation:
     n = max(1.0, float(facts.estimated_keys))
     p = precision(config=config, n_keys=n, overflow_by_width=facts.overflow_by_width)

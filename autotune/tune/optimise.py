@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
+from autotune.mappoint import MapPoint
 from autotune.tune.backends import CachedMeasurer, Measurer
 from autotune.tune.defaults import DEFAULT_CALLS
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
 from autotune.runtime.config import AFL_DEFAULT_MAP_POW2
-from autotune.tune.space import Config, SearchSpace
+from autotune.tune.space import SearchSpace
 
 DEFAULT_INITIAL_POINTS = 8
 # Candidates the acquisition function is evaluated on per call (the space is discrete and small).
@@ -102,13 +103,13 @@ def calls_to_reach(trials: list[Trial], score_bits: float) -> int:
     return len(trials)
 
 
-def afl_default_points(space: SearchSpace) -> list[Config]:
+def afl_default_points(space: SearchSpace) -> list[MapPoint]:
     """flat, 2^16, 8-bit for every metric (AFL++'s compile-time map), when the space holds it.
     optimise() seeds the feasible ones (or the first metric's when none is)."""
     lo, hi = space.map_pow2
     if not (lo <= AFL_DEFAULT_MAP_POW2 <= hi) or 8 not in space.widths or "flat" not in space.layouts:
         return []
-    return [Config(m, "flat", 1 << AFL_DEFAULT_MAP_POW2, 8) for m in space.metrics]
+    return [MapPoint(m, "flat", AFL_DEFAULT_MAP_POW2, 8) for m in space.metrics]
 
 
 def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, settings: ObjectiveSettings,
@@ -130,7 +131,7 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
     ok = [c for c in seeds if precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)]
     seeds = (ok or seeds[:1])[:calls]
     n_init = max(0, min(n_initial_points, calls - len(seeds)))
-    def feasible(c: Config) -> bool:
+    def feasible(c: MapPoint) -> bool:
         return precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)
 
     # The precision constraints are known without measuring: the optimiser samples only points
@@ -147,7 +148,7 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
     t_start = time.monotonic()
     preloaded = cached.measured  # measurements reused from an earlier run (autotune.tune.cache)
 
-    def run(cfg: Config, phase: str) -> Evaluation:
+    def run(cfg: MapPoint, phase: str) -> Evaluation:
         before = cached.measured
         t0 = time.monotonic()
         meas = cached.measure(cfg)
@@ -216,7 +217,7 @@ def _one_blas_thread():
     return threadpool_limits(limits=1)
 
 
-def neighbours(space: SearchSpace, c: Config) -> list[Config]:
+def neighbours(space: SearchSpace, c: MapPoint) -> list[MapPoint]:
     """Configurations one step away from ``c``: map size x2^{+-1,+-2}, width x2^{+-1}, the
     other layout, the metric next in rank; each in its canonical form (``space.canonical``: a
     guard configuration has one map size and layout), so each is a point of ``space.grid()`` and
@@ -225,19 +226,19 @@ def neighbours(space: SearchSpace, c: Config) -> list[Config]:
     lo, hi = space.map_pow2
     for d in (-2, -1, 1, 2):
         if lo <= c.map_pow2 + d <= hi:
-            out.append(Config(c.metric, c.layout, 1 << (c.map_pow2 + d), c.width_bits))
+            out.append(MapPoint(c.metric, c.layout, c.map_pow2 + d, c.width_bits))
     widths = sorted(space.widths)
     wi = widths.index(c.width_bits)
     for j in (wi - 1, wi + 1):
         if 0 <= j < len(widths):
-            out.append(Config(c.metric, c.layout, c.map_slots, widths[j]))
+            out.append(MapPoint(c.metric, c.layout, c.map_pow2, widths[j]))
     for lay in space.layouts:
         if lay != c.layout:
-            out.append(Config(c.metric, lay, c.map_slots, c.width_bits))
+            out.append(MapPoint(c.metric, lay, c.map_pow2, c.width_bits))
     mi = space.metrics.index(c.metric)
     for j in (mi - 1, mi + 1):
         if 0 <= j < len(space.metrics):
-            out.append(Config(space.metrics[j], c.layout, c.map_slots, c.width_bits))
+            out.append(MapPoint(space.metrics[j], c.layout, c.map_pow2, c.width_bits))
     here = space.canonical(c)
     return [n for n in dict.fromkeys(space.canonical(n) for n in out) if n != here]
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autotune.mappoint import MapPoint
 from autotune.metrics import has_map_size
 from autotune.probe.equation1 import collision_rate as equation1
 from autotune.runtime.config import LAYOUTS, combine_lost
-from autotune.tune.space import Config
 
 
 def collision_rate(*, map_slots: int, n_keys: float) -> float:
@@ -66,7 +66,7 @@ class Precision:
                    counter_overflow=float(d["counter_overflow"]), dense_slots=None if dense is None else int(dense))
 
 
-def precision(*, config: Config, n_keys: float, overflow_by_width: dict[int, float]) -> Precision:
+def precision(*, config: MapPoint, n_keys: float, overflow_by_width: dict[int, float]) -> Precision:
     if not has_map_size(config.metric):  # guard: one slot per guard, no hash, no dense array
         return Precision(collision_rate=0.0, dense_overflow_rate=0.0,
                          counter_overflow=float(overflow_by_width.get(config.width_bits, 0.0)), dense_slots=None)

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from autotune.errors import AutotuneError
-from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, VARIABLES
+from autotune.mappoint import MapPoint
+from autotune.runtime.config import AFL_DEFAULT_MAP_POW2, VARIABLES
 from autotune.tune.backends import Measurement
-from autotune.tune.space import Config
 
 DEFAULT_ROUND_S = 0.12
 DEFAULT_REPEATS = 3
@@ -39,13 +39,13 @@ SLOW_RUN_S = 0.6
 # figure is the median over its runs of (its rate / the mean rate of the reference runs around it),
 # times the reference's best rate at the first measurement. A load change on the shared host
 # between two measurements cancels out; a blip in one run does not move the median.
-REFERENCE = Config("edge", "flat", AFL_DEFAULT_MAP_SLOTS, 8)
+REFERENCE = MapPoint("edge", "flat", AFL_DEFAULT_MAP_POW2, 8)
 REFERENCE_INPUTS = 64
 REFERENCE_S = 0.04  # a run planned longer than this is done once, not `repeats` times
 RUN_TIMEOUT_S = 120.0
 
 
-def replay_env(*, config: Config, dense: int | None, seed: int, rounds: int) -> dict[str, str]:
+def replay_env(*, config: MapPoint, dense: int | None, seed: int, rounds: int) -> dict[str, str]:
     """The AUTOTUNE_* variables of a replay run: the runtime configuration of ``config``
     (autotune.runtime.config) and the replay rounds (docs/DESIGN.md "Driver modes")."""
     return {"AUTOTUNE_REPLAY_ROUNDS": str(rounds), **config.runtime(dense=dense, seed=seed).env_values()}
@@ -68,8 +68,8 @@ class ReplayMeasurer:
         self.inputs = [inputs[int(i)] for i in perm]
         self.seed = seed  # AUTOTUNE_SEED: the block-id seed the probe used, so keys match its census
         self.target_exec_ns = max(50.0, float(target_exec_ns))
-        self.dense_for = dense_for  # Config -> dense slots (two-level)
-        self.working_set = working_set  # Config -> bytes
+        self.dense_for = dense_for  # MapPoint -> dense slots (two-level)
+        self.working_set = working_set  # MapPoint -> bytes
         self.round_s = round_s
         self.repeats = repeats
         self.ns_per_ws_byte = 0.3  # running estimate of map ns per working-set byte (refined per run)
@@ -78,7 +78,7 @@ class ReplayMeasurer:
         self.ref_baseline: float | None = None
         self._ref_rounds: int | None = None
 
-    def _plan(self, config: Config) -> tuple[int, int, int]:
+    def _plan(self, config: MapPoint) -> tuple[int, int, int]:
         """(inputs, rounds, repeats) for about round_s of timed work per run."""
         ws = self.working_set(config)
         est_ns = self.target_exec_ns + self.ns_per_ws_byte * ws
@@ -88,7 +88,7 @@ class ReplayMeasurer:
         run_s = est_ns * n * (rounds + 1) * 1e-9  # + the warm-up round
         return n, rounds, (1 if run_s > SLOW_RUN_S else self.repeats)
 
-    def run_once(self, config: Config, *, n_inputs: int, rounds: int) -> dict:
+    def run_once(self, config: MapPoint, *, n_inputs: int, rounds: int) -> dict:
         # the runtime's variables of this run only: none inherited from the caller's environment
         env = {k: v for k, v in os.environ.items() if k not in VARIABLES}
         env.update(replay_env(config=config, dense=self.dense_for(config), seed=self.seed, rounds=rounds))
@@ -120,7 +120,7 @@ class ReplayMeasurer:
             self._ref_rounds = max(1, int(REFERENCE_S * 1e9 / (est * n)))
         return float(self.run_once(REFERENCE, n_inputs=n, rounds=self._ref_rounds)["execs_per_s"])
 
-    def measure(self, config: Config) -> Measurement:
+    def measure(self, config: MapPoint) -> Measurement:
         n, rounds, repeats = self._plan(config)
         refs, docs = [], []
         for _ in range(repeats):  # reference and configuration interleaved: R X R X ... R

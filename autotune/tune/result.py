@@ -1,6 +1,6 @@
 """The tune document (report.json): inputs, space, objective settings, every trial, the choice.
 
-:class:`TuneResult` holds typed parts (the choice as an :class:`Evaluation` of a ``Config``, the
+:class:`TuneResult` holds typed parts (the choice as an :class:`Evaluation` of a ``MapPoint``, the
 trials, the objective settings, the probe's facts, the host profile) and loads through
 :meth:`TuneResult.from_dict` / :func:`load_tune_result`, which check the schema version. The
 figures are held as report.json records them (rounded), so a result in memory and the same result
@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from autotune.errors import DocumentError
+from autotune.mappoint import MapPoint
 from autotune.profile.model import HostProfile
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings
 from autotune.tune.optimise import Trial, calls_to_reach, convergence
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
-from autotune.tune.space import Config
 
 SCHEMA_VERSION = 1
 KIND = "tune"
@@ -82,7 +82,7 @@ class TuneResult:
     schema_version: int = SCHEMA_VERSION
 
     @property
-    def best_config(self) -> Config:
+    def best_config(self) -> MapPoint:
         return self.best.config
 
     @property
@@ -111,7 +111,7 @@ class TuneResult:
     def calls_to_best(self) -> int:
         return calls_to_reach(self.trials, self.best.score_bits)
 
-    def recorded_execs_per_s(self, config: Config) -> float | None:
+    def recorded_execs_per_s(self, config: MapPoint) -> float | None:
         """The execs/s tune recorded for ``config``: the best's, the no-rebuild best's, else its first trial's."""
         for ev in (self.best, self.no_rebuild_best, *(t.evaluation for t in self.trials)):
             if ev is not None and ev.config == config:

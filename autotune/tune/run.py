@@ -7,6 +7,7 @@ from dataclasses import fields
 from typing import Any, Callable
 
 from autotune.errors import AutotuneError
+from autotune.mappoint import MapPoint
 from autotune.profile.model import HostProfile
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
@@ -17,7 +18,7 @@ from autotune.tune.objective import Evaluation, ObjectiveSettings, working_set_b
 from autotune.tune.optimise import Search, Trial, optimise
 from autotune.tune.precision import collision_rate
 from autotune.tune.result import NoRebuildEvaluation, TuneResult
-from autotune.tune.space import Config, SearchSpace
+from autotune.tune.space import SearchSpace
 
 BACKENDS = ("auto", "replay", "bench")
 
@@ -43,10 +44,10 @@ def make_measurer(*, backend: str, inputs: TuneInputs, seed: int) -> Measurer:
     if backend not in BACKENDS:
         raise AutotuneError(f"unknown backend {backend!r}", fix=f"use one of: {', '.join(BACKENDS)}")
 
-    def dense_for(c: Config) -> int | None:
+    def dense_for(c: MapPoint) -> int | None:
         return LAYOUTS[c.layout].dense_slots(hash_slots=c.map_slots, estimated_keys=inputs.facts(c.metric).estimated_keys)
 
-    def ws(c: Config) -> int:
+    def ws(c: MapPoint) -> int:
         return working_set_bytes(config=c, n_keys=inputs.facts(c.metric).estimated_keys, dense=dense_for(c))
 
     from autotune.tune.probe_inputs import corpus_files
@@ -98,7 +99,7 @@ def run_tune(*, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSetti
              calls: int = DEFAULT_CALLS, seed: int = 0, host: HostProfile | None = None,
              confirm_k: int = DEFAULT_CONFIRM, confirm_repeats: int = DEFAULT_CONFIRM_REPEATS,
              progress: Callable[[Trial], None] | None = None,
-             confirm_progress: Callable[[Config, int], None] | None = None) -> TuneResult:
+             confirm_progress: Callable[[MapPoint, int], None] | None = None) -> TuneResult:
     """Optimise, confirm the leaders by repeated interleaved measurement (autotune.tune.confirm;
     ``confirm_k`` 0 skips it), then gather the document (choice, no-rebuild choice, curves)."""
     if confirm_k < 0 or confirm_repeats < 1:

@@ -1,4 +1,5 @@
-"""The search space: map size (powers of two), counter width, coverage metric, map layout."""
+"""tune's search space: map size (powers of two), counter width, coverage metric, map layout; its points
+are :class:`~autotune.mappoint.MapPoint` with the default overflow policy (NeverZero)."""
 
 from __future__ import annotations
 
@@ -6,44 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from autotune.errors import AutotuneError
+from autotune.mappoint import MapPoint
 from autotune.metrics import METRICS, has_map_size
-from autotune.runtime.config import (AFL_DEFAULT_MAP_POW2, COUNTER_WIDTHS, HASH_SLOTS_POW2, LAYOUTS as LAYOUT_SPECS,
-                                     RuntimeConfig)
+from autotune.runtime.config import AFL_DEFAULT_MAP_POW2, COUNTER_WIDTHS, HASH_SLOTS_POW2, LAYOUTS as LAYOUT_SPECS
 from autotune.tune.defaults import DEFAULT_MAP_POW2
 
 LAYOUTS: tuple[str, ...] = tuple(LAYOUT_SPECS)
 WIDTHS: tuple[int, ...] = COUNTER_WIDTHS
-
-
-@dataclass(frozen=True, order=True)
-class Config:
-    """One point. ``map_slots`` is the hash space H (flat: the counters; twolevel: the index)."""
-
-    metric: str
-    layout: str
-    map_slots: int
-    width_bits: int
-
-    @property
-    def map_pow2(self) -> int:
-        return self.map_slots.bit_length() - 1
-
-    def runtime(self, *, dense: int | None, seed: int, index_file: str | None = None) -> RuntimeConfig:
-        """The runtime's configuration of this point (``dense``: a two-level map's dense slots)."""
-        return RuntimeConfig.sized(metric=self.metric, layout=self.layout, hash_slots=self.map_slots,
-                                   dense_slots=dense, counter_bits=self.width_bits, seed=seed, index_file=index_file)
-
-    def key(self) -> str:
-        return f"{self.metric}/{self.layout}/{self.map_slots}/{self.width_bits}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "layout": self.layout, "map_slots": self.map_slots,
-                "width_bits": self.width_bits}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Config":
-        return cls(metric=str(d["metric"]), layout=str(d["layout"]), map_slots=int(d["map_slots"]),
-                   width_bits=int(d["width_bits"]))
 
 
 def dense_slots(*, map_slots: int, estimated_keys: float) -> int:
@@ -111,15 +81,17 @@ class SearchSpace:
         lo, hi = self.map_pow2
         return 1 << min(max(AFL_DEFAULT_MAP_POW2, lo), hi)
 
-    def canonical(self, c: Config) -> Config:
+    def canonical(self, c: MapPoint) -> MapPoint:
         """``c``, or for guard the one configuration of its width (see ``guard_slots``)."""
-        if has_map_size(c.metric):
+        if c.hashed:
             return c
-        return Config(metric=c.metric, layout="flat", map_slots=self.guard_slots, width_bits=c.width_bits)
+        return MapPoint.of_slots(metric=c.metric, layout="flat", map_slots=self.guard_slots, width_bits=c.width_bits,
+                                 overflow=c.overflow)
 
-    def grid(self) -> list[Config]:
-        out = [self.canonical(Config(m, lay, s, w)) for m in self.metrics for lay in self.layouts
-               for s in self.sizes for w in self.widths]
+    def grid(self) -> list[MapPoint]:
+        pows = range(self.map_pow2[0], self.map_pow2[1] + 1)
+        out = [self.canonical(MapPoint(m, lay, p, w)) for m in self.metrics for lay in self.layouts
+               for p in pows for w in self.widths]
         return list(dict.fromkeys(out))
 
     def dimensions(self) -> list:
@@ -138,13 +110,13 @@ class SearchSpace:
         dims.append(Categorical(list(self.layouts), name="layout"))
         return dims
 
-    def to_config(self, point: list) -> Config:
-        """A point from the optimiser (numpy scalars) -> Config of plain Python values."""
+    def to_config(self, point: list) -> MapPoint:
+        """A point from the optimiser (numpy scalars) -> MapPoint of plain Python values."""
         map_pow2, width_pow2, rank, layout = point
-        return self.canonical(Config(metric=self.metrics[int(rank)], layout=str(layout),
-                                     map_slots=1 << int(map_pow2), width_bits=1 << int(width_pow2)))
+        return self.canonical(MapPoint(metric=self.metrics[int(rank)], layout=str(layout), map_pow2=int(map_pow2),
+                                       width_bits=1 << int(width_pow2)))
 
-    def to_point(self, c: Config) -> list:
+    def to_point(self, c: MapPoint) -> list:
         layout = c.layout if c.layout in self.layouts else self.layouts[0]  # guard: any layout is the same
         return [c.map_pow2, c.width_bits.bit_length() - 1, self.metrics.index(c.metric), layout]
 

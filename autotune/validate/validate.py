@@ -26,11 +26,11 @@ from autotune.buildkinds import DEFAULT_KIND, KIND_VAR
 from autotune.configuration import compiler_name
 from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
+from autotune.mappoint import MapPoint
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
 from autotune.probe.result import ProbeResult, load_probe
 from autotune.target import TargetSpec, build, build_vars_of, demo_spec
 from autotune.recommendation import Recommendation
-from autotune.tune.space import Config
 from autotune.validate import afl_runs, predict
 
 SCHEMA_VERSION = 1
@@ -96,7 +96,8 @@ class ValidateResult:
 def _report_execs(rec: Recommendation, *, metric: str | None, layout: str, map_slots: int,
                   width: int) -> float | None:
     """execs_per_s tune recorded for a configuration (Recommendation.recorded_execs_per_s); None without tune."""
-    return rec.recorded_execs_per_s(Config(str(metric), layout, map_slots, width))
+    point = MapPoint.of_slots(metric=str(metric), layout=layout, map_slots=map_slots, width_bits=width)
+    return rec.recorded_execs_per_s(point)
 
 
 def _seed_dir(corpus: Path, work: Path) -> Path:
