@@ -114,11 +114,14 @@ def test_preflight_missing_afl_exit_1(tuned, tmp_path):
     assert "'afl-fuzz' was not found on PATH" in r.stderr and "apt-get install -y afl++" in r.stderr
 
 
-@pytest.mark.parametrize("breakage", ["report", "env"])
+@pytest.mark.parametrize("breakage", ["recommendation", "legacy-report", "env"])
 def test_preflight_corrupt_tuned_dir_exit_1(tuned, tmp_path, breakage):
     d = tmp_path / "bad"
     shutil.copytree(tuned, d)
-    if breakage == "report":
+    if breakage == "recommendation":  # the document preflight reads
+        (d / "recommendation.json").write_text('{"schema_version": 1, "stage": ')
+    elif breakage == "legacy-report":  # a directory from before recommendation.json: report.json is read
+        (d / "recommendation.json").unlink()
         (d / "report.json").write_text('{"schema_version": 1, "inputs": ')
     else:
         (d / "autotune-run.env").write_text("AUTOTUNE_METRIC=ngram-99\n")
