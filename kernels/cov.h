@@ -189,7 +189,6 @@ int cov_key_hash(void);
 enum { COV_HOOKS_AUTO = 0, COV_HOOKS_GENERAL = 1 };
 void cov_set_hooks(int hooks);
 int cov_fast_hook_active(void); /* 1 if blocks go through a specialised fast hook now */
-int cov_batch_hook_active(void); /* 1 if that hook is the batched one (AUTOTUNE_HOOK_BATCH=1) */
 /* Feed metric's index key of every block hit into map (flat/twolevel/exact update of its width
  * and policy, bigmap.h): with the exact key hash mix64(exact key) (ngram-N: exact ^ exact >> 32),
  * hk32 with afl. The key

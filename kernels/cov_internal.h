@@ -29,7 +29,6 @@
 #define COV_EV_INIT 4096u   /* initial events per thread table */
 #define COV_EV_MAX (1u << 22)
 #define COV_R_CAP (1u << 24) /* block ids kept in a table; beyond, computed on the fly */
-#define COV_BATCH 1024u      /* batched hook (AUTOTUNE_HOOK_BATCH=1): guards buffered per thread */
 
 /* One distinct (block window, context) of an execution, with its hit count. */
 typedef struct cov_event {
@@ -83,7 +82,6 @@ typedef struct cov_thread {
   struct cov_thread *next_free;
   cov_frame stack[COV_STACK_MAX];
   struct { const void *fn; uint64_t F; } fncache[COV_FNCACHE];
-  uint32_t batch[COV_BATCH]; /* batched hook: the guards hit since the last flush (cov_sink.c) */
 } cov_thread;
 
 /* ---- ids (cov_ids.c) ------------------------------------------------------------------------ */
@@ -184,12 +182,6 @@ static inline cov_thread *cov_self(void) {
   return cov_thread_slow();
 }
 void *cov_map_anon(size_t bytes) COV_HIDDEN; /* private anonymous MAP_NORESERVE memory, or NULL */
-/* The batched hook's buffer of the calling thread: the next free entry and the end of its
- * cov_thread.batch (both NULL before the thread's first hit; equal when full). */
-extern __thread uint32_t *cov_bat_p COV_TLS;
-extern __thread uint32_t *cov_bat_end COV_TLS;
-/* Apply the calling thread's buffered hits to the map (when the batched hook is active). */
-void cov_batch_flush_self(void) COV_HIDDEN;
 
 /* Thread tables (registry), walked by the census after an execution. */
 cov_evtab *cov_evtab_first(void);

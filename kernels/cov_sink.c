@@ -56,11 +56,8 @@ static int cov_crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGT
 #define COV_N_CRASH_SIGNALS (sizeof cov_crash_signals / sizeof cov_crash_signals[0] - 1)
 static struct sigaction cov_old_action[COV_N_CRASH_SIGNALS + 1];
 
-static void batch_flush_before_change(void);
-
 static void cnt_crash_handler(int sig) {
   if (cov_in_exec) {
-    batch_flush_before_change();
     cnt_flush();
     cov_in_exec = 0;
   }
@@ -83,7 +80,6 @@ static int cnt_kill_signal(void) {
 
 static void cnt_atexit(void) { /* exit() called by the harness during an input */
   if (cov_in_exec) {
-    batch_flush_before_change();
     cnt_flush();
     cov_in_exec = 0;
   }
@@ -224,93 +220,6 @@ COV_KEY_FUNCS(FAST_HOOK_DEFS)
 /* [key function (COV_KEYFN_*)][the map_hit_table column]; NULL: no fast hook */
 static const guard_hook_fn fast_hook_table[COV_N_KEYFNS][COV_N_COLUMNS] = {COV_KEY_FUNCS(FAST_HOOK_ROW)};
 
-/* ---- the batched hook (prototype, AUTOTUNE_HOOK_BATCH=1) ------------------------------------ */
-/* ngram-N (exact key hash) into an 8-bit NeverZero flat or two-level map: the hook only appends
- * the guard to the thread's buffer (no thread-state test, no key, no map access); the keys and the
- * counter updates run in one loop over the buffer when it is full and at cov_exec_end (and on a
- * crash, a catchable kill signal, exit() during an execution, a thread's exit). The loop computes
- * the fast hook's keys in the same order from the same thread state (pos, rh, r64), so keys, slot
- * assignment order and counts are those of the fast hook; its state lives in registers and a
- * local ring, and its index loads do not wait on one another. A single-threaded harness gets the
- * same map; a thread other than the one calling cov_exec_end keeps its buffered hits until its
- * buffer fills or it exits (they count then, under the thread's ring state of that time). */
-__thread uint32_t *cov_bat_p COV_TLS;
-__thread uint32_t *cov_bat_end COV_TLS;
-typedef void (*batch_fn)(cov_thread *t, const uint32_t *end);
-static batch_fn cov_batch_run; /* the loop of the map sink's layout; NULL: no batched hook */
-static int cov_batch_v = -1;   /* AUTOTUNE_HOOK_BATCH: -1 not read yet */
-
-#define BATCH_DEF(LN, SLOT1)                                                                    \
-  static void batch_xngram_##LN##_8_nz(cov_thread *t, const uint32_t *end) {                   \
-    const uint64_t *T = cov_T;                                                                  \
-    const uint32_t back = cov_map_back;                                                         \
-    const uint64_t pn = cov_map_pn, mask = cov_map_fast.index_mask;                              \
-    uint8_t *const counters = cov_map_fast.counters;                                            \
-    const uint32_t *const index = cov_map_fast.index;                                           \
-    (void)index;                                                                                \
-    uint32_t pos = t->pos;                                                                      \
-    uint64_t rh = t->rh, ring[8]; /* r64[0..7], the ring (cov_keys.h key_xngram) */           \
-    memcpy(ring, t->r64, sizeof ring);                                                          \
-    for (const uint32_t *b = t->batch; b < end; b++) {                                          \
-      pos = (pos - 1) & 7;                                                                      \
-      uint64_t r = T[*b & (COV_R_CAP - 1)];                                                     \
-      rh = rh * COV_NGRAM_P + r - ring[(pos + back) & 7] * pn; /* back <= 8 */                 \
-      ring[pos] = r;                                                                            \
-      uint64_t key = rh ^ (rh >> 32);                                                           \
-      uint8_t *p = counters + (SLOT1) - 1;                                                      \
-      BM_INC_nz(uint8_t, p);                                                                    \
-    }                                                                                           \
-    t->pos = pos;                                                                               \
-    t->rh = rh;                                                                                 \
-    memcpy(t->r64, ring, sizeof ring);                                                          \
-  }
-/* slot + 1 of the key: flat, the masked key + 1; two-level, the stored index entry (bigmap.h) */
-BATCH_DEF(flat, (key & mask) + 1)
-static inline uint64_t batch_twolevel_slot1(const uint32_t *index, uint64_t e) {
-  uint32_t s = __atomic_load_n(&index[e], __ATOMIC_RELAXED);
-  if (LIKELY(s != BM_INDEX_EMPTY)) return s;
-  return (uint64_t)bm_twolevel_assign(&cov_map_fast, e) + 1u;
-}
-BATCH_DEF(twolevel, batch_twolevel_slot1(index, key & mask))
-
-/* Apply the buffer [t->batch, cov_bat_p) and empty it. */
-static void batch_flush(cov_thread *t) {
-  uint32_t *p = cov_bat_p;
-  batch_fn run = cov_batch_run;
-  if (p && p > t->batch && p <= t->batch + COV_BATCH && run) run(t, p);
-  cov_bat_p = t->batch;
-  cov_bat_end = t->batch + COV_BATCH;
-}
-
-void cov_batch_flush_self(void) {
-  cov_thread *t = cov_tls;
-  if (cov_bat_p && t && t->gen) batch_flush(t);
-}
-
-/* The buffer is full, or the thread has none yet: flush it, (re)initialise the thread when its
- * generation is stale (which empties the buffer), then append g. */
-static __attribute__((noinline)) void batch_slow(uint32_t g) {
-  if (cov_bat_p) cov_batch_flush_self();
-  cov_thread *t = cov_self();
-  if (!t) return;
-  if (!cov_bat_p || cov_bat_p == cov_bat_end) batch_flush(t);
-  *cov_bat_p++ = g;
-}
-
-static void batch_hook(uint32_t *guard) {
-  uint32_t g = *guard;
-  if (UNLIKELY(g == 0)) return;
-  uint32_t *p = cov_bat_p;
-  if (UNLIKELY(p == cov_bat_end)) {
-    batch_slow(g);
-    return;
-  }
-  *p = g;
-  cov_bat_p = p + 1;
-}
-
-static void cnt_install_handlers(void);
-
 /* Called whenever the sinks change (and under cov_init_lock when a guard reaches the tables'
  * end). Every change of sinks also bumps cov_gen, so no thread state crosses a switch. */
 void hook_select(void) {
@@ -320,33 +229,13 @@ void hook_select(void) {
   if (cov_hooks_v == COV_HOOKS_AUTO && cov_sinks == 2 && !cov_ctx_on && cov_map_kf >= 0 &&
       fast_hook_table[cov_map_kf][cov_map_fn] && (tables_ok || !key_hashed[cov_map_kf]))
     h = fast_hook_table[cov_map_kf][cov_map_fn];
-  if (cov_batch_v < 0) {
-    const char *v = getenv("AUTOTUNE_HOOK_BATCH");
-    cov_batch_v = v && strcmp(v, "1") == 0;
-  }
-  cov_batch_run = NULL;
-  if (h != hook_general && cov_batch_v && cov_map_kf == COV_KEYFN_xngram &&
-      (cov_map_fn == 0 * 12 + 0 * 3 + BM_NEVERZERO || cov_map_fn == 1 * 12 + 0 * 3 + BM_NEVERZERO)) {
-    cov_batch_run = cov_map_fn == BM_NEVERZERO ? batch_xngram_flat_8_nz : batch_xngram_twolevel_8_nz;
-    h = batch_hook;
-    cnt_install_handlers(); /* a crash or exit() during an input flushes the buffer first */
-  }
   __atomic_store_n(&cov_guard_hook, h, __ATOMIC_RELEASE);
-}
-
-/* The batched hook's buffer goes to the map before the sinks change. */
-static void batch_flush_before_change(void) {
-  if (__atomic_load_n(&cov_guard_hook, __ATOMIC_ACQUIRE) == batch_hook) cov_batch_flush_self();
 }
 
 void cov_set_hooks(int hooks) {
   if (hooks != COV_HOOKS_AUTO && hooks != COV_HOOKS_GENERAL) return;
   cov_hooks_v = hooks;
   hook_select();
-}
-
-int cov_batch_hook_active(void) {
-  return __atomic_load_n(&cov_guard_hook, __ATOMIC_ACQUIRE) == batch_hook;
 }
 
 int cov_fast_hook_active(void) {
@@ -390,7 +279,6 @@ static void map_sink_off(void) {
 }
 
 void cov_map_sink_set(bm_map *map, int metric) {
-  batch_flush_before_change();
   cov_cnt_dst = NULL;
   cov_guard_limit = 0;
   int kind = cov_build_kind();
@@ -443,7 +331,6 @@ void cov_map_sink_set(bm_map *map, int metric) {
 void cov_census_sink_set(cov_census *census) { cov_event_sink_set(census ? cov_census_mask(census) : 0); }
 
 void cov_event_sink_set(uint32_t mask) {
-  batch_flush_before_change();
   uint32_t depth = 0;
   int ctx = 0; /* a context metric is selected */
   for (int m = 0; m < COV_N_METRICS; m++) {
@@ -498,7 +385,6 @@ void cov_exec_end(void) {
     cov_in_exec = 0;
     return;
   }
-  batch_flush_before_change(); /* the batched hook's buffer (this thread's) */
   commit_pending(cov_tls); /* cov_no_thread: gen 0, pending 0 */
   if (cov_cnt_dst) cnt_flush();
   cov_in_exec = 0;

@@ -41,8 +41,6 @@ void *cov_map_anon(size_t bytes) {
 
 static void cov_thread_exit(void *arg) {
   cov_thread *t = arg;
-  cov_batch_flush_self(); /* the batched hook's last hits of the thread */
-  cov_bat_p = cov_bat_end = NULL;
   commit_pending(t); /* the thread's last block: no guard follows it */
   cov_tls = &cov_no_thread;
   pthread_mutex_lock(&cov_reg_lock);
@@ -124,8 +122,6 @@ cov_thread *cov_thread_slow(void) {
   t->rh = 0;
   t->xr = 0;
   t->ctxm = 0;
-  cov_bat_p = t->batch; /* the batched hook: an empty buffer (hits left from before are dropped) */
-  cov_bat_end = t->batch + COV_BATCH;
   t->depth = 0;
   t->overdepth = 0;
   memset(&t->stack[0], 0, sizeof t->stack[0]);

@@ -200,8 +200,7 @@ static int replay(int argc, char **argv, const char *rounds_s) {
   cov_set_seed(cfg.seed);
   cov_map_sink_set(&map, cfg.metric);
   /* how the blocks count: inline (edge build), a specialised hook, or the general hook */
-  const char *hooks = cov_edge_inline_active() ? "inline" : cov_batch_hook_active() ? "batch"
-                      : cov_fast_hook_active() ? "fast" : "general";
+  const char *hooks = cov_edge_inline_active() ? "inline" : cov_fast_hook_active() ? "fast" : "general";
 
   uint64_t execs = 0, new_execs = 0, hash_acc = 0;
   double t0 = 0;

@@ -158,30 +158,6 @@ def test_fast_hooks_count_what_the_general_path_counts(metric):
             assert docs["auto"]["used_keys"] == 64 and docs["auto"]["overflow_keys"] > 0
 
 
-@pytest.mark.parametrize("metric", ("ngram-2", "ngram-5", "ngram-8"))
-def test_batched_hook_counts_what_the_fast_hook_counts(metric):
-    """AUTOTUNE_HOOK_BATCH=1 (a prototype): the hook only buffers the guard, and the keys and counts
-    are computed over the buffer when it fills and at the end of each execution. On an 8-bit
-    NeverZero flat or two-level map (an overflowing one too), the same keys, slots, overflow and
-    the digest of every map that brought new coverage as the fast hook; other maps keep the fast
-    hook."""
-    same = ("used_keys", "covered_slots", "overflow_keys", "coverage_digest", "new_coverage_execs")
-    configs = (("twolevel", 1 << 22, 1 << 18, "8", "neverzero", "batch"),
-               ("twolevel", 1 << 12, 1 << 6, "8", "neverzero", "batch"),  # overflows the dense map
-               ("flat", None, 1 << 10, "8", "neverzero", "batch"),
-               ("twolevel", 1 << 16, 1 << 12, "16", "neverzero", "fast"))  # not batched: 16-bit
-    for layout, index_size, map_size, bits, overflow, hooks in configs:
-        docs = {b: replay(demo_harness(), demo.seed_dir(), metric=metric, layout=layout, map_size=map_size,
-                          index_size=index_size, seed=2, AUTOTUNE_COUNTER_BITS=bits, AUTOTUNE_OVERFLOW=overflow,
-                          **({"AUTOTUNE_HOOK_BATCH": "1"} if b else {}))
-                for b in (False, True)}
-        assert docs[False]["hooks"] == "fast" and docs[True]["hooks"] == hooks, layout
-        assert {k: docs[True][k] for k in same} == {k: docs[False][k] for k in same}, (layout, map_size)
-        assert docs[True]["covered_slots"] >= min(map_size, 100)
-        if map_size == 1 << 6:
-            assert docs[True]["overflow_keys"] > 0
-
-
 def test_exact_hash_has_no_structural_ngram_collisions(tmp_path):
     """loopy's byte loop has a data-dependent branch: windows that hold the same blocks in
     another order XOR-cancel to one afl hk32; mix64 of the exact key tells them apart."""
