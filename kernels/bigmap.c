@@ -317,6 +317,17 @@ uint32_t bm_exact_lookup_slow(bm_map *m, uint64_t key) {
   return (uint32_t)(m->capacity - 1);
 }
 
+#define BM_DEF_NEW(W, POL)                                                                  \
+  void bm_twolevel_new_u##W##_##POL(bm_map *m, uint64_t e) {                                \
+    uint##W##_t *p_ = (uint##W##_t *)m->counters + bm_twolevel_assign(m, e);                \
+    BM_INC_##POL(uint##W##_t, p_);                                                          \
+  }
+#define BM_DEF_NEW_W(W) BM_DEF_NEW(W, wrap) BM_DEF_NEW(W, nz) BM_DEF_NEW(W, sat)
+BM_DEF_NEW_W(8)
+BM_DEF_NEW_W(16)
+BM_DEF_NEW_W(32)
+BM_DEF_NEW_W(64)
+
 /* ---- update function tables ------------------------------------------------------------- */
 #define BM_NONINLINE(L, W, POL)                                                             \
   static void L##_u##W##_##POL##_fn(bm_map *m, uint64_t key) {                             \

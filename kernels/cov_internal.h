@@ -77,7 +77,7 @@ typedef struct cov_thread {
   uint32_t seed_epoch; /* cov_seed_epoch the function-id cache belongs to */
   uint64_t ctxm;     /* map sink: stack[depth].ctxm, kept here for the hot path */
   uint64_t rh;       /* map sink (exact key hash, ngram-N): the rolling exact key of the window */
-  uint64_t r64[16];  /* doubled ring of mix64(guard), the rolling key's terms */
+  uint64_t r64[8];   /* ring of mix64(guard), the rolling key's terms (of the last 8 blocks) */
   cov_evtab *ev;
   struct cov_thread *next_free;
   cov_frame stack[COV_STACK_MAX];

@@ -104,10 +104,10 @@ static inline __attribute__((always_inline)) uint64_t key_xedge_prev(cov_thread 
 static inline __attribute__((always_inline)) uint64_t key_xngram(cov_thread *t, uint32_t g,
                                                                   uint32_t pos, int fast) {
   uint64_t r = fast ? term_fast(g) : term(g);
-  uint64_t out = t->r64[pos + cov_map_back]; /* N steps back: not overwritten yet */
+  uint64_t out = t->r64[(pos + cov_map_back) & 7]; /* N <= 8 steps back: not overwritten yet */
   uint64_t h = t->rh * COV_NGRAM_P + r - out * cov_map_pn;
   t->rh = h;
-  t->r64[pos] = t->r64[pos + 8] = r;
+  t->r64[pos] = r; /* a ring of 8 (one store fewer than a doubled one) */
   return h ^ (h >> 32); /* the ngram index key: fold (DESIGN.md "The map sink's index key") */
 }
 static inline __attribute__((always_inline)) uint64_t key_xctx(cov_thread *t, uint32_t g,
