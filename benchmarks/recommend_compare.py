@@ -3,11 +3,12 @@
 of its recommendation against AFL++'s default (Klees et al., CCS 2018: K trials x T minutes, one
 yardstick, medians, Mann-Whitney U, A12).
 
-Targets: demo, lz4, libyaml, libjpeg-turbo, jsoncpp, libtiff (tests/targets/: each library's own build system through
-an OSS-Fuzz style build script, its sample inputs as seeds). Both steps run the CLI as a user would
-(subprocesses, nothing special-cased per target); the compare is skipped when the race recommends
-AFL++'s default (it would compare one configuration with itself). Writes to --out: run/ (the
-main job's output), run.log, compare/ (compare.json/md/png), compare.log, summary.json.
+Targets: demo, lz4, libyaml, libjpeg-turbo, jsoncpp, libtiff, zlib (tests/targets/: each library's own
+build system through an OSS-Fuzz style build script, its sample inputs as seeds). Both steps run the
+CLI as a user would (subprocesses, nothing special-cased per target); the compare is skipped when
+the race recommends AFL++'s default (it would compare one configuration with itself). Writes to
+--out: run/ (the main job's output), run.log, compare/ (compare.json/md/png), compare.log,
+summary.json.
 
   .venv/bin/python benchmarks/recommend_compare.py --target lz4 --seed 7 --trials 5 --minutes 10 --out /tmp/rc-lz4
   git worktree add --detach /tmp/wt && PYTHONPATH=/tmp/wt .venv/bin/python /tmp/wt/benchmarks/recommend_compare.py ...
@@ -44,7 +45,7 @@ def recipe(target: str, seeds_dir: Path) -> tuple[list[str], dict[str, str]]:
 
     t = LIBRARIES.get(target.replace("-", "_"))
     if t is None:
-        raise SystemExit(f"unknown target {target!r}: demo, lz4, libyaml, libjpeg-turbo, jsoncpp, libtiff")
+        raise SystemExit(f"unknown target {target!r}: demo, lz4, libyaml, libjpeg-turbo, jsoncpp, libtiff, zlib")
     # libyaml: its examples/*.yaml only, the seeds of its recorded runs (benchmarks/results)
     samples = sorted((t.source_dir() / "examples").glob("*.yaml")) if t.folder.name == "libyaml" else t.sample_inputs()
     seeds_dir.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,18 @@ def sample_seeds(dest: Path, samples: Callable[[], Iterable[Path]], package: str
     return dest
 
 
+def seeds_fixture(target, package: str):
+    """A module-scoped pytest fixture of ``target``'s sample inputs as a seed directory (sample_seeds;
+    ``package`` names the Debian source package in the skip message): ``seeds = seeds_fixture(...)``."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def seeds(tmp_path_factory) -> Path:
+        return sample_seeds(tmp_path_factory.mktemp(f"{package}-seeds"), target.sample_inputs, package)
+
+    return seeds
+
+
 def symbols(binary: Path, which: str) -> set[str]:
     """nm's symbol names (demangled) of ``binary``, ``which`` is --defined-only or --undefined-only."""
     out = subprocess.run(["nm", "-C", which, str(binary)], capture_output=True, text=True, timeout=120).stdout

@@ -15,13 +15,21 @@ harness, its source Debian's source package, and its sample inputs the files its
   static library with the codecs it carries itself) and our harness libtiff/libtiff_harness.c (on
   libtiff/tiff_fuzz.h, which the bug benchmark's libtiff harness shares). A target that does not
   plateau within a 10-minute campaign on this host, unlike lz4 and libyaml.
+- zlib: deflate and inflate (Debian's source package zlib); zlib's own configure and Makefile
+  (``./configure --static``, ``make libz.a``) and our harness zlib/zlib_harness.c (inflate of a
+  zlib, gzip or raw stream; deflate round trips with parameters from the first bytes). The tree
+  ships no compressed files but its PDFs: the seeds are the zlib streams zlib.3.pdf carries and
+  gzip and raw deflate streams of three of its text files, made by Python's zlib (zlib_seeds).
 
     python tests/targets/libraries.py lz4 --source     # fetch (once) and print the source tree's path
 """
 
 from __future__ import annotations
 
+import gzip
+import re
 import sys
+import zlib
 from pathlib import Path
 
 if __name__ == "__main__":  # run as a script: the repository's root and tests/ on the path
@@ -56,10 +64,34 @@ LIBTIFF = ScriptTarget(package="tiff", folder=HERE / "libtiff", harness="libtiff
                        # small seeds keep afl-fuzz fast (its docs: small inputs); 14 of the 25 images
                        max_seed_bytes=16 << 10)
 
-LIBRARIES = {t.folder.name: t for t in (LZ4, LIBYAML, LIBJPEG_TURBO, JSONCPP, LIBTIFF)}
+
+def zlib_seeds(tree: Path) -> dict[str, bytes]:
+    """zlib's seeds, made from its tree (which ships no .gz, .z or raw deflate file): the zlib streams
+    of zlib.3.pdf (its /FlateDecode streams, cut out as they are: the PDF's producer made them, not
+    we), and a gzip (level 9, mtime 0) and a raw deflate (level 6) stream of each of README, INDEX
+    and doc/txtvsbin.txt made by Python's zlib, so each of the harness's three stream formats has
+    valid inputs."""
+    seeds: dict[str, bytes] = {}
+    pdf = (tree / "zlib.3.pdf").read_bytes()
+    found = re.finditer(rb"<<([^>]*?/FlateDecode[^>]*?)>>\s*stream\r?\n(.*?)(?:\r?\n)?endstream", pdf, re.S)
+    for n, m in enumerate(found):
+        seeds[f"zlib.3.pdf-{n}.zz"] = m.group(2)
+    for name in ("README", "INDEX", "doc/txtvsbin.txt"):
+        text = (tree / name).read_bytes()
+        stem = Path(name).name
+        seeds[f"{stem}.gz"] = gzip.compress(text, compresslevel=9, mtime=0)
+        raw = zlib.compressobj(6, zlib.DEFLATED, -15)
+        seeds[f"{stem}.deflate"] = raw.compress(text) + raw.flush()
+    return seeds
+
+
+ZLIB = ScriptTarget(package="zlib", folder=HERE / "zlib", harness="zlib_harness.c", proof="zlib.h",
+                    source_var="ZLIB_SRC", cflags="-O2 -g", derive=zlib_seeds)
+
+LIBRARIES = {t.folder.name: t for t in (LZ4, LIBYAML, LIBJPEG_TURBO, JSONCPP, LIBTIFF, ZLIB)}
 
 __all__ = ["JSONCPP", "LIBJPEG_TURBO", "LIBRARIES", "LIBTIFF", "LIBYAML", "LZ4", "LZ4_OWN_CFLAGS",
-           "TargetUnavailable", "lz4_build_tree"]
+           "TargetUnavailable", "ZLIB", "lz4_build_tree", "zlib_seeds"]
 
 
 def lz4_build_tree(harness: Path) -> Path:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from autotune.paths import cache_dir
 
@@ -63,6 +63,8 @@ class ScriptTarget:
     cflags: str  # the tests' CFLAGS
     samples: tuple[str, ...] = ()  # the sample inputs the tree ships: globs under it, in order
     max_seed_bytes: int | None = None  # a larger sample is left out
+    # inputs made from the tree when it ships too few: derive(tree) -> {file name: bytes}, deterministic
+    derive: Callable[[Path], dict[str, bytes]] | None = None
 
     @property
     def build_script(self) -> Path:
@@ -79,11 +81,29 @@ class ScriptTarget:
         except SourceUnavailable as exc:
             raise TargetUnavailable(str(exc)) from exc
 
+    def derived_inputs(self) -> list[Path]:
+        """``derive``'s inputs, written (once per content) beside the tree in the cache, sorted."""
+        if self.derive is None:
+            return []
+        from autotune.io import file_lock
+
+        made = self.derive(self.source_dir())
+        dest = cache_dir() / "targets" / self.package / "derived"
+        dest.mkdir(parents=True, exist_ok=True)
+        with file_lock(dest.parent / "derived.lock"):
+            for name, data in made.items():
+                p = dest / name
+                if not p.is_file() or p.read_bytes() != data:
+                    tmp = p.with_name(f".{name}.tmp")
+                    tmp.write_bytes(data)
+                    tmp.replace(p)
+        return [dest / name for name in sorted(made)]
+
     def sample_inputs(self) -> list[Path]:
-        """The sample inputs the tree ships: each of ``samples``' matches, sorted, pattern by pattern
-        (files only, of at most ``max_seed_bytes``)."""
+        """The sample inputs the tree ships: each of ``samples``' matches, sorted, pattern by pattern,
+        then ``derive``'s (files only, of at most ``max_seed_bytes``)."""
         src = self.source_dir()
-        files = [p for pattern in self.samples for p in sorted(src.glob(pattern))]
+        files = [p for pattern in self.samples for p in sorted(src.glob(pattern))] + self.derived_inputs()
         return [p for p in files
                 if p.is_file() and (self.max_seed_bytes is None or p.stat().st_size <= self.max_seed_bytes)]
 
