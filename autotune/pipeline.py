@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
+from autotune.emit.names import ENV_FILES
 from autotune.errors import AutotuneError
 from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
 from autotune.race.core import DEFAULT_BUDGET_S, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
@@ -64,9 +65,8 @@ class PipelineResult:
         return self.race_dir if self.race is not None and self.race_dir is not None else self.tune_dir
 
     def env_files(self) -> dict[str, Path]:
-        names = ("autotune-build.env", "autotune-run.env", "afl-build.env", "afl-run.env", "afl-build-rebuilt.env")
         d = self.recommendation_dir
-        return {n: d / n for n in names if (d / n).is_file()}
+        return {n: d / n for n in ENV_FILES if (d / n).is_file()}
 
     def recommendation(self) -> dict[str, Any]:
         """The one recommendation: the race's (afl-fuzz's verdict), else tune's replay-based choice."""

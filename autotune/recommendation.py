@@ -20,10 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from autotune.configuration import CC_AUTOTUNE, Configuration
+from autotune.emit.names import AUTOTUNE_RUN_ENV, RACE_ENV_FILES, TUNE_ENV_FILES
 from autotune.errors import DocumentError
 from autotune.mappoint import MapPoint
 from autotune.profile.model import HostProfile
+from autotune.race.document import RACE_JSON
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
+from autotune.tune.result import FILE_NAME as REPORT_JSON
 
 if TYPE_CHECKING:
     from autotune.race.document import RaceOutcome
@@ -32,11 +35,8 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 KIND = "recommendation"
 RECOMMENDATION_JSON = "recommendation.json"
-REPORT_JSON, RACE_JSON = "report.json", "race.json"  # the stages' evidence documents
 STAGE_TUNE, STAGE_RACE = "tune", "race"
 EVIDENCE = {STAGE_TUNE: REPORT_JSON, STAGE_RACE: RACE_JSON}
-TUNE_ENV_FILES = ("afl-build.env", "afl-run.env", "autotune-run.env", "afl-build-rebuilt.env")  # emit.write's
-RACE_ENV_FILES = ("afl-build.env", "afl-run.env", "autotune-build.env", "autotune-run.env")  # the race's (emit.configuration)
 TUNE_REASON = "tune's replay-based choice: the best score under the collision limit, measured by replaying the probe's corpus"
 
 
@@ -190,7 +190,7 @@ def derive_recommendation(path: Path) -> Recommendation:
                             fix="pass the race directory of `autotune run` (OUT/race, or `autotune race --out`) or "
                                 "the --out directory of `autotune tune`")
     result = load_tune_result(path / REPORT_JSON)
-    run_env = path / "autotune-run.env"
+    run_env = path / AUTOTUNE_RUN_ENV
     run_vars = read_env_file(run_env).values if run_env.is_file() else {}
     return from_tune(result, run_vars=run_vars, env_files=_present(path, TUNE_ENV_FILES))
 

@@ -28,6 +28,7 @@ from autotune.configuration import CC_AFL, CC_AUTOTUNE, CC_VAR_PREFIX, Configura
 from autotune.errors import AutotuneError
 from autotune.preflight.envfile import read_env_file
 from autotune.target import build_vars_of
+from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 # a configuration a comparison runs (autotune.configuration, the one configuration type), built from
@@ -123,15 +124,15 @@ def parse_config(arg: str) -> Configuration:
         files = (str(path),)
         # the wrapper's compile-time variables (the build kind, the ngram kind's N, selects)
         build_vars, values = _split_cc(values)
-        beside = path.with_name("autotune-build.env")
+        beside = path.with_name(AUTOTUNE_BUILD_ENV)
         if not build_vars and beside.is_file() and beside != path:
             build_vars = _split_cc(read_env_file(beside).values)[0]
             files = (str(beside), str(path))
         kind = f" ({KIND_VAR}={build_vars[KIND_VAR]})" if KIND_VAR in build_vars else ""
         return Configuration.of(name=name or _label(path), cc_kind=CC_AUTOTUNE, build_vars=build_vars, run_vars=values,
                           files=files, description=f"autotune cc build{kind}, stock afl-fuzz under {path.name}")
-    if path.name == "afl-build.env" or any(k.startswith("AFL_LLVM_") for k in values):
-        run_path = path.with_name("afl-run.env") if path.name == "afl-build.env" else None
+    if path.name == AFL_BUILD_ENV or any(k.startswith("AFL_LLVM_") for k in values):
+        run_path = path.with_name(AFL_RUN_ENV) if path.name == AFL_BUILD_ENV else None
         run_vars = dict(read_env_file(run_path).values) if run_path and run_path.is_file() else {}
         files = (str(path),) + ((str(run_path),) if run_vars or (run_path and run_path.is_file()) else ())
         return Configuration.of(name=name or _label(path), cc_kind=CC_AFL, build_vars=build_vars_of(values),

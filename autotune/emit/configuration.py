@@ -9,6 +9,7 @@ from typing import Mapping, Sequence
 
 from autotune.configuration import CC_AFL, Configuration
 from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
+from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
 
 
 def build_var_reason(var: str, value: str) -> str:
@@ -65,8 +66,8 @@ def race_env_files(chosen: Configuration, *, why: str, index_file: str) -> dict[
                  "variables: PCGUARD, one counter per SanitizerCoverage guard, is AFL++'s default", why]
     afl_run = ["afl-run.env: nothing to set for afl-fuzz: the target reports its own map size", why]
     if chosen.cc_kind == CC_AFL:
-        return {"afl-build.env": render_env(title=afl_title, variables=[]),
-                "afl-run.env": render_env(title=afl_run, variables=[])}
+        return {AFL_BUILD_ENV: render_env(title=afl_title, variables=[]),
+                AFL_RUN_ENV: render_env(title=afl_run, variables=[])}
     # ours is recommended; for a user who builds with afl-cc all the same, the race tried no afl-cc
     # configuration but AFL++'s default, so that is what these two files hold (validate's aflpp-tuned)
     afl_title = ["afl-build.env: if you build with afl-clang-fast instead of autotune cc, AFL++'s default",
@@ -75,10 +76,10 @@ def race_env_files(chosen: Configuration, *, why: str, index_file: str) -> dict[
     afl_run = ["afl-run.env: nothing to set for afl-fuzz with AFL++'s default build", why]
     title = [f"autotune-build.env: build the target with autotune cc under this file ({chosen.description})", why]
     rtitle = [f"autotune-run.env: afl-fuzz with our runtime, {chosen.name}; load with set -a; . FILE; set +a", why]
-    return {"afl-build.env": render_env(title=afl_title, variables=[]),
-            "afl-run.env": render_env(title=afl_run, variables=[]),
-            "autotune-build.env": render_env(title=title, variables=build_variables(chosen)),
-            "autotune-run.env": render_env(title=rtitle, variables=race_run_variables(chosen, index_file=index_file))}
+    return {AFL_BUILD_ENV: render_env(title=afl_title, variables=[]),
+            AFL_RUN_ENV: render_env(title=afl_run, variables=[]),
+            AUTOTUNE_BUILD_ENV: render_env(title=title, variables=build_variables(chosen)),
+            AUTOTUNE_RUN_ENV: render_env(title=rtitle, variables=race_run_variables(chosen, index_file=index_file))}
 
 
 def instance_variables(config: Configuration, *, main: bool, afl_env: Sequence[tuple[str, str]], index_file: str,

@@ -6,6 +6,7 @@ from autotune.mappoint import MapPoint
 from autotune.measure.stats import human_bytes
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
 from autotune.tune.result import TuneResult
+from autotune.emit.names import AFL_BUILD_REBUILT_ENV
 
 OBJECTIVE_MD = """score = log2(execs_per_s with N instances)
       + log2(1 - lost_keys)          # Equation 1 collisions (+ two-level dense overflow)
@@ -55,7 +56,7 @@ def render_report(result: TuneResult, *, files: list[str]) -> str:
           "afl-fuzz: runs the best configuration below, no AFL++ rebuild |"]
     L += ["| `afl-build.env` + `afl-run.env` | the target is built with AFL++'s own afl-cc as installed "
           "(map fixed at 64 KiB, 8-bit counters): the best such configuration |"]
-    if "afl-build-rebuilt.env" in files:
+    if AFL_BUILD_REBUILT_ENV in files:
         L += [f"| `afl-build-rebuilt.env` + `afl-run.env` | you rebuild AFL++ with MAP_SIZE_POW2="
               f"{bc.map_pow2} to use afl-cc at the chosen map size |"]
     L += ["", "Load any of them with `set -a; . ./FILE; set +a` before building or fuzzing.", ""]

@@ -11,6 +11,7 @@ from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic
 from autotune.preflight.envfile import parse_env_text
 from autotune.recommendation import RECOMMENDATION_JSON, from_tune
 from autotune.tune.result import TuneResult
+from autotune.emit.names import AFL_BUILD_ENV, AFL_BUILD_REBUILT_ENV, AFL_RUN_ENV, AUTOTUNE_RUN_ENV
 
 PLOT_NAME = "tune.png"
 
@@ -24,16 +25,16 @@ def emit_all(*, result: TuneResult, out_dir: Path, plot: bool = True) -> list[Pa
     rendering leaves the previous outputs untouched.
     """
     texts: dict[str, str] = {
-        "afl-build.env": afl_build_env(result),
-        "afl-run.env": afl_run_env(result),
-        "autotune-run.env": autotune_run_env(result, out_dir=Path(out_dir).resolve()),
+        AFL_BUILD_ENV: afl_build_env(result),
+        AFL_RUN_ENV: afl_run_env(result),
+        AUTOTUNE_RUN_ENV: autotune_run_env(result, out_dir=Path(out_dir).resolve()),
     }
     rebuilt = afl_build_rebuilt_env(result)
     if rebuilt:
-        texts["afl-build-rebuilt.env"] = rebuilt
+        texts[AFL_BUILD_REBUILT_ENV] = rebuilt
     png = render_plot(result) if plot else None
     names = [*texts, "report.json", "report.md", RECOMMENDATION_JSON] + ([PLOT_NAME] if png else [])
-    run_vars = parse_env_text(texts["autotune-run.env"], path=out_dir / "autotune-run.env").values
+    run_vars = parse_env_text(texts[AUTOTUNE_RUN_ENV], path=out_dir / AUTOTUNE_RUN_ENV).values
     rec = from_tune(result, run_vars=run_vars, env_files=tuple(texts)).to_dict()
     texts["report.md"] = render_report(result, files=names)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -44,7 +45,7 @@ def emit_all(*, result: TuneResult, out_dir: Path, plot: bool = True) -> list[Pa
         written.append(write_bytes_atomic(out_dir / PLOT_NAME, png))
     written.append(write_json_atomic(out_dir / "report.json", result.to_dict()))
     written.append(write_json_atomic(out_dir / RECOMMENDATION_JSON, rec))
-    stale = out_dir / "afl-build-rebuilt.env"
+    stale = out_dir / AFL_BUILD_REBUILT_ENV
     if not rebuilt and stale.exists():
         stale.unlink()  # from an earlier run that needed a rebuild
     return written

@@ -19,6 +19,7 @@ from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
 from autotune.probe.result import ProbeResult
 from autotune.runtime.config import LAYOUTS, VARIABLES, RuntimeConfig
 from autotune.target import build_vars_of, read_record, sha256_file
+from autotune.emit.names import AFL_BUILD_ENV, AUTOTUNE_RUN_ENV
 
 # tune picks the smallest map under the limit, so a configuration sits just below it; a short
 # re-probe's Chao estimate varies by a few per cent (its sd). Up to 10 % over the limit is a
@@ -94,12 +95,12 @@ def check_collisions(ctx: Context) -> list[F]:
             out.append(F("collisions", "warning",
                          f"{what}: {lost:.2%} of ~{est:.0f} keys ({seen} seen) lost, at the limit {limit:.2%} "
                          f"(within the {COLLISION_TOLERANCE:.0%} allowance for the short probe's key estimate)",
-                         f"give the map room: {_size_fix(rt, fit)}", file=_file(t, "autotune-run.env"), line=line))
+                         f"give the map room: {_size_fix(rt, fit)}", file=_file(t, AUTOTUNE_RUN_ENV), line=line))
         else:
             fix = _size_fix(rt, _smallest_fit(keys=est, limit=limit, layout=rt.layout))
             out.append(F("collisions", "error", f"{what}: {lost:.2%} of ~{est:.0f} keys ({seen} seen) would be lost to "
                                                 f"collisions or dense overflow, above the limit {limit:.2%}",
-                         fix, file=_file(t, "autotune-run.env"), line=line))
+                         fix, file=_file(t, AUTOTUNE_RUN_ENV), line=line))
     am = t.afl_metric
     if am is not None:
         seen, est = _estimate(ctx, am)
@@ -117,7 +118,7 @@ def check_collisions(ctx: Context) -> list[F]:
                 fix = "fuzz the `autotune cc` build under autotune-run.env, or " + fix
             out.append(F("afl_collisions", sev, f"afl-build.env ({am}, AFL++'s 64 KiB map): {lost:.2%} of ~{est:.0f} keys "
                                                f"collide, above the limit {limit:.2%}", fix,
-                         file=_file(t, "afl-build.env"), line=line))
+                         file=_file(t, AFL_BUILD_ENV), line=line))
     return out
 
 
@@ -159,7 +160,7 @@ def check_counter_overflow(ctx: Context) -> list[F]:
             out.append(F("counter_overflow", "ok", f"{what}, under the limit {limit:.2%}"))
         else:
             wider = next((w for w in (16, 32, 64) if w > rt.counter_bits and _overflow_share(ctx, rt.metric, w) <= limit), 64)
-            where = dict(file=_file(t, "autotune-run.env"), line=t.autotune_env.lines.get("AUTOTUNE_COUNTER_BITS"))
+            where = dict(file=_file(t, AUTOTUNE_RUN_ENV), line=t.autotune_env.lines.get("AUTOTUNE_COUNTER_BITS"))
             fix = f"set AUTOTUNE_COUNTER_BITS={wider} in autotune-run.env"
             if share <= PROBE_OVERFLOW_SPREAD * limit:
                 out.append(F("counter_overflow", "warning",
@@ -179,7 +180,7 @@ def check_counter_overflow(ctx: Context) -> list[F]:
             out.append(F("afl_counter_overflow", "warning",
                          f"{share:.2%} of {am} keys overflow AFL++'s 8-bit counters (AFL++ has no wider ones)",
                          "fuzz the `autotune cc` build with AUTOTUNE_COUNTER_BITS=16 (autotune-run.env)",
-                         file=_file(t, "afl-build.env")))
+                         file=_file(t, AFL_BUILD_ENV)))
     return out
 
 
@@ -319,7 +320,7 @@ def check_build(ctx: Context) -> list[F]:
                      f"rebuild it with `autotune validate {t.path}`"))
     elif rec.get("build_vars") != want:
         out.append(F("afl_build", "error", f"{binary} was built with {rec.get('build_vars')}, afl-build.env now says {want}",
-                     f"rebuild it under afl-build.env (`autotune validate {t.path}`)", file=_file(t, "afl-build.env")))
+                     f"rebuild it under afl-build.env (`autotune validate {t.path}`)", file=_file(t, AFL_BUILD_ENV)))
     else:
         out.append(F("afl_build", "ok", f"{binary} was built under afl-build.env ({want or 'PCGUARD defaults'}), "
                                         "SHA-256 matches its record"))

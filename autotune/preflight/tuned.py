@@ -22,8 +22,8 @@ from autotune.errors import DocumentError
 from autotune.preflight.envfile import EnvFile, read_env_file
 from autotune.recommendation import Recommendation, load_recommendation
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfig, RuntimeConfigError
+from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
 
-BUILD_ENV, RUN_ENV, AUTOTUNE_ENV, AUTOTUNE_BUILD_ENV = "afl-build.env", "afl-run.env", "autotune-run.env", "autotune-build.env"
 # preflight accepts a counter-overflow share up to DEFAULT_MAX_COUNTER_OVERFLOW (autotune.tune.defaults),
 # or 1.25x the share the tuned probe saw, whichever is larger: "still fits" means no worse than what was tuned.
 TUNED_OVERFLOW_SLACK = 1.25
@@ -122,15 +122,15 @@ def load_tuned(path: Path) -> TunedDir:
     file is missing or corrupt."""
     path = Path(path).resolve()
     rec = load_recommendation(path)
-    for name in (BUILD_ENV, RUN_ENV):
+    for name in (AFL_BUILD_ENV, AFL_RUN_ENV):
         if not (path / name).is_file():
             raise DocumentError(path / name, "file not found",
                                 fix=f"re-run `autotune {rec.stage}` (it writes the recommendation's env files beside "
                                     f"{rec.evidence})")
-    build, run = read_env_file(path / BUILD_ENV), read_env_file(path / RUN_ENV)
+    build, run = read_env_file(path / AFL_BUILD_ENV), read_env_file(path / AFL_RUN_ENV)
     # our runtime's files, when the recommendation wrote them (a stale one of an earlier run is not read)
     at, abuild = (read_env_file(path / name) if name in rec.env_files else None
-                  for name in (AUTOTUNE_ENV, AUTOTUNE_BUILD_ENV))
+                  for name in (AUTOTUNE_RUN_ENV, AUTOTUNE_BUILD_ENV))
     tuned = TunedDir(path=path, build_env=build, run_env=run, autotune_env=at, recommendation=rec,
                      probe_dir=rec.probe_path(path), autotune_build_env=abuild)
     if at is not None:
