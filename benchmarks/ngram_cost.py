@@ -189,6 +189,9 @@ def steady(a: dict, b: dict, n: int) -> dict:
 
 # ---- builds and the map afl-fuzz sees -----------------------------------------------------------
 
+BUILT_TARGET = "libxml2 2.9.10 (benchmarks/bugs/libxml2)"  # what build_variant builds
+
+
 def build_variant(name: str) -> Path:
     import sensitive_metrics as sm
     from autotune.target import build
@@ -298,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--name-suffix", default="", help="appended to the variants' names in the documents")
     ap.add_argument("--label", action="append", default=[], help="NAME=TEXT: a note on a variant")
     ap.add_argument("--reparse", action="store_true", help="only recompute the figures from the kept callgrind files")
+    ap.add_argument("--target", default=None,
+                    help=f"what the binaries are, for the documents (default: {BUILT_TARGET}, the target this "
+                         "script builds; required when every variant's binary is given by --binary)")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     names = [v.strip() for v in a.variants.split(",") if v.strip()]
@@ -305,6 +311,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"--variants: unknown {', '.join(sorted(unknown))}")
     given = dict(b.split("=", 1) for b in a.binary)
+    if a.target is None and names and all(n in given for n in names):
+        raise SystemExit("--target: name the target the --binary files were built from (this script builds "
+                         f"{BUILT_TARGET} only for variants without a --binary)")
+    target = a.target or BUILT_TARGET
     models = {m: MODELS[m] for m in a.models.split(",")}
     extra_env = dict(x.split("=", 1) for x in a.env)
     path = a.out / "ngram_cost.json"
@@ -330,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     cc = subprocess.run(["clang", "--version"], capture_output=True, text=True, check=False).stdout.split("\n")[0]
     afl = subprocess.run(["afl-fuzz", "-h"], capture_output=True, text=True, check=False)
     aflv = re.search(r"afl-fuzz\+*\s*([0-9][0-9A-Za-z.]*)", afl.stdout + afl.stderr)
-    doc.update(schema_version=SCHEMA_VERSION, kind="ngram-cost", target="libxml2 2.9.10 (benchmarks/bugs/libxml2)",
+    doc.update(schema_version=SCHEMA_VERSION, kind="ngram-cost", target=target,
                inputs=len(inputs), toolchain=f"AFL++ {aflv.group(1) if aflv else '?'}, {cc}",
                host=host, host_cpu=cpu, host_caches=cache_lines,
                cache_models={**doc.get("cache_models", {}), **{m: MODEL_TEXT[m] for m in models}})
