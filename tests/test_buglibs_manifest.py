@@ -77,3 +77,21 @@ def test_system_codename_reads_os_release(tmp_path):
 def test_readme_bug_table_is_the_manifests():
     readme = (buglibs.HERE / "README.md").read_text()
     assert buglibs.bug_table(LIBRARIES) in readme, "regenerate it: python benchmarks/bugs/buglibs.py table"
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARIES))
+def test_recipe_names_every_file_the_build_reads(name, monkeypatch, capsys):
+    """`buglibs.py recipe LIB` gives autotune the build script, every file it compiles, applies or
+    sources (so a change to any of them rebuilds) and the seeds, all existing, relative to the
+    working directory when below it."""
+    lib = LIBRARIES[name]
+    root = lib.folder.parent.parent.parent
+    monkeypatch.chdir(root)
+    assert buglibs.main(["recipe", name]) == 0
+    args = capsys.readouterr().out.split()
+    assert args[:2] == ["--build-script", str(lib.build_script.relative_to(root))]
+    sources = [args[i + 1] for i, a in enumerate(args) if a == "-s"]
+    assert {Path(s) for s in sources} == {f.relative_to(root) for f in lib.harness_files()}
+    assert "kernels/canary.h" in sources and str(lib.patch.relative_to(root)) in sources
+    assert args[-2:] == ["--corpus", str(lib.seeds_dir.relative_to(root))]
+    assert all((root / p).exists() for p in [args[1], *sources, args[-1]])

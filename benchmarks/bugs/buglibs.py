@@ -21,6 +21,7 @@ like every other target build.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -178,12 +179,31 @@ def bug_table(libs: Mapping[str, BugLibrary]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def recipe_args(lib: BugLibrary) -> list[str]:
+    """autotune's arguments for the library's recipe: its build script, every file the script compiles,
+    applies or sources (-s, so that a change to any of them rebuilds) and its seeds."""
+    def shown(p: Path) -> str:  # relative to the working directory when below it
+        try:
+            return str(p.resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(p)
+
+    args = ["--build-script", shown(lib.build_script)]
+    for f in lib.harness_files():
+        args += ["-s", shown(f)]
+    return args + ["--corpus", shown(lib.seeds_dir)]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="the libraries and their bugs")
     sub.add_parser("table", help="the bug table in Markdown (README.md's)")
     p = sub.add_parser("source", help="fetch a library's pristine tree (once) and print its path")
+    p.add_argument("library")
+    p = sub.add_parser("recipe", help="print the arguments that give autotune run / compare the library's recipe "
+                                      "(--build-script, its -s files, --corpus): the tree is read from "
+                                      f"${SOURCE_VAR} (`source`)")
     p.add_argument("library")
     p = sub.add_parser("build", help="build a library's harness with its canaries (cached) and print its path")
     p.add_argument("library")
@@ -200,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             print(bug_table(load_manifest()), end="")
         elif args.cmd == "source":
             print(library(args.library).source_dir())
+        elif args.cmd == "recipe":
+            print(shlex.join(recipe_args(library(args.library))))
         else:
             print(library(args.library).build(cc_kind=args.cc))
     except LibraryUnavailable as exc:
