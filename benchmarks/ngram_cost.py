@@ -270,7 +270,7 @@ def reparse(doc: dict, out: Path, n_inputs: int) -> None:
 
 
 def markdown(doc: dict) -> str:
-    lines = [f"# ngram-8 cost per execution: {doc['target']} ({doc['inputs']} inputs)", "",
+    lines = [f"# Cost per execution: {doc['target']} ({doc['inputs']} inputs)", "",
              f"{doc['toolchain']}; host: {doc['host_cpu']} ({doc['host_caches']}). Steady state (one warm pass: "
              "the difference of 3 and 2 passes over the inputs). Target = LLVMFuzzerTestOneInput inclusive "
              "(+ cov_exec_begin/end for ours); runtime = our hook functions alone (included in target).", ""]
