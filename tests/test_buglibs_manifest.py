@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from buglibs_support import LIBRARIES, buglibs
-from targets.debsrc import SourceUnavailable, system_codename, with_suite
+from targets.debsrc import SourceUnavailable, entries_codename, system_codename, with_suite
 
 ID = re.compile(r"^(TIF|XML|PNG|SQL)\d{3}$")
 
@@ -95,3 +95,15 @@ def test_recipe_names_every_file_the_build_reads(name, monkeypatch, capsys):
     assert "kernels/canary.h" in sources and str(lib.patch.relative_to(root)) in sources
     assert args[-2:] == ["--corpus", str(lib.seeds_dir.relative_to(root))]
     assert all((root / p).exists() for p in [args[1], *sources, args[-1]])
+
+
+def test_entries_codename_is_the_release_the_entries_name():
+    """Inside a sid root that binds this host's /etc/apt, os-release says sid but the entries say
+    bookworm: the entries' release is the one another suite's entries are derived from."""
+    entries = ("Types: deb-src\nURIs: http://example.invalid/debian\nSuites: bookworm bookworm-updates\n\n"
+               "Types: deb-src\nURIs: http://example.invalid/debian-security\nSuites: bookworm-security\n")
+    assert entries_codename(entries, installed="bookworm") == "bookworm"
+    assert entries_codename(entries, installed="sid") == "bookworm"
+    assert entries_codename(entries, installed="") == "bookworm"
+    two = entries + "\nTypes: deb-src\nURIs: http://example.invalid/debian\nSuites: trixie\n"
+    assert entries_codename(two, installed="sid") == "sid"  # ambiguous: os-release decides (and fails later)

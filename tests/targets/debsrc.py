@@ -36,6 +36,18 @@ def system_codename(*, os_release: Path = Path("/etc/os-release")) -> str:
     return m.group(1) if m else ""
 
 
+def entries_codename(entries: str, *, installed: str) -> str:
+    """The release the apt entries name: ``installed`` (os-release's code name) when it is one of their
+    suites, else their one base suite (no -updates / -security suffix). They differ inside another
+    release's root that binds this host's /etc/apt (.ci/aflpp-current.sh: sid's os-release, bookworm's
+    entries)."""
+    suites = {s for m in re.finditer(r"^Suites:\s*(.*)$", entries, re.M) for s in m.group(1).split()}
+    base = {s for s in suites if "-" not in s and "/" not in s}
+    if installed in base or len(base) != 1:
+        return installed
+    return next(iter(base))
+
+
 def with_suite(entries: str, *, codename: str, suite: str) -> str:
     """``entries`` with every suite of the release ``codename`` moved to ``suite``'s (bookworm ->
     bullseye, bookworm-security -> bullseye-security): an older release's sources from the same
@@ -105,7 +117,7 @@ def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC, suite: st
     if not entries:
         raise SourceUnavailable(f"no deb entries configured under {apt_etc} to derive deb-src entries from")
     if suite:
-        entries = with_suite(entries, codename=system_codename(), suite=suite)
+        entries = with_suite(entries, codename=entries_codename(entries, installed=system_codename()), suite=suite)
     source_args = ["source", *(["--download-only"] if skip_patches else []),
                    f"{package}={version}" if version else package]
     dest.mkdir(parents=True, exist_ok=True)
