@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cov.h"
+#include "cov_cnt.h"
 #include "cov_internal.h"
 
 /* ---- a guard build's inline counters in the guard map sink ---------------------------------- */
@@ -17,17 +18,6 @@ static uint8_t *cov_cnt_dst;
 static size_t cov_cnt_room; /* counters the map holds: a module loaded later is cut off */
 static volatile sig_atomic_t cov_in_exec; /* between cov_exec_begin and cov_exec_end */
 
-/* Add the counters into the map (8-bit NeverZero: what the increments themselves would have done
- * there, a sum past 255 skipping 0 once; afl-fuzz zeroes its map before each run, so this is a
- * copy under afl) and zero them. */
-static void cnt_add_clear(uint8_t *restrict d, uint8_t *restrict c, size_t n) {
-  for (size_t j = 0; j < n; j++) { /* vectorised */
-    uint8_t s = (uint8_t)(d[j] + c[j]);
-    d[j] = (uint8_t)(s + (s < d[j])); /* d + c <= 510: one carry at most, and then s + 1 >= 1 */
-    c[j] = 0;
-  }
-}
-
 static void cnt_flush(void) {
   uint8_t *d = cov_cnt_dst; /* slot 1: counter 0 is guard 1's */
   if (!d) return;
@@ -35,7 +25,7 @@ static void cnt_flush(void) {
   uint32_t regions = cov_ncnt_regions; /* read once: the byte stores below may alias a global */
   for (uint32_t i = 0; i < regions && room; i++) {
     size_t n = cov_cnt[i].n < room ? cov_cnt[i].n : room;
-    cnt_add_clear(d, cov_cnt[i].start, n);
+    cov_cnt_add_clear(d, cov_cnt[i].start, n);
     d += n;
     room -= n;
   }

@@ -175,6 +175,7 @@ int main(void) {
   test_differential();
   test_variants();
   test_lazy_index();
+  test_cnt_flush();
   printf("%lu passed, %lu failed\n", t_passed, t_failed);
   return t_failed ? 1 : 0;
 }

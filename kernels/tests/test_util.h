@@ -40,4 +40,5 @@ void test_threads(void);
 void test_differential(void);
 void test_variants(void);
 void test_lazy_index(void);
+void test_cnt_flush(void);
 #endif
