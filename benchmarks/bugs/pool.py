@@ -149,10 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     from autotune.bugs.survival import BugReport
 
     report = BugReport.from_dict(doc["bugs"])
+    md, png = markdown(doc, report), render_km_plot(report)  # rendered before anything is written
     args.out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(args.out / "pooled.json", doc)
-    write_text_atomic(args.out / "pooled.md", markdown(doc, report))
-    write_bytes_atomic(args.out / "bugs.png", render_km_plot(report))
+    write_text_atomic(args.out / "pooled.md", md)
+    write_bytes_atomic(args.out / "bugs.png", png)
     print(f"wrote {args.out / 'pooled.md'}")
     return 0
 
