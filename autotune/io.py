@@ -11,6 +11,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 import tempfile
 import tomllib
 from contextlib import contextmanager
@@ -31,8 +32,33 @@ def file_lock(path: str | os.PathLike) -> Iterator[None]:
         yield
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it (/proc/self/status, Linux 4.7+); else by the
+    set-and-restore of os.umask."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: Path) -> int:
+    """The mode a written file gets: the mode of the file it replaces, else what open() would give a
+    new file (0666 less the umask). mkstemp's 0600 would leave reports and env files unreadable to
+    the other users of a shared fuzzing host or CI runner."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file + fsync + rename)."""
+    """Write ``data`` to ``path`` atomically (temp file + fsync + rename), with the mode of the file
+    it replaces or, for a new file, the umask's."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -41,6 +67,7 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
         raise _os_error(path, exc) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), _mode_for(path))
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

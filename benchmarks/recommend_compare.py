@@ -15,7 +15,8 @@ summary.json.
   .venv/bin/python benchmarks/recommend_compare.py --target libyaml --strategy list --no-compare --out /tmp/abl
 
 --no-compare stops after the run (the ablation: what each strategy recommends at equal budget);
---reuse-run compares the recommendation of a run already in OUT/run (a --no-compare run, later).
+--reuse-run compares the recommendation of a run already in OUT/run (a --no-compare run, later);
+--resume continues a job a session cut short (a finished run kept, the compare's finished trials kept).
 """
 
 from __future__ import annotations
@@ -64,6 +65,12 @@ def setup(target: str, out: Path) -> tuple[Path, list[str], dict[str, str]]:
     return out, target_args, {**os.environ, **extra_env, "COLUMNS": "1000"}
 
 
+def write_summary(out: Path, summary: dict) -> None:
+    from autotune.io import write_text_atomic
+
+    write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--target", required=True)
@@ -76,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-compare", action="store_true")
     ap.add_argument("--reuse-run", action="store_true",
                     help="OUT/run holds a finished run (its race.json): compare its recommendation, do not run again")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue a cut-short job: a finished run in OUT/run is kept (as --reuse-run), the compare "
+                         "keeps its finished trials (autotune compare --resume)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
@@ -83,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     run_cmd = [str(AUTOTUNE), "run", *target_args, "--seed", str(args.seed), "--strategy", args.strategy,
                "--out", str(out / "run")] + (["--budget", str(args.budget)] if args.budget else [])
     t0 = time.monotonic()
-    if args.reuse_run:
+    finished_run = (out / "run" / "race" / "race.json").is_file()
+    if args.reuse_run or (args.resume and finished_run):
         if not (out / "run" / "race" / "race.json").is_file():
             raise SystemExit(f"--reuse-run: no finished run at {out / 'run'} (its race/race.json is missing)")
         prior = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {}
@@ -98,16 +109,17 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"target": args.target, "run": {"argv": run_cmd, "wall_s": round(run_s, 1), "decision": decision,
                                               "tried": [p["name"] for p in (race["race"].get("search") or {})
                                                         .get("proposals", [])]}}
+    write_summary(out, summary)  # the run's part now: a cut-short compare resumes with the run's figures
     if not decision["is_default"] and not args.no_compare:
         cmp_cmd = [str(AUTOTUNE), "compare", *target_args, "--config", "default",
                    "--config", f"tuned={out / 'run' / 'race' / 'autotune-run.env'}", "--trials", str(args.trials),
                    "--minutes", f"{args.minutes:g}", "--jobs", "2", "--seed", str(args.compare_seed),
-                   "--out", str(out / "compare")]
+                   "--out", str(out / "compare")] + (["--resume"] if args.resume and (out / "compare").is_dir() else [])
         with open(out / "compare.log", "w") as log:
             subprocess.run(cmp_cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
         cmp = json.loads((out / "compare" / "compare.json").read_text())
         summary["compare"] = {"argv": cmp_cmd, "configs": cmp.get("configs"), "pairs": cmp.get("pairs")}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    write_summary(out, summary)
     print(json.dumps(summary["run"]["decision"], indent=2))
     return 0
 

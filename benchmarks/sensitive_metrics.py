@@ -37,7 +37,7 @@ Run inside the sid root (plan: benchmarks/results/plan-2026-11-27-sensitive-metr
   bash .ci/aflpp-current.sh && for p in 20 22 24; do bash benchmarks/aflpp_bigmap.sh $p; done
   bash .ci/aflpp-current.sh run .venv-current/bin/python benchmarks/sensitive_metrics.py \\
     --targets libxml2 --metrics ngram-8 --maps 16,20,22 --trials 5 --seconds 300 --jobs 2 --out DIR
-Writes DIR/sensitive_metrics.json after every campaign (a stopped run keeps what it did) and
+Writes DIR/sensitive_metrics.json after every trial (a stopped run keeps what it did; --resume continues it) and
 DIR/sensitive_metrics.md at the end; nothing outside DIR and autotune's build cache.
 """
 
@@ -270,17 +270,42 @@ def summarise(vs: list[Variant], runs: dict[str, list[dict]], coll: dict | None)
     return out
 
 
+def resume_entry(doc: dict, tname: str, metric: str, names: list[str]) -> tuple[dict | None, int | None]:
+    """(the entry of ``tname`` / ``metric`` in a resumed document, the trial to go on from): (None, 0)
+    when it has none, (entry, None) when it is finished (its census done). Whole trials are kept; a
+    trial a stopped run left half done is dropped, so every variant has run the same trials."""
+    entry = next((e for e in doc["results"] if e["target"] == tname and e["metric"] == metric), None)
+    if entry is None:
+        return None, 0
+    if [v["name"] for v in entry["variants"]] != names:
+        raise SystemExit(f"--resume: {tname} {metric} was run with other variants "
+                         f"({', '.join(v['name'] for v in entry['variants'])}); use a new --out")
+    if "collisions" in entry:
+        return entry, None
+    done = min(len(entry["runs"].get(n, [])) for n in names)
+    entry["runs"] = {n: entry["runs"].get(n, [])[:done] for n in names}
+    entry.setdefault("resumed", []).append({"at_trial": done, "loadavg": list(os.getloadavg())})
+    return entry, done
+
+
 def run_metric(tname: str, metric: str, a: argparse.Namespace, doc: dict, save) -> None:
     spec, env, seeds = target(tname)
     vs = variants(spec, env, metric, a.maps, a.dense_slots)
     pcguard = build(spec=spec, cc_kind="afl", build_vars={}, env=env)  # the yardstick: AFL++'s default
     aflpp_census = build(spec=spec, cc_kind="afl", build_vars={"AFL_LLVM_INSTRUMENT": AFL_INSTRUMENT[metric]},
                          env=aflpp_path(AFLPP_CENSUS_POW2, env))
-    entry = {"target": tname, "metric": metric, "seeds": len(seeds), "pcguard": str(pcguard),
-             "variants": [asdict(v) for v in vs], "runs": {}, "loadavg_before": os.getloadavg()}
-    doc["results"].append(entry)
+    entry, start = resume_entry(doc, tname, metric, [v.name for v in vs])
+    if entry is not None and start is None:
+        print(f"  {tname} {metric}: finished in {a.out} (resumed), skipped", file=sys.stderr)
+        return
+    if entry is not None:
+        print(f"  {tname} {metric}: resuming at trial {start} of {a.trials}", file=sys.stderr)
+    else:
+        entry, start = {"target": tname, "metric": metric, "seeds": len(seeds), "pcguard": str(pcguard),
+                        "variants": [asdict(v) for v in vs], "runs": {}, "loadavg_before": os.getloadavg()}, 0
+        doc["results"].append(entry)
     base = a.out / tname / metric
-    for t in range(a.trials):
+    for t in range(start, a.trials):
         k = t % len(vs)
         order = vs[k:] + vs[:k]  # rotated: no variant always first
         def one(v: Variant) -> dict:
@@ -331,6 +356,9 @@ def parse_maps(text: str) -> list[int]:
     return maps
 
 
+SETTINGS = ("seconds", "trials", "maps", "dense_slots", "census_inputs")  # what --resume must see unchanged
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--targets", default="libxml2", help="comma-separated: demo, lz4, libyaml, libxml2")
@@ -343,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dense-slots", type=int, default=DENSE_SLOTS, help="our dense map: at most this many slots")
     ap.add_argument("--census-inputs", type=int, default=20000, help="at most this many inputs in the census")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--resume", action="store_true",
+                    help="continue OUT/sensitive_metrics.json: finished targets and whole trials kept (same settings)")
     a = ap.parse_args(argv)
     bad = [m for m in a.metrics.split(",") if m not in AFL_INSTRUMENT]
     if bad:
@@ -358,6 +388,17 @@ def main(argv: list[str] | None = None) -> int:
                                     check=False).stdout.strip() or None,
            "seconds": a.seconds, "trials": a.trials, "jobs": a.jobs, "maps": a.maps, "dense_slots": a.dense_slots,
            "census_inputs": a.census_inputs, "results": []}
+    prior = a.out / "sensitive_metrics.json"
+    if a.resume and prior.is_file():
+        old = json.loads(prior.read_text())
+        differ = [k for k in SETTINGS if old.get(k) != doc[k]]
+        if differ:
+            raise SystemExit(f"--resume: {prior} was run with other settings ({', '.join(differ)}); "
+                             "pass the same ones or a new --out")
+        old.setdefault("resumed_at", []).append({"commit": doc["commit"], "afl_fuzz": doc["afl_fuzz"]})
+        doc = old
+    elif prior.is_file():
+        raise SystemExit(f"{prior} exists: pass --resume to continue it, or a new --out")
 
     def save() -> None:
         tmp = a.out / "sensitive_metrics.json.tmp"

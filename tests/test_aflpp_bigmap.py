@@ -64,6 +64,23 @@ def test_maps_are_debians_or_the_scripts_and_large_ones_are_offered():
     assert sm.aflpp_run_env(23) == {} and sm.aflpp_run_env(24) == {"AFL_MAP_SIZE": str(1 << 24)}
 
 
+def test_resume_keeps_whole_trials_and_skips_finished_entries():
+    sm = _sensitive_metrics()
+    names = ["aflpp-ngram-8-map16", "ours-ngram-8-tl16"]
+    variants = [{"name": n} for n in names]
+    doc = {"results": [
+        {"target": "libxml2", "metric": "ngram-8", "variants": variants,  # trial 2 cut after one variant
+         "runs": {names[0]: [{"t": 0}, {"t": 1}, {"t": 2}], names[1]: [{"t": 0}, {"t": 1}]}},
+        {"target": "libxml2", "metric": "ctx", "variants": variants, "runs": {}, "collisions": {}}]}
+    entry, start = sm.resume_entry(doc, "libxml2", "ngram-8", names)
+    assert start == 2 and entry["runs"] == {names[0]: [{"t": 0}, {"t": 1}], names[1]: [{"t": 0}, {"t": 1}]}
+    assert entry["resumed"][0]["at_trial"] == 2
+    assert sm.resume_entry(doc, "libxml2", "ctx", names) == (doc["results"][1], None)  # finished: skipped
+    assert sm.resume_entry(doc, "lz4", "ngram-8", names) == (None, 0)  # not begun
+    with pytest.raises(SystemExit, match="other variants"):
+        sm.resume_entry(doc, "libxml2", "ngram-8", names[:1])
+
+
 def test_the_script_refuses_a_map_it_cannot_make():
     proc = subprocess.run(["bash", str(SCRIPT), "25"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "POW2 must be 17..24" in proc.stderr

@@ -174,3 +174,20 @@ def test_bug_report_says_when_nothing_was_triggered():
 
 def test_only_one():
     assert sv.only_one({"a": {"X", "Y"}, "b": {"Y", "Z"}, "c": set()}) == {"X": "a", "Z": "b"}
+
+
+def test_a_horizon_shorter_than_the_trials_censors_what_came_after_it():
+    # trials of 30 s read at a 10 s horizon: X's trigger at 12 s and Z's reach at 20 s did not happen
+    base = [_trial(30, X=(0.5, 2.0)), _trial(30, X=(0.5, 12.0)), _trial(30, Z=(20.0, None))]
+    other = [_trial(30, X=(1.0, 4.0)), _trial(30, X=(1.0, 25.0)), _trial(30)]
+    rep = sv.bug_report(trials={"base": base, "other": other}, horizon_s=10)
+    assert rep.horizon_s == 10.0 and rep.bugs == ("X",)  # Z reached by no trial within 10 s
+    assert sv.durations(base, "X", "trigger", 10) == ([2.0, 10.0, 10.0], [True, False, False])
+    cell = rep.cell("base", "X")
+    assert cell.events == 1 and cell.rmst_s == pytest.approx((2.0 + 10.0 + 10.0) / 3)
+    assert rep.per_trial["base"].values == (0.0, 0.0, 1.0) and rep.per_trial["other"].values == (0.0, 0.0, 1.0)
+    assert rep.only == {}
+    # at the trials' own length the same trials count every event
+    full = sv.bug_report(trials={"base": base, "other": other}, horizon_s=30)
+    assert full.bugs == ("X", "Z") and full.cell("base", "X").events == 2
+    assert full.cell("other", "X").events == 2

@@ -60,8 +60,9 @@ def rank_key(trials: Sequence[BugTimes], bugs: Sequence[str], horizon_s: float) 
 
 
 def _durations(trials: Sequence[BugTimes], bug: str, horizon_s: float) -> tuple[list[float], list[bool]]:
-    times = [t.get(bug) for t in trials]
-    return ([float(horizon_s) if v is None else min(float(v), horizon_s) for v in times], [v is not None for v in times])
+    """Per trial the time to trigger ``bug``, censored at the horizon (a trigger after it is not one)."""
+    times = [None if t.get(bug) is None or float(t[bug]) > horizon_s else float(t[bug]) for t in trials]
+    return [float(horizon_s) if v is None else v for v in times], [v is not None for v in times]
 
 
 def combined_sooner(candidate: Sequence[BugTimes], default: Sequence[BugTimes], horizon_s: float) -> tuple[float, float, int]:

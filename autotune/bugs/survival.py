@@ -166,15 +166,27 @@ class BugReport:
                    only=dict(d["only"]), notes=tuple(d.get("notes", ())))
 
 
+def event_time(trial: TrialBugs, bug: str, event: str, horizon_s: float) -> float | None:
+    """When ``trial`` saw ``event`` of ``bug``, or None when it did not by ``horizon_s``: a horizon
+    shorter than the trial reads the trial as if it had stopped there (an event after it is censored)."""
+    b = trial.bugs.get(bug)
+    at = None if b is None else b.time(event)
+    return None if at is None or float(at) > float(horizon_s) else float(at)
+
+
+def triggered_by(trial: TrialBugs, horizon_s: float) -> frozenset[str]:
+    """The bugs ``trial`` triggered by ``horizon_s``."""
+    return frozenset(n for n in trial.bugs if event_time(trial, n, "trigger", horizon_s) is not None)
+
+
 def durations(trials: Sequence[TrialBugs], bug: str, event: str, horizon_s: float) -> tuple[list[float], list[bool]]:
     """Per trial the time to ``event`` of ``bug`` and whether it happened (else censored at the horizon)."""
     if event not in EVENTS:
         raise ValueError(f"event {event!r} is not one of {EVENTS}")
     times, seen = [], []
     for t in trials:
-        b = t.bugs.get(bug)
-        at = None if b is None else b.time(event)
-        times.append(float(horizon_s) if at is None else min(float(at), float(horizon_s)))
+        at = event_time(t, bug, event, horizon_s)
+        times.append(float(horizon_s) if at is None else at)
         seen.append(at is not None)
     return times, seen
 
@@ -280,15 +292,18 @@ def only_one(triggered: Mapping[str, set[str] | frozenset[str]]) -> dict[str, st
 
 def bug_report(*, trials: Mapping[str, Sequence[TrialBugs]], horizon_s: float, baseline: str | None = None,
                events: Sequence[str] = EVENTS) -> BugReport:
-    """The survival statistics of every bug any trial reached, per configuration (``trials``, in the
-    order given; the baseline is ``baseline`` or the first)."""
+    """The survival statistics of every bug any trial reached by ``horizon_s``, per configuration
+    (``trials``, in the order given; the baseline is ``baseline`` or the first). A compare's horizon
+    is its trials' length; a shorter one reads every trial as if it had stopped there (pooling arms
+    of different lengths, benchmarks/bugs/pool.py)."""
     configs = tuple(trials)
     if not configs:
         raise ValueError("no configurations")
     base = baseline or configs[0]
     if base not in trials:
         raise ValueError(f"baseline {base!r} is not one of the configurations")
-    bugs = tuple(sorted({n for ts in trials.values() for t in ts for n in t.bugs}))
+    bugs = tuple(sorted({n for ts in trials.values() for t in ts for n in t.bugs
+                         if any(event_time(t, n, e, horizon_s) is not None for e in EVENTS)}))
     survival = tuple(survival_of(config=c, bug=b, event=e, trials=trials[c], horizon_s=horizon_s)
                      for e in events for b in bugs for c in configs)
     tests: list[LogRank] = []
@@ -306,27 +321,28 @@ def bug_report(*, trials: Mapping[str, Sequence[TrialBugs]], horizon_s: float, b
             z, p = stouffer(zs)
             combined.append(LogRank(config=c, baseline=base, bug="(combined)", event=e, chi2=z * z, z=z, p=p,
                                     informative=bool(zs), bugs=len(zs)))
-    counts = {c: [float(len(t.triggered())) for t in trials[c]] for c in configs}
+    counts = {c: [float(len(triggered_by(t, horizon_s))) for t in trials[c]] for c in configs}
     per_trial = {c: median_interval(v or [0.0]) for c, v in counts.items()}
     count_tests = tuple(CountTest(config=c, baseline=base, test=mann_whitney(counts[c], counts[base]),
                                   a12=a12(counts[c], counts[base]))
                         for c in configs if c != base and counts[c] and counts[base])
-    only = only_one({c: set().union(*(t.triggered() for t in trials[c])) if trials[c] else set() for c in configs})
+    only = only_one({c: set().union(*(triggered_by(t, horizon_s) for t in trials[c])) if trials[c] else set()
+                     for c in configs})
     return BugReport(horizon_s=float(horizon_s), baseline=base, configs=configs, bugs=bugs, survival=survival,
                      logrank=tuple(tests), combined=tuple(combined), per_trial=per_trial,
-                     per_trial_tests=count_tests, only=only, notes=tuple(report_notes(trials=trials, bugs=bugs,
-                                                                                       tests=tests)))
+                     per_trial_tests=count_tests, only=only,
+                     notes=tuple(report_notes(trials=trials, bugs=bugs, tests=tests, horizon_s=horizon_s)))
 
 
 def report_notes(*, trials: Mapping[str, Sequence[TrialBugs]], bugs: Sequence[str],
-                 tests: Sequence[LogRank]) -> list[str]:
+                 tests: Sequence[LogRank], horizon_s: float) -> list[str]:
     """What a reader must know before reading the figures: nothing triggered, nothing separates."""
     notes = []
     n = min((len(ts) for ts in trials.values()), default=0)
     if not bugs:
         notes.append("no trial reached any canary: the bugs say nothing here (is the canary build the one "
                      "replayed, and do the seeds reach the code?)")
-    elif not any(t.triggered() for ts in trials.values() for t in ts):
+    elif not any(triggered_by(t, horizon_s) for ts in trials.values() for t in ts):
         notes.append("no trial triggered any bug: time-to-trigger separates nothing at this budget; run longer "
                      "trials (Magma's mid-depth bugs trigger in 1-60 min)")
     elif tests and not any(t.p < ALPHA for t in tests if t.event == "trigger"):

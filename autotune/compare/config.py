@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Mapping
 
 from autotune.configuration import CC_AFL, CC_AUTOTUNE, CC_VAR_PREFIX, Configuration
+from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV
 from autotune.errors import AutotuneError
 from autotune.preflight.envfile import read_env_file
 from autotune.target import build_vars_of
-from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 # a configuration a comparison runs (autotune.configuration, the one configuration type), built from

@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autotune import afl
+from autotune.emit.names import AFL_BUILD_ENV, AUTOTUNE_RUN_ENV
 from autotune.metrics import has_map_size
 from autotune.preflight.findings import PreflightFinding as F
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, PROBE_OVERFLOW_SPREAD, TUNED_OVERFLOW_SLACK, TunedDir
-from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
 from autotune.probe.result import ProbeResult
 from autotune.runtime.config import LAYOUTS, VARIABLES, RuntimeConfig
 from autotune.target import build_vars_of, read_record, sha256_file
-from autotune.emit.names import AFL_BUILD_ENV, AUTOTUNE_RUN_ENV
+from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
 
 # tune picks the smallest map under the limit, so a configuration sits just below it; a short
 # re-probe's Chao estimate varies by a few per cent (its sd). Up to 10 % over the limit is a

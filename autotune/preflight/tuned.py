@@ -18,11 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
 from autotune.errors import DocumentError
 from autotune.preflight.envfile import EnvFile, read_env_file
 from autotune.recommendation import Recommendation, load_recommendation
 from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfig, RuntimeConfigError
-from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
 
 # preflight accepts a counter-overflow share up to DEFAULT_MAX_COUNTER_OVERFLOW (autotune.tune.defaults),
 # or 1.25x the share the tuned probe saw, whichever is larger: "still fits" means no worse than what was tuned.

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Pool arms of several `autotune compare --yardstick bugs` runs into one bug report at one horizon.
+
+An arm whose trials ran longer than the horizon is read as if they had stopped there
+(autotune.bugs.survival.bug_report: a reach or trigger after the horizon is censored at it). So one
+10 x 30 min run of AFL++'s default serves issue 38's bug table at 30 min and, censored at 20 min,
+the bug study's baseline against its other arms' 20-min trials, instead of running the default twice.
+
+The arms did not run side by side (Klees et al. compare configurations under the same conditions):
+the report names each arm's source, trial length, AFL++ version, clang and median execs/s, and
+refuses arms whose canary builds differ (the yardstick binary's sha256) unless --different-builds
+says the reader was told.
+
+  .venv/bin/python benchmarks/bugs/pool.py --horizon 1200 --out /tmp/pooled \\
+      /work/runs/bugtable-libtiff/compare:default /work/runs/libtiff/compare:ngram-8
+
+ARM is DIR:CONFIG or DIR:CONFIG=NAME (DIR holds a compare.json; NAME renames the arm in the report,
+needed when two arms share a configuration name). The first arm is the baseline of the tests.
+Writes OUT/pooled.json, OUT/pooled.md and OUT/bugs.png, each atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autotune.bugs.plot import render_km_plot  # noqa: E402
+from autotune.bugs.render import bugs_markdown  # noqa: E402
+from autotune.bugs.survival import bug_report  # noqa: E402
+from autotune.compare.compare import JSON_NAME, CompareResult, ConfigOutcome  # noqa: E402
+from autotune.compare.render import compilers_text  # noqa: E402
+from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic  # noqa: E402
+from autotune.trials import aflpp_versions  # noqa: E402
+
+SCHEMA_VERSION = 1
+
+
+class PoolError(Exception):
+    """A pooling the arms cannot support; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Arm:
+    source: Path  # the compare's directory
+    config: str  # its configuration's name there
+    name: str  # the arm's name in the report
+    result: CompareResult
+    outcome: ConfigOutcome
+
+    def to_dict(self) -> dict:
+        trials = [t for t in self.outcome.trials if t.bugs is not None]
+        return {"name": self.name, "source": str(self.source), "config": self.config,
+                "trial_seconds": self.result.seconds, "trials": len(trials),
+                "aflpp": aflpp_versions(t.stats for t in self.outcome.trials),
+                "compilers": self.result.compilers, "yardstick_sha256": self.result.yardstick.sha256,
+                "execs_per_s_median": self.outcome.execs_per_s.median,
+                "yardstick_edges_median": self.outcome.coverage.median}
+
+
+def parse_arm(text: str) -> tuple[Path, str, str]:
+    """DIR:CONFIG[=NAME] -> (DIR, CONFIG, NAME)."""
+    where, sep, rest = text.rpartition(":")
+    if not sep or not where or not rest:
+        raise PoolError(f"arm {text!r}: expected DIR:CONFIG or DIR:CONFIG=NAME")
+    config, _, name = rest.partition("=")
+    return Path(where), config, name or config
+
+
+def load_arm(text: str) -> Arm:
+    source, config, name = parse_arm(text)
+    path = source / JSON_NAME
+    if not path.is_file():
+        raise PoolError(f"arm {text!r}: no {JSON_NAME} in {source} (a finished `autotune compare --yardstick bugs`)")
+    try:
+        result = CompareResult.from_dict(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError) as e:
+        raise PoolError(f"arm {text!r}: {path} is not a compare document autotune reads ({e})") from None
+    names = [c.config.name for c in result.configs]
+    if config not in names:
+        raise PoolError(f"arm {text!r}: {path} has no configuration {config!r} (it has {', '.join(names)})")
+    outcome = result.config(config)
+    if not any(t.bugs is not None for t in outcome.trials):
+        raise PoolError(f"arm {text!r}: its trials carry no time-to-bug (run the compare with --yardstick bugs)")
+    return Arm(source=source, config=config, name=name, result=result, outcome=outcome)
+
+
+def pool(arms: list[Arm], *, horizon_s: float, different_builds: bool = False) -> dict:
+    """The pooled document: the arms and the bug report of their trials censored at ``horizon_s``."""
+    if len(arms) < 2:
+        raise PoolError("pool needs at least two arms (the first is the baseline)")
+    names = [a.name for a in arms]
+    if len(set(names)) != len(names):
+        raise PoolError(f"two arms share a name ({', '.join(names)}): rename one, DIR:CONFIG=NAME")
+    if horizon_s <= 0:
+        raise PoolError(f"--horizon {horizon_s:g}: must be positive")
+    short = [a for a in arms if a.result.seconds < horizon_s]
+    if short:
+        raise PoolError("an arm's trials are shorter than the horizon, so its later bugs are unknown: "
+                        + ", ".join(f"{a.name} ({a.result.seconds} s)" for a in short)
+                        + f"; use --horizon {min(a.result.seconds for a in arms)} or less")
+    builds = {a.result.yardstick.sha256 for a in arms}
+    if len(builds) > 1 and not different_builds:
+        raise PoolError("the arms' canary builds differ (yardstick sha256: "
+                        + ", ".join(f"{a.name} {a.result.yardstick.sha256[:12]}" for a in arms)
+                        + "): their bugs are not one benchmark's; --different-builds pools them anyway, and says so")
+    report = bug_report(trials={a.name: [t.bugs for t in a.outcome.trials if t.bugs is not None] for a in arms},
+                        horizon_s=horizon_s)
+    return {"schema_version": SCHEMA_VERSION, "horizon_s": float(horizon_s), "arms": [a.to_dict() for a in arms],
+            "different_builds": len(builds) > 1, "bugs": report.to_dict()}
+
+
+def markdown(doc: dict, report) -> str:
+    h = doc["horizon_s"]
+    lines = [f"# Bugs of {len(doc['arms'])} compare arms pooled at {h:g} s", "",
+             "Each arm's trials are read as if they had stopped at the horizon (a reach or trigger after it is "
+             "censored there). The arms ran at different times, not side by side: compare their conditions below.",
+             "", "| arm | source | configuration there | trials x length | AFL++ | builds by | execs/s median | "
+             "yardstick edges median (whole trial) |", "|---|---|---|---|---|---|---|---|"]
+    for a in doc["arms"]:
+        lines.append(f"| {a['name']} | `{a['source']}` | {a['config']} | {a['trials']} x {a['trial_seconds']} s | "
+                     f"{a['aflpp']} | {compilers_text(a['compilers'])} | {a['execs_per_s_median']:,.0f} | "
+                     f"{a['yardstick_edges_median']:,.0f} |")
+    if doc["different_builds"]:
+        lines += ["", "**The arms' canary builds differ** (--different-builds): their yardstick binaries' sha256 "
+                  "are not one."]
+    aflpp = ", ".join(sorted({a["aflpp"] for a in doc["arms"]}))
+    return "\n".join(lines + bugs_markdown(report, aflpp=aflpp)) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("arms", nargs="+", metavar="ARM", help="DIR:CONFIG[=NAME], the baseline first")
+    ap.add_argument("--horizon", type=float, required=True, help="seconds: every arm's trials censored here")
+    ap.add_argument("--different-builds", action="store_true",
+                    help="pool arms whose canary builds differ (the report says so)")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    try:
+        doc = pool([load_arm(a) for a in args.arms], horizon_s=args.horizon, different_builds=args.different_builds)
+    except PoolError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    from autotune.bugs.survival import BugReport
+
+    report = BugReport.from_dict(doc["bugs"])
+    md, png = markdown(doc, report), render_km_plot(report)  # rendered before anything is written
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(args.out / "pooled.json", doc)
+    write_text_atomic(args.out / "pooled.md", md)
+    write_bytes_atomic(args.out / "bugs.png", png)
+    print(f"wrote {args.out / 'pooled.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

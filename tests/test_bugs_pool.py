@@ -1,0 +1,118 @@
+"""benchmarks/bugs/pool.py on a recorded compare (the bug study's libxml2 arm, 10 x 20 min per
+configuration under AFL++ 5.02c, benchmarks/results/bugs-study-2026-11-27/): pooled at the trials'
+own length it is the compare's own bug report; at a shorter horizon every event after it is censored."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autotune.bugs.survival import BugReport
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks" / "bugs"))
+
+import pool  # noqa: E402
+
+RECORDED = ROOT / "benchmarks" / "results" / "bugs-study-2026-11-27" / "libxml2-compare.json.gz"
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict:
+    return json.loads(gzip.decompress(RECORDED.read_bytes()))
+
+
+def _compare_dir(tmp: Path, name: str, doc: dict) -> Path:
+    d = tmp / name
+    d.mkdir()
+    (d / "compare.json").write_text(json.dumps(doc))
+    return d
+
+
+def _trigger_times(doc: dict, config: str, bug: str) -> list[float | None]:
+    c = next(c for c in doc["configs"] if c["config"]["name"] == config)
+    return [(t["bugs"]["bugs"].get(bug) or {}).get("trigger_s") for t in c["trials"]]
+
+
+def test_pooled_at_the_trials_length_is_the_compares_own_report(recorded, tmp_path):
+    d = _compare_dir(tmp_path, "study", recorded)
+    doc = pool.pool([pool.load_arm(f"{d}:default"), pool.load_arm(f"{d}:ngram-8")], horizon_s=recorded["seconds"])
+    assert BugReport.from_dict(doc["bugs"]) == BugReport.from_dict(recorded["bugs"])
+    assert [a["name"] for a in doc["arms"]] == ["default", "ngram-8"] and not doc["different_builds"]
+    assert {a["aflpp"] for a in doc["arms"]} == {"AFL++ 5.02c"}
+
+
+def test_a_shorter_horizon_censors_every_later_event(recorded, tmp_path):
+    d = _compare_dir(tmp_path, "study", recorded)
+    horizon = 300.0
+    rep = BugReport.from_dict(pool.pool([pool.load_arm(f"{d}:default"), pool.load_arm(f"{d}:ngram-8")],
+                                        horizon_s=horizon)["bugs"])
+    assert rep.horizon_s == horizon
+    checked = 0
+    for config in ("default", "ngram-8"):
+        for bug in rep.bugs:
+            times = _trigger_times(recorded, config, bug)
+            cell = rep.cell(config, bug)
+            assert cell.trials == len(times)
+            assert cell.events == sum(1 for t in times if t is not None and t <= horizon), (config, bug)
+            # the RMST with censoring only at the horizon is the mean of min(T, horizon)
+            assert cell.rmst_s == pytest.approx(sum(horizon if t is None or t > horizon else t for t in times)
+                                                / len(times), abs=1e-6)
+            checked += sum(1 for t in times if t is not None and t > horizon)
+    assert checked > 0  # the recorded run has triggers after 300 s (XML004, XML011): the cut is exercised
+
+
+def test_arms_from_two_compares_pool_with_the_first_as_baseline(recorded, tmp_path):
+    a = _compare_dir(tmp_path, "a", recorded)
+    b = _compare_dir(tmp_path, "b", recorded)
+    doc = pool.pool([pool.load_arm(f"{b}:ngram-8=ours"), pool.load_arm(f"{a}:default")], horizon_s=600)
+    rep = BugReport.from_dict(doc["bugs"])
+    assert rep.baseline == "ours" and rep.configs == ("ours", "default")
+    assert [a["source"] for a in doc["arms"]] == [str(b), str(a)]
+
+
+@pytest.mark.parametrize("arms, horizon, message", [
+    (["{d}:default", "{d}:default"], 600, "share a name"),
+    (["{d}:default"], 600, "at least two arms"),
+    (["{d}:default", "{d}:ngram-8"], 1500, "shorter than the horizon"),
+    (["{d}:default", "{d}:nosuch"], 600, "has no configuration 'nosuch'"),
+    (["{d}:default", "{d}"], 600, "expected DIR:CONFIG"),
+    (["{d}:default", "{d}/missing:default"], 600, "no compare.json"),
+])
+def test_bad_arms_are_refused_naming_the_fix(recorded, tmp_path, arms, horizon, message):
+    d = _compare_dir(tmp_path, "study", recorded)
+    with pytest.raises(pool.PoolError, match=message):
+        pool.pool([pool.load_arm(a.format(d=d)) for a in arms], horizon_s=horizon)
+
+
+def test_different_canary_builds_need_saying_so(recorded, tmp_path):
+    other = copy.deepcopy(recorded)
+    other["yardstick"]["sha256"] = "0" * 64
+    a = _compare_dir(tmp_path, "a", recorded)
+    b = _compare_dir(tmp_path, "b", other)
+    arms = [pool.load_arm(f"{a}:default"), pool.load_arm(f"{b}:ngram-8")]
+    with pytest.raises(pool.PoolError, match="canary builds differ"):
+        pool.pool(arms, horizon_s=600)
+    assert pool.pool(arms, horizon_s=600, different_builds=True)["different_builds"]
+
+
+def test_the_command_writes_its_three_files_or_fails_cleanly(recorded, tmp_path):
+    d = _compare_dir(tmp_path, "study", recorded)
+    out = tmp_path / "out"
+    script = ROOT / "benchmarks" / "bugs" / "pool.py"
+    ok = subprocess.run([sys.executable, str(script), "--horizon", "600", "--out", str(out), f"{d}:default",
+                         f"{d}:ngram-8"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["bugs.png", "pooled.json", "pooled.md"]
+    md = (out / "pooled.md").read_text()
+    assert "pooled at 600 s" in md and "censored at 600 s" in md and "| XML009 |" in md
+    bad = subprocess.run([sys.executable, str(script), "--horizon", "9999", "--out", str(tmp_path / "o2"),
+                          f"{d}:default", f"{d}:ngram-8"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "shorter than the horizon" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "o2").exists()
