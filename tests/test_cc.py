@@ -357,6 +357,24 @@ def test_the_edge_kind_splits_selects_only_when_asked(kind, value, loads):
     assert cc.plugin_needed(cc.parse_args(["-c", "a.c"]), env, kind) == loads
 
 
+@pytest.mark.parametrize("kind, major, early", [("guard", 21, True), ("full", 16, True), ("blocks", 18, True),
+                                                 ("guard", 15, False), ("full", 14, False), ("edge", 21, False),
+                                                 ("ngram", 21, False), ("guard", None, False)])
+def test_sanitizer_coverage_moves_to_pcguards_stage_from_llvm_16(kind, major, early):
+    """From LLVM 16 on AFL++'s PCGUARD runs at OptimizerEarly: the SanitizerCoverage kinds then load
+    the select plugin whatever AUTOTUNE_CC_SELECTS says (it runs SanitizerCoverage there), and clang's
+    own pass gets the allowlist that matches nothing; the inline kinds and older LLVMs are as before."""
+    assert cc.early_sancov(kind, major) == early
+    inv = cc.parse_args(["-c", "a.c"])
+    assert cc.plugin_needed(inv, {"AUTOTUNE_CC_SELECTS": "0"}, kind, early=early) == early
+    argv = cc.rewrite(inv, toolchain=CLANG, runtime=None, driver=None, kind=kind, early=early)
+    allow = [a for a in argv if a.startswith("-fsanitize-coverage-allowlist=")]
+    assert len(allow) == early
+    if early:
+        none = Path(allow[0].partition("=")[2])
+        assert none.is_file() and all(ln.startswith("#") for ln in none.read_text().splitlines())
+
+
 def test_plan_of_an_edge_compile_runs_the_real_edge_plugin(monkeypatch):
     from autotune.runtime import artifacts
 
