@@ -21,7 +21,9 @@
 // the selects there (unless AUTOTUNE_CC_SELECTS=0), and autotune cc gives clang an allowlist that
 // matches nothing, so clang's own pass at OptimizerLast instruments nothing (it still marks
 // no_sanitize("coverage") functions, which the early pass skips). Up to LLVM 15 it splits the
-// selects at OptimizerLast and clang's pass instruments them, as AFL++ 4.04c's did.
+// selects at OptimizerLast and clang's pass instruments them, as AFL++ 4.04c's did. For the inline
+// kinds (edge, ngram: their own pass, autotune_edges.cpp, which runs where AFL++'s CLASSIC/NGRAM
+// runs) it only splits selects, when asked, at that pass's extension point.
 //
 // It reads AUTOTUNE_CC_INSTRUMENT (the build kind: full when unset; autotune cc has checked it)
 // and AUTOTUNE_CC_SELECTS from the compiler's environment, as autotune cc does.
@@ -168,6 +170,15 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
 #endif
               return;
             }
+            // the inline kinds (edge, ngram, asked with AUTOTUNE_CC_SELECTS=1): split where their
+            // pass (autotune_edges.cpp, loaded after this plugin) then counts, at OptimizerEarly
+            PB.registerOptimizerEarlyEPCallback(
+#if LLVM_VERSION_MAJOR >= 20
+                [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) { MPM.addPass(SplitSelects()); });
+#else
+                [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(SplitSelects()); });
+#endif
+            return;
 #endif
             PB.registerOptimizerLastEPCallback(
 #if LLVM_VERSION_MAJOR >= 20
