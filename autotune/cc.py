@@ -381,6 +381,13 @@ def counts_sancov(kind: str) -> bool:
     return any(f.startswith("-fsanitize-coverage=") for f in KINDS[kind])
 
 
+def user_sancov_lists(inv: Invocation) -> bool:
+    """The user gave SanitizerCoverage an allowlist or blocklist: only clang's own pass reads them, so
+    such a compile keeps SanitizerCoverage at OptimizerLast (the select plugin's would ignore them)."""
+    return any(a.startswith(("-fsanitize-coverage-allowlist", "-fsanitize-coverage-blocklist",
+                             "-fsanitize-coverage-whitelist", "-fsanitize-coverage-blacklist")) for a in inv.args)
+
+
 def early_sancov(kind: str, major: int | None) -> bool:
     """Whether a build of ``kind`` by clang ``major`` gets SanitizerCoverage from the select plugin at
     OptimizerEarly (LLVM >= EARLY_SANCOV_LLVM)."""
@@ -427,7 +434,7 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
         driver = artifacts.driver_object() if need_driver else None
     plugin = kind_plugin = None
     early = False
-    if inv.mode in ("compile", "link") and counts_sancov(kind):
+    if inv.mode in ("compile", "link") and counts_sancov(kind) and not user_sancov_lists(inv):
         from autotune.llvm import clang_major
 
         early = early_sancov(kind, clang_major(toolchain.path))

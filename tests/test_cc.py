@@ -375,6 +375,15 @@ def test_sanitizer_coverage_moves_to_pcguards_stage_from_llvm_16(kind, major, ea
         assert none.is_file() and all(ln.startswith("#") for ln in none.read_text().splitlines())
 
 
+@pytest.mark.parametrize("args, lists", [(["-c", "a.c"], False),
+                                         (["-fsanitize-coverage-allowlist=allow.txt", "-c", "a.c"], True),
+                                         (["-fsanitize-coverage-blocklist=deny.txt", "-c", "a.c"], True)])
+def test_a_users_coverage_lists_keep_clangs_own_pass(args, lists):
+    """Only clang's SanitizerCoverage reads -fsanitize-coverage-allowlist/-blocklist: a compile that
+    gives one stays at OptimizerLast rather than have the early pass ignore it."""
+    assert cc.user_sancov_lists(cc.parse_args(args)) == lists
+
+
 def test_plan_of_an_edge_compile_runs_the_real_edge_plugin(monkeypatch):
     from autotune.runtime import artifacts
 
