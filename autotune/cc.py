@@ -311,7 +311,7 @@ def parse_args(args: Sequence[str]) -> Invocation:
 
 def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driver: Path | None,
             kind: str = DEFAULT_KIND, plugin: Path | None = None, kind_plugin: Path | None = None,
-            enter_first: bool = False) -> list[str]:
+            enter_first: bool = False, early: bool = False) -> list[str]:
     """The full argv of the real compiler for a parsed invocation.
 
     ``runtime`` and ``driver`` are the artefacts to link (see :func:`link_needs`); ``kind`` the
@@ -320,8 +320,14 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
     kind's pass then runs after the select splitting: both run at the end of the optimisation
     pipeline, in load order; the guard kind's runs right after clang's SanitizerCoverage).
     ``enter_first``: the compiler puts entry hooks before entry guards (``ENTER_FIRST_MARKER``).
+    ``early``: the select plugin runs SanitizerCoverage at OptimizerEarly (:func:`early_sancov`), so
+    clang's own pass gets the allowlist that matches nothing.
     """
     argv = [toolchain.path, *KINDS[kind]]
+    if early:
+        from autotune.paths import kernels_dir
+
+        argv.append(f"-fsanitize-coverage-allowlist={kernels_dir() / SANCOV_NONE}")
     if inv.mode != "info":
         argv += FUZZING_DEFINES
     if inv.mode in ("compile", "link"):
@@ -361,9 +367,38 @@ FUZZING_CODEGEN: tuple[str, ...] = ("-funroll-loops",)
 SELECTS_VAR = "AUTOTUNE_CC_SELECTS"
 
 
-def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_KIND) -> bool:
+# From this LLVM on, AFL++'s PCGUARD pass runs at the OptimizerEarly extension point (before it, at
+# OptimizerLast, where clang runs SanitizerCoverage); the select plugin then runs SanitizerCoverage
+# there for the kinds that count its points (kernels/plugin/autotune_selects.cpp), and clang's own
+# pass gets an allowlist that matches nothing (SANCOV_NONE).
+EARLY_SANCOV_LLVM = 16
+SANCOV_NONE = "plugin/sancov_none.txt"
+
+
+def counts_sancov(kind: str) -> bool:
+    """Whether ``kind`` counts SanitizerCoverage's points (full, blocks: trace-pc-guard; guard: inline
+    8-bit counters)."""
+    return any(f.startswith("-fsanitize-coverage=") for f in KINDS[kind])
+
+
+def user_sancov_lists(inv: Invocation) -> bool:
+    """The user gave SanitizerCoverage an allowlist or blocklist: only clang's own pass reads them, so
+    such a compile keeps SanitizerCoverage at OptimizerLast (the select plugin's would ignore them)."""
+    return any(a.startswith(("-fsanitize-coverage-allowlist", "-fsanitize-coverage-blocklist",
+                             "-fsanitize-coverage-whitelist", "-fsanitize-coverage-blacklist")) for a in inv.args)
+
+
+def early_sancov(kind: str, major: int | None) -> bool:
+    """Whether a build of ``kind`` by clang ``major`` gets SanitizerCoverage from the select plugin at
+    OptimizerEarly (LLVM >= EARLY_SANCOV_LLVM)."""
+    return counts_sancov(kind) and major is not None and major >= EARLY_SANCOV_LLVM
+
+
+def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_KIND, *, early: bool = False) -> bool:
     """Whether the invocation loads the select-splitting pass plugin: every compile, unless
-    ``AUTOTUNE_CC_SELECTS=0``; for the edge kind only when ``AUTOTUNE_CC_SELECTS=1``.
+    ``AUTOTUNE_CC_SELECTS=0``; for the edge kind only when ``AUTOTUNE_CC_SELECTS=1``; with ``early``
+    (:func:`early_sancov`) every compile, since the plugin then runs SanitizerCoverage too (it still
+    splits selects only as ``AUTOTUNE_CC_SELECTS`` says).
 
     AFL++'s PCGUARD (its default) counts both sides of every scalar select; SanitizerCoverage
     counts blocks only (lz4: 5,765 guards against PCGUARD's 7,050; 7,004 with the plugin's 644
@@ -381,7 +416,7 @@ def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_K
         raise AutotuneError(f"{SELECTS_VAR}={value} is not 0 or 1",
                             fix=f"set {SELECTS_VAR}=1 (count both sides of selects; the default except for "
                                 f"{KIND_VAR}={' or '.join(INLINE_KINDS)}) or 0")
-    return value == "1" and inv.mode in ("compile", "link")
+    return (value == "1" or early) and inv.mode in ("compile", "link")
 
 
 def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]:
@@ -398,7 +433,12 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
         runtime = artifacts.runtime_archive()
         driver = artifacts.driver_object() if need_driver else None
     plugin = kind_plugin = None
-    if plugin_needed(inv, env, kind):
+    early = False
+    if inv.mode in ("compile", "link") and counts_sancov(kind) and not user_sancov_lists(inv):
+        from autotune.llvm import clang_major
+
+        early = early_sancov(kind, clang_major(toolchain.path))
+    if plugin_needed(inv, env, kind, early=early):
         from autotune.runtime import artifacts
 
         plugin = artifacts.select_plugin(toolchain.path)
@@ -412,7 +452,7 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
 
         enter_first = hook_order(toolchain.path) == ENTER_FIRST
     return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin,
-                   kind_plugin=kind_plugin, enter_first=enter_first)
+                   kind_plugin=kind_plugin, enter_first=enter_first, early=early)
 
 
 def run(args: Sequence[str], *, cxx: bool, prog: str) -> int:

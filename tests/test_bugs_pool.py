@@ -35,6 +35,17 @@ def _compare_dir(tmp: Path, name: str, doc: dict) -> Path:
     return d
 
 
+def _rounded(x):
+    """``x`` with every float at 9 significant digits (dicts and lists walked)."""
+    if isinstance(x, float):
+        return float(f"{x:.9g}")
+    if isinstance(x, dict):
+        return {k: _rounded(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_rounded(v) for v in x]
+    return x
+
+
 def _trigger_times(doc: dict, config: str, bug: str) -> list[float | None]:
     c = next(c for c in doc["configs"] if c["config"]["name"] == config)
     return [(t["bugs"]["bugs"].get(bug) or {}).get("trigger_s") for t in c["trials"]]
@@ -43,7 +54,9 @@ def _trigger_times(doc: dict, config: str, bug: str) -> list[float | None]:
 def test_pooled_at_the_trials_length_is_the_compares_own_report(recorded, tmp_path):
     d = _compare_dir(tmp_path, "study", recorded)
     doc = pool.pool([pool.load_arm(f"{d}:default"), pool.load_arm(f"{d}:ngram-8")], horizon_s=recorded["seconds"])
-    assert BugReport.from_dict(doc["bugs"]) == BugReport.from_dict(recorded["bugs"])
+    # the same report to rounding: the recorded one was computed with another numpy / lifelines
+    # (0.9 there may be 0.8999999999999999 here)
+    assert _rounded(BugReport.from_dict(doc["bugs"]).to_dict()) == _rounded(BugReport.from_dict(recorded["bugs"]).to_dict())
     assert [a["name"] for a in doc["arms"]] == ["default", "ngram-8"] and not doc["different_builds"]
     assert {a["aflpp"] for a in doc["arms"]} == {"AFL++ 5.02c"}
 

@@ -208,8 +208,18 @@ def test_run_execs_the_compiler_with_exact_argv_and_unchanged_env(execve, monkey
     clang = cc.find_toolchain(cxx=False, env=os.environ).path
     assert path == clang
     plugin = artifacts_plugin()
-    assert argv == [clang, *FLAGS, f"-fpass-plugin={plugin}", "-c", "a.c", "-o", "a.o"]
+    assert argv == [clang, *INSTR, *_allow(clang), *AFL_LIKE, f"-fpass-plugin={plugin}", "-c", "a.c", "-o", "a.o"]
     assert env == dict(os.environ)
+
+
+def _allow(clang: str, kind: str = "full") -> list[str]:
+    """The allowlist flag a compile of ``kind`` by ``clang`` carries: with LLVM 16+ SanitizerCoverage
+    runs in the select plugin at OptimizerEarly and clang's own pass gets a list matching nothing."""
+    from autotune.llvm import clang_major
+    from autotune.paths import kernels_dir
+
+    early = cc.early_sancov(kind, clang_major(clang))
+    return [f"-fsanitize-coverage-allowlist={kernels_dir() / cc.SANCOV_NONE}"] if early else []
 
 
 def artifacts_plugin():
@@ -226,8 +236,9 @@ def test_selects_plugin_on_every_compile_unless_turned_off(execve, monkeypatch, 
     monkeypatch.setenv("AUTOTUNE_CC_SELECTS", value)
     with pytest.raises(ExecCalled):
         cc.run(["-c", "a.c", "-o", "a.o"], cxx=False, prog="autotune-cc")
-    (_, argv, _), = execve
-    assert any(a.startswith("-fpass-plugin=") for a in argv) == loads
+    (clang, argv, _), = execve
+    # with LLVM 16+ it is loaded whatever the value: it runs SanitizerCoverage (and splits selects as asked)
+    assert any(a.startswith("-fpass-plugin=") for a in argv) == (loads or bool(_allow(clang)))
     # preprocessing never loads it
     assert not cc.plugin_needed(cc.parse_args(["-E", "a.c"]), {})
 
@@ -246,7 +257,8 @@ def test_run_links_the_real_cached_artefacts(execve, monkeypatch):
     (path, argv, env), = execve
     rt, drv = artifacts.runtime_archive(), artifacts.driver_object()
     assert rt.is_file() and drv.is_file()
-    assert argv == ["/usr/bin/clang++", *FLAGS, f"-fpass-plugin={artifacts.select_plugin()}",
+    assert argv == ["/usr/bin/clang++", *INSTR, *_allow("/usr/bin/clang++"), *AFL_LIKE,
+                    f"-fpass-plugin={artifacts.select_plugin()}",
                     "-fno-sanitize-link-runtime", str(drv), "h.cc", "-o", "h", "-Wl,--whole-archive", str(rt),
                     "-Wl,--no-whole-archive", "-lpthread", "-ldl",
                     "-Wl,--defsym=autotune_instrument_kind=autotune_kind_full", *_order_marker("/usr/bin/clang++")]
@@ -357,6 +369,33 @@ def test_the_edge_kind_splits_selects_only_when_asked(kind, value, loads):
     assert cc.plugin_needed(cc.parse_args(["-c", "a.c"]), env, kind) == loads
 
 
+@pytest.mark.parametrize("kind, major, early", [("guard", 21, True), ("full", 16, True), ("blocks", 18, True),
+                                                 ("guard", 15, False), ("full", 14, False), ("edge", 21, False),
+                                                 ("ngram", 21, False), ("guard", None, False)])
+def test_sanitizer_coverage_moves_to_pcguards_stage_from_llvm_16(kind, major, early):
+    """From LLVM 16 on AFL++'s PCGUARD runs at OptimizerEarly: the SanitizerCoverage kinds then load
+    the select plugin whatever AUTOTUNE_CC_SELECTS says (it runs SanitizerCoverage there), and clang's
+    own pass gets the allowlist that matches nothing; the inline kinds and older LLVMs are as before."""
+    assert cc.early_sancov(kind, major) == early
+    inv = cc.parse_args(["-c", "a.c"])
+    assert cc.plugin_needed(inv, {"AUTOTUNE_CC_SELECTS": "0"}, kind, early=early) == early
+    argv = cc.rewrite(inv, toolchain=CLANG, runtime=None, driver=None, kind=kind, early=early)
+    allow = [a for a in argv if a.startswith("-fsanitize-coverage-allowlist=")]
+    assert len(allow) == early
+    if early:
+        none = Path(allow[0].partition("=")[2])
+        assert none.is_file() and all(ln.startswith("#") for ln in none.read_text().splitlines())
+
+
+@pytest.mark.parametrize("args, lists", [(["-c", "a.c"], False),
+                                         (["-fsanitize-coverage-allowlist=allow.txt", "-c", "a.c"], True),
+                                         (["-fsanitize-coverage-blocklist=deny.txt", "-c", "a.c"], True)])
+def test_a_users_coverage_lists_keep_clangs_own_pass(args, lists):
+    """Only clang's SanitizerCoverage reads -fsanitize-coverage-allowlist/-blocklist: a compile that
+    gives one stays at OptimizerLast rather than have the early pass ignore it."""
+    assert cc.user_sancov_lists(cc.parse_args(args)) == lists
+
+
 def test_plan_of_an_edge_compile_runs_the_real_edge_plugin(monkeypatch):
     from autotune.runtime import artifacts
 
@@ -378,7 +417,7 @@ def test_plan_of_a_guard_compile_loads_the_counter_plugin_even_without_selects(m
     argv = cc.plan(["-c", "a.c"], cxx=False, env=env)
     plugin = artifacts.counter_plugin()
     assert plugin.is_file() and argv[-3:] == [f"-fpass-plugin={plugin}", "-c", "a.c"]
-    assert any("autotune-selects" in a for a in argv) == (selects == "1")
+    assert any("autotune-selects" in a for a in argv) == (selects == "1" or bool(_allow(argv[0], "guard")))
     for kind in ("blocks", "full"):
         argv = cc.plan(["-c", "a.c"], cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": kind})
         assert not any("autotune-counters" in a for a in argv)

@@ -167,7 +167,7 @@ def test_prev_starts_at_zero_in_every_execution(known, tmp_path):
 @pytest.mark.skipif(not AFL_CC, reason="afl-clang-fast is not installed")
 def test_it_instruments_the_blocks_classic_instruments(tmp_path):
     """On the demo's source, our pass instruments as many blocks as AFL++'s CLASSIC pass (same
-    flags, both at the end of the optimisation pipeline, selects not split)."""
+    flags, both at one point of the pipeline: OptimizerLast to LLVM 15, OptimizerEarly from LLVM 16; selects not split)."""
     stderr = assert_blocks_as_afl(tmp_path, afl_instrument="CLASSIC", ours_env={"AUTOTUNE_CC_INSTRUMENT": "edge"},
                                   counted=r"(\d+) blocks instrumented")
     ids = re.findall(r"\[autotune-edges\] (\S+) (\S+) (\d+) ([0-9a-f]{8})$", stderr, re.M)

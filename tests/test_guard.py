@@ -464,3 +464,49 @@ def test_both_sides_of_a_select_are_counted_as_pcguard_counts_them(tmp_path, kin
             slots[selects, name] = {i for i, v in enumerate(m) if v}
     assert slots["1", "low"] != slots["1", "high"]  # the two sides of the select differ
     assert slots["0", "low"] == slots["0", "high"]  # without the plugin they look alike
+
+
+KEPT_AS_VALUE = r"""
+#include <stddef.h>
+#include <stdint.h>
+struct doc { int strict; };
+volatile int sink;
+/* comparisons whose outcome is kept as a value: at -O2 `strict ? -1 : 0` is `sext (icmp ..)` and
+   `d[0] == 'S'` a zext, no branch and (after InstCombine) no select for blocks to count */
+__attribute__((noinline)) static int verdict(const struct doc *d) { return d->strict ? -1 : 0; }
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
+  struct doc doc = { n ? d[0] == 'S' : 0 };
+  sink = verdict(&doc);
+  return 0;
+}
+"""
+
+
+@needs_afl
+@pytest.mark.skipif(not shutil.which("afl-clang-fast"), reason="afl-clang-fast is not installed")
+@pytest.mark.parametrize("kind", ["guard", "full"])
+def test_comparisons_kept_as_values_are_counted_as_the_afl_in_use_counts_them(tmp_path, kind):
+    """Two inputs that differ only in the outcome of comparisons the program keeps as values: our
+    build tells them apart exactly when AFL++'s own PCGUARD build of the same program does. AFL++
+    5.02c (LLVM 21: PCGUARD at OptimizerEarly) counts both outcomes; 4.04c (LLVM 14) counts neither.
+    Ours under LLVM 16+ runs SanitizerCoverage at OptimizerEarly with those comparisons split
+    (kernels/plugin/autotune_selects.cpp); before that change it told them apart under neither."""
+    from autotune.llvm import clang_major, find_clang
+
+    afl_major, our_major = clang_major(shutil.which("afl-clang-fast")), clang_major(find_clang())
+    if afl_major != our_major:
+        pytest.skip(f"afl-clang-fast is LLVM {afl_major}, autotune cc's clang {our_major}: like for like needs one LLVM")
+    src = tmp_path / "kept.c"
+    src.write_text(KEPT_AS_VALUE)
+    in_dir = tmp_path / "in"
+    in_dir.mkdir()
+    (in_dir / "strict").write_bytes(b"S")
+    (in_dir / "lax").write_bytes(b"x")
+    afl_bin = tmp_path / "kept-afl"
+    proc = subprocess.run(["afl-clang-fast", "-O2", str(src), "-fsanitize=fuzzer", "-o", str(afl_bin)],
+                          env=clean_env(AFL_QUIET="1"), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, output(proc)
+    theirs = _showmap_maps(afl_bin, in_dir, tmp_path / "o-afl", clean_env())
+    ours_bin = build_harness(sources=[src], output=tmp_path / f"kept-{kind}", extra_cflags=["-O2"], kind=kind)
+    ours = _showmap_maps(ours_bin, in_dir, tmp_path / "o-ours", clean_env(AUTOTUNE_METRIC="guard"))
+    assert (ours["strict"] != ours["lax"]) == (theirs["strict"] != theirs["lax"]), (kind, afl_major, theirs, ours)

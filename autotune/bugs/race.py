@@ -20,7 +20,7 @@ from __future__ import annotations
 import statistics
 from typing import Mapping, Sequence
 
-from autotune.bugs.survival import logrank, stouffer
+from autotune.bugs.survival import censored, logrank, stouffer
 
 OBJECTIVES = ("edges", "bugs")  # autotune race --judge
 # race.md's statement of the objective and the decision rule (the module's doc, in one paragraph)
@@ -61,7 +61,7 @@ def rank_key(trials: Sequence[BugTimes], bugs: Sequence[str], horizon_s: float) 
 
 def _durations(trials: Sequence[BugTimes], bug: str, horizon_s: float) -> tuple[list[float], list[bool]]:
     """Per trial the time to trigger ``bug``, censored at the horizon (a trigger after it is not one)."""
-    times = [None if t.get(bug) is None or float(t[bug]) > horizon_s else float(t[bug]) for t in trials]
+    times = [censored(t.get(bug), horizon_s) for t in trials]
     return [float(horizon_s) if v is None else v for v in times], [v is not None for v in times]
 
 

@@ -170,7 +170,11 @@ def event_time(trial: TrialBugs, bug: str, event: str, horizon_s: float) -> floa
     """When ``trial`` saw ``event`` of ``bug``, or None when it did not by ``horizon_s``: a horizon
     shorter than the trial reads the trial as if it had stopped there (an event after it is censored)."""
     b = trial.bugs.get(bug)
-    at = None if b is None else b.time(event)
+    return censored(None if b is None else b.time(event), horizon_s)
+
+
+def censored(at: float | None, horizon_s: float) -> float | None:
+    """An event's time as a reading at ``horizon_s`` sees it: None when it never came or came later."""
     return None if at is None or float(at) > float(horizon_s) else float(at)
 
 

@@ -1,5 +1,5 @@
 // autotune_counters.cpp - an LLVM pass plugin of `autotune cc`'s guard build kind
-// (AUTOTUNE_CC_INSTRUMENT=guard) for clang 14 (new pass manager). Our own code.
+// (AUTOTUNE_CC_INSTRUMENT=guard) for clang 14 to 21 (new pass manager). Our own code.
 //
 // The guard kind counts blocks with clang's -fsanitize-coverage=inline-8bit-counters: one byte a
 // block, incremented inline as
@@ -12,9 +12,11 @@
 // Ordering: clang 14 loads pass plugins before it registers its sanitizers, so a plugin's
 // OptimizerLastEP callback runs before clang's ModuleSanitizerCoveragePass, which would find no
 // counters yet. The plugin instead registers a pass-instrumentation callback that runs right after
-// that pass (on the module it instrumented) and rewrites the increments there; nothing but code
-// generation (and sanitizers registered after it, e.g. ASan, which skip !nosanitize accesses)
-// follows.
+// that pass (on the module it instrumented) and rewrites the increments there; up to LLVM 15
+// nothing but code generation (and sanitizers registered after it, e.g. ASan, which skip
+// !nosanitize accesses) follows. With LLVM 16 or newer the SanitizerCoverage that instruments is
+// the select plugin's, at OptimizerEarly (where AFL++'s PCGUARD runs, autotune_selects.cpp), and
+// the module optimisation pipeline that follows optimises the NeverZero increments with the code.
 //
 // Which increments: an i8 load marked !nosanitize from a global of the counters' section
 // (__sancov_cntrs on ELF), whose only user is `add 1`, whose only user is a store marked
@@ -71,8 +73,15 @@ StoreInst *increment(LoadInst *L, unsigned NoSan) {
   return S;
 }
 
-// Rewrite the module's counter increments into NeverZero; returns how many.
+// The module's mark that its increments are NeverZero: SanitizerCoverage may run twice on it (with
+// LLVM 16 or newer the select plugin runs it at OptimizerEarly, as AFL++'s PCGUARD; clang's own
+// run at OptimizerLast then instruments nothing, its allowlist matching nothing), and the second
+// time must find nothing to do rather than "counters without increments".
+constexpr const char *kDone = "autotune.neverzero";
+
+// Rewrite the module's counter increments into NeverZero, once.
 void neverZero(Module &M) {
+  if (M.getNamedMetadata(kDone)) return;
   uint64_t counters = 0;
   for (GlobalVariable &G : M.globals())
     if (counterArray(&G))
@@ -97,6 +106,7 @@ void neverZero(Module &M) {
   if (dbg && *dbg == '1')
     errs() << "[autotune-counters] " << M.getSourceFileName() << ": " << work.size() << " of " << counters
            << " counters NeverZero\n";
+  M.getOrInsertNamedMetadata(kDone);
   if (work.size() != counters)
     report_fatal_error(Twine("autotune-counters: ") + M.getSourceFileName() + " has " + Twine(counters) +
                        " inline 8-bit counters but " + Twine(static_cast<uint64_t>(work.size())) +

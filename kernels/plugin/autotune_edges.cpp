@@ -1,5 +1,5 @@
 // autotune_edges.cpp - the pass of `autotune cc`'s inline build kinds, an LLVM pass plugin for clang 14
-// (new pass manager). Our own code. Two modes, chosen by the environment of the compile (autotune cc
+// to 21 (new pass manager). Our own code. Two modes, chosen by the environment of the compile (autotune cc
 // sets it and checks the values; kernels/cov_ids.c and cov_sink.c serve the result):
 // - edge (AUTOTUNE_CC_INSTRUMENT unset or not "ngram"): edges counted as AFL++'s CLASSIC mode does
 //   (afl-llvm-pass), with the map size chosen at run time;
@@ -281,9 +281,16 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
 
 }  // namespace
 
+// Where in the pipeline: where AFL++'s CLASSIC/NGRAM pass (afl-llvm-pass) runs, OptimizerLast up to
+// LLVM 15 and OptimizerEarly from LLVM 16 on (AFL++ 5.02c under clang 21: right after
+// rpo-function-attrs, `clang -mllvm -print-pipeline-passes`), so both count the blocks of one IR.
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
-  return {LLVM_PLUGIN_API_VERSION, "autotune-edges", "1", [](PassBuilder &PB) {
+  return {LLVM_PLUGIN_API_VERSION, "autotune-edges", "2", [](PassBuilder &PB) {
+#if LLVM_VERSION_MAJOR >= 16
+            PB.registerOptimizerEarlyEPCallback(
+#else
             PB.registerOptimizerLastEPCallback(
+#endif
 #if LLVM_VERSION_MAJOR >= 20
                 [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) { MPM.addPass(EdgeCoverage()); });
 #else
