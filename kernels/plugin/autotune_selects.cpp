@@ -126,7 +126,7 @@ struct SplitComparisons : PassInfoMixin<SplitComparisons> {
 };
 
 // What SanitizerCoverage counts for the build kind in AUTOTUNE_CC_INSTRUMENT, or 0 when the kind
-// does not count SanitizerCoverage's points (edge, ngram: their own passes at OptimizerLast).
+// does not count SanitizerCoverage's points (edge, ngram: their own pass, autotune_edges.cpp).
 int sancovKind() {
   const char *k = std::getenv("AUTOTUNE_CC_INSTRUMENT");
   if (!k || !*k || !std::strcmp(k, "full") || !std::strcmp(k, "blocks")) return 'g';  // trace-pc-guard
