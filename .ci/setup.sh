@@ -4,7 +4,8 @@
 #                                in .venv with autotune installed (editable)
 #   bash .ci/setup.sh --tests    also what only the tests and benchmarks need: dpkg-dev (apt-get
 #                                source of real third-party targets), autoconf, valgrind, pytest;
-#                                cmake, patch, tclsh, zlib headers (benchmarks/bugs' libraries)
+#                                cmake, patch, tclsh, zlib headers (benchmarks/bugs' libraries),
+#                                clang-16 and its LLVM headers (the pass plugins' LLVM 16 tests)
 # What it changes on the system: it installs the Debian packages named below (apt-get install)
 # and nothing else. No apt configuration is written: the tests fetch source packages with a
 # private, temporary apt configuration (tests/targets/debsrc.py). An earlier setup's deb-src file
@@ -27,7 +28,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 PKGS=(clang llvm llvm-14-dev lld-14 libclang-rt-14-dev afl++ make binutils python3-venv)
-TEST_PKGS=(dpkg-dev autoconf valgrind cmake patch tcl8.6 zlib1g-dev)  # the last four: the bug benchmark's builds
+# cmake .. zlib1g-dev: the bug benchmark's builds; clang-16 llvm-16-dev: the pass plugins are also
+# tested with LLVM 16, the first whose AFL++ passes run at OptimizerEarly (tests/test_edge_kind.py)
+TEST_PKGS=(dpkg-dev autoconf valgrind cmake patch tcl8.6 zlib1g-dev clang-16 llvm-16-dev)
 [ $TESTS = 1 ] && PKGS+=("${TEST_PKGS[@]}")
 missing=()
 for p in "${PKGS[@]}"; do

@@ -175,19 +175,56 @@ def test_it_instruments_the_blocks_classic_instruments(tmp_path):
     assert all(int(h, 16) == block_id(mod, fn, int(i)) for mod, fn, i, h in ids)
 
 
-def test_the_edge_plugin_compiles_warning_free(tmp_path):
+def installed_clangs() -> list[str]:
+    """The clang the build kinds use here, and every other clang-N (LLVM 14 .. 21) with its
+    llvm-config-N installed (CI's host adds clang-16, the first LLVM with AFL++'s passes at
+    OptimizerEarly: kernels/plugin/autotune_selects.cpp)."""
+    import shutil
+
+    from autotune.llvm import LLVM_VERSIONS, clang_major, find_clang
+
+    default = find_clang()
+    found = {clang_major(default): default}
+    for m in LLVM_VERSIONS:
+        if m not in found and shutil.which(f"clang-{m}") and shutil.which(f"llvm-config-{m}"):
+            found[m] = shutil.which(f"clang-{m}")
+    return [found[m] for m in sorted(found)]
+
+
+@pytest.mark.parametrize("clang", installed_clangs())
+def test_the_plugins_compile_warning_free(tmp_path, clang):
     from autotune.paths import kernels_dir
     from autotune.runtime import artifacts
 
-    from autotune.llvm import find_clang, plugin_tools
+    from autotune.llvm import plugin_tools
 
-    cfg, cxx, _ = plugin_tools(find_clang())  # the LLVM the build kinds use here (14 .. 21)
+    cfg, cxx, _ = plugin_tools(clang)
     include = subprocess.run([cfg, "--includedir"], capture_output=True, text=True, check=True).stdout.strip()
     for source in (artifacts.EDGE_PLUGIN_SOURCE, artifacts.PLUGIN_SOURCE, artifacts.COUNTER_PLUGIN_SOURCE):
         p = subprocess.run([cxx, *artifacts.PLUGIN_CXXFLAGS, "-Werror", "-isystem", include, "-shared",
                             str(kernels_dir() / source), "-o", str(tmp_path / "p.so")], capture_output=True,
                            text=True, timeout=600)
         assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize("clang", installed_clangs())
+def test_every_sanitizer_coverage_kind_counts_the_same_points_under_each_llvm(tmp_path, clang):
+    """The demo by autotune cc with each installed clang: the guard kind's counters and the full and
+    blocks kinds' guards are the same points (the census counts what guard counts), whether clang's
+    SanitizerCoverage instruments (LLVM <= 15) or the select plugin's at OptimizerEarly (16+)."""
+    from autotune.cc import early_sancov
+    from autotune.llvm import clang_major
+
+    sizes = {}
+    for kind in ("guard", "blocks", "full"):
+        b = build_harness(sources=[demo.harness_source()], output=tmp_path / f"demo-{kind}",
+                          extra_cflags=list(demo.DEMO_CFLAGS), kind=kind, cc_vars={"AUTOTUNE_CC": clang})
+        sections = subprocess.run(["readelf", "-S", "-W", str(b)], capture_output=True, text=True, check=True).stdout
+        m = re.search(r"__sancov_(guards|cntrs)\s+\S+\s+\S+\s+\S+\s+([0-9a-f]+)", sections)
+        assert m, sections
+        sizes[kind] = int(m.group(2), 16) // (4 if m.group(1) == "guards" else 1)
+    assert sizes["guard"] == sizes["blocks"] == sizes["full"] > 200, (clang, sizes)
+    assert early_sancov("guard", clang_major(clang)) == (clang_major(clang) >= 16)
 
 
 # ---- refusals ---------------------------------------------------------------------------------------

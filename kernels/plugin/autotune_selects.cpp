@@ -148,11 +148,7 @@ void addEarly(ModulePassManager &MPM, int kind) {
     MPM.addPass(SplitSelects());
     MPM.addPass(SplitComparisons());
   }
-#if LLVM_VERSION_MAJOR >= 17
-  MPM.addPass(SanitizerCoveragePass(sancovOptions(kind)));
-#else
-  MPM.addPass(ModuleSanitizerCoveragePass(sancovOptions(kind)));
-#endif
+  MPM.addPass(SanitizerCoveragePass(sancovOptions(kind)));  // ModuleSanitizerCoveragePass up to LLVM 15
 }
 #endif
 
