@@ -320,7 +320,7 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
     kind's pass then runs after the select splitting: both run at the end of the optimisation
     pipeline, in load order; the guard kind's runs right after clang's SanitizerCoverage).
     ``enter_first``: the compiler puts entry hooks before entry guards (``ENTER_FIRST_MARKER``).
-    ``early``: the select plugin runs SanitizerCoverage at OptimizerEarly (:func:`early_sancov`), so
+    ``early``: the select plugin runs SanitizerCoverage at OptimizerEarly (:func:`plugin_stage`), so
     clang's own pass gets the allowlist that matches nothing.
     """
     argv = [toolchain.path, *KINDS[kind]]
@@ -368,11 +368,18 @@ SELECTS_VAR = "AUTOTUNE_CC_SELECTS"
 
 
 # From this LLVM on, AFL++'s PCGUARD pass runs at the OptimizerEarly extension point (before it, at
-# OptimizerLast, where clang runs SanitizerCoverage); the select plugin then runs SanitizerCoverage
-# there for the kinds that count its points (kernels/plugin/autotune_selects.cpp), and clang's own
-# pass gets an allowlist that matches nothing (SANCOV_NONE).
+# OptimizerLast, where clang runs SanitizerCoverage), and so does its CLASSIC/NGRAM pass; the select
+# plugin then runs SanitizerCoverage there for the kinds that count its points
+# (kernels/plugin/autotune_selects.cpp), and clang's own pass gets an allowlist that matches nothing
+# (SANCOV_NONE).
 EARLY_SANCOV_LLVM = 16
 SANCOV_NONE = "plugin/sancov_none.txt"
+
+# Where the select plugin runs (plugin_stage), told to it in the compiler's environment.
+PLUGIN_STAGE_VAR = "AUTOTUNE_CC_PLUGIN_STAGE"
+STAGE_SANCOV_EARLY = "sancov-early"  # split, then the kind's SanitizerCoverage, at OptimizerEarly
+STAGE_EARLY = "early"  # split selects at OptimizerEarly (where the inline kinds' pass counts)
+STAGE_LAST = "last"  # split selects at OptimizerLast, before clang's SanitizerCoverage
 
 
 def counts_sancov(kind: str) -> bool:
@@ -381,24 +388,36 @@ def counts_sancov(kind: str) -> bool:
     return any(f.startswith("-fsanitize-coverage=") for f in KINDS[kind])
 
 
+# clang's spellings of a SanitizerCoverage allowlist / ignorelist (blocklist, whitelist and
+# blacklist are its older names, still accepted)
+SANCOV_LIST_FLAGS: tuple[str, ...] = tuple(f"-fsanitize-coverage-{n}" for n in (
+    "allowlist", "ignorelist", "blocklist", "whitelist", "blacklist"))
+
+
 def user_sancov_lists(inv: Invocation) -> bool:
-    """The user gave SanitizerCoverage an allowlist or blocklist: only clang's own pass reads them, so
+    """The user gave SanitizerCoverage an allowlist or ignorelist: only clang's own pass reads them, so
     such a compile keeps SanitizerCoverage at OptimizerLast (the select plugin's would ignore them)."""
-    return any(a.startswith(("-fsanitize-coverage-allowlist", "-fsanitize-coverage-blocklist",
-                             "-fsanitize-coverage-whitelist", "-fsanitize-coverage-blacklist")) for a in inv.args)
+    return any(a.startswith(SANCOV_LIST_FLAGS) for a in inv.args)
 
 
-def early_sancov(kind: str, major: int | None) -> bool:
-    """Whether a build of ``kind`` by clang ``major`` gets SanitizerCoverage from the select plugin at
-    OptimizerEarly (LLVM >= EARLY_SANCOV_LLVM)."""
-    return counts_sancov(kind) and major is not None and major >= EARLY_SANCOV_LLVM
+def plugin_stage(inv: Invocation, kind: str, major: int | None) -> str:
+    """Where the select plugin runs for a compile of ``kind`` by clang ``major`` (the one decision;
+    the plugin reads it from ``AUTOTUNE_CC_PLUGIN_STAGE``): from LLVM 16 on, SanitizerCoverage at
+    PCGUARD's stage for the kinds that count its points, unless the compile gives its own
+    allow/ignorelist (STAGE_LAST: clang's pass, which reads it); the inline kinds' selects where
+    their pass counts (STAGE_EARLY); up to LLVM 15 always STAGE_LAST."""
+    if major is None or major < EARLY_SANCOV_LLVM:
+        return STAGE_LAST
+    if not counts_sancov(kind):
+        return STAGE_EARLY
+    return STAGE_LAST if user_sancov_lists(inv) else STAGE_SANCOV_EARLY
 
 
 def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_KIND, *, early: bool = False) -> bool:
     """Whether the invocation loads the select-splitting pass plugin: every compile, unless
     ``AUTOTUNE_CC_SELECTS=0``; for the edge kind only when ``AUTOTUNE_CC_SELECTS=1``; with ``early``
-    (:func:`early_sancov`) every compile, since the plugin then runs SanitizerCoverage too (it still
-    splits selects only as ``AUTOTUNE_CC_SELECTS`` says).
+    (:func:`plugin_stage` is STAGE_SANCOV_EARLY) every compile, since the plugin then runs
+    SanitizerCoverage too (it still splits selects only as ``AUTOTUNE_CC_SELECTS`` says).
 
     AFL++'s PCGUARD (its default) counts both sides of every scalar select; SanitizerCoverage
     counts blocks only (lz4: 5,765 guards against PCGUARD's 7,050; 7,004 with the plugin's 644
@@ -419,8 +438,17 @@ def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_K
     return (value == "1" or early) and inv.mode in ("compile", "link")
 
 
-def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]:
-    """The real compiler's argv for a wrapper invocation; builds the runtime artefacts if needed."""
+class Command(NamedTuple):
+    """What a wrapper invocation runs: the real compiler's argv and its environment (the pass plugins
+    read the build kind, its parameter and PLUGIN_STAGE_VAR from it)."""
+
+    argv: list[str]
+    env: dict[str, str]
+
+
+def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> Command:
+    """The real compiler's argv and environment for a wrapper invocation (``env``: the wrapper's);
+    builds the runtime artefacts if needed."""
     kind = build_kind(env)
     kind_param(env, kind)  # checked here: the pass reads it from the compiler's environment
     toolchain = find_toolchain(cxx=cxx, env=env)
@@ -433,33 +461,33 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> list[str]
         runtime = artifacts.runtime_archive()
         driver = artifacts.driver_object() if need_driver else None
     plugin = kind_plugin = None
-    early = False
-    if inv.mode in ("compile", "link") and counts_sancov(kind) and not user_sancov_lists(inv):
+    stage = STAGE_LAST
+    out_env = {k: v for k, v in env.items() if k != PLUGIN_STAGE_VAR}
+    if inv.mode in ("compile", "link"):
         from autotune.llvm import clang_major
-
-        early = early_sancov(kind, clang_major(toolchain.path))
-    if plugin_needed(inv, env, kind, early=early):
         from autotune.runtime import artifacts
 
-        plugin = artifacts.select_plugin(toolchain.path)
-    if kind in KIND_PLUGINS and inv.mode in ("compile", "link"):
-        from autotune.runtime import artifacts
-
-        kind_plugin = artifacts.pass_plugin(KIND_PLUGINS[kind], toolchain.path)
+        stage = plugin_stage(inv, kind, clang_major(toolchain.path))
+        if plugin_needed(inv, env, kind, early=stage == STAGE_SANCOV_EARLY):
+            plugin = artifacts.select_plugin(toolchain.path)
+            out_env[PLUGIN_STAGE_VAR] = stage
+        if kind in KIND_PLUGINS:
+            kind_plugin = artifacts.pass_plugin(KIND_PLUGINS[kind], toolchain.path)
     enter_first = False
     if runtime is not None and kind in HOOKED_KINDS:
         from autotune.llvm import ENTER_FIRST, hook_order
 
         enter_first = hook_order(toolchain.path) == ENTER_FIRST
-    return rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin,
-                   kind_plugin=kind_plugin, enter_first=enter_first, early=early)
+    argv = rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin,
+                   kind_plugin=kind_plugin, enter_first=enter_first, early=stage == STAGE_SANCOV_EARLY)
+    return Command(argv, out_env)
 
 
 def run(args: Sequence[str], *, cxx: bool, prog: str) -> int:
     """Replace this process with the real compiler; on a wrapper error print one line, return 1."""
     env = dict(os.environ)
     try:
-        argv = plan(args, cxx=cxx, env=env)
+        argv, env = plan(args, cxx=cxx, env=env)
     except AutotuneError as exc:
         fix = f" (fix: {exc.fix})" if exc.fix else ""
         sys.stderr.write(f"{prog}: error: {exc.message}{fix}\n")

@@ -200,8 +200,13 @@ def execve(monkeypatch):
     return calls
 
 
-def test_run_execs_the_compiler_with_exact_argv_and_unchanged_env(execve, monkeypatch):
+def test_run_execs_the_compiler_with_exact_argv_and_env(execve, monkeypatch):
+    """The compiler gets the wrapper's environment and the select plugin's stage, whatever stage the
+    caller's environment held (autotune cc decides it)."""
+    from autotune.llvm import clang_major
+
     monkeypatch.delenv("AUTOTUNE_CC", raising=False)
+    monkeypatch.setenv(cc.PLUGIN_STAGE_VAR, "bogus")
     with pytest.raises(ExecCalled):
         cc.run(["-c", "a.c", "-o", "a.o"], cxx=False, prog="autotune-cc")
     (path, argv, env), = execve
@@ -209,7 +214,8 @@ def test_run_execs_the_compiler_with_exact_argv_and_unchanged_env(execve, monkey
     assert path == clang
     plugin = artifacts_plugin()
     assert argv == [clang, *INSTR, *_allow(clang), *AFL_LIKE, f"-fpass-plugin={plugin}", "-c", "a.c", "-o", "a.o"]
-    assert env == dict(os.environ)
+    stage = cc.plugin_stage(cc.parse_args(["-c", "a.c"]), "full", clang_major(clang))
+    assert env == {**os.environ, cc.PLUGIN_STAGE_VAR: stage}
 
 
 def _allow(clang: str, kind: str = "full") -> list[str]:
@@ -218,7 +224,7 @@ def _allow(clang: str, kind: str = "full") -> list[str]:
     from autotune.llvm import clang_major
     from autotune.paths import kernels_dir
 
-    early = cc.early_sancov(kind, clang_major(clang))
+    early = cc.plugin_stage(cc.parse_args(["-c", "a.c"]), kind, clang_major(clang)) == cc.STAGE_SANCOV_EARLY
     return [f"-fsanitize-coverage-allowlist={kernels_dir() / cc.SANCOV_NONE}"] if early else []
 
 
@@ -369,15 +375,18 @@ def test_the_edge_kind_splits_selects_only_when_asked(kind, value, loads):
     assert cc.plugin_needed(cc.parse_args(["-c", "a.c"]), env, kind) == loads
 
 
-@pytest.mark.parametrize("kind, major, early", [("guard", 21, True), ("full", 16, True), ("blocks", 18, True),
-                                                 ("guard", 15, False), ("full", 14, False), ("edge", 21, False),
-                                                 ("ngram", 21, False), ("guard", None, False)])
-def test_sanitizer_coverage_moves_to_pcguards_stage_from_llvm_16(kind, major, early):
+@pytest.mark.parametrize("kind, major, stage", [
+    ("guard", 21, cc.STAGE_SANCOV_EARLY), ("full", 16, cc.STAGE_SANCOV_EARLY), ("blocks", 18, cc.STAGE_SANCOV_EARLY),
+    ("guard", 15, cc.STAGE_LAST), ("full", 14, cc.STAGE_LAST), ("edge", 21, cc.STAGE_EARLY),
+    ("ngram", 16, cc.STAGE_EARLY), ("edge", 15, cc.STAGE_LAST), ("guard", None, cc.STAGE_LAST)])
+def test_sanitizer_coverage_moves_to_pcguards_stage_from_llvm_16(kind, major, stage):
     """From LLVM 16 on AFL++'s PCGUARD runs at OptimizerEarly: the SanitizerCoverage kinds then load
     the select plugin whatever AUTOTUNE_CC_SELECTS says (it runs SanitizerCoverage there), and clang's
-    own pass gets the allowlist that matches nothing; the inline kinds and older LLVMs are as before."""
-    assert cc.early_sancov(kind, major) == early
+    own pass gets the allowlist that matches nothing; the inline kinds' selects are split where their
+    pass counts (OptimizerEarly from 16 too); older LLVMs split before clang's pass."""
     inv = cc.parse_args(["-c", "a.c"])
+    assert cc.plugin_stage(inv, kind, major) == stage
+    early = stage == cc.STAGE_SANCOV_EARLY
     assert cc.plugin_needed(inv, {"AUTOTUNE_CC_SELECTS": "0"}, kind, early=early) == early
     argv = cc.rewrite(inv, toolchain=CLANG, runtime=None, driver=None, kind=kind, early=early)
     allow = [a for a in argv if a.startswith("-fsanitize-coverage-allowlist=")]
@@ -389,18 +398,21 @@ def test_sanitizer_coverage_moves_to_pcguards_stage_from_llvm_16(kind, major, ea
 
 @pytest.mark.parametrize("args, lists", [(["-c", "a.c"], False),
                                          (["-fsanitize-coverage-allowlist=allow.txt", "-c", "a.c"], True),
+                                         (["-fsanitize-coverage-ignorelist=deny.txt", "-c", "a.c"], True),
                                          (["-fsanitize-coverage-blocklist=deny.txt", "-c", "a.c"], True)])
 def test_a_users_coverage_lists_keep_clangs_own_pass(args, lists):
-    """Only clang's SanitizerCoverage reads -fsanitize-coverage-allowlist/-blocklist: a compile that
+    """Only clang's SanitizerCoverage reads -fsanitize-coverage-allowlist/-ignorelist: a compile that
     gives one stays at OptimizerLast rather than have the early pass ignore it."""
-    assert cc.user_sancov_lists(cc.parse_args(args)) == lists
+    inv = cc.parse_args(args)
+    assert cc.user_sancov_lists(inv) == lists
+    assert cc.plugin_stage(inv, "guard", 21) == (cc.STAGE_LAST if lists else cc.STAGE_SANCOV_EARLY)
 
 
 def test_plan_of_an_edge_compile_runs_the_real_edge_plugin(monkeypatch):
     from autotune.runtime import artifacts
 
     monkeypatch.delenv("AUTOTUNE_CC", raising=False)
-    argv = cc.plan(["-c", "a.c"], cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": "edge"})
+    argv = cc.plan(["-c", "a.c"], cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": "edge"}).argv
     plugin = artifacts.edge_plugin()
     assert plugin.is_file() and argv[-3:] == [f"-fpass-plugin={plugin}", "-c", "a.c"]
     assert not any("autotune-selects" in a for a in argv)
@@ -414,12 +426,12 @@ def test_plan_of_a_guard_compile_loads_the_counter_plugin_even_without_selects(m
 
     monkeypatch.delenv("AUTOTUNE_CC", raising=False)
     env = {**os.environ, "AUTOTUNE_CC_INSTRUMENT": "guard", "AUTOTUNE_CC_SELECTS": selects}
-    argv = cc.plan(["-c", "a.c"], cxx=False, env=env)
+    argv = cc.plan(["-c", "a.c"], cxx=False, env=env).argv
     plugin = artifacts.counter_plugin()
     assert plugin.is_file() and argv[-3:] == [f"-fpass-plugin={plugin}", "-c", "a.c"]
     assert any("autotune-selects" in a for a in argv) == (selects == "1" or bool(_allow(argv[0], "guard")))
     for kind in ("blocks", "full"):
-        argv = cc.plan(["-c", "a.c"], cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": kind})
+        argv = cc.plan(["-c", "a.c"], cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": kind}).argv
         assert not any("autotune-counters" in a for a in argv)
 
 
@@ -449,8 +461,8 @@ def test_a_full_link_records_the_compilers_entry_hook_order():
     assert order in (GUARD_FIRST, ENTER_FIRST)
     assert hook_order(clang) == order  # cached
     link = ["h.o", "-fsanitize=fuzzer", "-o", "h"]
-    full = cc.plan(link, cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": "full"})
-    blocks = cc.plan(link, cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": "blocks"})
+    full = cc.plan(link, cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": "full"}).argv
+    blocks = cc.plan(link, cxx=False, env={**os.environ, "AUTOTUNE_CC_INSTRUMENT": "blocks"}).argv
     assert (cc.ENTER_FIRST_MARKER in full) == (order == ENTER_FIRST)
     assert cc.ENTER_FIRST_MARKER not in blocks
     assert cc.HOOKED_KINDS == {"full"}

@@ -79,9 +79,9 @@ def build_harness(
     args = [*extra_cflags, "-fsanitize=fuzzer", *map(str, sources), "-o", str(tmp), *extra_ldflags]
     try:
         env = {**os.environ, **({} if kind is None else {KIND_VAR: kind}), **(cc_vars or {})}
-        argv = plan(args, cxx=cxx, env=env)
-        try:  # the compiler gets that environment: the pass plugins read the kind and N from it
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+        argv, cc_env = plan(args, cxx=cxx, env=env)
+        try:  # the compiler gets the wrapper's environment: the pass plugins read the kind, N and stage from it
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=cc_env)
         except subprocess.TimeoutExpired as exc:
             raise AutotuneError(f"building the harness {output} took over 600 s",
                                 fix="check the sources and flags") from exc

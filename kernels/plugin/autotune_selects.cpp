@@ -25,8 +25,15 @@
 // kinds (edge, ngram: their own pass, autotune_edges.cpp, which runs where AFL++'s CLASSIC/NGRAM
 // runs) it only splits selects, when asked, at that pass's extension point.
 //
-// It reads AUTOTUNE_CC_INSTRUMENT (the build kind: full when unset; autotune cc has checked it)
-// and AUTOTUNE_CC_SELECTS from the compiler's environment, as autotune cc does.
+// Where it runs, and whether it runs SanitizerCoverage, is autotune cc's decision
+// (autotune.cc.plugin_stage), which it passes in the compiler's environment as
+// AUTOTUNE_CC_PLUGIN_STAGE: `sancov-early` (split, then SanitizerCoverage of the build kind, at
+// OptimizerEarly; autotune cc gives clang the allowlist that matches nothing exactly then),
+// `early` (split selects at OptimizerEarly: the inline kinds from LLVM 16), or `last` (split
+// selects at OptimizerLast, before clang's SanitizerCoverage: up to LLVM 15, and a compile that
+// gives its own SanitizerCoverage allow/blocklist, which only clang's pass reads). Unset: `last`.
+// It also reads AUTOTUNE_CC_INSTRUMENT (the build kind, for SanitizerCoverage's options: full when
+// unset; autotune cc has checked it) and AUTOTUNE_CC_SELECTS.
 //
 // Loaded by `autotune cc` with -fpass-plugin (autotune.cc.plugin_needed), built by
 // autotune.runtime.artifacts.select_plugin(). AUTOTUNE_SELECTS_DEBUG=1 prints the count per
@@ -88,8 +95,10 @@ struct SplitSelects : PassInfoMixin<SplitSelects> {
 // A comparison whose outcome the program keeps as a value (`return x == y;`, `n += a < b`, `c ? -1 :
 // 0` once InstCombine has made it `sext (icmp ..)`, a flag stored or or-ed with another) has no
 // branch of its own, so blocks cannot tell its outcomes apart; AFL++ 5.02c's PCGUARD counts both
-// outcomes of such comparisons (its "special instructions": the demo's 30 are its 19 selects and
-// 11 such comparisons). Each gets a branch diamond on its outcome right after it, whose two empty
+// outcomes of such comparisons. (Inferred from its output, not read in its source: on the demo it
+// reports 30 "special instructions", and the demo's optimised IR at its stage holds 19 selects and
+// 11 such comparisons; tests/test_guard.py checks that our build tells a kept comparison apart
+// exactly when AFL++'s does.) Each gets a branch diamond on its outcome right after it, whose two empty
 // sides SanitizerCoverage then counts. A comparison used only as branch or select conditions is
 // left alone: its branch is already counted, its select is split.
 bool keptAsValue(const Instruction &C) {
@@ -152,35 +161,49 @@ void addEarly(ModulePassManager &MPM, int kind) {
 }
 #endif
 
+// Runs add(MPM) at the OptimizerEarly (early) or OptimizerLast extension point; the callbacks gained
+// an LTO phase argument in LLVM 20.
+template <typename Add>
+void at(PassBuilder &PB, bool early, Add add) {
+#if LLVM_VERSION_MAJOR >= 20
+  auto cb = [add](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) { add(MPM); };
+#else
+  auto cb = [add](ModulePassManager &MPM, OptimizationLevel) { add(MPM); };
+#endif
+#if LLVM_VERSION_MAJOR >= 16
+  if (early) {
+    PB.registerOptimizerEarlyEPCallback(cb);
+    return;
+  }
+#else
+  (void)early;
+#endif
+  PB.registerOptimizerLastEPCallback(cb);
+}
+
+#if LLVM_VERSION_MAJOR >= 16
+bool stageIs(const char *name) {
+  const char *stage = std::getenv("AUTOTUNE_CC_PLUGIN_STAGE");
+  return stage && !std::strcmp(stage, name);
+}
+#endif
+
 }  // namespace
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
-  return {LLVM_PLUGIN_API_VERSION, "autotune-selects", "2", [](PassBuilder &PB) {
+  return {LLVM_PLUGIN_API_VERSION, "autotune-selects", "3", [](PassBuilder &PB) {
+            auto splitSelects = [](ModulePassManager &MPM) { MPM.addPass(SplitSelects()); };
 #if LLVM_VERSION_MAJOR >= 16
-            if (int kind = sancovKind()) {
-              PB.registerOptimizerEarlyEPCallback(
-#if LLVM_VERSION_MAJOR >= 20
-                  [kind](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) { addEarly(MPM, kind); });
-#else
-                  [kind](ModulePassManager &MPM, OptimizationLevel) { addEarly(MPM, kind); });
-#endif
+            int kind = sancovKind();
+            if (kind && stageIs("sancov-early")) {
+              at(PB, true, [kind](ModulePassManager &MPM) { addEarly(MPM, kind); });
               return;
             }
-            // the inline kinds (edge, ngram, asked with AUTOTUNE_CC_SELECTS=1): split where their
-            // pass (autotune_edges.cpp, loaded after this plugin) then counts, at OptimizerEarly
-            PB.registerOptimizerEarlyEPCallback(
-#if LLVM_VERSION_MAJOR >= 20
-                [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) { MPM.addPass(SplitSelects()); });
-#else
-                [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(SplitSelects()); });
+            if (stageIs("early")) {
+              at(PB, true, splitSelects);
+              return;
+            }
 #endif
-            return;
-#endif
-            PB.registerOptimizerLastEPCallback(
-#if LLVM_VERSION_MAJOR >= 20
-                [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) { MPM.addPass(SplitSelects()); });
-#else
-                [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(SplitSelects()); });
-#endif
+            at(PB, false, splitSelects);
           }};
 }

@@ -253,8 +253,8 @@ def build_cc_shared(out: Path, sources: list[Path], *, opt: str = "-O0") -> Path
     """An instrumented shared object built through the wrapper (`autotune cc -shared`)."""
     from autotune.cc import plan
 
-    argv = plan([opt, "-fPIC", "-shared", *map(str, sources), "-o", str(out)], cxx=False, env=os.environ)
-    run(argv)
+    argv, env = plan([opt, "-fPIC", "-shared", *map(str, sources), "-o", str(out)], cxx=False, env=os.environ)
+    run(argv, env=env)
     return out
 
 
