@@ -6,7 +6,8 @@ committed, and unpacked into the same output directory on a fresh machine.
 A session may end on a machine that does not survive it. A compare resumes from each finished
 trial's ``trial.json`` (autotune.compare.compare.finished_trial checks that the trial was run as the
 resumed compare asks: binary, variables, seeds, seconds, seed); a recommend_compare job resumes from
-its finished run's ``run/race/race.json`` and ``autotune-run.env``. Those documents are kilobytes;
+its finished run's ``run/race/race.json`` and ``autotune-run.env``; sensitive_metrics.py from its
+``sensitive_metrics.json``. Those documents are kilobytes;
 the campaigns' queues (afl-out/) are not, and are not needed to resume. So the archive holds:
 
 - every file named in KEEP_NAMES, every ``*.env`` and ``*.md``, wherever it is under OUT;
@@ -35,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
 KEEP_NAMES = frozenset({"trial.json", "compare.json", "race.json", "summary.json", "report.json",
-                        "run.json", "tune.json", "probe.json", "census.json", "result.json"})
+                        "run.json", "tune.json", "probe.json", "census.json", "result.json",
+                        "sensitive_metrics.json"})  # benchmarks/sensitive_metrics.py --resume
 KEEP_SUFFIXES = (".env", ".md")
 SKIP_DIRS = frozenset({"afl-out", "build", "builds", "queue", "crashes", "hangs", ".state"})
 MAX_FILE_BYTES = 4 << 20

@@ -114,3 +114,16 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
         assert r.returncode == 2, r
         assert says in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "x.tar.gz").exists()
+
+
+@pytest.mark.parametrize("rel, kept", [
+    ("sensitive_metrics.json", True),  # benchmarks/sensitive_metrics.py --resume reads it
+    ("libxml2/ngram-8/run/race/race.json", True),
+    ("trials/default/trial-0/afl-out/default/fuzzer_stats", False),
+    ("trials/default/trial-0/afl-out/default/queue/trial.json", False),  # under afl-out: never
+    ("work/index-0.bin", False),
+])
+def test_what_a_benchmarks_resume_needs_is_kept(rel: str, kept: bool) -> None:
+    from pathlib import PurePosixPath
+
+    assert keep_state.wanted(PurePosixPath(rel)) == kept
