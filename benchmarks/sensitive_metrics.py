@@ -119,7 +119,10 @@ def aflpp_path(pow2: int, env: dict[str, str]) -> dict[str, str]:
     d = BIGMAP_BASE / f"aflpp-map{pow2}"
     if not (d / ".ready").is_file():
         raise SystemExit(f"no AFL++ with MAP_SIZE 2^{pow2} at {d}: run 'bash benchmarks/aflpp_bigmap.sh {pow2}' first")
-    return {**env, "PATH": f"{d / 'bin'}:{env.get('PATH', os.defpath)}"}
+    # AFL_MAP_SIZE: the build's own test programs (configure's) run outside afl-fuzz, where the
+    # patched runtime's static map is Debian's 2 MiB (aflpp_bigmap.sh): without it a 2^24 build's
+    # conftest writes past that map and configure stops ("cannot run C compiled programs")
+    return {**env, "PATH": f"{d / 'bin'}:{env.get('PATH', os.defpath)}", "AFL_MAP_SIZE": str(1 << pow2)}
 
 
 def variants(spec: object, env: dict[str, str], metric: str, maps: list[int], dense_slots: int) -> list[Variant]:

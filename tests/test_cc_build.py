@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -176,6 +177,22 @@ def test_build_harness_failure_carries_the_compiler_message(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.c", "h"]
     with pytest.raises(AutotuneError, match="does not exist"):
         build_harness(sources=[tmp_path / "absent.c"], output=out)
+
+
+def test_a_build_script_that_fails_silently_is_told_where_its_logs_are(tmp_path, monkeypatch):
+    """A build script that sends its tools' output to files under $WORK (as configure-and-make
+    scripts do) and fails says nothing itself: the error names WORK, where its logs are."""
+    from autotune.target.build import build
+    from autotune.target.recipe import TargetSpec
+
+    monkeypatch.setenv("AUTOTUNE_CACHE_DIR", str(tmp_path / "cache"))
+    script = tmp_path / "build.sh"
+    script.write_text('echo "configure: error: cannot run C compiled programs" > "$WORK/configure.log"\nexit 1\n')
+    with pytest.raises(AutotuneError) as ei:
+        build(spec=TargetSpec(kind="script", script=str(script)), cc_kind="plain", build_vars={}, env=os.environ)
+    work = re.search(r"WORK=(\S+),", ei.value.message)
+    assert work and "printed nothing" in ei.value.message, ei.value.message
+    assert "cannot run C compiled programs" in Path(work.group(1), "configure.log").read_text()
 
 
 @pytest.mark.parametrize("cmd", [[AUTOTUNE_CC], [AUTOTUNE, "cc"]])

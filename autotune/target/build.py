@@ -145,8 +145,11 @@ def _build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], run
         raise AutotuneError(f"building the target with {cc_kind} took over {BUILD_TIMEOUT_S} s",
                             fix="check the build") from exc
     if proc.returncode != 0 or not binary.is_file():
+        said = (proc.stdout + proc.stderr).strip()[-3000:]
+        if not said and spec.kind == "script":  # a script that sends its tools' output to files
+            said = f"(the script printed nothing; its work directory, WORK={cwd}, holds what it wrote)"
         raise AutotuneError(f"building the target with {Path(cc).name} failed (exit {proc.returncode}):\n"
-                            f"{' '.join(argv)}\n{(proc.stdout + proc.stderr).strip()[-3000:]}",
+                            f"{' '.join(argv)}\n{said}",
                             fix="fix the build errors above" + ("; the script must write $OUT/fuzzer"
                                                               if spec.kind == "script" else ""))
     write_record(binary=binary, cc_kind=cc_kind, compiler=cc, build_vars=build_vars, spec=spec, argv=argv)
