@@ -467,10 +467,12 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> Command:
         from autotune.llvm import clang_major
         from autotune.runtime import artifacts
 
-        stage = plugin_stage(inv, kind, clang_major(toolchain.path))
-        if plugin_needed(inv, env, kind, early=stage == STAGE_SANCOV_EARLY):
-            plugin = artifacts.select_plugin(toolchain.path)
-            out_env[PLUGIN_STAGE_VAR] = stage
+        splits = plugin_needed(inv, env, kind)
+        if splits or counts_sancov(kind):  # else no plugin: the compile needs no clang --version
+            stage = plugin_stage(inv, kind, clang_major(toolchain.path))
+            if splits or stage == STAGE_SANCOV_EARLY:
+                plugin = artifacts.select_plugin(toolchain.path)
+                out_env[PLUGIN_STAGE_VAR] = stage
         if kind in KIND_PLUGINS:
             kind_plugin = artifacts.pass_plugin(KIND_PLUGINS[kind], toolchain.path)
     enter_first = False
