@@ -325,7 +325,11 @@ def run_metric(tname: str, metric: str, a: argparse.Namespace, doc: dict, save) 
         entry["summary"] = summarise(vs, entry["runs"], None)
         save()
     queues = [Path(r["queue"]) for rs in entry["runs"].values() for r in rs]
-    entry["collisions"] = collisions(vs, queues, base / "collisions", a.census_inputs, str(aflpp_census))
+    kept = [q for q in queues if q.is_dir()]  # a run resumed on another machine lost the earlier queues
+    if not kept:
+        raise SystemExit(f"{tname} {metric}: no campaign's queue is left under {base} for the collision census")
+    entry["collisions"] = collisions(vs, kept, base / "collisions", a.census_inputs, str(aflpp_census))
+    entry["collisions"]["queues"] = {"used": len(kept), "campaigns": len(queues)}
     entry["summary"] = summarise(vs, entry["runs"], entry["collisions"])
     entry["loadavg_after"] = os.getloadavg()
     save()
@@ -336,7 +340,10 @@ def markdown(doc: dict) -> str:
              f"({doc['afl_fuzz']}); execs/s and yardstick edges (AFL++ PCGUARD, afl-showmap) medians", ""]
     for e in doc["results"]:
         s, c = e.get("summary", {}), e.get("collisions") or {}
-        lines += [f"### {e['target']}, {e['metric']} (census on {c.get('inputs', '?')} inputs: ours "
+        q = c.get("queues") or {}
+        lost = (f"; from {q['used']} of {q['campaigns']} campaigns' queues, the rest lost with a machine"
+                if q and q["used"] < q["campaigns"] else "")
+        lines += [f"### {e['target']}, {e['metric']} (census on {c.get('inputs', '?')} inputs{lost}: ours "
                   f"{c.get('census_keys', '?')} keys, AFL++ {c.get('aflpp_census_slots', '?')} slots at 2^24)", "",
                   "| variant | slots | afl-fuzz map | execs/s | yardstick edges | eq.1 | measured "
                   "| ours/AFL++ execs/s (p) | edges p, A12 | goal |", "|---|---|---|---|---|---|---|---|---|---|"]

@@ -81,6 +81,26 @@ def test_resume_keeps_whole_trials_and_skips_finished_entries():
         sm.resume_entry(doc, "libxml2", "ngram-8", names[:1])
 
 
+def test_a_big_maps_builds_get_its_size_and_lost_queues_are_said(tmp_path, monkeypatch):
+    """AFL++'s build at 2^P runs its configure test programs outside afl-fuzz: the build environment
+    carries AFL_MAP_SIZE (else the patched runtime's 2 MiB static map is overrun at 2^24). A census
+    after a resume on another machine is over the queues that are left, and says so."""
+    sm = _sensitive_metrics()
+    (tmp_path / "aflpp-map24").mkdir()
+    (tmp_path / "aflpp-map24" / ".ready").write_text("")
+    monkeypatch.setattr(sm, "BIGMAP_BASE", tmp_path)
+    env = sm.aflpp_path(24, {"PATH": "/usr/bin"})
+    assert env["AFL_MAP_SIZE"] == str(1 << 24) and env["PATH"].startswith(str(tmp_path / "aflpp-map24" / "bin"))
+    assert "AFL_MAP_SIZE" not in sm.aflpp_path(16, {"PATH": "/usr/bin"})
+    doc = {"seconds": 300, "trials": 5, "afl_fuzz": "afl-fuzz++5.02c", "results": [
+        {"target": "libxml2", "metric": "ngram-8", "summary": {},
+         "collisions": {"inputs": 900, "census_keys": 10, "aflpp_census_slots": 9, "variants": {},
+                        "queues": {"used": 4, "campaigns": 20}}}]}
+    assert "from 4 of 20 campaigns' queues, the rest lost with a machine" in sm.markdown(doc)
+    doc["results"][0]["collisions"]["queues"] = {"used": 20, "campaigns": 20}
+    assert "lost" not in sm.markdown(doc)
+
+
 def test_the_script_refuses_a_map_it_cannot_make():
     proc = subprocess.run(["bash", str(SCRIPT), "25"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "POW2 must be 17..24" in proc.stderr
