@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class RaceSettings:
     """The race stage's settings (autotune.race.stage.race_target's): its wall-clock budget, strategy,
-    metrics (None: the strategy's own), trials per contestant and shortest trial."""
+    metrics (None: the strategy's own), trials per contestant, shortest trial and what judges it
+    (edges, or bugs: autotune.bugs.race)."""
 
     budget_s: float = DEFAULT_BUDGET_S
     strategy: str = "search"
@@ -43,6 +44,7 @@ class RaceSettings:
     repeats: int = DEFAULT_REPEATS
     final_repeats: int = DEFAULT_FINAL_REPEATS
     min_trial_s: int = DEFAULT_MIN_TRIAL_S
+    judge: str = "edges"
 
 
 @dataclass(frozen=True)
@@ -136,9 +138,10 @@ def run_pipeline(
     if probe_time_s <= 0:
         raise AutotuneError(f"probe time {probe_time_s} s is not positive", fix=f"pass --probe-time {DEFAULT_PROBE_TIME_S:g}")
     stage = on_stage or (lambda _s: None)
-    if race is not None:  # a budget too small for one rung is refused before the build and the probe
-        from autotune.race.stage import check_budget
+    if race is not None:  # a request the race would refuse is refused before the build and the probe
+        from autotune.race.stage import check_budget, check_request
 
+        check_request(strategy=race.strategy, judge=race.judge, spec=spec, binary=harness)
         check_budget(budget_s=race.budget_s, strategy=race.strategy, repeats=race.repeats, min_trial_s=race.min_trial_s,
                      final_repeats=race.final_repeats, instances=instances)
     if spec is not None:  # a real library's build takes minutes: say what is going on
@@ -204,4 +207,4 @@ def _race(race: RaceSettings, *, out_dir: Path, corpus: Path, spec: "TargetSpec 
                        probe_dir=probe_dir, metrics=race.metrics, strategy=race.strategy,
                        tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir,
                        budget_s=race.budget_s, repeats=race.repeats, min_trial_s=race.min_trial_s,
-                       final_repeats=race.final_repeats, **kw)
+                       final_repeats=race.final_repeats, judge=race.judge, **kw)

@@ -100,3 +100,47 @@ def test_race_refuses_what_it_cannot_judge(tmp_path):
         race_target(out_dir=tmp_path, corpus=tmp_path, spec=demo_spec(), judge="crashes")
     with pytest.raises(AutotuneError, match="unknown race objective"):
         run_race(contestants=cands("a"), run_trials=backend({}), budget_s=600, jobs=2, objective="crashes")
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--judge", "bugs"], "list strategy"),  # the search strategy cannot judge by bugs
+    (["--judge", "crashes", "--strategy", "list"], "unknown --judge"),
+])
+def test_run_refuses_a_race_it_cannot_judge_before_anything_runs(tmp_path, monkeypatch, args, says):
+    """`autotune run --judge ...`: the race's refusal comes before the build, the probe and the tune
+    stage (minutes of work), exit 1 with the fix, no traceback, no output directory."""
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["run", "--demo", *args, "--out", str(tmp_path / "out")])
+    assert res.exit_code == 1, res.output
+    assert says in res.output and "Traceback" not in res.output and "==>" not in res.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_run_judges_the_demo_by_bugs_end_to_end(tmp_path):
+    """`autotune run --demo --judge bugs --strategy list`, the real thing (autotune cc, afl-cc, afl-fuzz,
+    fatal canaries) on a budget far too small to decide: the race judged every trial by DEMO001's
+    canary (the seed `11-steps` reaches it at once), and its decision is by bugs (the default here)."""
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+
+    if not shutil.which("afl-fuzz"):
+        pytest.skip("afl-fuzz is not installed")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["run", "--demo", "--judge", "bugs", "--strategy", "list", "--metrics", "ngram-4",
+                                   "--probe-time", "2", "--calls", "4", "--budget", "40", "--min-trial", "10",
+                                   "--repeats", "1", "--final-repeats", "1", "--seed", "3", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    race = json.loads((out / "race" / "race.json").read_text())["race"]
+    assert race["decision"]["objective"] == "bugs"
+    trials = [t for r in race["rungs"] for t in r["trials"]]
+    assert trials and all("DEMO001" in (t["bugs"] or {}) for t in trials)
+    assert "Objective: trigger the target's known bugs sooner" in (out / "race" / "race.md").read_text()

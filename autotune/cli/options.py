@@ -83,6 +83,10 @@ StrategyOpt = Annotated[str, typer.Option(
     "--strategy", help="search: Bayesian optimisation over metric, layout, map size, counter width and overflow "
                        "policy, judged by paired afl-fuzz trials against AFL++'s default (successive halving); "
                        "list: race the fixed --metrics list, each sized by the probe's census.")]
+JudgeOpt = Annotated[str, typer.Option(
+    "--judge", help="What decides the race: edges (the yardstick's edges), or bugs (a recipe whose build has "
+                    "known-bug canaries, kernels/canary.h, with --strategy list): time to trigger, the rule in "
+                    "race.md and docs/BUGS.md.")]
 RepeatsOpt = Annotated[int, typer.Option("--repeats", min=1, help="Trials per contestant and rung (paired seeds).")]
 FinalRepeatsOpt = Annotated[int, typer.Option(
     "--final-repeats", min=1, help="Trials per contestant in the last rung, which decides (at least --repeats): the "
@@ -158,7 +162,7 @@ class TargetOptions:
 
 @dataclasses.dataclass(frozen=True)
 class RaceOptions:
-    """The race in afl-fuzz: its budget, candidates, repeats and shortest trial."""
+    """The race in afl-fuzz: its budget, candidates, repeats, shortest trial and what judges it."""
 
     budget: BudgetOpt = DEFAULT_BUDGET_S
     strategy: StrategyOpt = "search"
@@ -166,6 +170,7 @@ class RaceOptions:
     repeats: RepeatsOpt = DEFAULT_REPEATS
     final_repeats: FinalRepeatsOpt = DEFAULT_FINAL_REPEATS
     min_trial: MinTrialOpt = DEFAULT_MIN_TRIAL_S
+    judge: JudgeOpt = "edges"
 
     def metric_names(self) -> tuple[str, ...] | None:
         """The --metrics given, checked; None when not given (each strategy has its default)."""

@@ -41,9 +41,6 @@ def race_cmd(
     instances: InstancesOpt = 1,
     seed: SeedOpt = 0,
     out_dir: OutDirOpt = Path("race-out"),
-    judge: Annotated[str, typer.Option(
-        "--judge", help="What decides: edges (the yardstick's edges), or bugs (a target with known-bug canaries, "
-                        "kernels/canary.h; --strategy list): time to trigger, the rule in race.md and docs/BUGS.md.")] = "edges",
     json_out: JsonOpt = False,
 ) -> None:
     from autotune.cli.board import TrialBoard
@@ -56,7 +53,7 @@ def race_cmd(
                               budget_s=race_opts.budget, metrics=race_opts.metric_names(), jobs=jobs,
                               repeats=race_opts.repeats, min_trial_s=race_opts.min_trial, seed=seed,
                               final_repeats=race_opts.final_repeats, instances=instances, notice=board.notice,
-                              on_trial=board.trial, on_rung=board.rung, on_batch=board.batch, judge=judge)
+                              on_trial=board.trial, on_rung=board.rung, on_batch=board.batch, judge=race_opts.judge)
     if json_out:
         print_json(outcome.to_dict())
         return

@@ -18,7 +18,8 @@ HELP = (
     "map by replay (size, counter width, metric, layout: the prior), then search in the real afl-fuzz for "
     "--budget seconds: configurations proposed by Bayesian optimisation raced against AFL++'s default on "
     "paired seeds. The recommendation is the race's: the default unless a candidate covers significantly "
-    "more. Ends by printing the env files and how to load them. The target is a harness binary built with "
+    "more (with --judge bugs and --strategy list, on a recipe with known-bug canaries: triggers its bugs "
+    "significantly sooner). Ends by printing the env files and how to load them. The target is a harness binary built with "
     "`autotune cc -fsanitize=fuzzer`, its --source files, an OSS-Fuzz style --build-script, or --demo (the "
     "bundled demo target); with a binary alone, every contestant runs that binary. Every stage's output "
     "stays under --out."
@@ -52,7 +53,7 @@ def run_cmd(
     names = race_opts.metric_names()
     race = None if no_race else RaceSettings(budget_s=race_opts.budget, strategy=race_opts.strategy, metrics=names,
                                              repeats=race_opts.repeats, final_repeats=race_opts.final_repeats,
-                                             min_trial_s=race_opts.min_trial)
+                                             min_trial_s=race_opts.min_trial, judge=race_opts.judge)
     harness, spec = target.binary_or_recipe()
     result = run_pipeline(
         out_dir=out_dir, harness=harness, spec=spec, corpus_dir=target.seeds(required=False), demo=target.demo,

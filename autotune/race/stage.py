@@ -141,7 +141,9 @@ def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | N
 STRATEGIES = ("search", "list")
 
 
-def _check_request(*, strategy: str, judge: str, spec: TargetSpec | None, binary: Path | None) -> None:
+def check_request(*, strategy: str, judge: str, spec: TargetSpec | None, binary: Path | None) -> None:
+    """Refuse a race that cannot run as asked (strategy, objective, target), naming the fix; `autotune
+    run` asks before its build and probe, so a wrong option costs no minutes."""
     from autotune.bugs.race import OBJECTIVES
 
     if strategy not in STRATEGIES:
@@ -249,7 +251,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
                "size them from the census)")
     env = base_env()
     find_tool("afl-fuzz", env=env)  # ToolMissingError names the package
-    _check_request(strategy=strategy, judge=judge, spec=spec, binary=binary)
+    check_request(strategy=strategy, judge=judge, spec=spec, binary=binary)
     jobs = _trials_at_once(jobs=jobs, instances=instances, strategy=strategy)
     if host is None:
         from autotune.profile import detect_host
