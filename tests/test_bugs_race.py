@@ -144,3 +144,25 @@ def test_run_judges_the_demo_by_bugs_end_to_end(tmp_path):
     trials = [t for r in race["rungs"] for t in r["trials"]]
     assert trials and all("DEMO001" in (t["bugs"] or {}) for t in trials)
     assert "Objective: trigger the target's known bugs sooner" in (out / "race" / "race.md").read_text()
+
+
+@pytest.mark.parametrize("judge, raced, left_out", [
+    ("bugs", ["ngram-4", "caller"], ("guard", "edge")),  # feedback other than the default's first
+    ("edges", ["guard", "edge"], ("ngram-4", "caller")),
+])
+def test_the_list_races_the_judges_own_priorities_when_the_budget_is_short(judge, raced, left_out):
+    """Without --metrics, a 480 s list race on 2 cores races two candidates: judged by bugs, the
+    metrics whose feedback differs from the default's (on the demo, the edge order left out ngram-4,
+    the metric its planted bug is built for); judged by edges, the default's feedback at our cost."""
+    from autotune.race.core import DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S
+    from autotune.race.stage import _listed
+    from autotune.target import demo_spec
+
+    heard = []
+    contestants, dropped, _plan = _listed(
+        metrics=None, judge=judge, estimated_keys={"ngram-4": 15_000.0, "caller": 900.0, "edge": 555.0},
+        afl_cc=True, spec=demo_spec(), max_collision_rate=0.02, budget_s=480, jobs=2, repeats=3, eta=DEFAULT_ETA,
+        min_trial_s=DEFAULT_MIN_TRIAL_S, overhead_s=DEFAULT_OVERHEAD_S, final_repeats=DEFAULT_FINAL_REPEATS,
+        notice=heard.append)
+    assert [c.name for c in contestants if not c.is_default] == raced
+    assert dropped == left_out and heard and all(m in heard[0] for m in left_out)

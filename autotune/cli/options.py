@@ -78,7 +78,7 @@ MaxMapBytesOpt = Annotated[int, typer.Option("--max-map-bytes", help="Largest ma
 RaceMetricsOpt = Annotated[str, typer.Option(
     "--metrics", help="Metrics the race may try (comma list). --strategy search: the search's space (default: "
                       "all); --strategy list: the candidates in priority order, the last left out when the budget "
-                      "is short (default: guard,edge,ngram-4,caller).")]
+                      "is short (default: guard,edge,ngram-4,caller; with --judge bugs: ngram-4,caller,guard,edge).")]
 StrategyOpt = Annotated[str, typer.Option(
     "--strategy", help="search: Bayesian optimisation over metric, layout, map size, counter width and overflow "
                        "policy, judged by paired afl-fuzz trials against AFL++'s default (successive halving); "

@@ -33,6 +33,16 @@ DEFAULT_NAME = "aflpp-default"
 # guard first (AFL++'s coverage through our runtime, at inline-counter cost), then the cheapest
 # hashed metric, then richer ones whose extra keys may or may not pay for their larger queue.
 DEFAULT_METRICS: tuple[str, ...] = ("guard", "edge", "ngram-4", "caller")
+# Judged by bugs, the metrics whose feedback differs from the default's come first: they can trigger
+# a bug sooner by what they keep, where guard and edge keep the default's feedback and can only be
+# faster (Wang et al., RAID 2019: different coverage metrics trigger different bugs). On the demo the
+# edge order left ngram-4, the metric its planted bug is built for, out of a 480 s race.
+BUG_METRICS: tuple[str, ...] = ("ngram-4", "caller", "guard", "edge")
+
+
+def default_metrics(judge: str) -> tuple[str, ...]:
+    """The list strategy's candidates, in priority order, when --metrics is not given."""
+    return BUG_METRICS if judge == "bugs" else DEFAULT_METRICS
 DEFAULT_KEYS = 1 << 14  # sizing without a probe's census
 # Largest flat map the edge and ngram kinds get in the race. afl-fuzz resets, classifies and compares the
 # whole flat map each execution; BigMap (DSN 2021) measured AFL's throughput at 64 KiB about the

@@ -15,7 +15,7 @@ from autotune import llvm
 from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
-from autotune.race.contestants import DEFAULT_KEYS, DEFAULT_METRICS, make_contestants
+from autotune.race.contestants import DEFAULT_KEYS, default_metrics, make_contestants
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan,
@@ -177,13 +177,13 @@ def _trials_at_once(*, jobs: int | None, instances: int, strategy: str) -> int:
     return max(1, min(jobs, cores) // instances)
 
 
-def _listed(*, metrics: Sequence[str] | None, estimated_keys: Mapping[str, float] | None,
+def _listed(*, metrics: Sequence[str] | None, judge: str, estimated_keys: Mapping[str, float] | None,
             afl_cc: bool, spec: TargetSpec | None, max_collision_rate: float, budget_s: float, jobs: int, repeats: int,
             eta: int, min_trial_s: int, overhead_s: float, final_repeats: int,
             notice: Callable[[str], None] | None) -> tuple[list[Contestant], tuple[str, ...], tuple[RungPlan, ...]]:
-    """The list strategy's contestants (``metrics``, default DEFAULT_METRICS, each sized by the census),
-    as many as the budget races: (contestants, those left out, the plan)."""
-    contestants = make_contestants(metrics=tuple(metrics or DEFAULT_METRICS), estimated_keys=estimated_keys,
+    """The list strategy's contestants (``metrics``, default the judge's ``default_metrics``, each sized by
+    the census), as many as the budget races: (contestants, those left out, the plan)."""
+    contestants = make_contestants(metrics=tuple(metrics or default_metrics(judge)), estimated_keys=estimated_keys,
                                    afl_cc=afl_cc, max_collision_rate=max_collision_rate)
     if spec is None:  # one binary: every contestant runs it (its build kind serves every metric)
         contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
@@ -235,7 +235,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     ``strategy``: ``search`` (autotune.race.search: Bayesian optimisation over metric, layout, size,
     width and overflow policy, judged by paired afl-fuzz trials, seeded by ``tune_evaluations``, the
     space limited to ``metrics`` (default: all) and sized by the probe's census in ``probe_dir``), or
-    ``list`` (the fixed list ``metrics``, default DEFAULT_METRICS, each sized by the census).
+    ``list`` (the fixed list ``metrics``, default ``default_metrics(judge)``, each sized by the census).
     ``judge``: ``edges`` (the yardstick's edges) or ``bugs`` (a target with known-bug canaries, the
     list strategy: autotune.bugs.race states the objective and the decision rule). ``tune_evaluations``
     None: those of tune's report in ``tune_dir``, if given."""
@@ -265,7 +265,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     contestants, dropped, plan = [default], (), None
     if strategy == "list":
         contestants, dropped, plan = _listed(
-            metrics=metrics, estimated_keys=estimated_keys, afl_cc=afl_cc, spec=spec,
+            metrics=metrics, judge=judge, estimated_keys=estimated_keys, afl_cc=afl_cc, spec=spec,
             max_collision_rate=max_collision_rate, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
             min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats, notice=notice)
     out_dir.mkdir(parents=True, exist_ok=True)
