@@ -122,3 +122,17 @@ def test_compare_demo_by_bugs_end_to_end(tmp_path):
     assert remeasured.config("default").trials[0].bugs.bugs == trial.bugs.bugs
     assert remeasured.remeasure["by"] == "bugs"
     assert not any("upper bounds" in n for n in remeasured.notes)  # the campaign ran with fatal canaries
+
+
+def test_the_race_boards_trial_line_says_what_a_trial_triggered():
+    """Judged by bugs, `autotune run` / `race` print each trial's triggered bugs with their times."""
+    from autotune.cli.board import trial_line
+
+    both = TrialBugs(seconds=60, bugs={"B": BugTimes(0.0, 41.5), "A": BugTimes(0.0, 3.25), "C": BugTimes(1.0, None)},
+                     inputs=3, crashes=2, crashes_without_bug=0, late_inputs=0)
+    line = trial_line(TrialResult.from_dict(_trial_doc(both)))
+    assert line.endswith("queue 1, triggered A at 3.2 s, B at 41.5 s"), line
+    none = TrialBugs(seconds=60, bugs={"C": BugTimes(1.0, None)}, inputs=3, crashes=0, crashes_without_bug=0,
+                     late_inputs=0)
+    assert trial_line(TrialResult.from_dict(_trial_doc(none))).endswith(", no known bug triggered")
+    assert trial_line(TrialResult.from_dict(_trial_doc(None))).endswith("queue 1")  # judged by edges

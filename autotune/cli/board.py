@@ -113,6 +113,12 @@ def batch_line(b: Mapping[str, Any]) -> str:
 
 
 def trial_line(t) -> str:
+    """One finished trial (autotune.trials.TrialResult); judged by bugs, also what it triggered and when."""
     cov = t.yardstick.edges if t.yardstick else "?"
-    return (f"  {t.spec.config} trial {t.spec.index} ({t.spec.seconds} s): {cov} edges, "
+    line = (f"  {t.spec.config} trial {t.spec.index} ({t.spec.seconds} s): {cov} edges, "
             f"{t.execs_per_s:,.0f} execs/s, queue {t.kept.get('queue', 0)}")
+    if getattr(t, "bugs", None) is None:
+        return line
+    hit = sorted((b.trigger_s, name) for name, b in t.bugs.bugs.items() if b.trigger_s is not None)
+    return line + (", triggered " + ", ".join(f"{name} at {s:.1f} s" for s, name in hit) if hit
+                   else ", no known bug triggered")
