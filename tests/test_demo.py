@@ -73,3 +73,58 @@ def test_documented_bugs(asan_demo):
     assert n.returncode != 0 and ("null pointer" in n.stderr or "SEGV" in n.stderr), n.stderr
     with pytest.raises(subprocess.TimeoutExpired):
         subprocess.run([str(asan_demo), str(d / "hang-loop")], capture_output=True, timeout=2)
+
+
+@pytest.fixture(scope="module")
+def canary_demo(tmp_path_factory):
+    """The demo with its canaries counting (not fatal), libFuzzer's driver: one run per file argument."""
+    from autotune.paths import kernels_dir
+
+    if shutil.which("clang") is None:
+        pytest.skip("clang is not installed")
+    exe = tmp_path_factory.mktemp("demo-canary") / "demo"
+    subprocess.run(["clang", "-std=c11", "-O1", "-g", "-fsanitize=fuzzer", f"-I{kernels_dir()}",
+                    str(demo.harness_source()), "-o", str(exe)], check=True)
+    return exe
+
+
+def test_each_canary_input_triggers_its_planted_bug_and_no_seed_triggers_any(canary_demo):
+    """The replay tool (autotune.bugs.page) on the shipped inputs: canary-demo00N triggers DEMO00N
+    and nothing else; the seed 11-steps reaches every planted bug (it runs the step machine) and
+    triggers none, nor does any other seed."""
+    from autotune.bugs import page
+
+    d = demo.bad_inputs_dir()
+    canaries = sorted(p for p in d.iterdir() if p.name.startswith("canary-"))
+    assert [p.name for p in canaries] == ["canary-demo001", "canary-demo002", "canary-demo003"]
+    for got in page.replay(canary_demo, canaries):
+        assert sorted(got.triggered) == [got.path.name.removeprefix("canary-").upper()], got
+    seeds = sorted(demo.seed_dir().iterdir())
+    by_name = {g.path.name: g for g in page.replay(canary_demo, seeds)}
+    assert not any(g.triggered for g in by_name.values())
+    assert sorted(by_name["11-steps"].reached) == ["DEMO001", "DEMO002", "DEMO003"]
+
+
+def _orders() -> dict[str, str]:
+    """Each planted bug's steps, read from harness.c's DEMO00N_ORDER macros."""
+    import re
+
+    text = demo.harness_source().read_text()
+    return {m[1]: "".join(re.findall(r"'([a-h])'", m[2]))
+            for m in re.finditer(r"#define (DEMO\d+)_ORDER \((.*)\)\n", text)}
+
+
+def test_the_deeper_planted_bugs_are_more_than_one_byte_change_from_the_steps_seed():
+    """DEMO001 ("bad") is one byte change of the seed's "abcdefgh" (c -> a: AFL++ 5.02c's default
+    triggers it within seconds); DEMO002 needs two and DEMO003 three, in every window of the seed."""
+    steps = inputs.seeds()["11-steps"][-8:].decode()
+    assert steps == "abcdefgh"
+
+    def fewest_changes(order: str) -> int:
+        return min(sum(a != b for a, b in zip(order, steps[i:i + len(order)]))
+                   for i in range(len(steps) - len(order) + 1))
+
+    orders = _orders()
+    assert orders == {"DEMO001": "bad", "DEMO002": "hcf", "DEMO003": "gebd"}
+    assert [fewest_changes(orders[b]) for b in sorted(orders)] == [1, 2, 3]
+    assert all(a not in b for a in orders.values() for b in orders.values() if a != b)

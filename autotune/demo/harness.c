@@ -32,6 +32,14 @@
  *   DEMO001       an 'S' chunk whose steps contain b, a, d in that order, back to back ("bad").
  *                 (canary-demo001 in autotune/demo/inputs/ triggers it; with AUTOTUNE_CANARY_FATAL=1
  *                 it aborts, otherwise it only counts.)
+ *   DEMO002       the steps h, c, f back to back ("hcf"; canary-demo002).
+ *   DEMO003       the steps g, e, b, d back to back ("gebd"; canary-demo003).
+ *   DEMO001 turned out shallow under AFL++ 5.02c: one havoc mutation of the seed 11-steps
+ *   ("abcdefgh" -> "abadefgh") makes "bad". No two consecutive steps of DEMO002 or DEMO003 are
+ *   adjacent in that seed, and every window of it differs from DEMO002's order in two steps or more
+ *   and from DEMO003's in three or more, so no single byte change of the seed makes them; no order
+ *   contains another, so a fatal trigger of one does not block the way to the others.
+ *   (benchmarks/results/plan-2026-11-28-demo-deeper-bug.md)
  *   It is built on purpose so that edge coverage cannot see the way to it and an N-gram metric can:
  *   every step is one small block of its own, every step can follow every other, and the bug's
  *   condition is data (the last steps, shifted into a register, compared without a branch).
@@ -380,13 +388,16 @@ static int parse_loop(struct doc *d, const uint8_t *p, size_t n) {
   return 0;
 }
 
-/* The steps of the planted bug DEMO001 ("bad"), as they sit in d->recent's low bytes after the third. */
+/* The steps of the planted bugs, as they sit in d->recent's low bytes after the last of them:
+ * DEMO001 "bad", DEMO002 "hcf", DEMO003 "gebd". */
 #define DEMO001_ORDER ((uint32_t)'b' << 16 | (uint32_t)'a' << 8 | (uint32_t)'d')
-#define DEMO001_MASK 0xffffffu
+#define DEMO002_ORDER ((uint32_t)'h' << 16 | (uint32_t)'c' << 8 | (uint32_t)'f')
+#define DEMO003_ORDER ((uint32_t)'g' << 24 | (uint32_t)'e' << 16 | (uint32_t)'b' << 8 | (uint32_t)'d')
+#define LAST3_MASK 0xffffffu
 
 static int parse_steps(struct doc *d, const uint8_t *p, size_t n) {
   uint32_t reg = d->reg, recent = d->recent;
-  unsigned hit = 0;
+  unsigned hit = 0, hit2 = 0, hit3 = 0;
   for (size_t i = 0; i < n; i++) {
     switch (p[i]) { /* each step its own block; any step may follow any other */
     case 'a': reg += 1; break;
@@ -400,12 +411,17 @@ static int parse_steps(struct doc *d, const uint8_t *p, size_t n) {
     default: return fail(d, 9);
     }
     recent = recent << 8 | p[i];
-    hit |= (recent & DEMO001_MASK) == DEMO001_ORDER; /* data, not a branch: edges do not see how close an order is */
+    /* data, not a branch: edges do not see how close an order is */
+    hit |= (recent & LAST3_MASK) == DEMO001_ORDER;
+    hit2 |= (recent & LAST3_MASK) == DEMO002_ORDER;
+    hit3 |= recent == DEMO003_ORDER;
   }
   d->reg = reg;
   d->recent = recent;
   sink += reg;
-  AUTOTUNE_BUG(DEMO001, hit); /* planted known bug: the steps b, a, d back to back */
+  AUTOTUNE_BUG(DEMO001, hit);  /* planted known bug: the steps b, a, d back to back */
+  AUTOTUNE_BUG(DEMO002, hit2); /* h, c, f: no two of them adjacent in any seed */
+  AUTOTUNE_BUG(DEMO003, hit3); /* g, e, b, d: likewise, one step longer */
   return 0;
 }
 

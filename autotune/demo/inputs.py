@@ -66,7 +66,8 @@ def seeds() -> dict[str, bytes]:
         "09-checksum": with_checksum(header(strict=True) + chunk("N", b"checked") + chunk("E", b"6/3")),
         "10-v2-mixed": v2 + chunk("T", b"version two text " * 20, version=2) + chunk("K", b"level=3", version=2)
         + chunk("R", bytes([127, 0, 127, 1]), version=2),
-        # every step of the 'S' machine once, in alphabetical order: no two of DEMO001's in its order
+        # every step of the 'S' machine once, in alphabetical order: no two consecutive steps of a
+        # planted bug's order adjacent (DEMO001's "bad": one mutation away, c -> a, as 5.02c found)
         "11-steps": header() + chunk("S", b"abcdefgh"),
     }
 
@@ -84,6 +85,9 @@ def bad_inputs() -> dict[str, bytes]:
         # the planted known bug DEMO001: the steps b, a, d back to back (a canary; it aborts only
         # with AUTOTUNE_CANARY_FATAL=1)
         "canary-demo001": header() + chunk("N", b"x") + chunk("S", b"hgbad"),
+        # DEMO002 and DEMO003: the steps h, c, f and g, e, b, d back to back
+        "canary-demo002": header() + chunk("N", b"x") + chunk("S", b"ahcf"),
+        "canary-demo003": header() + chunk("N", b"x") + chunk("S", b"hgebd"),
     }
 
 
