@@ -19,10 +19,10 @@ HELP = (
     "--budget seconds: configurations proposed by Bayesian optimisation raced against AFL++'s default on "
     "paired seeds. The recommendation is the race's: the default unless a candidate covers significantly "
     "more (with --judge bugs and --strategy list, on a recipe with known-bug canaries: triggers its bugs "
-    "significantly sooner). Ends by printing the env files and how to load them. The target is a harness binary built with "
-    "`autotune cc -fsanitize=fuzzer`, its --source files, an OSS-Fuzz style --build-script, or --demo (the "
-    "bundled demo target); with a binary alone, every contestant runs that binary. Every stage's output "
-    "stays under --out."
+    "significantly sooner). Ends by printing the env files and how to load them. The target is a harness "
+    "binary built with `autotune cc -fsanitize=fuzzer`, its --source files, an OSS-Fuzz style "
+    "--build-script, or --demo (the bundled demo target); with a binary alone, every contestant runs that "
+    "binary. Every stage's output stays under --out."
 )
 
 
