@@ -38,11 +38,6 @@ DEFAULT_METRICS: tuple[str, ...] = ("guard", "edge", "ngram-4", "caller")
 # faster (Wang et al., RAID 2019: different coverage metrics trigger different bugs). On the demo the
 # edge order left ngram-4, the metric its planted bug is built for, out of a 480 s race.
 BUG_METRICS: tuple[str, ...] = ("ngram-4", "caller", "guard", "edge")
-
-
-def default_metrics(judge: str) -> tuple[str, ...]:
-    """The list strategy's candidates, in priority order, when --metrics is not given."""
-    return BUG_METRICS if judge == "bugs" else DEFAULT_METRICS
 DEFAULT_KEYS = 1 << 14  # sizing without a probe's census
 # Largest flat map the edge and ngram kinds get in the race. afl-fuzz resets, classifies and compares the
 # whole flat map each execution; BigMap (DSN 2021) measured AFL's throughput at 64 KiB about the
@@ -51,6 +46,11 @@ DEFAULT_KEYS = 1 << 14  # sizing without a probe's census
 # the blocks kind is the cheaper edge contestant. The ngram kind follows the same rule: its per-block
 # code is the edge kind's plus the window update, and its map is scanned the same way.
 EDGE_KIND_MAX_MAP_SLOTS = 1 << 17
+
+
+def default_metrics(judge: str) -> tuple[str, ...]:
+    """The list strategy's candidates, in priority order, when --metrics is not given."""
+    return BUG_METRICS if judge == "bugs" else DEFAULT_METRICS
 
 
 def build_kind_for(metric: str) -> str:
