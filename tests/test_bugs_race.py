@@ -42,12 +42,46 @@ def test_a_candidate_that_triggers_sooner_is_recommended():
     assert (d.recommended, d.objective, d.winner_median, d.default_median) == ("ngram-8", "bugs", 1.0, 0.0)
     assert "sooner" in d.reason and d.p_value <= 0.05
     # the last rung: 5 seed-paired trials each, X triggered at 30 s by ngram-8 and never by the default:
-    # log-rank z (a single informative bug, so Stouffer's z is it) from scipy, one-sided p its normal tail
+    # of the 2^5 swaps of the labels within pairs only the trials as labelled give a z as high
     last = r.rungs[-1]
-    z, p, k = by_bugs.combined_sooner([t.bugs for t in last.trials if t.contestant == "ngram-8"],
-                                      [t.bugs for t in last.trials if t.contestant == DEFAULT.name], last.seconds)
-    assert k == 1 and z > 0 and d.p_value == pytest.approx(round(p, 6))
-    assert p == pytest.approx(0.5 * math.erfc(z / math.sqrt(2)))
+    assert len(last.trials) == 10 and d.p_value == pytest.approx(1 / 32)
+    assert "permutation p = 0.0312 (all of the 32 swaps within 5 seed-paired trials)" in d.reason
+
+
+def keyed(*times: float | None, bugs: str = "X") -> dict[int, dict[str, float | None]]:
+    """Trials by repeat, each triggering every bug of ``bugs`` at its time (None: never)."""
+    return {i: {b: t for b in bugs} for i, t in enumerate(times)}
+
+
+def test_the_permutation_p_moves_whole_trials_so_bugs_found_together_count_once():
+    # two bugs every campaign finds at once: Stouffer's normal tail treats them as independent
+    # evidence (p 0.0002 here); the paired permutation sees 4 pairs that differ, so 2 of 32 swaps
+    # (the 5th pair's swap changes nothing) give the observed z: p = 1/16
+    cand, base = keyed(10, 20, 30, 40, None, bugs="XY"), keyed(None, None, None, None, None, bugs="XY")
+    z, p, k, how = by_bugs.permutation_p(cand, base, 60.0)
+    assert k == 2 and z > 3 and p == pytest.approx(1 / 16) and "32 swaps within 5 seed-paired" in how
+    assert 0.5 * math.erfc(z / math.sqrt(2)) < 0.001  # what the normal tail said
+
+
+def test_unpaired_trials_are_split_every_way():
+    # 3 against 3 with no common repeats: C(6, 3) = 20 splits, only the labelled one puts all three
+    # triggers on the candidate's side
+    cand = {0: {"X": 10.0}, 1: {"X": 12.0}, 2: {"X": 14.0}}
+    base = {5: {"X": None}, 6: {"X": None}, 7: {"X": None}}
+    z, p, k, how = by_bugs.permutation_p(cand, base, 60.0)
+    assert (k, p) == (1, pytest.approx(1 / 20)) and "20 splits of 6 unpaired" in how
+
+
+def test_past_the_cap_the_relabellings_are_drawn_with_the_seed(monkeypatch):
+    monkeypatch.setattr(by_bugs, "PERMUTATIONS_MAX", 8)
+    cand, base = keyed(10, 20, 30, 40, 50), keyed(None, 45, None, None, 55)
+    first = by_bugs.permutation_p(cand, base, 60.0, seed=3)
+    assert first == by_bugs.permutation_p(cand, base, 60.0, seed=3)
+    assert "8 of the 32 swaps" in first[3] and first[1] >= 1 / 9  # the labelled trials count among the draws
+
+
+def test_no_bug_to_test_gives_p_one():
+    assert by_bugs.permutation_p(keyed(None, None), keyed(None, None), 60.0)[:3] == (0.0, 1.0, 0)
 
 
 def test_ranking_puts_bugs_before_edges():

@@ -38,8 +38,10 @@ def bugs_markdown(rep: BugReport, *, aflpp: str = "") -> list[str]:
         lines += ["### Log-rank against the baseline", "",
                   "Per bug: chi-square (1 df) and p of lifelines' log-rank test, z signed by scipy's (z > 0: the "
                   "configuration gets there sooner than the baseline). Combined: Stouffer's z over the bugs either "
-                  "side saw (each bug weighs the same; the bugs of one trial are not independent, so its p is "
-                  "optimistic when bugs come together).", "",
+                  "side saw (each bug weighs the same; the bugs of one trial are not independent, so its p, the normal "
+                  "tail, is optimistic when bugs come together: on the libxml2 study's default trials it called one "
+                  "half of a 5-vs-5 split sooner in 11.5 % of the splits at a nominal 5 %; the race decides by a "
+                  "permutation of whole trials instead).", "",
                   "| configuration | event | bug | chi2 | z | p |", "|---|---|---|---|---|---|"]
         for t in list(rep.logrank) + list(rep.combined):
             if not t.informative:

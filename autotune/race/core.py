@@ -338,6 +338,7 @@ class Rule:
 
     alpha: float = DEFAULT_ALPHA
     objective: str = "edges"
+    seed: int = 0  # the race's: a sampled permutation test draws with it
 
     def __post_init__(self) -> None:
         from autotune.bugs.race import OBJECTIVES
@@ -354,7 +355,7 @@ class Rule:
 
     def decide(self, last: Rung, *, default: str, stopped_early: bool) -> Decision:
         if self.objective == "bugs":
-            return _decide_by_bugs(last, default=default, alpha=self.alpha)
+            return _decide_by_bugs(last, default=default, alpha=self.alpha, seed=self.seed)
         return _decide(last, default=default, alpha=self.alpha, stopped_early=stopped_early)
 
 
@@ -396,7 +397,7 @@ def _decide(last: Rung, *, default: str, alpha: float, stopped_early: bool) -> D
                            f"(median {w_med:g} vs {d_med:g} edges, A12 = {effect:.2f}): the default is recommended")
 
 
-def _decide_by_bugs(last: Rung, *, default: str, alpha: float) -> Decision:
+def _decide_by_bugs(last: Rung, *, default: str, alpha: float, seed: int) -> Decision:
     """The last rung's decision by bugs (autotune.bugs.race.decide); the medians are bugs triggered per trial."""
     from autotune.bugs import race as by_bugs
 
@@ -405,12 +406,12 @@ def _decide_by_bugs(last: Rung, *, default: str, alpha: float) -> Decision:
         raise AutotuneError(f"{len(missing)} trials of the last rung have no bug figures to judge by",
                             fix="race by bugs with a target built with known-bug canaries (--judge bugs)")
     winner = last.ranking[0]
-    cand = [t.bugs or {} for t in last.trials if t.contestant == winner]
-    base = [t.bugs or {} for t in last.trials if t.contestant == default]
+    cand = {t.repeat: t.bugs or {} for t in last.trials if t.contestant == winner}
+    base = {t.repeat: t.bugs or {} for t in last.trials if t.contestant == default}
     ok, p, reason = by_bugs.decide(winner=winner, candidate=cand, default=base, horizon_s=float(last.seconds),
-                                   alpha=alpha)
-    wc = [float(by_bugs.triggered_count(t)) for t in cand]
-    dc = [float(by_bugs.triggered_count(t)) for t in base]
+                                   alpha=alpha, seed=seed)
+    wc = [float(by_bugs.triggered_count(t)) for t in cand.values()]
+    dc = [float(by_bugs.triggered_count(t)) for t in base.values()]
     return Decision(recommended=winner if ok else default, is_default=not ok, winner=winner, reason=reason,
                     trial_s=last.seconds, winner_median=statistics.median(wc), default_median=statistics.median(dc),
                     p_value=round(p, 6), a12=round(a12(wc, dc), 4), alpha=alpha, objective="bugs")

@@ -159,7 +159,7 @@ def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, budget
     """Race ``contestants`` (exactly one of them the default) and decide what to recommend, by edges
     or (``objective="bugs"``, the trials' figures carrying their time to trigger) by bugs. ``plan``: the
     rungs when already planned (race_target's fit_to_budget), else plan_race's for this budget."""
-    rule = Rule(alpha=alpha, objective=objective)
+    rule = Rule(alpha=alpha, objective=objective, seed=seed)
     defaults = [c for c in contestants if c.is_default]
     if len(defaults) != 1:
         raise AutotuneError(f"the race needs exactly one default contestant, got {len(defaults)}",

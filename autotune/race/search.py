@@ -710,6 +710,6 @@ def run_search(*, default: Contestant, space: Sequence[MapPoint], seeds: Sequenc
                                           final_repeats=final_repeats, max_proposals=max_proposals))
     proposer = ModelProposer(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare, plan=plan,
                              batches=batches, seed=seed, ruled_out=ruled_out, wrap=wrap, on_batch=on_batch)
-    return halve(proposer=proposer, rule=Rule(alpha=alpha), plan=plan, batches=batches, default=default.name,
+    return halve(proposer=proposer, rule=Rule(alpha=alpha, seed=seed), plan=plan, batches=batches, default=default.name,
                  run_trials=run_trials, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, seed=seed,
                  on_rung=on_rung)

@@ -3,9 +3,10 @@
 
 Two rules, each a function of the trials' times to trigger per bug at a horizon H (a trial read as if
 it had stopped at H):
-- **log-rank** (the rule before the plan): rank by median bugs triggered per trial then mean time to
-  trigger; decide by the Stouffer-combined log-rank over the bugs either side triggered
-  (autotune.bugs.race.decide, unchanged);
+- **log-rank**: rank by median bugs triggered per trial then mean time to trigger; decide by the
+  Stouffer-combined log-rank z over the bugs either side triggered, its one-sided p from the normal
+  tail (the rule before the plan) or from a permutation of whole trials (the rule after it,
+  autotune.bugs.race.permutation_p);
 - **area**: a trial's time-averaged bugs triggered B = sum over triggered bugs of (H - t) / H; rank by
   median B; decide by the exact signed-rank test on paired differences of B (five pairs or more),
   else exact Mann-Whitney, one-sided (the edges judge's test, autotune.race.core.decision_test).
@@ -82,13 +83,24 @@ def area_test(cand: Mapping[int, BugTimes], base: Mapping[int, BugTimes], horizo
     return statistics.median(a.values()), statistics.median(b.values()), p, test
 
 
-def logrank_test(cand: Mapping[int, BugTimes], base: Mapping[int, BugTimes], horizon: float) -> tuple[bool, float]:
-    c = [at(t, horizon) for t in cand.values()]
-    d = [at(t, horizon) for t in base.values()]
-    if not any(by_bugs.triggered_count(t) for t in (*c, *d)):
-        return False, 1.0
-    z, p, _ = by_bugs.combined_sooner(c, d, horizon)
-    return z > 0 and p <= ALPHA, p
+def logrank_test(cand: Mapping[int, BugTimes], base: Mapping[int, BugTimes], horizon: float,
+                 permute: bool = True) -> tuple[bool, float, bool, float]:
+    """(the log-rank rule's verdict by the normal tail, its p; by the permutation of whole trials, its
+    p: autotune.bugs.race.permutation_p, the rule as the race now decides). ``permute`` False: the
+    normal tail only (the permutation's verdict and p are then False, nan)."""
+    from scipy import stats
+
+    c = {k: at(t, horizon) for k, t in cand.items()}
+    d = {k: at(t, horizon) for k, t in base.items()}
+    if not any(by_bugs.triggered_count(t) for t in (*c.values(), *d.values())):
+        return False, 1.0, False, 1.0
+    bugs = by_bugs.rung_bugs([*c.values(), *d.values()])
+    z, k = by_bugs.stouffer_z(list(c.values()), list(d.values()), bugs, horizon)
+    p_n = float(stats.norm.sf(z)) if k else 1.0
+    if not permute:
+        return z > 0 and p_n <= ALPHA, p_n, False, float("nan")
+    z, p_p, _, _ = by_bugs.permutation_p(c, d, horizon)
+    return z > 0 and p_n <= ALPHA, p_n, z > 0 and p_p <= ALPHA, p_p
 
 
 def counts(trials: Mapping[int, BugTimes], horizon: float) -> list[int]:
@@ -101,23 +113,24 @@ def replay_compare(path: Path, horizons: Sequence[float], candidates: Sequence[s
     names = list(trials)
     base_name = names[0]
     lines = [f"### {path.name} (baseline {base_name}, {len(trials[base_name])} trials of {doc['seconds']} s)", "",
-             "| candidate | H (s) | bugs per trial, candidate / default | median B, candidate / default | area rule p (test) | area recommends | log-rank p | log-rank recommends |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| candidate | H (s) | bugs per trial, candidate / default | median B, candidate / default | area rule p (test) | area recommends | log-rank, normal tail p | recommends | log-rank, permutation p | recommends |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     rows = []
     for name in candidates or names[1:]:
         for h in horizons:
             if h > float(doc["seconds"]):
                 continue
             ma, mb, p, test = area_test(trials[name], trials[base_name], h)
-            ok_l, p_l = logrank_test(trials[name], trials[base_name], h)
+            ok_l, p_l, ok_p, p_p = logrank_test(trials[name], trials[base_name], h)
             ok_a = ma > mb and p <= ALPHA
             rows.append({"source": path.name, "candidate": name, "baseline": base_name, "horizon_s": h,
                          "counts": counts(trials[name], h), "baseline_counts": counts(trials[base_name], h),
                          "median_area": ma, "baseline_median_area": mb, "area_p": p, "area_test": test,
-                         "area_recommends": ok_a, "logrank_p": p_l, "logrank_recommends": ok_l})
+                         "area_recommends": ok_a, "logrank_p": p_l, "logrank_recommends": ok_l,
+                         "permutation_p": p_p, "permutation_recommends": ok_p})
             lines.append(f"| {name} | {h:g} | {counts(trials[name], h)} / {counts(trials[base_name], h)} | "
                          f"{ma:.3f} / {mb:.3f} | {p:.3g} ({test}) | {'**yes**' if ok_a else 'no'} | {p_l:.3g} | "
-                         f"{'**yes**' if ok_l else 'no'} |")
+                         f"{'**yes**' if ok_l else 'no'} | {p_p:.3g} | {'**yes**' if ok_p else 'no'} |")
     return lines + [""], rows
 
 
@@ -144,14 +157,16 @@ def replay_race(path: Path) -> tuple[list[str], list[dict]]:
         if last:
             for name in dict.fromkeys(n for n in (old[0], new[0]) if n != default):
                 ma, mb, p, test = area_test(by[name], by[default], h)
-                ok_l, p_l = logrank_test(by[name], by[default], h)
+                ok_l, p_l, ok_p, p_p = logrank_test(by[name], by[default], h)
                 lines.append(f"  - deciding rung, {name} vs {default}: bugs per trial {counts(by[name], h)} / "
                              f"{counts(by[default], h)}; median B {ma:.3f} / {mb:.3f}, area rule p = {p:.3g} ({test}) "
                              f"-> {'recommends ' + name if ma > mb and p <= ALPHA else 'default'}; log-rank p = "
-                             f"{p_l:.3g} -> {'recommends ' + name if ok_l else 'default'}")
+                             f"{p_l:.3g} -> {'recommends ' + name if ok_l else 'default'}; log-rank by permutation p = "
+                             f"{p_p:.3g} -> {'recommends ' + name if ok_p else 'default'}")
                 row.setdefault("decisions", []).append(
                     {"candidate": name, "area_p": p, "area_test": test, "median_area": ma, "baseline_median_area": mb,
-                     "area_recommends": ma > mb and p <= ALPHA, "logrank_p": p_l, "logrank_recommends": ok_l})
+                     "area_recommends": ma > mb and p <= ALPHA, "logrank_p": p_l, "logrank_recommends": ok_l,
+                     "permutation_p": p_p, "permutation_recommends": ok_p})
         rows.append(row)
     return lines + [""], rows
 
@@ -167,12 +182,13 @@ def replay_aa(path: Path, config: str, horizon: float) -> tuple[list[str], dict]
         n += 1
         ma, mb, p, _ = area_test(ca, cb, horizon, paired=False)
         hits_area += ma > mb and p <= ALPHA
-        hits_lr += logrank_test(ca, cb, horizon)[0]
+        hits_lr += logrank_test(ca, cb, horizon, permute=False)[0]
     fig = {"source": path.name, "config": config, "horizon_s": horizon, "splits": n,
            "area_rate": hits_area / n, "logrank_rate": hits_lr / n}
     line = (f"- A/A {path.name} `{config}`, {len(keys)} trials at {horizon:g} s, {n} ordered splits {half} vs "
             f"{len(keys) - half}: the area rule calls the first half better in {hits_area} ({hits_area / n:.1%}), "
-            f"the log-rank rule in {hits_lr} ({hits_lr / n:.1%}); nominal one-sided level {ALPHA}")
+            f"the log-rank rule by its normal tail in {hits_lr} ({hits_lr / n:.1%}); nominal one-sided level {ALPHA} "
+            f"(the permutation p is exact by construction and not replayed here)")
     return [line], fig
 
 
