@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -16,6 +16,9 @@ from rich.table import Table
 from rich.text import Text
 
 from autotune.race.contestants import DEFAULT_NAME
+
+if TYPE_CHECKING:
+    from autotune.trials import TrialResult
 
 
 class TrialBoard:
@@ -112,12 +115,12 @@ def batch_line(b: Mapping[str, Any]) -> str:
             f"{b['best']} (model: {b['best_objective']:+.3f} vs the default)")
 
 
-def trial_line(t) -> str:
-    """One finished trial (autotune.trials.TrialResult); judged by bugs, also what it triggered and when."""
+def trial_line(t: "TrialResult") -> str:
+    """One finished trial; judged by bugs, also what it triggered and when."""
     cov = t.yardstick.edges if t.yardstick else "?"
     line = (f"  {t.spec.config} trial {t.spec.index} ({t.spec.seconds} s): {cov} edges, "
             f"{t.execs_per_s:,.0f} execs/s, queue {t.kept.get('queue', 0)}")
-    if getattr(t, "bugs", None) is None:
+    if t.bugs is None:
         return line
     hit = sorted((b.trigger_s, name) for name, b in t.bugs.bugs.items() if b.trigger_s is not None)
     return line + (", triggered " + ", ".join(f"{name} at {s:.1f} s" for s, name in hit) if hit
