@@ -5,10 +5,12 @@ afl-fuzz), and the refusal of what it cannot judge."""
 from __future__ import annotations
 
 import math
+from dataclasses import astuple
 
 import pytest
 
 from autotune.bugs import race as by_bugs
+from autotune.bugs import survival
 from autotune.errors import AutotuneError
 from autotune.race import Contestant, Decision, TrialFigures, run_race
 
@@ -58,7 +60,7 @@ def test_the_permutation_p_moves_whole_trials_so_bugs_found_together_count_once(
     # evidence (p 0.0002 here); the paired permutation sees 4 pairs that differ, so 2 of 32 swaps
     # (the 5th pair's swap changes nothing) give the observed z: p = 1/16
     cand, base = keyed(10, 20, 30, 40, None, bugs="XY"), keyed(None, None, None, None, None, bugs="XY")
-    z, p, k, how = by_bugs.permutation_p(cand, base, 60.0)
+    z, p, k, how = astuple(survival.permutation_test(cand, base, 60.0))
     assert k == 2 and z > 3 and p == pytest.approx(1 / 16) and "32 swaps within 5 seed-paired" in how
     assert 0.5 * math.erfc(z / math.sqrt(2)) < 0.001  # what the normal tail said
 
@@ -68,20 +70,28 @@ def test_unpaired_trials_are_split_every_way():
     # triggers on the candidate's side
     cand = {0: {"X": 10.0}, 1: {"X": 12.0}, 2: {"X": 14.0}}
     base = {5: {"X": None}, 6: {"X": None}, 7: {"X": None}}
-    z, p, k, how = by_bugs.permutation_p(cand, base, 60.0)
+    z, p, k, how = astuple(survival.permutation_test(cand, base, 60.0))
     assert (k, p) == (1, pytest.approx(1 / 20)) and "20 splits of 6 unpaired" in how
 
 
 def test_past_the_cap_the_relabellings_are_drawn_with_the_seed(monkeypatch):
-    monkeypatch.setattr(by_bugs, "PERMUTATIONS_MAX", 8)
+    monkeypatch.setattr(survival, "PERMUTATIONS_MAX", 8)
     cand, base = keyed(10, 20, 30, 40, 50), keyed(None, 45, None, None, 55)
-    first = by_bugs.permutation_p(cand, base, 60.0, seed=3)
-    assert first == by_bugs.permutation_p(cand, base, 60.0, seed=3)
-    assert "8 of the 32 swaps" in first[3] and first[1] >= 1 / 9  # the labelled trials count among the draws
+    first = survival.permutation_test(cand, base, 60.0, seed=3)
+    assert first == survival.permutation_test(cand, base, 60.0, seed=3)
+    assert "8 of the 32 swaps" in first.how and first.p >= 1 / 9  # the labelled trials count among the draws
 
 
 def test_no_bug_to_test_gives_p_one():
-    assert by_bugs.permutation_p(keyed(None, None), keyed(None, None), 60.0)[:3] == (0.0, 1.0, 0)
+    assert astuple(survival.permutation_test(keyed(None, None), keyed(None, None), 60.0))[:3] == (0.0, 1.0, 0)
+
+
+def test_two_sided_counts_either_direction():
+    # the same 5 pairs as the first test, the other way round: one-sided "greater" says nothing, two-sided
+    # sees the 2 of 32 relabellings as extreme as the labelled one (it and its mirror image)
+    cand, base = keyed(None, None, None, None, None), keyed(30, 30, 30, 30, 30)
+    assert survival.permutation_test(cand, base, 60.0).p == 1.0
+    assert survival.permutation_test(cand, base, 60.0, alternative="two-sided").p == pytest.approx(2 / 32)
 
 
 def test_ranking_puts_bugs_before_edges():

@@ -10,7 +10,7 @@ time to trigger per bug (autotune.race.core calls them; TrialFigures.bugs carrie
 - **Decision** in the last rung: the best candidate is recommended when, against AFL++'s default,
   the Stouffer-combined log-rank z over the bugs either side triggered is positive (sooner) with a
   one-sided p <= alpha; else the default, with the reason. The p is a **permutation test of whole
-  trials** (:func:`permutation_p`), not the normal tail of Stouffer's z: the bugs of one campaign are
+  trials** (autotune.bugs.survival.permutation_test), not the normal tail of Stouffer's z: the bugs of one campaign are
   found together, not independently, and on the libxml2 bug study's default trials the normal tail
   called one half of a 5-vs-5 split sooner in 11.5 % of the splits at a nominal 5 %
   (benchmarks/results/bugs-judge-rule-2026-11-28.md); moving whole trials keeps that dependence, so
@@ -25,11 +25,7 @@ from __future__ import annotations
 import statistics
 from typing import Mapping, Sequence
 
-import itertools
-import math
-import random
-
-from autotune.bugs.survival import censored, logrank_z, stouffer
+from autotune.bugs.survival import permutation_test
 
 OBJECTIVES = ("edges", "bugs")  # autotune race --judge
 # race.md's statement of the objective and the decision rule (the module's doc, in one paragraph)
@@ -43,7 +39,6 @@ RULE = ("Objective: trigger the target's known bugs sooner; a trial's figure per
         "else the default. When no trial of the last rung triggered a bug, the budget is "
         "too small for bugs to separate anything, and the race says so.")
 BugTimes = Mapping[str, "float | None"]  # one trial: bug -> time to trigger (None: never)
-PERMUTATIONS_MAX = 5000  # relabellings enumerated; past it, this many drawn with the race's seed
 
 
 def rung_bugs(trials: Sequence[BugTimes]) -> tuple[str, ...]:
@@ -71,68 +66,6 @@ def rank_key(trials: Sequence[BugTimes], bugs: Sequence[str], horizon_s: float) 
     return (-statistics.median(counts), mean_capped_time(trials, bugs, horizon_s))
 
 
-def _durations(trials: Sequence[BugTimes], bug: str, horizon_s: float) -> tuple[list[float], list[bool]]:
-    """Per trial the time to trigger ``bug``, censored at the horizon (a trigger after it is not one)."""
-    times = [censored(t.get(bug), horizon_s) for t in trials]
-    return [float(horizon_s) if v is None else v for v in times], [v is not None for v in times]
-
-
-def stouffer_z(candidate: Sequence[BugTimes], default: Sequence[BugTimes], bugs: Sequence[str],
-               horizon_s: float) -> tuple[float, int]:
-    """(Stouffer's z of the per-bug log-rank z, candidate against default, > 0: sooner; the bugs
-    either side triggered, over which it combines)."""
-    zs = []
-    for b in bugs:
-        z, informative = logrank_z(_durations(candidate, b, horizon_s), _durations(default, b, horizon_s))
-        if informative:
-            zs.append(z)
-    return stouffer(zs)[0], len(zs)
-
-
-def permutation_p(candidate: Mapping[int, BugTimes], default: Mapping[int, BugTimes], horizon_s: float, *,
-                  seed: int = 0) -> tuple[float, float, int, str]:
-    """(Stouffer's z of the trials as labelled, its one-sided permutation p, the bugs it combines, the
-    permutation's name). Keyed by repeat: with the same keys on both sides the trials are seed-paired
-    and the relabellings are the 2^n swaps within pairs; else every split of the pooled trials into
-    the two sizes. Past PERMUTATIONS_MAX relabellings, that many drawn with ``seed`` (and p counts the
-    trials as labelled among them, so it is never 0). p: the share of relabellings whose z is at least
-    the observed one."""
-    bugs = rung_bugs([*candidate.values(), *default.values()])
-    z_obs, k = stouffer_z(list(candidate.values()), list(default.values()), bugs, horizon_s)
-    if not k:
-        return 0.0, 1.0, 0, "no bug to test"
-    rng = random.Random(seed)
-    if candidate.keys() == default.keys():
-        keys = sorted(candidate)
-        a, b = [candidate[r] for r in keys], [default[r] for r in keys]
-        n = len(keys)
-        exact = 2 ** n <= PERMUTATIONS_MAX
-        masks = range(2 ** n) if exact else (rng.getrandbits(n) for _ in range(PERMUTATIONS_MAX))
-
-        def relabel(mask: int) -> tuple[list, list]:
-            swap = [(mask >> i) & 1 for i in range(n)]
-            return ([b[i] if s else a[i] for i, s in enumerate(swap)], [a[i] if s else b[i] for i, s in enumerate(swap)])
-
-        how = f"{'all' if exact else PERMUTATIONS_MAX} of the {2 ** n} swaps within {n} seed-paired trials"
-        relabellings = (relabel(m) for m in masks)
-    else:
-        pooled = [*candidate.values(), *default.values()]
-        m, total = len(candidate), math.comb(len(pooled), len(candidate))
-        exact = total <= PERMUTATIONS_MAX
-        picks = itertools.combinations(range(len(pooled)), m) if exact else (
-            rng.sample(range(len(pooled)), m) for _ in range(PERMUTATIONS_MAX))
-        how = f"{'all' if exact else PERMUTATIONS_MAX} of the {total} splits of {len(pooled)} unpaired trials"
-        relabellings = (([pooled[i] for i in pick], [pooled[i] for i in range(len(pooled)) if i not in set(pick)])
-                        for pick in picks)
-    hits = count = 0
-    for c, d in relabellings:
-        count += 1
-        hits += stouffer_z(c, d, bugs, horizon_s)[0] >= z_obs - 1e-9
-    if not exact:  # the trials as labelled are one of the relabellings: a sampled p is never 0
-        hits, count = hits + 1, count + 1
-    return z_obs, hits / count, k, how
-
-
 def decide(*, winner: str, candidate: Mapping[int, BugTimes], default: Mapping[int, BugTimes], horizon_s: float,
            alpha: float, seed: int = 0) -> tuple[bool, float, str]:
     """(recommend the winner?, one-sided p, the reason) by the rule in the module's doc; the trials
@@ -141,7 +74,8 @@ def decide(*, winner: str, candidate: Mapping[int, BugTimes], default: Mapping[i
         return False, 1.0, (f"no trial of the last rung ({horizon_s:g} s trials) triggered any known bug: the budget "
                             "is too small for bugs to separate anything; the default is recommended (raise --budget "
                             "for longer trials, or judge by edges)")
-    z, p, k, how = permutation_p(candidate, default, horizon_s, seed=seed)
+    perm = permutation_test(candidate, default, horizon_s, alternative="greater", seed=seed)
+    z, p, k, how = perm.z, perm.p, perm.bugs, perm.how
     bugs = rung_bugs([*candidate.values(), *default.values()])
     w_t = mean_capped_time(list(candidate.values()), bugs, horizon_s)
     d_t = mean_capped_time(list(default.values()), bugs, horizon_s)

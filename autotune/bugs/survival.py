@@ -21,11 +21,14 @@ campaign's length (``horizon_s``):
   lifelines ``logrank_test`` (chi-square, 1 df, and its p), with the signed z of scipy's
   ``stats.logrank`` (z^2 is the same chi-square; z > 0: the configuration triggers sooner);
 - **combined per target**: Stouffer's z (Stouffer et al. 1949) over the bugs where either side
-  saw the event, sum(z_b) / sqrt(k), two-sided p. Chosen over a stratified log-rank so every bug
-  weighs the same (a shallow bug triggered in every trial does not drown the mid-depth ones), and
-  built from the per-bug tests above. Its caveat, and the stratified test's too: the bugs of one
-  trial are not independent (one campaign finds them), so the combined p is optimistic when bugs
-  are found together;
+  saw the event, sum(z_b) / sqrt(k). Chosen over a stratified log-rank so every bug weighs the same
+  (a shallow bug triggered in every trial does not drown the mid-depth ones), and built from the
+  per-bug tests above. Its p is a **permutation test of whole trials** (:func:`permutation_test`),
+  two-sided here, not the normal tail: the bugs of one trial are not independent (one campaign
+  finds them), and the normal tail, which treats them as if they were, called one half of a
+  5-vs-5 split of the libxml2 bug study's default trials sooner in 11.5 % of the 252 splits at a
+  nominal one-sided 5 % (benchmarks/results/bugs-judge-rule-2026-11-28.md). A relabelling moves a
+  whole trial with all its bugs, so the test holds its level whatever the dependence;
 - **bugs triggered per trial**: medians with the order-statistic interval, Mann-Whitney U and A12
   against the baseline (autotune.stats);
 - **bugs only one configuration triggered** (in any of its trials).
@@ -33,9 +36,11 @@ campaign's length (``horizon_s``):
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Hashable, Mapping, Sequence
 
 from autotune.bugs.attribution import EVENTS, TrialBugs
 from autotune.stats import MannWhitney, Summary, a12, mann_whitney, median_interval
@@ -43,6 +48,8 @@ from autotune.stats import MannWhitney, Summary, a12, mann_whitney, median_inter
 SCHEMA_VERSION = 1
 Z_95 = 1.959963984540054  # the standard normal's 97.5 % quantile: a two-sided 95 % interval
 ALPHA = 0.05  # the level at which the report calls a difference significant
+PERMUTATIONS_MAX = 5000  # relabellings a permutation test enumerates; past it, this many drawn with its seed
+EventTimes = Mapping[str, "float | None"]  # one trial: bug -> time of the event (None: never)
 
 
 @dataclass(frozen=True)
@@ -97,16 +104,18 @@ class LogRank:
     p: float
     informative: bool  # False: nothing to test (neither side saw the event, or no variance: all at once); p 1
     bugs: int = 1  # the combined test: the informative bugs it combines
+    method: str = ""  # the combined test: how its p was computed ("": the normal tail, documents before 2026-11-28)
 
     def to_dict(self) -> dict:
         return {"config": self.config, "baseline": self.baseline, "bug": self.bug, "event": self.event,
-                "chi2": self.chi2, "z": self.z, "p": self.p, "informative": self.informative, "bugs": self.bugs}
+                "chi2": self.chi2, "z": self.z, "p": self.p, "informative": self.informative, "bugs": self.bugs,
+                "method": self.method}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "LogRank":
         return cls(config=str(d["config"]), baseline=str(d["baseline"]), bug=str(d["bug"]), event=str(d["event"]),
                    chi2=float(d["chi2"]), z=float(d["z"]), p=float(d["p"]), informative=bool(d["informative"]),
-                   bugs=int(d.get("bugs", 1)))
+                   bugs=int(d.get("bugs", 1)), method=str(d.get("method", "")))
 
 
 @dataclass(frozen=True)
@@ -305,6 +314,82 @@ def stouffer(zs: Sequence[float]) -> tuple[float, float]:
     return z, float(2 * stats.norm.sf(abs(z)))
 
 
+def stouffer_z(a: Sequence[EventTimes], b: Sequence[EventTimes], bugs: Sequence[str],
+               horizon_s: float, memo: dict | None = None) -> tuple[float, int]:
+    """(Stouffer's z of the per-bug log-rank z of ``a`` against ``b``, > 0: ``a`` sooner; the bugs
+    either side saw, over which it combines). An event after ``horizon_s`` is censored there.
+    ``memo``: per-bug z by the two samples' sorted times (the log-rank test sees samples, not
+    orders), kept across the calls of one permutation test, where many relabellings leave a bug's
+    samples as they were."""
+    def sample(trials: Sequence[EventTimes], bug: str) -> tuple[tuple[float, bool], ...]:
+        times = [censored(t.get(bug), horizon_s) for t in trials]
+        return tuple(sorted((float(horizon_s), False) if v is None else (v, True) for v in times))
+
+    zs = []
+    for bug in bugs:
+        sa, sb = sample(a, bug), sample(b, bug)
+        got = memo.get((bug, sa, sb)) if memo is not None else None
+        if got is None:
+            got = logrank_z(([t for t, _ in sa], [e for _, e in sa]), ([t for t, _ in sb], [e for _, e in sb]))
+            if memo is not None:
+                memo[(bug, sa, sb)] = got
+        z, informative = got
+        if informative:
+            zs.append(z)
+    return stouffer(zs)[0], len(zs)
+
+
+@dataclass(frozen=True)
+class Permutation:
+    z: float  # Stouffer's z of the trials as labelled
+    p: float
+    bugs: int  # the bugs it combines (0: nothing to test, p 1)
+    how: str  # the relabellings, in words
+
+
+def permutation_test(a: Mapping[Hashable, EventTimes], b: Mapping[Hashable, EventTimes], horizon_s: float, *,
+                     alternative: str = "greater", seed: int = 0) -> Permutation:
+    """The combined log-rank (Stouffer's z over the bugs either side saw) of ``a`` against ``b`` with its
+    p from relabelling whole trials. Keyed by trial: the same keys on both sides are pairs (the same
+    afl-fuzz seed) and the relabellings are the 2^n swaps within pairs; else every split of the pooled
+    trials into the two sizes. Past PERMUTATIONS_MAX relabellings, that many drawn with ``seed``, and
+    the trials as labelled count among them (a drawn p is never 0). p: the share of relabellings whose
+    z is at least the observed one (``greater``: ``a`` sooner), or whose |z| is (``two-sided``)."""
+    if alternative not in ("greater", "two-sided"):
+        raise ValueError(f"alternative must be 'greater' or 'two-sided', not {alternative!r}")
+    bugs = sorted({bug for t in (*a.values(), *b.values()) for bug in t})
+    z_obs, k = stouffer_z(list(a.values()), list(b.values()), bugs, horizon_s)
+    if not k:
+        return Permutation(z=0.0, p=1.0, bugs=0, how="nothing to test")
+    rng = random.Random(seed)
+    if a.keys() == b.keys():
+        keys = sorted(a, key=str)
+        xs, ys, n = [a[r] for r in keys], [b[r] for r in keys], len(keys)
+        exact = 2 ** n <= PERMUTATIONS_MAX
+        masks = range(2 ** n) if exact else (rng.getrandbits(n) for _ in range(PERMUTATIONS_MAX))
+        relabellings = (([ys[i] if m >> i & 1 else xs[i] for i in range(n)],
+                         [xs[i] if m >> i & 1 else ys[i] for i in range(n)]) for m in masks)
+        how = f"{'all' if exact else PERMUTATIONS_MAX} of the {2 ** n} swaps within {n} seed-paired trials"
+    else:
+        pooled = [*a.values(), *b.values()]
+        total = math.comb(len(pooled), len(a))
+        exact = total <= PERMUTATIONS_MAX
+        picks = (itertools.combinations(range(len(pooled)), len(a)) if exact else
+                 (rng.sample(range(len(pooled)), len(a)) for _ in range(PERMUTATIONS_MAX)))
+        relabellings = (([pooled[i] for i in pick], [pooled[i] for i in range(len(pooled)) if i not in set(pick)])
+                        for pick in picks)
+        how = f"{'all' if exact else PERMUTATIONS_MAX} of the {total:,} splits of {len(pooled)} unpaired trials"
+    stat = (lambda z: z) if alternative == "greater" else abs
+    hits = count = 0
+    memo: dict = {}
+    for x, y in relabellings:
+        count += 1
+        hits += stat(stouffer_z(x, y, bugs, horizon_s, memo)[0]) >= stat(z_obs) - 1e-9
+    if not exact:
+        hits, count = hits + 1, count + 1
+    return Permutation(z=z_obs, p=hits / count, bugs=k, how=how)
+
+
 def only_one(triggered: Mapping[str, set[str] | frozenset[str]]) -> dict[str, str]:
     """The bugs that exactly one configuration triggered (in any trial), with that configuration."""
     who: dict[str, list[str]] = {}
@@ -315,11 +400,13 @@ def only_one(triggered: Mapping[str, set[str] | frozenset[str]]) -> dict[str, st
 
 
 def bug_report(*, trials: Mapping[str, Sequence[TrialBugs]], horizon_s: float, baseline: str | None = None,
-               events: Sequence[str] = EVENTS) -> BugReport:
+               events: Sequence[str] = EVENTS, indices: Mapping[str, Sequence[int]] | None = None) -> BugReport:
     """The survival statistics of every bug any trial reached by ``horizon_s``, per configuration
     (``trials``, in the order given; the baseline is ``baseline`` or the first). A compare's horizon
     is its trials' length; a shorter one reads every trial as if it had stopped there (pooling arms
-    of different lengths, benchmarks/bugs/pool.py)."""
+    of different lengths, benchmarks/bugs/pool.py). ``indices``: per configuration its trials' indices
+    (a compare's trial k of every configuration ran with the same afl-fuzz seed: the combined test's
+    pairs); without, the combined test treats the trials as unpaired."""
     configs = tuple(trials)
     if not configs:
         raise ValueError("no configurations")
@@ -336,15 +423,15 @@ def bug_report(*, trials: Mapping[str, Sequence[TrialBugs]], horizon_s: float, b
         for c in configs:
             if c == base:
                 continue
-            zs = []
             for b in bugs:
                 chi2, z, p, info = logrank(durations(trials[c], b, e, horizon_s), durations(trials[base], b, e, horizon_s))
                 tests.append(LogRank(config=c, baseline=base, bug=b, event=e, chi2=chi2, z=z, p=p, informative=info))
-                if info:
-                    zs.append(z)
-            z, p = stouffer(zs)
-            combined.append(LogRank(config=c, baseline=base, bug="(combined)", event=e, chi2=z * z, z=z, p=p,
-                                    informative=bool(zs), bugs=len(zs)))
+            perm = permutation_test(_event_times(trials[c], e, horizon_s, c, indices),
+                                    _event_times(trials[base], e, horizon_s, base, indices),
+                                    horizon_s, alternative="two-sided")
+            combined.append(LogRank(config=c, baseline=base, bug="(combined)", event=e, chi2=perm.z ** 2, z=perm.z,
+                                    p=perm.p, informative=bool(perm.bugs), bugs=perm.bugs,
+                                    method=f"permutation of whole trials: {perm.how}"))
     counts = {c: [float(len(triggered_by(t, horizon_s))) for t in trials[c]] for c in configs}
     per_trial = {c: median_interval(v or [0.0]) for c, v in counts.items()}
     count_tests = tuple(CountTest(config=c, baseline=base, test=mann_whitney(counts[c], counts[base]),
@@ -356,6 +443,16 @@ def bug_report(*, trials: Mapping[str, Sequence[TrialBugs]], horizon_s: float, b
                      logrank=tuple(tests), combined=tuple(combined), per_trial=per_trial,
                      per_trial_tests=count_tests, only=only,
                      notes=tuple(report_notes(trials=trials, bugs=bugs, tests=tests, horizon_s=horizon_s)))
+
+
+def _event_times(trials: Sequence[TrialBugs], event: str, horizon_s: float, config: str,
+                 indices: Mapping[str, Sequence[int]] | None) -> dict[Hashable, dict[str, float | None]]:
+    """``config``'s trials' times of ``event`` per bug by ``horizon_s``, keyed by their indices (so
+    two configurations' trials of one index pair up), or by (config, position) when no indices are
+    given (no pairs)."""
+    keys: list[Hashable] = (list(indices[config]) if indices is not None else
+                            [(config, i) for i in range(len(trials))])
+    return {k: {bug: event_time(t, bug, event, horizon_s) for bug in t.bugs} for k, t in zip(keys, trials)}
 
 
 def report_notes(*, trials: Mapping[str, Sequence[TrialBugs]], bugs: Sequence[str],

@@ -173,6 +173,7 @@ def bug_report_of(outcomes: Sequence["ConfigOutcome"], seconds: float) -> "BugRe
     from autotune.bugs.survival import bug_report
 
     return bug_report(trials={o.config.name: [t.bugs for t in o.trials if t.bugs is not None] for o in outcomes},
+                      indices={o.config.name: [t.spec.index for t in o.trials if t.bugs is not None] for o in outcomes},
                       horizon_s=float(seconds))
 
 

@@ -109,7 +109,9 @@ def pool(arms: list[Arm], *, horizon_s: float, different_builds: bool = False) -
         raise PoolError("the arms' canary builds differ (yardstick sha256: "
                         + ", ".join(f"{a.name} {a.result.yardstick.sha256[:12]}" for a in arms)
                         + "): their bugs are not one benchmark's; --different-builds pools them anyway, and says so")
+    # trial k of every arm: the combined test's pairs (the same afl-fuzz seed when the arms share --seed)
     report = bug_report(trials={a.name: [t.bugs for t in a.outcome.trials if t.bugs is not None] for a in arms},
+                        indices={a.name: [t.spec.index for t in a.outcome.trials if t.bugs is not None] for a in arms},
                         horizon_s=horizon_s)
     return {"schema_version": SCHEMA_VERSION, "horizon_s": float(horizon_s), "arms": [a.to_dict() for a in arms],
             "different_builds": len(builds) > 1, "bugs": report.to_dict()}

@@ -6,7 +6,7 @@ it had stopped at H):
 - **log-rank**: rank by median bugs triggered per trial then mean time to trigger; decide by the
   Stouffer-combined log-rank z over the bugs either side triggered, its one-sided p from the normal
   tail (the rule before the plan) or from a permutation of whole trials (the rule after it,
-  autotune.bugs.race.permutation_p);
+  autotune.bugs.survival.permutation_test);
 - **area**: a trial's time-averaged bugs triggered B = sum over triggered bugs of (H - t) / H; rank by
   median B; decide by the exact signed-rank test on paired differences of B (five pairs or more),
   else exact Mann-Whitney, one-sided (the edges judge's test, autotune.race.core.decision_test).
@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autotune.bugs import race as by_bugs  # noqa: E402
+from autotune.bugs.survival import permutation_test, stouffer_z  # noqa: E402
 from autotune.io import write_json_atomic  # noqa: E402
 from autotune.stats import mann_whitney, signed_rank  # noqa: E402
 
@@ -86,7 +87,7 @@ def area_test(cand: Mapping[int, BugTimes], base: Mapping[int, BugTimes], horizo
 def logrank_test(cand: Mapping[int, BugTimes], base: Mapping[int, BugTimes], horizon: float,
                  permute: bool = True) -> tuple[bool, float, bool, float]:
     """(the log-rank rule's verdict by the normal tail, its p; by the permutation of whole trials, its
-    p: autotune.bugs.race.permutation_p, the rule as the race now decides). ``permute`` False: the
+    p: autotune.bugs.survival.permutation_test, the rule as the race now decides). ``permute`` False: the
     normal tail only (the permutation's verdict and p are then False, nan)."""
     from scipy import stats
 
@@ -95,11 +96,12 @@ def logrank_test(cand: Mapping[int, BugTimes], base: Mapping[int, BugTimes], hor
     if not any(by_bugs.triggered_count(t) for t in (*c.values(), *d.values())):
         return False, 1.0, False, 1.0
     bugs = by_bugs.rung_bugs([*c.values(), *d.values()])
-    z, k = by_bugs.stouffer_z(list(c.values()), list(d.values()), bugs, horizon)
+    z, k = stouffer_z(list(c.values()), list(d.values()), bugs, horizon)
     p_n = float(stats.norm.sf(z)) if k else 1.0
     if not permute:
         return z > 0 and p_n <= ALPHA, p_n, False, float("nan")
-    z, p_p, _, _ = by_bugs.permutation_p(c, d, horizon)
+    perm = permutation_test(c, d, horizon)
+    z, p_p = perm.z, perm.p
     return z > 0 and p_n <= ALPHA, p_n, z > 0 and p_p <= ALPHA, p_p
 
 
