@@ -10,11 +10,11 @@ time to trigger per bug (autotune.race.core calls them; TrialFigures.bugs carrie
 - **Decision** in the last rung: the best candidate is recommended when, against AFL++'s default,
   the Stouffer-combined log-rank z over the bugs either side triggered is positive (sooner) with a
   one-sided p <= alpha; else the default, with the reason. The p is a **permutation test of whole
-  trials** (autotune.bugs.survival.permutation_test), not the normal tail of Stouffer's z: the bugs of one campaign are
-  found together, not independently, and on the libxml2 bug study's default trials the normal tail
-  called one half of a 5-vs-5 split sooner in 11.5 % of the splits at a nominal 5 %
-  (benchmarks/results/bugs-judge-rule-2026-11-28.md); moving whole trials keeps that dependence, so
-  the test holds its level whatever it is.
+  trials** (autotune.bugs.survival.permutation_test), not the normal tail of Stouffer's z: the bugs
+  of one campaign are found together, not independently, and on the libxml2 bug study's default
+  trials the normal tail called one half of a 5-vs-5 split sooner in 11.5 % of the splits at a
+  nominal 5 % (benchmarks/results/bugs-judge-rule-2026-11-28.md); moving whole trials keeps that
+  dependence, so the test holds its level whatever it is.
 - **Too small a budget**: when no trial of the last rung triggered any bug, bugs cannot separate
   anything at that trial length; the race says so and recommends the default (raise --budget, or
   judge by edges).
