@@ -60,7 +60,7 @@ def test_the_permutation_p_moves_whole_trials_so_bugs_found_together_count_once(
     # evidence (p 0.0002 here); the paired permutation sees 4 pairs that differ, so 2 of 32 swaps
     # (the 5th pair's swap changes nothing) give the observed z: p = 1/16
     cand, base = keyed(10, 20, 30, 40, None, bugs="XY"), keyed(None, None, None, None, None, bugs="XY")
-    z, p, k, how = astuple(survival.permutation_test(cand, base, 60.0))
+    z, p, k, how = astuple(survival.permutation_test(cand, base, 60.0))[:4]
     assert k == 2 and z > 3 and p == pytest.approx(1 / 16) and "32 swaps within 5 seed-paired" in how
     assert 0.5 * math.erfc(z / math.sqrt(2)) < 0.001  # what the normal tail said
 
@@ -70,7 +70,7 @@ def test_unpaired_trials_are_split_every_way():
     # triggers on the candidate's side
     cand = {0: {"X": 10.0}, 1: {"X": 12.0}, 2: {"X": 14.0}}
     base = {5: {"X": None}, 6: {"X": None}, 7: {"X": None}}
-    z, p, k, how = astuple(survival.permutation_test(cand, base, 60.0))
+    z, p, k, how = astuple(survival.permutation_test(cand, base, 60.0))[:4]
     assert (k, p) == (1, pytest.approx(1 / 20)) and "20 splits of 6 unpaired" in how
 
 
@@ -116,6 +116,20 @@ def test_no_significant_lead_recommends_the_default():
     r = run_race(contestants=cands("a"), run_trials=backend({"a": a, DEFAULT.name: d}), budget_s=600, jobs=2,
                  objective="bugs")
     assert r.decision.is_default and "did not trigger them significantly sooner" in r.decision.reason
+
+
+def test_too_few_differing_pairs_says_the_budget_cannot_separate_them():
+    # the candidate triggers X in 2 of the 5 deciding pairs, and in the other 3 neither side triggers
+    # anything: those pairs are no evidence either way, so no p below 2^-2 = 0.25 is possible
+    cand = lambda s, rep: 10 if rep % 5 < 2 else None  # noqa: E731
+    r = run_race(contestants=cands("a"), run_trials=backend({"a": cand, DEFAULT.name: None}), budget_s=600, jobs=2,
+                 objective="bugs")
+    assert r.decision.is_default and r.decision.p_value == pytest.approx(0.25)
+    assert "only 2 of the 5 seed-paired trials differ" in r.decision.reason
+    assert "no p below 0.25 was possible" in r.decision.reason and "--final-repeats" in r.decision.reason
+    perm = survival.permutation_test(keyed(10, 10, None, None, None), keyed(None, None, None, None, None), 60.0,
+                                     alternative="two-sided")
+    assert (perm.differing_pairs, perm.least_p, perm.p) == (2, 0.5, pytest.approx(0.5))
 
 
 def test_mean_capped_time_by_hand():

@@ -17,7 +17,9 @@ time to trigger per bug (autotune.race.core calls them; TrialFigures.bugs carrie
   dependence, so the test holds its level whatever it is.
 - **Too small a budget**: when no trial of the last rung triggered any bug, bugs cannot separate
   anything at that trial length; the race says so and recommends the default (raise --budget, or
-  judge by edges).
+  judge by edges). So it does when so few of the deciding pairs differ (a pair where both trials
+  triggered the same bugs at the same times is no evidence either way) that no p <= alpha was
+  possible (k differing pairs allow no one-sided p below 2^-k).
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ RULE = ("Objective: trigger the target's known bugs sooner; a trial's figure per
         "of time to trigger against AFL++'s default, over the bugs either side triggered, says sooner with a "
         "one-sided p <= alpha, the p from a permutation of whole trials (every swap of the two labels within "
         "the seed-paired trials), which holds its level however a campaign's bugs depend on each other; "
-        "else the default. When no trial of the last rung triggered a bug, the budget is "
-        "too small for bugs to separate anything, and the race says so.")
+        "else the default. When no trial of the last rung triggered a bug, or too few of its seed-paired trials "
+        "differ for any p <= alpha to be possible, the budget is too small for bugs to separate anything, and the "
+        "race says so.")
 BugTimes = Mapping[str, "float | None"]  # one trial: bug -> time to trigger (None: never)
 
 
@@ -83,5 +86,10 @@ def decide(*, winner: str, candidate: Mapping[int, BugTimes], default: Mapping[i
                f"combined log-rank over {k} bugs z = {z:+.2f}, one-sided permutation p = {p:.3g} ({how})")
     if z > 0 and p <= alpha:
         return True, p, f"{winner} triggered the known bugs sooner than the default in {horizon_s:g} s trials: {figures} <= {alpha}"
+    few = ""
+    if perm.differing_pairs is not None and perm.least_p > alpha:
+        few = (f"; only {perm.differing_pairs} of the {len(candidate)} seed-paired trials differ in the bugs they "
+               f"triggered and when, so no p below {perm.least_p:.3g} was possible: the budget is too small for bugs "
+               "to separate these configurations (raise --budget for longer trials, or --final-repeats for more pairs)")
     return False, p, (f"the best candidate by bugs, {winner}, did not trigger them significantly sooner than the default "
-                      f"in {horizon_s:g} s trials ({figures}, alpha {alpha}): the default is recommended")
+                      f"in {horizon_s:g} s trials ({figures}, alpha {alpha}): the default is recommended{few}")

@@ -345,6 +345,10 @@ class Permutation:
     p: float
     bugs: int  # the bugs it combines (0: nothing to test, p 1)
     how: str  # the relabellings, in words
+    # paired: the least p these pairs allow whatever the data's direction, 2^-(pairs that differ at the
+    # horizon); a pair where both trials saw every bug at the same times is no evidence either way
+    least_p: float = 0.0
+    differing_pairs: int | None = None
 
 
 def permutation_test(a: Mapping[Hashable, EventTimes], b: Mapping[Hashable, EventTimes], horizon_s: float, *,
@@ -370,7 +374,11 @@ def permutation_test(a: Mapping[Hashable, EventTimes], b: Mapping[Hashable, Even
         relabellings = (([ys[i] if m >> i & 1 else xs[i] for i in range(n)],
                          [xs[i] if m >> i & 1 else ys[i] for i in range(n)]) for m in masks)
         how = f"{'all' if exact else PERMUTATIONS_MAX} of the {2 ** n} swaps within {n} seed-paired trials"
+        seen = lambda t: {bug: censored(t.get(bug), horizon_s) for bug in bugs}  # noqa: E731
+        differ = sum(1 for x, y in zip(xs, ys) if seen(x) != seen(y))
+        least = 2.0 ** -differ * (1 if alternative == "greater" else 2)
     else:
+        differ, least = None, 0.0
         pooled = [*a.values(), *b.values()]
         total = math.comb(len(pooled), len(a))
         exact = total <= PERMUTATIONS_MAX
@@ -387,7 +395,7 @@ def permutation_test(a: Mapping[Hashable, EventTimes], b: Mapping[Hashable, Even
         hits += stat(stouffer_z(x, y, bugs, horizon_s, memo)[0]) >= stat(z_obs) - 1e-9
     if not exact:
         hits, count = hits + 1, count + 1
-    return Permutation(z=z_obs, p=hits / count, bugs=k, how=how)
+    return Permutation(z=z_obs, p=hits / count, bugs=k, how=how, least_p=min(1.0, least), differing_pairs=differ)
 
 
 def only_one(triggered: Mapping[str, set[str] | frozenset[str]]) -> dict[str, str]:
