@@ -109,8 +109,23 @@ def counts(trials: Mapping[int, BugTimes], horizon: float) -> list[int]:
     return [by_bugs.triggered_count(at(trials[k], horizon)) for k in sorted(trials)]
 
 
-def replay_compare(path: Path, horizons: Sequence[float], candidates: Sequence[str] | None) -> tuple[list[str], list[dict]]:
-    doc = load(path)
+def arms_doc(spec: str) -> tuple[Path, dict]:
+    """``BASE_FILE:CONFIG,CAND_FILE:CONFIG``: two compares' arms as one compare document (the base's
+    configuration first), its length the shorter arm's; the trials keep their indices (pairs)."""
+    docs = []
+    for arm in spec.split(","):
+        path, _, config = arm.rpartition(":")
+        d = load(Path(path))
+        c = next((c for c in d["configs"] if c["config"]["name"] == config), None)
+        if c is None:
+            raise SystemExit(f"{path} has no configuration {config!r}")
+        docs.append((Path(path), d, c))
+    return docs[1][0], {"seconds": min(float(d["seconds"]) for _, d, _ in docs), "configs": [c for _, _, c in docs]}
+
+
+def replay_compare(path: Path, horizons: Sequence[float], candidates: Sequence[str] | None,
+                   doc: Mapping | None = None) -> tuple[list[str], list[dict]]:
+    doc = doc if doc is not None else load(path)
     trials = compare_trials(doc)
     names = list(trials)
     base_name = names[0]
@@ -202,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--compare", action="append", default=[], help="FILE or FILE:CAND1,CAND2")
     ap.add_argument("--horizons", default="", help="comma-separated seconds for the --compare replays (default: the trials' length)")
+    ap.add_argument("--arms", action="append", default=[], help="BASE_FILE:CONFIG,CAND_FILE:CONFIG (two compares' arms)")
     ap.add_argument("--race", action="append", default=[])
     ap.add_argument("--aa", action="append", default=[], help="FILE:CONFIG[@HORIZON]")
     ap.add_argument("--aa-permutation", action="store_true", help="--aa also replays the permutation test (minutes)")
@@ -214,6 +230,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc_s = float(load(Path(path))["seconds"])
         hs = [float(h) for h in args.horizons.split(",") if h] or [doc_s]
         lines, rows = replay_compare(Path(path), hs, [c for c in cands.split(",") if c] or None)
+        out += lines
+        figures["compare"] += rows
+    for spec in args.arms:
+        path, doc = arms_doc(spec)
+        hs = [float(h) for h in args.horizons.split(",") if h] or [float(doc["seconds"])]
+        lines, rows = replay_compare(path, hs, None, doc=doc)
         out += lines
         figures["compare"] += rows
     for path in args.race:
