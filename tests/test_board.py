@@ -12,7 +12,7 @@ from autotune.cli.board import TrialBoard
 
 
 def _trial(config: str, index: int, seconds: int, edges: int | None, execs: float):
-    return SimpleNamespace(spec=SimpleNamespace(config=config, index=index, seconds=seconds),
+    return SimpleNamespace(spec=SimpleNamespace(config=config, index=index, seconds=seconds), bugs=None,
                            yardstick=SimpleNamespace(edges=edges) if edges is not None else None,
                            stats={"execs_per_sec": execs}, execs_per_s=execs, kept={"queue": 10})
 
