@@ -149,3 +149,72 @@ def test_replay_takes_paths_relative_to_the_callers_directory(harness, tmp_path,
     monkeypatch.chdir(tmp_path)
     (res,) = page.replay(harness, [Path("az")])
     assert res.triggered == {"BUG001"} and res.path == Path("az")
+
+
+# --- sweep: many inputs to a process, split where a batch shows something new ---------------------
+
+def _mixed(tmp_path: Path, n: int = 120) -> list[Path]:
+    """n inputs in "time order", most reaching no bug, a few reaching or triggering each, one crash."""
+    import random
+
+    rng = random.Random(5)
+    special = {17: b"Bq", 18: b"Ax", 40: b"AZ", 41: b"Bxyz", 77: b"Ayy", 90: b"crash", 91: b"AZZ", 119: b"Bxyz"}
+    data = {i: special.get(i, bytes([rng.choice(b"xyz")]) * rng.randint(1, 6)) for i in range(n)}
+    return _inputs(tmp_path, **{f"in{i:03d}": d for i, d in data.items()})
+
+
+def _expected(every: list[page.InputBugs]) -> dict[int, set[str]]:
+    """What a sweep must hold, from a replay of every input: each trigger, and each bug's first reach."""
+    need: dict[int, set[str]] = {i: set() for i, r in enumerate(every) if r.triggered}
+    first: dict[str, int] = {}
+    for i, r in enumerate(every):
+        for b in r.reached:
+            first.setdefault(b, i)
+    for b, i in first.items():
+        need.setdefault(i, set()).add(b)
+    return need
+
+
+@needs_clang
+@pytest.mark.parametrize("batch", [1, 4, 64])
+def test_sweep_finds_what_a_replay_of_every_input_finds(harness, tmp_path, batch):
+    ins = _mixed(tmp_path)
+    every = page.replay(harness, ins)
+    stats = page.SweepStats()
+    got = page.sweep(harness, ins, alone=[3], batch=batch, stats=stats)
+    for i in _expected(every):
+        assert got.get(i) == every[i], i
+    assert got[3] == every[3]  # run on its own whatever it reached
+    assert all(got[i] == every[i] for i in got)  # every replay it keeps is a single input's
+    assert 90 not in got  # the crash reached no bug: a batch around it ran one input a process
+    if batch == 64:
+        assert stats.processes < len(ins) / 2  # far fewer processes than inputs
+    else:
+        assert stats.processes >= len(ins) / batch
+
+
+@needs_clang
+def test_sweep_of_a_binary_that_reads_one_file_runs_one_input_a_process(tmp_path):
+    """A harness with its own main reading only argv[1] must not be given many inputs a process."""
+    src = tmp_path / "one.c"
+    src.write_text('#include <stdio.h>\n#include "canary.h"\n'
+                   'int main(int argc, char **argv) { FILE *f = fopen(argv[1], "rb"); if (!f) return 1;\n'
+                   '  int c = fgetc(f); fclose(f); if (c == \'A\') AUTOTUNE_BUG(ONE001, 0); return 0; }\n')
+    binary = tmp_path / "one"
+    subprocess.run(["clang", "-std=c11", f"-I{kernels_dir()}", str(src), "-o", str(binary)], check=True)
+    assert not page.runs_every_argument(binary)
+    ins = _inputs(tmp_path, a=b"x", b=b"y", c=b"A")
+    stats = page.SweepStats()
+    got = page.sweep(binary, ins, stats=stats)
+    assert list(got) == [2] and got[2].reached == {"ONE001"}
+    assert stats.processes == stats.single == 3
+
+
+@needs_clang
+def test_sweep_runs_a_batch_that_timed_out_one_input_a_process(harness, tmp_path):
+    ins = _inputs(tmp_path, a=b"xx", h=b"hang", az=b"AZ", b=b"Bq")
+    stats = page.SweepStats()
+    got = page.sweep(harness, ins, timeout_s=0.3, batch=4, stats=stats)
+    assert sorted(got) == [2, 3]
+    assert got[2].triggered == {"BUG001"} and got[3].reached == {"BUG002"}
+    assert stats.processes == 1 + 4  # the batch, then each input on its own

@@ -1,6 +1,7 @@
 """A trial's time-to-bug: everything afl-fuzz kept (queue, crashes, hangs) replayed through a canary
-build of the target (autotune.bugs.page.replay), each bug's first *reach* and first *trigger* taken
-from the kept inputs' ``time:`` (milliseconds since the campaign's start; seeds ``time:0``).
+build of the target (autotune.bugs.page.sweep: crashes and hangs one a process, the queue many to a
+process, split where a batch shows something new), each bug's first *reach* and first *trigger*
+taken from the kept inputs' ``time:`` (milliseconds since the campaign's start; seeds ``time:0``).
 
 - time-to-reach: the earliest kept input (any kind) that reached the bug;
 - time-to-trigger: the earliest kept input that triggered it. In a campaign with fatal canaries a
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from autotune.bugs.page import InputBugs, replay
+from autotune.bugs.page import InputBugs, SweepStats, sweep
 from autotune.trials.afl_output import KeptInput
 
 SCHEMA_VERSION = 1
@@ -151,11 +152,19 @@ def decisive(hits: Sequence[InputHit], seconds: float) -> tuple[InputHit, ...]:
 
 
 def attribute_trial(*, binary: str | Path, kept: Sequence[KeptInput], seconds: float,
-                    env: Mapping[str, str] | None = None, timeout_s: float = 5.0, jobs: int = 1) -> TrialBugs:
-    """Replay a trial's kept inputs through the canary build ``binary``; its time-to-bug figures."""
-    replays = replay(binary, [k.path for k in kept], env=env, timeout_s=timeout_s, jobs=jobs)
+                    env: Mapping[str, str] | None = None, timeout_s: float = 5.0,
+                    stats: SweepStats | None = None) -> TrialBugs:
+    """Replay a trial's kept inputs through the canary build ``binary``; its time-to-bug figures.
+
+    The sweep runs the inputs in the order ``decisive`` ranks them (time, then name), so the first
+    input it finds reaching a bug is the one a replay of every input on its own would keep."""
+    order = sorted(range(len(kept)), key=lambda i: (_when_s(kept[i].time_ms, seconds), kept[i].path.name, i))
+    alone = [pos for pos, i in enumerate(order) if kept[i].kind != "queue"]
+    found = sweep(binary, [kept[i].path for i in order], env=env, timeout_s=timeout_s, alone=alone, stats=stats)
+    picked = sorted(found, key=lambda pos: order[pos])  # the kept order, as a replay of all gives it
     limit_ms = seconds * 1000
-    return attribute(hits=hits_of(kept, replays), seconds=seconds, inputs=len(kept),
-                     crashes=sum(1 for k in kept if k.kind == "crashes"),
-                     crashes_without_bug=sum(1 for k, r in zip(kept, replays) if k.kind == "crashes" and not r.triggered),
+    return attribute(hits=hits_of([kept[order[p]] for p in picked], [found[p] for p in picked]), seconds=seconds,
+                     inputs=len(kept), crashes=sum(1 for k in kept if k.kind == "crashes"),
+                     crashes_without_bug=sum(1 for p in alone if kept[order[p]].kind == "crashes"
+                                             and not found[p].triggered),
                      late_inputs=sum(1 for k in kept if k.time_ms is None or k.time_ms > limit_ms), binary=str(binary))
