@@ -292,12 +292,12 @@ def logrank_z(a: tuple[Sequence[float], Sequence[bool]], b: tuple[Sequence[float
 
     sx = stats.CensoredData(uncensored=[t for t, e in zip(ta, ea) if e], right=[t for t, e in zip(ta, ea) if not e])
     sy = stats.CensoredData(uncensored=[t for t, e in zip(tb, eb) if e], right=[t for t, e in zip(tb, eb) if not e])
-    with np_errstate():
+    with _np_errstate():
         z = float(stats.logrank(sx, sy).statistic)
     return (0.0, False) if math.isnan(z) else (z, True)
 
 
-def np_errstate():
+def _np_errstate():
     """numpy's errors silenced: scipy's log-rank divides 0 by 0 when there is no variance (its z is nan)."""
     import numpy as np
 
@@ -351,6 +351,12 @@ class Permutation:
     differing_pairs: int | None = None
 
 
+def _split(pooled: Sequence[EventTimes], pick: Sequence[int]) -> tuple[list[EventTimes], list[EventTimes]]:
+    """The pooled trials at ``pick`` and the rest."""
+    chosen = set(pick)
+    return [pooled[i] for i in pick], [t for i, t in enumerate(pooled) if i not in chosen]
+
+
 def permutation_test(a: Mapping[Hashable, EventTimes], b: Mapping[Hashable, EventTimes], horizon_s: float, *,
                      alternative: str = "greater", seed: int = 0) -> Permutation:
     """The combined log-rank (Stouffer's z over the bugs either side saw) of ``a`` against ``b`` with its
@@ -384,8 +390,7 @@ def permutation_test(a: Mapping[Hashable, EventTimes], b: Mapping[Hashable, Even
         exact = total <= PERMUTATIONS_MAX
         picks = (itertools.combinations(range(len(pooled)), len(a)) if exact else
                  (rng.sample(range(len(pooled)), len(a)) for _ in range(PERMUTATIONS_MAX)))
-        relabellings = (([pooled[i] for i in pick], [pooled[i] for i in range(len(pooled)) if i not in set(pick)])
-                        for pick in picks)
+        relabellings = (_split(pooled, pick) for pick in picks)
         how = f"{'all' if exact else PERMUTATIONS_MAX} of the {total:,} splits of {len(pooled)} unpaired trials"
     stat = (lambda z: z) if alternative == "greater" else abs
     hits = count = 0

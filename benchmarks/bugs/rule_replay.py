@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autotune.bugs import race as by_bugs  # noqa: E402
-from autotune.bugs.survival import permutation_test, stouffer_z  # noqa: E402
+from autotune.bugs.survival import censored, permutation_test, stouffer_z  # noqa: E402
 from autotune.io import write_json_atomic  # noqa: E402
 from autotune.stats import mann_whitney, signed_rank  # noqa: E402
 
@@ -64,7 +64,7 @@ def compare_trials(doc: Mapping) -> dict[str, dict[int, BugTimes]]:
 
 
 def at(t: BugTimes, horizon: float) -> dict[str, float | None]:
-    return {b: (None if v is None or float(v) > horizon else float(v)) for b, v in t.items()}
+    return {b: censored(None if v is None else float(v), horizon) for b, v in t.items()}
 
 
 def area(t: BugTimes, horizon: float) -> float:
