@@ -218,3 +218,34 @@ def test_sweep_runs_a_batch_that_timed_out_one_input_a_process(harness, tmp_path
     assert sorted(got) == [2, 3]
     assert got[2].triggered == {"BUG001"} and got[3].reached == {"BUG002"}
     assert stats.processes == 1 + 4  # the batch, then each input on its own
+
+
+@needs_clang
+def test_sweep_names_bugs_only_a_batch_reached(tmp_path):
+    """A harness that keeps state between inputs breaks the sweep's rule: the bug its second input
+    reaches in a batch is reached by no input on its own; the sweep attributes it to none and says so."""
+    src = tmp_path / "stateful.c"
+    src.write_text('#include <stddef.h>\n#include <stdint.h>\n#include "canary.h"\n'
+                   'static int runs;\n'
+                   'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {\n'
+                   '  (void)d; (void)n; if (++runs == 2) AUTOTUNE_BUG(STATE01, 0); return 0; }\n')
+    binary = tmp_path / "stateful"
+    subprocess.run(["clang", "-std=c11", "-fsanitize=fuzzer", f"-I{kernels_dir()}", str(src), "-o", str(binary)],
+                   check=True)
+    ins = _inputs(tmp_path, a=b"1", b=b"2")
+    stats = page.SweepStats()
+    assert page.sweep(binary, ins, stats=stats) == {}
+    assert stats.unexplained == {"STATE01"}
+    clean = page.SweepStats()
+    page.sweep(binary, ins, batch=1, stats=clean)
+    assert clean.unexplained == set()
+    # a trial's document names them, and so does the bug report
+    from autotune.bugs.attribution import TrialBugs, attribute_trial
+    from autotune.bugs.survival import report_notes
+    from autotune.trials.afl_output import KeptInput
+
+    tb = attribute_trial(binary=binary, kept=[KeptInput("queue", p, 1000 * k) for k, p in enumerate(ins)], seconds=10)
+    assert tb.bugs == {} and tb.unexplained == ("STATE01",)
+    assert TrialBugs.from_dict(tb.to_dict()) == tb
+    assert any("STATE01" in n and "stateless" in n for n in report_notes(trials={"x": [tb]}, bugs=[], tests=[],
+                                                                         horizon_s=10))

@@ -16,7 +16,7 @@ the end (afl-fuzz stops a little after -V): both are counted in ``late_inputs``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -83,6 +83,9 @@ class TrialBugs:
     hits: tuple[InputHit, ...] = field(default=())
     binary: str = ""
     schema_version: int = SCHEMA_VERSION
+    # bugs a batch of the sweep reached or triggered that no input of it did on its own (the harness
+    # kept state between inputs): attributed to none, named so a reader knows (page.SweepStats)
+    unexplained: tuple[str, ...] = ()
 
     def triggered(self) -> frozenset[str]:
         return frozenset(n for n, b in self.bugs.items() if b.trigger_s is not None)
@@ -94,7 +97,8 @@ class TrialBugs:
         return {"schema_version": self.schema_version, "seconds": self.seconds, "binary": self.binary,
                 "inputs": self.inputs, "crashes": self.crashes, "crashes_without_bug": self.crashes_without_bug,
                 "late_inputs": self.late_inputs, "bugs": {n: b.to_dict() for n, b in sorted(self.bugs.items())},
-                "hits": [h.to_dict() for h in self.hits]}
+                "hits": [h.to_dict() for h in self.hits],
+                **({"unexplained": list(self.unexplained)} if self.unexplained else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "TrialBugs":
@@ -103,7 +107,7 @@ class TrialBugs:
         return cls(seconds=float(d["seconds"]), bugs={n: BugTimes.from_dict(b) for n, b in d["bugs"].items()},
                    inputs=int(d["inputs"]), crashes=int(d["crashes"]), crashes_without_bug=int(d["crashes_without_bug"]),
                    late_inputs=int(d["late_inputs"]), hits=tuple(InputHit.from_dict(h) for h in d.get("hits", ())),
-                   binary=str(d.get("binary", "")))
+                   binary=str(d.get("binary", "")), unexplained=tuple(d.get("unexplained", ())))
 
 
 def _when_s(time_ms: int | None, seconds: float) -> float:
@@ -160,11 +164,13 @@ def attribute_trial(*, binary: str | Path, kept: Sequence[KeptInput], seconds: f
     input it finds reaching a bug is the one a replay of every input on its own would keep."""
     order = sorted(range(len(kept)), key=lambda i: (_when_s(kept[i].time_ms, seconds), kept[i].path.name, i))
     alone = [pos for pos, i in enumerate(order) if kept[i].kind != "queue"]
+    stats = stats if stats is not None else SweepStats()
     found = sweep(binary, [kept[i].path for i in order], env=env, timeout_s=timeout_s, alone=alone, stats=stats)
     picked = sorted(found, key=lambda pos: order[pos])  # the kept order, as a replay of all gives it
     limit_ms = seconds * 1000
-    return attribute(hits=hits_of([kept[order[p]] for p in picked], [found[p] for p in picked]), seconds=seconds,
-                     inputs=len(kept), crashes=sum(1 for k in kept if k.kind == "crashes"),
-                     crashes_without_bug=sum(1 for p in alone if kept[order[p]].kind == "crashes"
-                                             and not found[p].triggered),
-                     late_inputs=sum(1 for k in kept if k.time_ms is None or k.time_ms > limit_ms), binary=str(binary))
+    tb = attribute(hits=hits_of([kept[order[p]] for p in picked], [found[p] for p in picked]), seconds=seconds,
+                   inputs=len(kept), crashes=sum(1 for k in kept if k.kind == "crashes"),
+                   crashes_without_bug=sum(1 for p in alone if kept[order[p]].kind == "crashes"
+                                           and not found[p].triggered),
+                   late_inputs=sum(1 for k in kept if k.time_ms is None or k.time_ms > limit_ms), binary=str(binary))
+    return replace(tb, unexplained=tuple(sorted(stats.unexplained)))

@@ -482,6 +482,11 @@ def report_notes(*, trials: Mapping[str, Sequence[TrialBugs]], bugs: Sequence[st
     elif tests and not any(t.p < ALPHA for t in tests if t.event == "trigger"):
         notes.append(f"no bug's log-rank test separates a configuration from the baseline at p < {ALPHA}: at this "
                      f"budget ({n} trials each) the bugs do not tell the configurations apart")
+    odd = sorted({b for ts in trials.values() for t in ts for b in t.unexplained})
+    if odd:
+        notes.append(f"the replay found {', '.join(odd)} reached or triggered by a batch of inputs but by none of "
+                     "them alone: the harness keeps state between inputs, so those events are attributed to no "
+                     "input (make LLVMFuzzerTestOneInput stateless, as libFuzzer asks)")
     if 0 < n < 10:
         notes.append(f"{n} trials per configuration: Magma's figures and issue 38 ask for >= 10 before a "
                      "time-to-bug difference means much")
