@@ -22,10 +22,11 @@ ROOT=${AUTOTUNE_AFLPP_ROOT:-/var/cache/autotune/aflpp-sid}
 BIN="$ROOT.bin"
 LLVM=21
 # What the root holds: AFL++ and its LLVM; what autotune's builds need (make, the sanitizer
-# runtimes, autotools and cmake for real targets, dpkg-dev for apt-get source); python for a venv.
+# runtimes, autotools and cmake for real targets, dpkg-dev for apt-get source, tclsh for SQLite's
+# amalgamation in benchmarks/bugs/sqlite3); python for a venv.
 PKGS=(afl++ "clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" "llvm-$LLVM-dev" "libclang-rt-$LLVM-dev" make binutils
       python3 python3-venv python3-dev dpkg-dev autoconf automake libtool pkg-config cmake valgrind
-      ca-certificates file git)
+      tcl ca-certificates file git)
 STAMP="$ROOT/.autotune-ready"
 WANT="packages: ${PKGS[*]}"
 APT_OPTS=(-o Acquire::Check-Valid-Until=false -o APT::Install-Recommends=false -qq)

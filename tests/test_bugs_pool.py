@@ -110,7 +110,7 @@ def test_arms_from_two_compares_pool_with_the_first_as_baseline(recorded, tmp_pa
     (["{d}:default", "{d}:ngram-8"], 1500, "shorter than the horizon"),
     (["{d}:default", "{d}:nosuch"], 600, "has no configuration 'nosuch'"),
     (["{d}:default", "{d}"], 600, "expected DIR:CONFIG"),
-    (["{d}:default", "{d}/missing:default"], 600, "no compare.json"),
+    (["{d}:default", "{d}/missing:default"], 600, "no such file"),
 ])
 def test_bad_arms_are_refused_naming_the_fix(recorded, tmp_path, arms, horizon, message):
     d = _compare_dir(tmp_path, "study", recorded)

@@ -22,6 +22,7 @@ Writes OUT/pooled.json, OUT/pooled.md and OUT/bugs.png, each atomically.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from dataclasses import dataclass
@@ -72,21 +73,37 @@ def parse_arm(text: str) -> tuple[Path, str, str]:
     return Path(where), config, name or config
 
 
-def load_arm(text: str) -> Arm:
-    source, config, name = parse_arm(text)
-    path = source / JSON_NAME
+def read_bugs_config(where: Path, config: str) -> tuple[Path, CompareResult, ConfigOutcome]:
+    """One configuration of a finished `autotune compare --yardstick bugs`, with its time-to-bug.
+
+    WHERE is the compare's directory or its compare.json, gzipped or not (the results keep runs as
+    ``*-compare.json.gz``). Returns (the file read, the compare, the configuration's outcome); the
+    PoolError's message says what is wrong without naming the caller's argument (callers prefix it).
+    """
+    path = where / JSON_NAME if where.is_dir() else where
     if not path.is_file():
-        raise PoolError(f"arm {text!r}: no {JSON_NAME} in {source} (a finished `autotune compare --yardstick bugs`)")
+        raise PoolError(f"no such file {path} (a finished `autotune compare --yardstick bugs` "
+                        f"directory holds its {JSON_NAME})")
+    raw = path.read_bytes()
     try:
-        result = CompareResult.from_dict(json.loads(path.read_text()))
-    except (ValueError, KeyError, TypeError) as e:
-        raise PoolError(f"arm {text!r}: {path} is not a compare document autotune reads ({e})") from None
+        result = CompareResult.from_dict(json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw))
+    except (ValueError, KeyError, TypeError, OSError) as e:
+        raise PoolError(f"{path} is not a compare document autotune reads ({e})") from None
     names = [c.config.name for c in result.configs]
     if config not in names:
-        raise PoolError(f"arm {text!r}: {path} has no configuration {config!r} (it has {', '.join(names)})")
+        raise PoolError(f"{path} has no configuration {config!r} (it has {', '.join(names)})")
     outcome = result.config(config)
     if not any(t.bugs is not None for t in outcome.trials):
-        raise PoolError(f"arm {text!r}: its trials carry no time-to-bug (run the compare with --yardstick bugs)")
+        raise PoolError("its trials carry no time-to-bug (run the compare with --yardstick bugs)")
+    return path, result, outcome
+
+
+def load_arm(text: str) -> Arm:
+    source, config, name = parse_arm(text)
+    try:
+        _, result, outcome = read_bugs_config(source, config)
+    except PoolError as e:
+        raise PoolError(f"arm {text!r}: {e}") from None
     return Arm(source=source, config=config, name=name, result=result, outcome=outcome)
 
 

@@ -20,8 +20,6 @@ atomically; prints the Markdown when --out is not given.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +32,10 @@ for _p in (ROOT, HERE):
         sys.path.insert(0, str(_p))
 
 import buglibs  # noqa: E402
+import pool  # noqa: E402
 from autotune.bugs.attribution import TrialBugs  # noqa: E402
 from autotune.bugs.survival import BugSurvival, survival_of, triggered_by  # noqa: E402
-from autotune.compare.compare import JSON_NAME, CompareResult, ConfigOutcome  # noqa: E402
+from autotune.compare.compare import CompareResult, ConfigOutcome  # noqa: E402
 from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
 from autotune.llvm import compilers_text  # noqa: E402
 from autotune.stats import median_interval  # noqa: E402
@@ -74,33 +73,15 @@ def parse_run(text: str) -> tuple[str, Path, str]:
     return lib, Path(where), config
 
 
-def read_compare(path: Path) -> dict:
-    if path.is_dir():
-        path = path / JSON_NAME
-    if not path.is_file():
-        raise TableError(f"{path}: no such file (a finished `autotune compare --yardstick bugs`, or its {JSON_NAME})")
-    raw = path.read_bytes()
-    try:
-        return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    except (ValueError, OSError) as e:
-        raise TableError(f"{path}: not a JSON document ({e})") from None
-
-
 def load_run(text: str, libs: dict[str, buglibs.BugLibrary]) -> Run:
     lib, path, config = parse_run(text)
     if lib not in libs:
         raise TableError(f"run {text!r}: no library {lib!r} in bugs.toml (there are: {', '.join(libs)})")
     try:
-        result = CompareResult.from_dict(read_compare(path))
-    except (KeyError, TypeError, ValueError) as e:
-        raise TableError(f"run {text!r}: {path} is not a compare document autotune reads ({e})") from None
-    names = [c.config.name for c in result.configs]
-    if config not in names:
-        raise TableError(f"run {text!r}: no configuration {config!r} there (it has {', '.join(names)})")
-    run = Run(library=lib, path=path, config=config, result=result, outcome=result.config(config))
-    if not run.trials:
-        raise TableError(f"run {text!r}: its trials carry no time-to-bug (run the compare with --yardstick bugs)")
-    return run
+        path, result, outcome = pool.read_bugs_config(path, config)
+    except pool.PoolError as e:
+        raise TableError(f"run {text!r}: {e}") from None
+    return Run(library=lib, path=path, config=config, result=result, outcome=outcome)
 
 
 def _cell(s: BugSurvival) -> dict:
