@@ -76,6 +76,30 @@ def test_a_shorter_horizon_censors_later_events(libs):
         table.table([run], libs, horizon_s=1800.0)
 
 
+def test_per_trial_rows_are_the_trials_own_times(libs, libtiff_doc):
+    recorded = json.loads(gzip.decompress(LIBTIFF.read_bytes()))
+    trials = recorded["configs"][0]["trials"]
+    lib = next(x for x in libtiff_doc["libraries"] if x["library"] == "libtiff")
+    rows = lib["per_trial"]
+    assert [r["index"] for r in rows] == [t["spec"]["index"] for t in trials] == list(range(10))
+    for r, t in zip(rows, trials):
+        assert r["yardstick_edges"] == t["yardstick"]["edges"]
+        assert r["execs_per_s"] == pytest.approx(float(t["stats"]["execs_per_sec"]))
+        for bug, times in r["bugs"].items():
+            assert times == {k: t["bugs"]["bugs"].get(bug, {}).get(k) for k in ("reach_s", "trigger_s")}
+    text = table.markdown(libtiff_doc)
+    assert "### libtiff, per trial (times to trigger)" in text
+    assert text.count("not triggered |") == 10  # TIF006: reached in every trial, never triggered
+    # read at 10 s: a later trigger is left out, and edges are the curve's by then
+    early = next(x for x in table.table([table.load_run(f"libtiff={LIBTIFF}", libs)], libs,
+                                        horizon_s=10.0)["libraries"] if x["library"] == "libtiff")["per_trial"]
+    for r, e in zip(rows, early):
+        assert e["yardstick_edges"] <= r["yardstick_edges"]
+        for bug, times in e["bugs"].items():
+            full = r["bugs"][bug]["trigger_s"]
+            assert times["trigger_s"] == (full if full is not None and full <= 10.0 else None)
+
+
 def test_a_named_configuration(libs):
     run = table.load_run(f"libxml2={LIBXML2}:ngram-8", libs)
     assert run.config == "ngram-8"

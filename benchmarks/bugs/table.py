@@ -5,8 +5,9 @@ One row per bug of bugs.toml: library, version, bug, CVE, fix, canary site, and 
 `autotune compare --yardstick bugs` per library (AFL++'s default in the table's runs) how many
 trials reached and triggered it, the Kaplan-Meier median times and the trigger's restricted mean
 survival time, all at one horizon (the trials' length, or shorter: a reach or trigger after it is
-censored there, as pool.py reads an arm). A library without a measured run is listed as such, its
-bugs included, so the table always shows the whole benchmark.
+censored there, as pool.py reads an arm), then per measured library its trials one by one (execs/s,
+yardstick edges by the horizon, each bug's trigger or how far it got). A library without a measured
+run is listed as such, its bugs included, so the table always shows the whole benchmark.
 
   .venv/bin/python benchmarks/bugs/table.py --horizon 1800 --out benchmarks/results/bugtable.md \\
       libtiff=benchmarks/results/bugtable-libtiff-2026-11-28/libtiff-compare.json.gz \\
@@ -39,7 +40,7 @@ from autotune.compare.compare import CompareResult, ConfigOutcome  # noqa: E402
 from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
 from autotune.llvm import compilers_text  # noqa: E402
 from autotune.stats import median_interval  # noqa: E402
-from autotune.trials.trial import aflpp_versions  # noqa: E402
+from autotune.trials.trial import TrialResult, aflpp_versions  # noqa: E402
 
 SCHEMA_VERSION = 1
 MID_DEPTH_S = 60.0  # issue 38: what separates fuzzers are the bugs that trigger after the first minute
@@ -84,6 +85,24 @@ def load_run(text: str, libs: dict[str, buglibs.BugLibrary]) -> Run:
     return Run(library=lib, path=path, config=config, result=result, outcome=outcome)
 
 
+def _at(t: float | None, horizon_s: float) -> float | None:
+    return t if t is not None and t <= horizon_s else None
+
+
+def _trial_row(t: TrialResult, bugs: Sequence[str], horizon_s: float) -> dict:
+    """One trial at the horizon: its afl-fuzz figures, yardstick edges by then, and each bug's times."""
+    edges = None
+    if t.yardstick is not None:
+        edges = t.yardstick.edges if horizon_s >= t.spec.seconds else \
+            max((e for s, e in t.yardstick.curve if s <= horizon_s), default=0)
+    times = {}
+    for b in bugs:
+        bt = t.bugs.bugs.get(b)
+        times[b] = {"reach_s": _at(bt.reach_s if bt else None, horizon_s),
+                    "trigger_s": _at(bt.trigger_s if bt else None, horizon_s)}
+    return {"index": t.spec.index, "execs_per_s": t.execs_per_s, "yardstick_edges": edges, "bugs": times}
+
+
 def _cell(s: BugSurvival) -> dict:
     return {"trials": s.trials, "events": s.events, "median_s": s.median_s, "rmst_s": s.rmst_s,
             "rmst_low_s": s.rmst_low_s, "rmst_high_s": s.rmst_high_s}
@@ -119,7 +138,9 @@ def table(runs: Sequence[Run], libs: dict[str, buglibs.BugLibrary], *, horizon_s
                           "compilers": run.result.compilers,
                           "execs_per_s_median": run.outcome.execs_per_s.median,
                           "yardstick_edges_median": run.outcome.coverage.median,
-                          "triggered_per_trial": median_interval(counts).to_dict()})
+                          "triggered_per_trial": median_interval(counts).to_dict(),
+                          "per_trial": [_trial_row(t, [b.id for b in lib.bugs], horizon_s)
+                                        for t in run.outcome.trials if t.bugs is not None]})
         libraries.append(entry)
         for b in lib.bugs:
             row = {"library": lib.name, "upstream": lib.upstream, "suite": lib.suite, "bug": b.id, "cve": b.cve,
@@ -148,6 +169,27 @@ def _fix(fix: str) -> str:
     """The fix's name: the Debian patch file or the commit title before its explanation."""
     name = fix.split(": ", 1)[0]
     return name.removeprefix("debian/patches/")
+
+
+def _bug_text(times: dict) -> str:
+    if times["trigger_s"] is not None:
+        return _time(times["trigger_s"])
+    if times["reach_s"] is not None:
+        return f"reached {_time(times['reach_s'])}, not triggered"
+    return "not reached"
+
+
+def _per_trial_lines(lib: dict) -> list[str]:
+    """A measured library's trials: execs/s, yardstick edges and each bug's trigger (or how far it got)."""
+    rows = lib["per_trial"]
+    bugs = list(rows[0]["bugs"]) if rows else []
+    lines = [f"### {lib['library']}, per trial (times to trigger)", "",
+             "| trial | execs/s | yardstick edges | " + " | ".join(bugs) + " |", "|---" * (3 + len(bugs)) + "|"]
+    for r in rows:
+        edges = "-" if r["yardstick_edges"] is None else f"{r['yardstick_edges']:,}"
+        lines.append(f"| {r['index']} | {r['execs_per_s']:,.0f} | {edges} | "
+                     + " | ".join(_bug_text(r["bugs"][b]) for b in bugs) + " |")
+    return lines
 
 
 def markdown(doc: dict) -> str:
@@ -180,6 +222,9 @@ def markdown(doc: dict) -> str:
         re_, tr = r["reach"], r["trigger"]
         lines.append(f"{head} {re_['events']}/{re_['trials']} | {_time(re_['median_s'])} | {tr['events']}/{tr['trials']} "
                      f"| {_time(tr['median_s'])} | {tr['rmst_s']:,.1f} [{tr['rmst_low_s']:,.1f}, {tr['rmst_high_s']:,.1f}] |")
+    for lib in doc["libraries"]:
+        if lib["measured"]:
+            lines += [""] + _per_trial_lines(lib)
     lines += ["", f"Measured: {t['measured']} of {t['bugs']} bugs; reached in some trial: {t['reached']}; triggered "
               f"in some trial within {h / 60:g} min: {t['triggered']}; of those, mid-depth (triggered in only some "
               f"trials, or a median trigger after {MID_DEPTH_S:g} s): "
