@@ -143,3 +143,23 @@ def test_the_command_writes_its_three_files_or_fails_cleanly(recorded, tmp_path)
                           f"{d}:default", f"{d}:ngram-8"], capture_output=True, text=True)
     assert bad.returncode == 2 and "shorter than the horizon" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "o2").exists()
+
+
+def test_the_committed_libtiff_study_is_pooled_again_from_its_gzipped_arms():
+    # the study's two arms as the results keep them (compare.json.gz): pooling them again gives the
+    # committed pooled report's combined test, so the study is checkable from the repository alone
+    results = ROOT / "benchmarks" / "results"
+    study = results / "bugs-study-2026-11-28-libtiff"
+    arms = [pool.load_arm(f"{results / 'bugtable-libtiff-2026-11-28' / 'libtiff-compare.json.gz'}:default"),
+            pool.load_arm(f"{study / 'libtiff-ngram8-compare.json.gz'}:ngram-8")]
+    again = pool.pool(arms, horizon_s=1200)["bugs"]
+    kept = json.loads(gzip.decompress((study / "libtiff-pooled.json.gz").read_bytes()))["bugs"]
+    # the combined test's statistic and every per-bug figure as kept; its permutation p is the
+    # exhaustive one there (1,024 swaps) and a 64-swap sample here (few_relabellings)
+    def statistic(rows):
+        return [{k: v for k, v in r.items() if k not in ("p", "method")} for r in rows]
+
+    assert _rounded(statistic(again["combined"])) == _rounded(statistic(kept["combined"]))
+    assert _rounded(again["survival"]) == _rounded(kept["survival"])
+    assert _rounded(again["logrank"]) == _rounded(kept["logrank"])
+    assert [r["p"] for r in kept["combined"]] == [0.005859375, 0.001953125]  # 6 and 2 of the 1,024 swaps

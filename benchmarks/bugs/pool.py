@@ -14,8 +14,9 @@ says the reader was told.
   .venv/bin/python benchmarks/bugs/pool.py --horizon 1200 --out /tmp/pooled \\
       /work/runs/bugtable-libtiff/compare:default /work/runs/libtiff/compare:ngram-8
 
-ARM is DIR:CONFIG or DIR:CONFIG=NAME (DIR holds a compare.json; NAME renames the arm in the report,
-needed when two arms share a configuration name). The first arm is the baseline of the tests.
+ARM is DIR:CONFIG or DIR:CONFIG=NAME (DIR holds a compare.json, or is one, gzipped or not, as the
+results keep them; NAME renames the arm in the report, needed when two arms share a configuration
+name). The first arm is the baseline of the tests.
 Writes OUT/pooled.json, OUT/pooled.md and OUT/bugs.png, each atomically.
 """
 
