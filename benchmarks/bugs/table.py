@@ -35,7 +35,7 @@ for _p in (ROOT, HERE):
 import buglibs  # noqa: E402
 import pool  # noqa: E402
 from autotune.bugs.attribution import TrialBugs  # noqa: E402
-from autotune.bugs.survival import BugSurvival, survival_of, triggered_by  # noqa: E402
+from autotune.bugs.survival import BugSurvival, event_time, survival_of, triggered_by  # noqa: E402
 from autotune.compare.compare import CompareResult, ConfigOutcome  # noqa: E402
 from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
 from autotune.llvm import compilers_text  # noqa: E402
@@ -85,21 +85,14 @@ def load_run(text: str, libs: dict[str, buglibs.BugLibrary]) -> Run:
     return Run(library=lib, path=path, config=config, result=result, outcome=outcome)
 
 
-def _at(t: float | None, horizon_s: float) -> float | None:
-    return t if t is not None and t <= horizon_s else None
-
-
 def _trial_row(t: TrialResult, bugs: Sequence[str], horizon_s: float) -> dict:
     """One trial at the horizon: its afl-fuzz figures, yardstick edges by then, and each bug's times."""
     edges = None
     if t.yardstick is not None:
         edges = t.yardstick.edges if horizon_s >= t.spec.seconds else \
             max((e for s, e in t.yardstick.curve if s <= horizon_s), default=0)
-    times = {}
-    for b in bugs:
-        bt = t.bugs.bugs.get(b)
-        times[b] = {"reach_s": _at(bt.reach_s if bt else None, horizon_s),
-                    "trigger_s": _at(bt.trigger_s if bt else None, horizon_s)}
+    times = {b: {"reach_s": event_time(t.bugs, b, "reach", horizon_s),
+                 "trigger_s": event_time(t.bugs, b, "trigger", horizon_s)} for b in bugs}
     return {"index": t.spec.index, "execs_per_s": t.execs_per_s, "yardstick_edges": edges, "bugs": times}
 
 
