@@ -122,6 +122,33 @@ def test_compare_demo_by_bugs_end_to_end(tmp_path):
     assert remeasured.config("default").trials[0].bugs.bugs == trial.bugs.bugs
     assert remeasured.remeasure["by"] == "bugs"
     assert not any("upper bounds" in n for n in remeasured.notes)  # the campaign ran with fatal canaries
+    # the sweep's figures are those of a replay of every kept input on its own (benchmarks/bugs/check_sweep.py)
+    check_sweep = _check_sweep()
+    tdir = out / "trials" / "default" / "trial-0"
+    assert check_sweep.main([str(tdir), "--json", str(tmp_path / "check.json")]) == 0
+    (row,) = json.loads((tmp_path / "check.json").read_text())["trials"]
+    assert row["differences"] == [] and row["inputs"] == trial.bugs.inputs and "DEMO001" in row["reached"]
+
+
+def _check_sweep():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bugs" / "check_sweep.py"
+    spec = importlib.util.spec_from_file_location("check_sweep", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_check_sweep_refuses_what_is_not_a_finished_bugs_trial(tmp_path, capsys):
+    import json
+
+    check_sweep = _check_sweep()
+    assert check_sweep.main([str(tmp_path)]) == 2
+    assert "holds no trial.json" in capsys.readouterr().err
+    (tmp_path / "trial.json").write_text(json.dumps(_trial_doc(None)))
+    assert check_sweep.main([str(tmp_path)]) == 2
+    assert "has no bug figures" in capsys.readouterr().err
 
 
 def test_the_race_boards_trial_line_says_what_a_trial_triggered():

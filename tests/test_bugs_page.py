@@ -249,3 +249,55 @@ def test_sweep_names_bugs_only_a_batch_reached(tmp_path):
     assert TrialBugs.from_dict(tb.to_dict()) == tb
     assert any("STATE01" in n and "stateless" in n for n in report_notes(trials={"x": [tb]}, bugs=[], tests=[],
                                                                          horizon_s=10))
+
+
+# --- replay_check: a recorded trial's sweep against a replay of every input on its own -------------
+
+def _kept(ins: list[Path], crash_at: int | None = None) -> list:
+    from autotune.trials.afl_output import KeptInput
+
+    return [KeptInput("crashes" if k == crash_at else "queue", p, 1000 * k) for k, p in enumerate(ins)]
+
+
+@needs_clang
+def test_replay_check_agrees_with_the_sweep_of_a_stateless_harness(harness, tmp_path):
+    from autotune.bugs.attribution import attribute_trial, replay_check
+
+    ins = _inputs(tmp_path, a=b"xx", b=b"Bq", c=b"Ax", d=b"crash", e=b"AZ", f=b"zz", g=b"Bxyz", h=b"AZZ")
+    kept = _kept(ins, crash_at=3)
+    recorded = attribute_trial(binary=harness, kept=kept, seconds=10, batch=4)
+    assert recorded.triggered() == {"BUG001", "BUG002"} and recorded.crashes_without_bug == 1
+    own, diff = replay_check(recorded, kept)
+    assert diff == [] and own == recorded
+
+
+@needs_clang
+def test_replay_check_finds_a_reach_that_a_batch_hid(tmp_path):
+    """State one input leaves behind hides the next input's bug in a batch: the sweep sees nothing
+    (and cannot know), the replay of every input on its own finds the reach and says so."""
+    from autotune.bugs.attribution import attribute_trial, differences, replay_check
+
+    src = tmp_path / "hiding.c"
+    src.write_text('#include <stddef.h>\n#include <stdint.h>\n#include "canary.h"\n'
+                   'static int poisoned;\n'
+                   'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {\n'
+                   '  if (n && d[0] == \'x\') poisoned = 1;\n'
+                   '  if (n && d[0] == \'A\' && !poisoned) AUTOTUNE_BUG(HIDE01, n == 3); return 0; }\n')
+    binary = tmp_path / "hiding"
+    subprocess.run(["clang", "-std=c11", "-fsanitize=fuzzer", f"-I{kernels_dir()}", str(src), "-o", str(binary)],
+                   check=True)
+    kept = _kept(_inputs(tmp_path, a=b"x", b=b"Ay", c=b"AZZ"))
+    recorded = attribute_trial(binary=binary, kept=kept, seconds=10)
+    assert recorded.bugs == {} and recorded.unexplained == ()  # the sweep's own check sees nothing
+    own, diff = replay_check(recorded, kept)
+    assert own.bugs["HIDE01"].reach_s == 1.0 and own.bugs["HIDE01"].trigger_s == 2.0
+    assert diff[0] == "HIDE01: never reached against reach 1.000 s, trigger 2.000 s"
+    assert any(d.startswith("input default/queue/b: not decisive against reached HIDE01") for d in diff)
+    assert differences(own, own) == []
+
+
+def test_replay_check_needs_the_recorded_binary():
+    from autotune.bugs.attribution import TrialBugs, replay_check
+
+    with pytest.raises(ValueError, match="names no canary build"):
+        replay_check(TrialBugs(seconds=1, bugs={}, inputs=0, crashes=0, crashes_without_bug=0, late_inputs=0), [])

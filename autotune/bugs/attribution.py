@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from autotune.bugs.page import InputBugs, SweepStats, sweep
+from autotune.bugs.page import BATCH, InputBugs, SweepStats, sweep
 from autotune.trials.afl_output import KeptInput
 
 SCHEMA_VERSION = 1
@@ -157,15 +157,17 @@ def decisive(hits: Sequence[InputHit], seconds: float) -> tuple[InputHit, ...]:
 
 def attribute_trial(*, binary: str | Path, kept: Sequence[KeptInput], seconds: float,
                     env: Mapping[str, str] | None = None, timeout_s: float = 5.0,
-                    stats: SweepStats | None = None) -> TrialBugs:
+                    stats: SweepStats | None = None, batch: int = BATCH) -> TrialBugs:
     """Replay a trial's kept inputs through the canary build ``binary``; its time-to-bug figures.
 
     The sweep runs the inputs in the order ``decisive`` ranks them (time, then name), so the first
-    input it finds reaching a bug is the one a replay of every input on its own would keep."""
+    input it finds reaching a bug is the one a replay of every input on its own would keep; ``batch``
+    1 runs every input on its own (``replay_check``'s reference)."""
     order = sorted(range(len(kept)), key=lambda i: (_when_s(kept[i].time_ms, seconds), kept[i].path.name, i))
     alone = [pos for pos, i in enumerate(order) if kept[i].kind != "queue"]
     stats = stats if stats is not None else SweepStats()
-    found = sweep(binary, [kept[i].path for i in order], env=env, timeout_s=timeout_s, alone=alone, stats=stats)
+    found = sweep(binary, [kept[i].path for i in order], env=env, timeout_s=timeout_s, alone=alone, stats=stats,
+                  batch=batch)
     picked = sorted(found, key=lambda pos: order[pos])  # the kept order, as a replay of all gives it
     limit_ms = seconds * 1000
     tb = attribute(hits=hits_of([kept[order[p]] for p in picked], [found[p] for p in picked]), seconds=seconds,
@@ -174,3 +176,52 @@ def attribute_trial(*, binary: str | Path, kept: Sequence[KeptInput], seconds: f
                                            and not found[p].triggered),
                    late_inputs=sum(1 for k in kept if k.time_ms is None or k.time_ms > limit_ms), binary=str(binary))
     return replace(tb, unexplained=tuple(sorted(stats.unexplained)))
+
+
+def replay_check(recorded: TrialBugs, kept: Sequence[KeptInput], *, env: Mapping[str, str] | None = None,
+                 timeout_s: float = 5.0) -> tuple[TrialBugs, list[str]]:
+    """The sweep's exactness on one recorded trial: its kept inputs replayed again through the same
+    canary build, every one on its own (a process and a fresh page each), and how the figures
+    ``recorded`` (the sweep's) differ from that replay's; an empty list when they agree.
+
+    The sweep itself names state that makes a batch show a bug no single input shows (``unexplained``);
+    what only this check sees is state that *hides* a reach or trigger in a batch, so that a bug's
+    first input comes later in the sweep than on its own."""
+    if not recorded.binary:
+        raise ValueError("the recorded trial names no canary build (its bugs' binary is empty)")
+    own = attribute_trial(binary=recorded.binary, kept=kept, seconds=recorded.seconds, env=env,
+                          timeout_s=timeout_s, batch=1)
+    return own, differences(recorded, own)
+
+
+def differences(a: TrialBugs, b: TrialBugs) -> list[str]:
+    """What differs between two attributions of one trial's kept inputs, ``a`` against ``b``, one
+    line each: a bug's times, the counts, the decisive inputs, the bugs left unexplained."""
+    def when(t: BugTimes | None) -> str:
+        if t is None:
+            return "never reached"
+        return ", ".join(f"{e} {'never' if t.time(e) is None else f'{t.time(e):.3f} s'}" for e in ("reach", "trigger"))
+
+    out = [f"{n}: {when(a.bugs.get(n))} against {when(b.bugs.get(n))}"
+           for n in sorted(set(a.bugs) | set(b.bugs)) if a.bugs.get(n) != b.bugs.get(n)]
+    out += [f"{k}: {getattr(a, k)} against {getattr(b, k)}"
+            for k in ("seconds", "inputs", "crashes", "crashes_without_bug", "late_inputs") if getattr(a, k) != getattr(b, k)]
+
+    def keyed(t: TrialBugs) -> dict[tuple[str, str, str], InputHit]:
+        return {(h.instance, h.kind, h.name): h for h in t.hits}
+
+    ha, hb = keyed(a), keyed(b)
+    for k in sorted(set(ha) | set(hb)):
+        if ha.get(k) != hb.get(k):
+            x, y = ha.get(k), hb.get(k)
+            out.append(f"input {'/'.join(k)}: {_hit_text(x)} against {_hit_text(y)}")
+    if a.unexplained != b.unexplained:
+        out.append(f"unexplained: {', '.join(a.unexplained) or 'none'} against {', '.join(b.unexplained) or 'none'}")
+    return out
+
+
+def _hit_text(h: InputHit | None) -> str:
+    if h is None:
+        return "not decisive"
+    return (f"reached {', '.join(h.reached) or 'none'}, triggered {', '.join(h.triggered) or 'none'}"
+            f"{', crashed' if h.crashed else ''}")
