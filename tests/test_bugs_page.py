@@ -220,18 +220,24 @@ def test_sweep_runs_a_batch_that_timed_out_one_input_a_process(harness, tmp_path
     assert stats.processes == 1 + 4  # the batch, then each input on its own
 
 
+def _stateful(tmp_path: Path, name: str, state: str, body: str) -> Path:
+    """A libFuzzer harness with a global ``state`` that its ``body`` (inputs ``d``, ``n``) keeps
+    between inputs, built by clang with libFuzzer's driver."""
+    src = tmp_path / f"{name}.c"
+    src.write_text('#include <stddef.h>\n#include <stdint.h>\n#include "canary.h"\n'
+                   f"{state}\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {{\n  {body}\n  return 0;\n}}\n")
+    binary = tmp_path / name
+    subprocess.run(["clang", "-std=c11", "-fsanitize=fuzzer", f"-I{kernels_dir()}", str(src), "-o", str(binary)],
+                   check=True)
+    return binary
+
+
 @needs_clang
 def test_sweep_names_bugs_only_a_batch_reached(tmp_path):
     """A harness that keeps state between inputs breaks the sweep's rule: the bug its second input
     reaches in a batch is reached by no input on its own; the sweep attributes it to none and says so."""
-    src = tmp_path / "stateful.c"
-    src.write_text('#include <stddef.h>\n#include <stdint.h>\n#include "canary.h"\n'
-                   'static int runs;\n'
-                   'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {\n'
-                   '  (void)d; (void)n; if (++runs == 2) AUTOTUNE_BUG(STATE01, 0); return 0; }\n')
-    binary = tmp_path / "stateful"
-    subprocess.run(["clang", "-std=c11", "-fsanitize=fuzzer", f"-I{kernels_dir()}", str(src), "-o", str(binary)],
-                   check=True)
+    binary = _stateful(tmp_path, "stateful", "static int runs;",
+                       "(void)d; (void)n; if (++runs == 2) AUTOTUNE_BUG(STATE01, 0);")
     ins = _inputs(tmp_path, a=b"1", b=b"2")
     stats = page.SweepStats()
     assert page.sweep(binary, ins, stats=stats) == {}
@@ -277,15 +283,9 @@ def test_replay_check_finds_a_reach_that_a_batch_hid(tmp_path):
     (and cannot know), the replay of every input on its own finds the reach and says so."""
     from autotune.bugs.attribution import attribute_trial, differences, replay_check
 
-    src = tmp_path / "hiding.c"
-    src.write_text('#include <stddef.h>\n#include <stdint.h>\n#include "canary.h"\n'
-                   'static int poisoned;\n'
-                   'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {\n'
-                   '  if (n && d[0] == \'x\') poisoned = 1;\n'
-                   '  if (n && d[0] == \'A\' && !poisoned) AUTOTUNE_BUG(HIDE01, n == 3); return 0; }\n')
-    binary = tmp_path / "hiding"
-    subprocess.run(["clang", "-std=c11", "-fsanitize=fuzzer", f"-I{kernels_dir()}", str(src), "-o", str(binary)],
-                   check=True)
+    binary = _stateful(tmp_path, "hiding", "static int poisoned;",
+                       "if (n && d[0] == 'x') poisoned = 1;\n"
+                       "  if (n && d[0] == 'A' && !poisoned) AUTOTUNE_BUG(HIDE01, n == 3);")
     kept = _kept(_inputs(tmp_path, a=b"x", b=b"Ay", c=b"AZZ"))
     recorded = attribute_trial(binary=binary, kept=kept, seconds=10)
     assert recorded.bugs == {} and recorded.unexplained == ()  # the sweep's own check sees nothing
