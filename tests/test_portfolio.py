@@ -237,3 +237,27 @@ def test_compare_runs_portfolios_as_ensemble_trials(tmp_path):
     mixed = doc["configs"][1]["trials"][0]["spec"]["members"]
     assert mixed[1]["env"]["AUTOTUNE_METRIC"] == "guard" and mixed[0]["binary"] != mixed[1]["binary"]
     assert "## Portfolios: who found what" in (out / "compare.md").read_text()
+
+
+def test_trial_inputs_of_an_ensemble_are_every_instances(tmp_path):
+    """What every replay of a finished trial reads (yardstick, bugs, remeasure): an ensemble's inputs
+    from each of its -M/-S instances, a lone trial's from afl-fuzz's `default`."""
+    from autotune.trials.ensemble import trial_inputs
+    from autotune.trials.trial import Member, TrialSpec
+
+    afl_out = tmp_path / "afl-out"
+    for inst, names in {"main": ["id:000000,time:0,orig:a"], "s1": ["id:000000,time:0,orig:a",
+                                                                    "id:000001,time:1500,op:havoc"]}.items():
+        (afl_out / inst / "queue").mkdir(parents=True)
+        (afl_out / inst / "fuzzer_stats").write_text("execs_done : 1\n")
+        for n in names:
+            (afl_out / inst / "queue" / n).write_bytes(b"x")
+    members = tuple(Member(name=n, role=r, binary="/b", env={}) for n, r in (("main", "main"), ("s1", "secondary")))
+    spec = TrialSpec(config="p", index=0, binary="/b", env={}, seeds="/s", seconds=60, rng_seed=0,
+                     out_dir=str(tmp_path), members=members)
+    got = trial_inputs(afl_out, spec)
+    assert [(k.instance, k.path.name, k.time_ms) for k in got] == [
+        ("main", "id:000000,time:0,orig:a", 0), ("s1", "id:000000,time:0,orig:a", 0),
+        ("s1", "id:000001,time:1500,op:havoc", 1500)]
+    lone = TrialSpec(config="d", index=0, binary="/b", env={}, seeds="/s", seconds=60, rng_seed=0, out_dir=str(tmp_path))
+    assert trial_inputs(afl_out, lone) == []  # afl-fuzz's lone instance is `default`: none here

@@ -366,7 +366,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
 
     kept = {i: r for i, r in enumerate(finished_trial(s, yard) for s in specs) if r is not None} if resume else {}
     if by_bugs:  # a finished trial of a bugs compare without its attribution (cut short between the two)
-        kept = {i: r if r.bugs is not None else _attributed(r, yard.binary, env) for i, r in kept.items()}
+        kept = {i: r if r.bugs is not None else _attributed(r, yard, env) for i, r in kept.items()}
     if resume:
         say(f"resuming: {len(kept)} of {len(specs)} trials finished, {len(specs) - len(kept)} to run")
     fresh = iter(run_trials(specs=[s for i, s in enumerate(specs) if i not in kept], yardstick=yard, jobs=jobs,
@@ -394,14 +394,16 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
     return res
 
 
-def _attributed(r: TrialResult, binary: str, env: Mapping[str, str] | None) -> TrialResult:
+def _attributed(r: TrialResult, yard: Yardstick, env: Mapping[str, str] | None) -> TrialResult:
+    """A finished trial's time-to-bug, as the trial runner attributes it: its kept inputs replayed
+    through the yardstick's binary (the canary build), the yardstick's per-input timeout."""
     from autotune.bugs.attribution import attribute_trial
-    from autotune.trials import kept_inputs
-    from autotune.trials.ensemble import ensemble_inputs
+    from autotune.trials.ensemble import trial_inputs
 
     afl_out = Path(r.spec.out_dir) / "afl-out"
-    inputs = ensemble_inputs(afl_out) if r.spec.members else kept_inputs(afl_out)
-    res = r.with_bugs(attribute_trial(binary=binary, kept=inputs, seconds=r.spec.seconds, env=env))
+    inputs = trial_inputs(afl_out, r.spec)
+    res = r.with_bugs(attribute_trial(binary=yard.binary, kept=inputs, seconds=r.spec.seconds, env=env,
+                                        timeout_s=yard.timeout_ms / 1000))
     write_json_atomic(Path(r.spec.out_dir) / "trial.json", res.to_dict())
     return res
 

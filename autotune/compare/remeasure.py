@@ -29,7 +29,8 @@ from autotune.errors import AutotuneError, DocumentError
 from autotune.io import read_json, write_json_atomic
 from autotune import afl
 from autotune.target import TargetSpec
-from autotune.trials import TrialResult, Yardstick, choose_yardstick, kept_inputs, measure
+from autotune.trials import TrialResult, Yardstick, choose_yardstick, measure
+from autotune.trials.ensemble import trial_inputs
 from autotune.trials.runner import on_cores
 
 
@@ -76,7 +77,7 @@ def _measure_all(*, tasks: Sequence[tuple[TrialResult, Path, Path]], yardstick: 
 
     def one(task: tuple[TrialResult, Path, Path], core: int | None) -> TrialResult:
         trial, afl_out, work = task
-        inputs = kept_inputs(afl_out)
+        inputs = trial_inputs(afl_out, trial.spec)
         cov = measure(yardstick=yardstick, inputs=inputs, seconds=trial.spec.seconds, work=work, env=env, core=core)
         res = trial.with_yardstick(cov)
         write_json_atomic(work.parent / "trial.json", res.to_dict())
@@ -135,7 +136,8 @@ def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: Ta
     from autotune.bugs.yardstick import CAMPAIGN_ENV, EDGE_CHOICE, require_canaries
     from autotune.compare.compare import bug_report_of
 
-    binary = choose_yardstick(spec=spec, env=afl.base_env(env), choice=EDGE_CHOICE).binary
+    canary_yard = choose_yardstick(spec=spec, env=afl.base_env(env), choice=EDGE_CHOICE)
+    binary = canary_yard.binary
     require_canaries(binary)
     say(f"bugs: replaying every trial's kept inputs through {binary}")
     tasks = [(t, afl_out_of(source=source, old=old, trial=t),
@@ -144,8 +146,8 @@ def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: Ta
 
     def one(task: tuple[TrialResult, Path, Path], core: int | None) -> TrialResult:
         trial, afl_out, tdir = task
-        res = trial.with_bugs(attribute_trial(binary=binary, kept=kept_inputs(afl_out), seconds=trial.spec.seconds,
-                                              env=env))
+        res = trial.with_bugs(attribute_trial(binary=binary, kept=trial_inputs(afl_out, trial.spec), seconds=trial.spec.seconds,
+                                              env=env, timeout_s=canary_yard.timeout_ms / 1000))
         write_json_atomic(tdir / "trial.json", res.to_dict())
         say(f"{trial.spec.config} trial {trial.spec.index}: bugs triggered: "
             f"{', '.join(sorted(res.bugs.triggered())) if res.bugs else ''}")

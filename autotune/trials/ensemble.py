@@ -90,6 +90,12 @@ def ensemble_inputs(afl_out: Path):
     return [k for name in instances_of(afl_out) for k in kept_inputs(afl_out, instance=name)]
 
 
+def trial_inputs(afl_out: Path, spec: TrialSpec):
+    """What the trial ``spec`` kept in ``afl_out``: every instance's inputs for an ensemble (its
+    members), else the lone instance's."""
+    return ensemble_inputs(afl_out) if spec.members else kept_inputs(afl_out)
+
+
 def run_ensemble_trial(*, spec: TrialSpec, cores: Sequence[int | None],
                        caller_env: Mapping[str, str] | None = None) -> TrialResult:
     import shutil

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence, TypeVar
 
 from autotune.errors import AutotuneError
-from autotune.trials.afl_output import kept_inputs
 from autotune.trials.trial import TrialResult, TrialSpec, run_trial
 from autotune.trials.yardstick import CURVE_POINTS, Yardstick, measure
 
@@ -82,7 +81,7 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
     groups of N, one worker a group (at most ``jobs`` groups). With ``bug_binary`` (a canary build of
     the target) each trial's kept inputs are also replayed through it for their time-to-bug
     (autotune.bugs.attribution), on the same core after the yardstick."""
-    from autotune.trials.ensemble import ensemble_inputs
+    from autotune.trials.ensemble import trial_inputs
 
     size = max([len(s.members) for s in specs] + [1])
     pool = list(cores) if cores is not None else host_cores()
@@ -100,7 +99,7 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
         res = run_trial(spec=spec, core=core, caller_env=caller_env)
         if yardstick is not None:
             afl_out = Path(spec.out_dir) / "afl-out"
-            inputs = ensemble_inputs(afl_out) if spec.members else kept_inputs(afl_out)
+            inputs = trial_inputs(afl_out, spec)
             cov = measure(yardstick=yardstick, inputs=inputs, seconds=spec.seconds, work=Path(spec.out_dir) / "yardstick",
                           env=caller_env, core=core[0] if isinstance(core, tuple) else core, points=points)
             res = res.with_yardstick(cov)
@@ -108,7 +107,7 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
             from autotune.bugs.attribution import attribute_trial
 
             afl_out = Path(spec.out_dir) / "afl-out"
-            inputs = ensemble_inputs(afl_out) if spec.members else kept_inputs(afl_out)
+            inputs = trial_inputs(afl_out, spec)
             # a hang costs the yardstick's per-input timeout here too (the canary counts up to then still count)
             per_input_s = yardstick.timeout_ms / 1000 if yardstick is not None else 5.0
             res = res.with_bugs(attribute_trial(binary=bug_binary, kept=inputs, seconds=spec.seconds, env=caller_env,

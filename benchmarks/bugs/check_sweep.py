@@ -33,12 +33,12 @@ sys.path.insert(0, str(ROOT))
 from autotune.bugs.attribution import replay_check  # noqa: E402
 from autotune.errors import AutotuneError  # noqa: E402
 from autotune.io import read_json, write_json_atomic  # noqa: E402
-from autotune.trials import kept_inputs  # noqa: E402
-from autotune.trials.ensemble import ensemble_inputs  # noqa: E402
+from autotune.trials.ensemble import trial_inputs  # noqa: E402
 from autotune.trials.trial import TrialResult  # noqa: E402
+from autotune.trials.yardstick import REPLAY_TIMEOUT_MS  # noqa: E402
 
 
-def check(trial_dir: Path, *, timeout_s: float) -> dict:
+def check(trial_dir: Path, *, timeout_s: float = REPLAY_TIMEOUT_MS / 1000) -> dict:
     """One trial: its recorded figures against a replay of every kept input on its own."""
     doc = trial_dir / "trial.json"
     if not doc.is_file():
@@ -48,7 +48,7 @@ def check(trial_dir: Path, *, timeout_s: float) -> dict:
     if res.bugs is None:
         raise AutotuneError(f"{doc} has no bug figures", fix="pass a trial of a `--yardstick bugs` compare")
     afl_out = trial_dir / "afl-out"
-    kept = ensemble_inputs(afl_out) if res.spec.members else kept_inputs(afl_out)
+    kept = trial_inputs(afl_out, res.spec)
     if len(kept) != res.bugs.inputs:
         raise AutotuneError(f"{afl_out} holds {len(kept)} kept inputs, trial.json replayed {res.bugs.inputs}",
                             fix="check the trial's afl-out is the one its trial.json was measured on")
@@ -72,7 +72,8 @@ def markdown(rows: Sequence[dict]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trials", nargs="+", type=Path, help="finished trial directories (trial.json and afl-out)")
-    ap.add_argument("--timeout", type=float, default=5.0, help="seconds an input may run (the trials' replay used 5)")
+    ap.add_argument("--timeout", type=float, default=REPLAY_TIMEOUT_MS / 1000,
+                    help="seconds an input may run (default: the yardstick's, which the trials' sweep used)")
     ap.add_argument("--jobs", type=int, default=1, help="trials checked at once (one process each)")
     ap.add_argument("--json", type=Path, help="write the figures here too")
     ap.add_argument("--debug", action="store_true", help="a traceback on error")
