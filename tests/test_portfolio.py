@@ -259,5 +259,6 @@ def test_trial_inputs_of_an_ensemble_are_every_instances(tmp_path):
     assert [(k.instance, k.path.name, k.time_ms) for k in got] == [
         ("main", "id:000000,time:0,orig:a", 0), ("s1", "id:000000,time:0,orig:a", 0),
         ("s1", "id:000001,time:1500,op:havoc", 1500)]
-    lone = TrialSpec(config="d", index=0, binary="/b", env={}, seeds="/s", seconds=60, rng_seed=0, out_dir=str(tmp_path))
+    lone = TrialSpec(config="d", index=0, binary="/b", env={}, seeds="/s", seconds=60, rng_seed=0,
+                     out_dir=str(tmp_path))
     assert trial_inputs(afl_out, lone) == []  # afl-fuzz's lone instance is `default`: none here

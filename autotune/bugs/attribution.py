@@ -204,8 +204,8 @@ def differences(a: TrialBugs, b: TrialBugs) -> list[str]:
 
     out = [f"{n}: {when(a.bugs.get(n))} against {when(b.bugs.get(n))}"
            for n in sorted(set(a.bugs) | set(b.bugs)) if a.bugs.get(n) != b.bugs.get(n)]
-    out += [f"{k}: {getattr(a, k)} against {getattr(b, k)}"
-            for k in ("seconds", "inputs", "crashes", "crashes_without_bug", "late_inputs") if getattr(a, k) != getattr(b, k)]
+    counts = ("seconds", "inputs", "crashes", "crashes_without_bug", "late_inputs")
+    out += [f"{k}: {getattr(a, k)} against {getattr(b, k)}" for k in counts if getattr(a, k) != getattr(b, k)]
 
     def keyed(t: TrialBugs) -> dict[tuple[str, str, str], InputHit]:
         return {(h.instance, h.kind, h.name): h for h in t.hits}

@@ -146,8 +146,9 @@ def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: Ta
 
     def one(task: tuple[TrialResult, Path, Path], core: int | None) -> TrialResult:
         trial, afl_out, tdir = task
-        res = trial.with_bugs(attribute_trial(binary=binary, kept=trial_inputs(afl_out, trial.spec), seconds=trial.spec.seconds,
-                                              env=env, timeout_s=canary_yard.timeout_ms / 1000))
+        res = trial.with_bugs(attribute_trial(binary=binary, kept=trial_inputs(afl_out, trial.spec),
+                                              seconds=trial.spec.seconds, env=env,
+                                              timeout_s=canary_yard.timeout_ms / 1000))
         write_json_atomic(tdir / "trial.json", res.to_dict())
         say(f"{trial.spec.config} trial {trial.spec.index}: bugs triggered: "
             f"{', '.join(sorted(res.bugs.triggered())) if res.bugs else ''}")
