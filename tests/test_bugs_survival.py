@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,16 @@ def test_bug_report_says_when_nothing_was_triggered():
     assert any("no trial triggered any bug" in n for n in rep.notes)
     rep = sv.bug_report(trials={"a": [_trial(10)], "b": [_trial(10)]}, horizon_s=10)
     assert rep.bugs == () and any("no trial reached any canary" in n for n in rep.notes)
+
+
+def test_bug_report_names_the_crashes_no_canary_explains():
+    stray = replace(_trial(10, X=(1.0, 2.0)), crashes=30, crashes_without_bug=4)
+    rep = sv.bug_report(trials={"a": [_trial(10, X=(1.0, 2.0)), stray], "b": [_trial(10, X=(1.0, None))]},
+                        horizon_s=10)
+    note = next(n for n in rep.notes if n.startswith("crashes no canary explains"))
+    assert "a: 0, 4 (of 0, 30)" in note and "b:" not in note
+    rep = sv.bug_report(trials={"a": [_trial(10, X=(1.0, 2.0))], "b": [_trial(10)]}, horizon_s=10)
+    assert not any("no canary explains" in n for n in rep.notes)
 
 
 def test_only_one():

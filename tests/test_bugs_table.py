@@ -85,11 +85,16 @@ def test_per_trial_rows_are_the_trials_own_times(libs, libtiff_doc):
     for r, t in zip(rows, trials):
         assert r["yardstick_edges"] == t["yardstick"]["edges"]
         assert r["execs_per_s"] == pytest.approx(float(t["stats"]["execs_per_sec"]))
+        assert (r["crashes"], r["crashes_without_bug"]) == (t["bugs"]["crashes"], t["bugs"]["crashes_without_bug"])
         for bug, times in r["bugs"].items():
             assert times == {k: t["bugs"]["bugs"].get(bug, {}).get(k) for k in ("reach_s", "trigger_s")}
     text = table.markdown(libtiff_doc)
     assert "### libtiff, per trial (times to trigger)" in text
     assert text.count("not triggered |") == 10  # TIF006: reached in every trial, never triggered
+    assert lib["crashes"] == sum(t["bugs"]["crashes"] for t in trials) > 0
+    assert f"| none of {lib['crashes']:,} |" in text  # every libtiff crash triggered a canary
+    assert table._stray({"crashes": 1590, "crashes_without_bug": 28, "trials_with_crashes_without_bug": 2,
+                         "trials": 10}) == "28 of 1,590 (in 2 of 10 trials)"
     # read at 10 s: a later trigger is left out, and edges are the curve's by then
     early = next(x for x in table.table([table.load_run(f"libtiff={LIBTIFF}", libs)], libs,
                                         horizon_s=10.0)["libraries"] if x["library"] == "libtiff")["per_trial"]

@@ -470,7 +470,8 @@ def _event_times(trials: Sequence[TrialBugs], event: str, horizon_s: float, conf
 
 def report_notes(*, trials: Mapping[str, Sequence[TrialBugs]], bugs: Sequence[str],
                  tests: Sequence[LogRank], horizon_s: float) -> list[str]:
-    """What a reader must know before reading the figures: nothing triggered, nothing separates."""
+    """What a reader must know before reading the figures: nothing triggered, nothing separates, crashes
+    the canaries do not explain."""
     notes = []
     n = min((len(ts) for ts in trials.values()), default=0)
     if not bugs:
@@ -487,6 +488,15 @@ def report_notes(*, trials: Mapping[str, Sequence[TrialBugs]], bugs: Sequence[st
         notes.append(f"the replay found {', '.join(odd)} reached or triggered by a batch of inputs but by none of "
                      "them alone: the harness keeps state between inputs, so those events are attributed to no "
                      "input (make LLVMFuzzerTestOneInput stateless, as libFuzzer asks)")
+    stray = {c: [t.crashes_without_bug for t in ts] for c, ts in trials.items()
+             if any(t.crashes_without_bug for t in ts)}
+    if stray:
+        notes.append("crashes no canary explains (replayed alone, they triggered no known bug: another fault of the "
+                     "target, or one that needs the campaign process's state), per trial: "
+                     + "; ".join(f"{c}: {', '.join(map(str, v))} (of {', '.join(str(t.crashes) for t in trials[c])})"
+                                 for c, v in stray.items())
+                     + ". The time-to-bug figures leave them out; replay the trials' crashes with `autotune bugs "
+                     "replay` to see what they do")
     if 0 < n < 10:
         notes.append(f"{n} trials per configuration: Magma's figures and issue 38 ask for >= 10 before a "
                      "time-to-bug difference means much")

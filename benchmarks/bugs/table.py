@@ -93,7 +93,8 @@ def _trial_row(t: TrialResult, bugs: Sequence[str], horizon_s: float) -> dict:
             max((e for s, e in t.yardstick.curve if s <= horizon_s), default=0)
     times = {b: {"reach_s": event_time(t.bugs, b, "reach", horizon_s),
                  "trigger_s": event_time(t.bugs, b, "trigger", horizon_s)} for b in bugs}
-    return {"index": t.spec.index, "execs_per_s": t.execs_per_s, "yardstick_edges": edges, "bugs": times}
+    return {"index": t.spec.index, "execs_per_s": t.execs_per_s, "yardstick_edges": edges, "bugs": times,
+            "crashes": t.bugs.crashes, "crashes_without_bug": t.bugs.crashes_without_bug}
 
 
 def _cell(s: BugSurvival) -> dict:
@@ -132,6 +133,9 @@ def table(runs: Sequence[Run], libs: dict[str, buglibs.BugLibrary], *, horizon_s
                           "execs_per_s_median": run.outcome.execs_per_s.median,
                           "yardstick_edges_median": run.outcome.coverage.median,
                           "triggered_per_trial": median_interval(counts).to_dict(),
+                          "crashes": sum(t.crashes for t in trials),
+                          "crashes_without_bug": sum(t.crashes_without_bug for t in trials),
+                          "trials_with_crashes_without_bug": sum(1 for t in trials if t.crashes_without_bug),
                           "per_trial": [_trial_row(t, [b.id for b in lib.bugs], horizon_s)
                                         for t in run.outcome.trials if t.bugs is not None]})
         libraries.append(entry)
@@ -177,12 +181,21 @@ def _per_trial_lines(lib: dict) -> list[str]:
     rows = lib["per_trial"]
     bugs = list(rows[0]["bugs"]) if rows else []
     lines = [f"### {lib['library']}, per trial (times to trigger)", "",
-             "| trial | execs/s | yardstick edges | " + " | ".join(bugs) + " |", "|---" * (3 + len(bugs)) + "|"]
+             "| trial | execs/s | yardstick edges | crashes (no canary) | " + " | ".join(bugs) + " |",
+             "|---" * (4 + len(bugs)) + "|"]
     for r in rows:
         edges = "-" if r["yardstick_edges"] is None else f"{r['yardstick_edges']:,}"
         lines.append(f"| {r['index']} | {r['execs_per_s']:,.0f} | {edges} | "
+                     f"{r['crashes']:,} ({r['crashes_without_bug']:,}) | "
                      + " | ".join(_bug_text(r["bugs"][b]) for b in bugs) + " |")
     return lines
+
+
+def _stray(lib: dict) -> str:
+    """Crashes that triggered no canary when replayed alone: another fault of the library, or one that
+    needs the campaign process's state (the time-to-bug figures leave them out)."""
+    n, k = lib["crashes_without_bug"], lib["trials_with_crashes_without_bug"]
+    return f"none of {lib['crashes']:,}" if not n else f"{n:,} of {lib['crashes']:,} (in {k} of {lib['trials']} trials)"
 
 
 def markdown(doc: dict) -> str:
@@ -192,19 +205,23 @@ def markdown(doc: dict) -> str:
              "Per bug: how many trials reached and triggered its canary, the Kaplan-Meier median time (seconds "
              "from the campaign's start; `never`: the curve stays above one half) and the trigger's restricted "
              f"mean survival time to {h:g} s with its 95 % interval. A trial that never did is censored at "
-             f"{h:g} s. Written by `benchmarks/bugs/table.py` from each library's `autotune compare "
+             f"{h:g} s. Crashes no canary explains: kept crashes that, replayed alone, triggered no known bug "
+             "(another fault of the library, or one that needs the campaign process's state); the times leave "
+             "them out. Written by `benchmarks/bugs/table.py` from each library's `autotune compare "
              "--yardstick bugs` run.", "",
              "| library | runs | trials x length | AFL++ | builds by | execs/s median | yardstick edges median | "
-             "bugs triggered per trial |", "|---|---|---|---|---|---|---|---|"]
+             "bugs triggered per trial | crashes no canary explains (whole trials) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for lib in doc["libraries"]:
         name = f"{lib['library']} {lib['upstream']} ({lib['package']} {lib['version']}, {lib['suite']})"
         if not lib["measured"]:
-            lines.append(f"| {name} | not measured yet | | | | | | |")
+            lines.append(f"| {name} | not measured yet | | | | | | | |")
             continue
         per = lib["triggered_per_trial"]
         lines.append(f"| {name} | `{lib['source']}` ({lib['config']}) | {lib['trials']} x {lib['trial_seconds']:g} s | "
                      f"{lib['aflpp']} | {compilers_text(lib['compilers'])} | {lib['execs_per_s_median']:,.0f} | "
-                     f"{lib['yardstick_edges_median']:,.0f} | {per['median']:g} [{per['low']:g}, {per['high']:g}] |")
+                     f"{lib['yardstick_edges_median']:,.0f} | {per['median']:g} [{per['low']:g}, {per['high']:g}] | "
+                     f"{_stray(lib)} |")
     lines += ["", "| library | bug | CVE | fix | canary site | reached | median reach | triggered | median trigger "
               "| RMST of trigger [95 %] |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["rows"]:
