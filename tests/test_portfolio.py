@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from autotune import afl
 from autotune.cli.main import app
 from autotune.compare.config import ConfigSpec, parse_config
 from autotune.errors import AutotuneError
 from autotune.portfolio.hosts import Host, parse_cpus, parse_hosts
 from autotune.portfolio.model import MAIN, SECONDARY, aflpp_variation, make_portfolio
+from autotune.trials.ensemble import strategy_flag
 
 
 def _cli(*args, env=None):
@@ -61,6 +63,16 @@ def test_roles_variations_and_configs_in_turn(tmp_path):
     assert sum(args[:2] == ("-p", "explore") for args, _ in var) == 4
     assert sum(args[:2] == ("-p", "exploit") for args, _ in var) == 2
     assert sum("-L" in args for args, _ in var) == 1 and sum("-Z" in args for args, _ in var) == 1
+    # the strategy as the AFL++ that runs them spells it: -P (mutation strategy) from 4.10c, where the
+    # power schedule's default is already explore; -p (power schedule) on 4.04c or when unknown
+    new = afl.AflppVersion(5, 2, "c")
+    assert aflpp_variation(1, new) == (("-P", "explore"), {"AFL_DISABLE_TRIM": "1"})
+    assert aflpp_variation(2, new)[0] == ("-P", "exploit")
+    assert aflpp_variation(1, afl.AflppVersion(4, 4, "c"))[0] == ("-p", "explore") == aflpp_variation(1)[0]
+    assert aflpp_variation(1, afl.AflppVersion(4, 9, "c"))[0][0] == "-p"
+    assert aflpp_variation(1, afl.AflppVersion(4, 10, "c"))[0][0] == "-P"
+    newer = make_portfolio(configs=cfgs, hosts=hosts, afl_version=new)
+    assert newer.on("a")[1].afl_args == ("-P", "explore") and newer.main_of("a").afl_args == ()
     # more instances than cores: said, never silent
     said = []
     p = make_portfolio(configs=cfgs[:1], hosts=hosts[1:], instances=3, warn=said.append)
@@ -226,7 +238,9 @@ def test_compare_runs_portfolios_as_ensemble_trials(tmp_path):
         t = c["trials"][0]
         members = t["spec"]["members"]
         assert [(m["name"], m["role"]) for m in members] == [("main", "main"), ("s1", "secondary")]
-        assert members[1]["afl_args"] == ["-p", "explore"] and members[1]["env"]["AFL_DISABLE_TRIM"] == "1"
+        fuzz = afl.find_tool("afl-fuzz", env=afl.base_env())
+        flag = strategy_flag(afl.aflpp_version(fuzz))  # -P from 4.10c, -p on 4.04c
+        assert members[1]["afl_args"] == [flag, "explore"] and members[1]["env"]["AFL_DISABLE_TRIM"] == "1"
         assert set(t["stats"]["members"]) == {"main", "s1"}
         assert t["stats"]["execs_per_sec"] == pytest.approx(sum(m["execs_per_sec"] for m in t["stats"]["members"].values()),
                                                             rel=1e-3)

@@ -14,7 +14,7 @@ from autotune.cli.options import JsonOpt, OutDirOpt, TargetOptions, option_group
 HELP = (
     "Write a campaign of afl-fuzz instances as AFL++ documents parallel fuzzing: one -M main per machine "
     "and -S secondaries in one output directory (AFL++'s variations on the secondaries: AFL_DISABLE_TRIM, "
-    "-p explore/exploit, -L 0, -Z; with --cmplog, AFL++'s CMPLOG companion), each instance pinned to a CPU under its env file, and for several "
+    "-P/-p explore/exploit, -L 0, -Z; with --cmplog, AFL++'s CMPLOG companion), each instance pinned to a CPU under its env file, and for several "
     "machines (--hosts) the sync of the main instances' queues between them. --config gives the "
     "configurations (as `autotune compare` takes them: default, an env file such as race/autotune-run.env) "
     "to the instances in turn: the first to each machine's main. Builds every binary first; writes "

@@ -290,11 +290,13 @@ def check_tools(*, configs: Sequence[Configuration], env: Mapping[str, str]) -> 
         afl.find_tool("afl-clang-fast", env=env)
 
 
-def ensemble_members(c: Configuration, binary_of: Callable[[Configuration], str]) -> tuple:
-    """The afl-fuzz instances of a portfolio configuration (autotune.trials.ensemble.portfolio_members)."""
+def ensemble_members(c: Configuration, binary_of: Callable[[Configuration], str],
+                     afl_version: afl.AflppVersion | None = None) -> tuple:
+    """The afl-fuzz instances of a portfolio configuration (autotune.trials.ensemble.portfolio_members),
+    the secondaries' variations spelt for the afl-fuzz of ``afl_version``."""
     from autotune.trials.ensemble import portfolio_members
 
-    return portfolio_members([(binary_of(m), m.run_vars) for m in c.members])
+    return portfolio_members([(binary_of(m), m.run_vars) for m in c.members], afl_version)
 
 
 def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configuration], trials: int, seconds: int,
@@ -343,9 +345,11 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
         return built[key]
 
     members: dict[str, tuple] = {}
+    fuzz_version = afl.aflpp_version(afl.find_tool("afl-fuzz", env=benv), env=benv) \
+        if any(c.members for c in configs) else None
     for c in configs:
         binaries[c.name] = binary_of(c)
-        members[c.name] = tuple(replace(m, env=campaign(m.env)) for m in ensemble_members(c, binary_of)) \
+        members[c.name] = tuple(replace(m, env=campaign(m.env)) for m in ensemble_members(c, binary_of, fuzz_version)) \
             if c.members else ()
     by_name = {c.name: c for c in configs}
     specs = [TrialSpec(config=name, index=k, binary=binaries[name], env=campaign(by_name[name].run_vars),

@@ -38,10 +38,10 @@ def build_portfolio(*, spec, seeds: Path, configs: Sequence[str], instances: int
     out_dir = Path(out_dir).resolve()
     cfgs = parse_configs(list(configs))
     hosts = read_hosts(hosts_file, default_root=out_dir / "hosts") if hosts_file else [this_host(out_dir=out_dir)]
-    p = make_portfolio(configs=cfgs, hosts=hosts, instances=instances, sync_interval_s=sync_interval_s, cmplog=cmplog,
-                       warn=warn)
     env = afl.base_env()
     fuzz = afl.find_tool("afl-fuzz", env=env)
+    p = make_portfolio(configs=cfgs, hosts=hosts, instances=instances, sync_interval_s=sync_interval_s, cmplog=cmplog,
+                       warn=warn, afl_version=afl.aflpp_version(fuzz, env=env))
     known = afl.known_variables(tools=[str(fuzz)])
     binaries: dict[str, str] = {}
     by_key: dict[tuple, str] = {}

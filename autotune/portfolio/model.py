@@ -34,7 +34,7 @@ class Instance:
     role: str  # main (-M) or secondary (-S)
     cpu: int
     config: Configuration
-    afl_args: tuple[str, ...] = ()  # afl-fuzz options of its variation (-p explore, -L 0, -Z)
+    afl_args: tuple[str, ...] = ()  # afl-fuzz options of its variation (-P explore, -L 0, -Z)
     afl_env: tuple[tuple[str, str], ...] = ()  # afl-fuzz variables of its variation (AFL_DISABLE_TRIM)
     # AFL++'s CMPLOG companion (afl-fuzz -c: the target built by afl-clang-fast under AFL_LLVM_CMPLOG=1);
     # its CMPLOG options (-l 2AT) are in afl_args
@@ -92,12 +92,13 @@ def cmplog_args(k: int) -> tuple[str, ...]:
 
 def make_portfolio(*, configs: Sequence[Configuration], hosts: Sequence[Host], instances: int | None = None,
                    sync_interval_s: int = DEFAULT_SYNC_INTERVAL_S, cmplog: int = 0,
-                   warn: Callable[[str], None] | None = None) -> Portfolio:
+                   warn: Callable[[str], None] | None = None, afl_version=None) -> Portfolio:
     """``instances`` per machine (default: its cores), the ``configs`` given to them in turn (instance
     j of a machine, j = 0 its main, takes configs[j mod len]), AFL++'s variations on the
     secondaries. ``cmplog``: so many secondaries of each machine (the first ones) also run AFL++'s
     CMPLOG companion, as AFL++'s recipe has one or two of them (:func:`cmplog_args`). More instances
-    than a machine's cores is said in ``warn``: they share CPUs (never silently)."""
+    than a machine's cores is said in ``warn``: they share CPUs (never silently). ``afl_version``:
+    the afl-fuzz that will run them, whose spelling of the variations they get (None: the old one)."""
     if not configs:
         raise AutotuneError("a portfolio needs at least one configuration", fix="give --config default (or an env file)")
     if instances is not None and instances < 1:
@@ -116,7 +117,7 @@ def make_portfolio(*, configs: Sequence[Configuration], hosts: Sequence[Host], i
             raise AutotuneError(f"--cmplog {cmplog}: host {h.name} runs {n - 1} secondar{'y' if n == 2 else 'ies'}, "
                                 "and CMPLOG runs on secondaries only",
                                 fix=f"give --cmplog {n - 1} or fewer, or more --instances")
-        for r in instance_roles(n):
+        for r in instance_roles(n, afl_version):
             j = r.index
             with_cmplog = 1 <= j <= cmplog
             out.append(Instance(name=f"{r.name}-{h.name}", host=h.name, role=r.role, cpu=h.cpus[j % h.cores],

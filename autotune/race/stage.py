@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from autotune import llvm
+from autotune import afl, llvm
 from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
@@ -84,10 +84,19 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
     from autotune.trials.ensemble import portfolio_members
 
     by_name = contestants
+    versions: dict[str, Any] = {}
+
+    def fuzz_version():
+        """The afl-fuzz the trials run, once: how its secondaries' variations are spelt."""
+        if "afl-fuzz" not in versions:
+            benv = afl.base_env(caller_env)
+            versions["afl-fuzz"] = afl.aflpp_version(afl.find_tool("afl-fuzz", env=benv), env=benv)
+        return versions["afl-fuzz"]
 
     def members(name: str) -> tuple:
         """A portfolio contestant's afl-fuzz instances (binaries keyed <name>#<j>), AFL++'s variations."""
-        return portfolio_members([(binaries[f"{name}#{j}"], m.env) for j, m in enumerate(by_name[name].members)])
+        return portfolio_members([(binaries[f"{name}#{j}"], m.env) for j, m in enumerate(by_name[name].members)],
+                                 fuzz_version())
 
     def run(specs: Sequence[TrialPlan]) -> list[TrialFigures]:
         afl_specs = [AflTrial(config=s.contestant, index=s.repeat, binary=str(binaries[s.contestant]),

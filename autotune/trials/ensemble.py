@@ -21,22 +21,37 @@ from autotune.trials.trial import (_ANSI, INDEX_FILE_NAME, START_SLACK_S, Member
 from autotune.trials.yardstick import pin_prefix
 
 
-def aflpp_variation(i: int) -> tuple[tuple[str, ...], dict[str, str]]:
+# AFL++ 4.10c added the mutation strategy ``-P explore|exploit`` that its recipe for secondaries now
+# names; before it the recipe varied the power schedule (``-p explore|exploit``). From 4.09c the
+# power schedule's default is explore itself, so ``-p explore`` would be no variation at all there.
+STRATEGY_FLAG_SINCE = (4, 10)
+
+
+def strategy_flag(afl_version: afl.AflppVersion | None) -> str:
+    """How the afl-fuzz of ``afl_version`` spells the secondaries' explore / exploit variation:
+    ``-P`` (mutation strategy) from 4.10c, ``-p`` (power schedule) before it or when unknown."""
+    if afl_version is not None and (afl_version.major, afl_version.minor) >= STRATEGY_FLAG_SINCE:
+        return "-P"
+    return "-p"
+
+
+def aflpp_variation(i: int, afl_version: afl.AflppVersion | None = None) -> tuple[tuple[str, ...], dict[str, str]]:
     """afl-fuzz options and variables of secondary ``i`` (1, 2, ...) by AFL++'s documented recipe for
-    secondaries (docs/fuzzing_in_depth.md): about 60 % AFL_DISABLE_TRIM, 40 % an exploring and 20 % an
-    exploiting schedule (``-p explore`` / ``-p exploit``: AFL++ 4.04c's power schedules; later
-    releases spell the strategy ``-P``), 10 % ``-L 0`` (MOpt), 10 % ``-Z`` (sequential queue), by the
-    index modulo 10 so any N gets the proportions as nearly as it can."""
+    secondaries (docs/fuzzing_in_depth.md): about 60 % AFL_DISABLE_TRIM, 40 % exploring and 20 %
+    exploiting (:func:`strategy_flag`: the mutation strategy ``-P`` on the AFL++ that has it, the
+    power schedule ``-p`` on older ones), 10 % ``-L 0`` (MOpt), 10 % ``-Z`` (sequential queue), by
+    the index modulo 10 so any N gets the proportions as nearly as it can."""
     if i < 1:
         raise ValueError("secondaries are numbered from 1")
     args: list[str] = []
     env: dict[str, str] = {}
+    flag = strategy_flag(afl_version)
     if i % 10 < 6:
         env["AFL_DISABLE_TRIM"] = "1"
     if i % 5 in (1, 3):
-        args += ["-p", "explore"]
+        args += [flag, "explore"]
     elif i % 5 == 2:
-        args += ["-p", "exploit"]
+        args += [flag, "exploit"]
     if i % 10 == 4:
         args += ["-L", "0"]
     if i % 10 == 7:
@@ -68,21 +83,24 @@ def afl_role_flag(role: str) -> str:
     return "-M" if role == MAIN else "-S"
 
 
-def instance_roles(n: int) -> list[InstanceRole]:
-    """The ``n`` instances of a portfolio: the main, then secondaries s1, s2, ... with AFL++'s variations."""
+def instance_roles(n: int, afl_version: afl.AflppVersion | None = None) -> list[InstanceRole]:
+    """The ``n`` instances of a portfolio: the main, then secondaries s1, s2, ... with AFL++'s
+    variations as the afl-fuzz of ``afl_version`` spells them."""
     out = []
     for j in range(n):
-        args, env = aflpp_variation(j) if j else ((), {})
+        args, env = aflpp_variation(j, afl_version) if j else ((), {})
         out.append(InstanceRole(index=j, name="main" if j == 0 else f"s{j}", role=MAIN if j == 0 else SECONDARY,
                                 afl_args=args, afl_env=env))
     return out
 
 
-def portfolio_members(instances: Sequence[tuple[str, Mapping[str, str]]]) -> tuple[Member, ...]:
+def portfolio_members(instances: Sequence[tuple[str, Mapping[str, str]]],
+                      afl_version: afl.AflppVersion | None = None) -> tuple[Member, ...]:
     """The afl-fuzz instances of a portfolio, from each one's (binary, variables): ``main`` (-M), then
-    ``s1``, ``s2``, ... (-S) with AFL++'s documented variations (:func:`aflpp_variation`)."""
+    ``s1``, ``s2``, ... (-S) with AFL++'s documented variations (:func:`aflpp_variation`) as the
+    afl-fuzz of ``afl_version`` spells them."""
     return tuple(Member(name=r.name, role=r.role, binary=str(binary), env={**env, **r.afl_env}, afl_args=r.afl_args)
-                 for r, (binary, env) in zip(instance_roles(len(instances)), instances))
+                 for r, (binary, env) in zip(instance_roles(len(instances), afl_version), instances))
 
 
 def ensemble_inputs(afl_out: Path):
