@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from targets.debsrc import deb_src_entries
+from targets.debsrc import deb_src_entries, source_versions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,3 +61,15 @@ def test_setup_writes_no_apt_configuration():
     assert "bash .ci/setup.sh --tests && .venv/bin/python -m pytest -q" in run
     readme = (ROOT / "README.md").read_text()
     assert "bash .ci/setup.sh --tests && .venv/bin/python -m pytest -q" in readme.split("## ")[0]
+
+
+def test_source_versions_lists_what_showsrc_offers_newest_first():
+    """When the version apt picks cannot be downloaded (a security pool answering 404: zlib on this
+    project's machines), fetch_source tries the others apt-cache showsrc lists, newest first."""
+    showsrc = ("Package: zlib\nBinary: zlib1g\nVersion: 1.2.13.dfsg-1\nFormat: 3.0 (quilt)\n\n"
+               "Package: zlib\nBinary: zlib1g\nVersion: 1:1.2.11.dfsg-2+deb11u2\n\n"
+               "Package: zlib\nVersion: 1.2.13.dfsg-1+deb12u1\n\n"
+               "Package: zlib\nVersion: 1.2.13.dfsg-1\n\n"  # listed twice (two suites): tried once
+               "Package: zlib-other\nVersion: 9.9-1\n")
+    assert source_versions(showsrc, "zlib") == ["1:1.2.11.dfsg-2+deb11u2", "1.2.13.dfsg-1+deb12u1", "1.2.13.dfsg-1"]
+    assert source_versions("", "zlib") == []

@@ -99,6 +99,32 @@ def _apt_options(root: Path) -> list[str]:
             "-o", "APT::Sandbox::User=root"]
 
 
+def source_versions(showsrc: str, package: str) -> list[str]:
+    """The versions of source ``package`` in ``apt-cache showsrc``'s output, newest first (apt's
+    own order of comparison, ``dpkg --compare-versions``), each once."""
+    import functools
+
+    versions: list[str] = []
+    for stanza in re.split(r"\n\s*\n", showsrc):
+        pkg = re.search(r"^Package:\s*(\S+)", stanza, re.M)
+        ver = re.search(r"^Version:\s*(\S+)", stanza, re.M)
+        if pkg and ver and pkg.group(1) == package and ver.group(1) not in versions:
+            versions.append(ver.group(1))
+
+    def newer(a: str, b: str) -> int:
+        if shutil.which("dpkg") is None:
+            return 0
+        gt = subprocess.run(["dpkg", "--compare-versions", a, "gt", b], capture_output=True).returncode == 0
+        return -1 if gt else (0 if a == b else 1)
+
+    return sorted(versions, key=functools.cmp_to_key(newer))
+
+
+def _is_download_failure(stderr: str) -> bool:
+    """apt-get source found the package but could not download it (a pool answering 404, say)."""
+    return "Failed to fetch" in stderr or "Unable to fetch" in stderr
+
+
 def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC, suite: str | None = None,
                  version: str | None = None, skip_patches: bool = False) -> list[Path]:
     """``apt-get source package`` into ``dest`` with a private, temporary apt configuration.
@@ -106,7 +132,10 @@ def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC, suite: st
     ``suite`` (e.g. "bullseye") takes the source from that release instead of the installed one,
     ``version`` pins the Debian version (``package=version``), ``skip_patches`` unpacks upstream's
     pristine tree (``dpkg-source -x --skip-patches``: Debian's patches stay in debian/patches,
-    unapplied). Returns the unpacked trees (``dest/<package>-<version>``); SourceUnavailable says why not.
+    unapplied). Without ``version``, when the version apt picks cannot be downloaded (a security
+    pool that answers 404 for it, seen on this project's machines for zlib), every other version
+    ``apt-cache showsrc`` lists is tried, newest first. Returns the unpacked trees
+    (``dest/<package>-<version>``); SourceUnavailable says why not.
     """
     apt = shutil.which("apt-get")
     if apt is None:
@@ -118,22 +147,39 @@ def fetch_source(package: str, *, dest: Path, apt_etc: Path = APT_ETC, suite: st
         raise SourceUnavailable(f"no deb entries configured under {apt_etc} to derive deb-src entries from")
     if suite:
         entries = with_suite(entries, codename=entries_codename(entries, installed=system_codename()), suite=suite)
-    source_args = ["source", *(["--download-only"] if skip_patches else []),
-                   f"{package}={version}" if version else package]
     dest.mkdir(parents=True, exist_ok=True)
+
+    def source_args(v: str | None) -> list[str]:
+        return ["source", *(["--download-only"] if skip_patches else []), f"{package}={v}" if v else package]
+
     with tempfile.TemporaryDirectory(prefix="autotune-apt-") as tmp:
         root = Path(tmp)
         opts = _apt_options(root)
         (root / "sources.list.d" / "autotune-src.sources").write_text(entries)
-        for args, cwd in ((["update"], root), (source_args, dest)):
+
+        def run(tool: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
             try:
-                proc = subprocess.run([apt, "-qq", *opts, *args], cwd=cwd, capture_output=True, text=True,
+                return subprocess.run([tool, "-qq", *opts, *args], cwd=cwd, capture_output=True, text=True,
                                       timeout=TIMEOUT_S)
             except subprocess.TimeoutExpired as exc:
-                raise SourceUnavailable(f"apt-get {' '.join(args)} took over {TIMEOUT_S} s") from exc
-            if proc.returncode != 0:
-                raise SourceUnavailable(f"apt-get {' '.join(args)} failed (exit {proc.returncode}): "
-                                        f"{proc.stderr.strip()[-500:]}")
+                raise SourceUnavailable(f"{Path(tool).name} {' '.join(args)} took over {TIMEOUT_S} s") from exc
+
+        proc = run(apt, ["update"], root)
+        if proc.returncode != 0:
+            raise SourceUnavailable(f"apt-get update failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+        proc = run(apt, source_args(version), dest)
+        failures = [] if proc.returncode == 0 else [f"{version or 'the version apt picks'}: {proc.stderr.strip()[-300:]}"]
+        if proc.returncode != 0 and version is None and _is_download_failure(proc.stderr):
+            cache_tool = shutil.which("apt-cache")
+            shown = run(cache_tool, ["showsrc", package], root) if cache_tool else None
+            for v in source_versions(shown.stdout if shown and shown.returncode == 0 else "", package):
+                proc = run(apt, source_args(v), dest)
+                if proc.returncode == 0:
+                    break
+                failures.append(f"{v}: {proc.stderr.strip()[-300:]}")
+        if proc.returncode != 0:
+            raise SourceUnavailable(f"apt-get source {package} failed for every version the archive lists: "
+                                    + " | ".join(failures))
     if skip_patches:
         for dsc in sorted(dest.glob(f"{package}_*.dsc")):
             tree = dest / f"{package}-{dsc.stem.split('_')[1].split('-')[0].split(':')[-1]}"
