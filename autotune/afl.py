@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from autotune.errors import ToolMissingError
+from autotune.paths import CANARY_INCLUDE_VAR
 
 # afl-fuzz aborts on a piped core_pattern and on a scaling CPU governor unless told otherwise, and
 # pins itself to a free core; these let it run on a shared host without changing the host.
@@ -103,10 +104,11 @@ def runtime_afl_env(binary: str, config_env: Mapping[str, str]) -> dict[str, str
 
 
 def base_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without AFL/AUTOTUNE variables (so only the files' settings apply)."""
+    """The caller's environment without AFL/AUTOTUNE variables (so only the files' settings apply),
+    but for where the cache, the compilers and a user's canary.h are (AUTOTUNE_CANARY_INCLUDE)."""
     src = os.environ if env is None else env
     keep = {k: v for k, v in src.items() if not k.startswith(("AFL_", "AUTOTUNE_", "__AFL"))}
-    for k in ("AUTOTUNE_CACHE_DIR", "AUTOTUNE_CC", "AUTOTUNE_CXX"):
+    for k in ("AUTOTUNE_CACHE_DIR", "AUTOTUNE_CC", "AUTOTUNE_CXX", CANARY_INCLUDE_VAR):
         if k in src:
             keep[k] = src[k]
     return keep

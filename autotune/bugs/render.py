@@ -26,6 +26,8 @@ def bugs_markdown(rep: BugReport, *, aflpp: str = "") -> list[str]:
              f"time to the bug up to {h:g} s, never counted as {h:g}; lower is sooner) with its 95 % interval "
              "(normal, Klein-Moeschberger variance of the Kaplan-Meier estimate). Baseline for the tests: "
              f"**{rep.baseline}**.", ""]
+    if rep.scope:
+        lines += [f"**Scope:** {rep.scope}.", ""]
     if not rep.bugs:
         return lines + ["No trial reached any canary.", ""] + [f"- {n}" for n in rep.notes]
     for event, title in (("trigger", "Time to trigger (s)"), ("reach", "Time to reach (s)")):

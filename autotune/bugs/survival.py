@@ -150,6 +150,7 @@ class BugReport:
     only: dict[str, str]  # bug -> the one configuration that triggered it
     notes: tuple[str, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    scope: str = ""  # what the judgement is restricted to (autotune.bugs.depth.BugScope), "" for every bug
 
     def cell(self, config: str, bug: str, event: str = "trigger") -> BugSurvival:
         return next(s for s in self.survival if s.config == config and s.bug == bug and s.event == event)
@@ -160,7 +161,7 @@ class BugReport:
                 "logrank": [t.to_dict() for t in self.logrank], "combined": [t.to_dict() for t in self.combined],
                 "per_trial": {c: s.to_dict() for c, s in self.per_trial.items()},
                 "per_trial_tests": [t.to_dict() for t in self.per_trial_tests], "only": dict(self.only),
-                "notes": list(self.notes)}
+                "notes": list(self.notes), **({"scope": self.scope} if self.scope else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "BugReport":
@@ -172,7 +173,7 @@ class BugReport:
                    combined=tuple(LogRank.from_dict(t) for t in d["combined"]),
                    per_trial={c: Summary.from_dict(s) for c, s in d["per_trial"].items()},
                    per_trial_tests=tuple(CountTest.from_dict(t) for t in d["per_trial_tests"]),
-                   only=dict(d["only"]), notes=tuple(d.get("notes", ())))
+                   only=dict(d["only"]), notes=tuple(d.get("notes", ())), scope=str(d.get("scope", "")))
 
 
 def event_time(trial: TrialBugs, bug: str, event: str, horizon_s: float) -> float | None:
@@ -412,14 +413,30 @@ def only_one(triggered: Mapping[str, set[str] | frozenset[str]]) -> dict[str, st
     return {b: cs[0] for b, cs in sorted(who.items()) if len(cs) == 1}
 
 
+def restrict(trial: TrialBugs, keep) -> TrialBugs:
+    """``trial`` with only the bugs ``keep(bug)`` admits (its inputs, crashes and notes as they were)."""
+    from dataclasses import replace
+
+    return replace(trial, bugs={b: t for b, t in trial.bugs.items() if keep(b)},
+                   unexplained=tuple(b for b in trial.unexplained if keep(b)))
+
+
 def bug_report(*, trials: Mapping[str, Sequence[TrialBugs]], horizon_s: float, baseline: str | None = None,
-               events: Sequence[str] = EVENTS, indices: Mapping[str, Sequence[int]] | None = None) -> BugReport:
+               events: Sequence[str] = EVENTS, indices: Mapping[str, Sequence[int]] | None = None,
+               scope=None) -> BugReport:
     """The survival statistics of every bug any trial reached by ``horizon_s``, per configuration
     (``trials``, in the order given; the baseline is ``baseline`` or the first). A compare's horizon
     is its trials' length; a shorter one reads every trial as if it had stopped there (pooling arms
     of different lengths, benchmarks/bugs/pool.py). ``indices``: per configuration its trials' indices
     (a compare's trial k of every configuration ran with the same afl-fuzz seed: the combined test's
-    pairs); without, the combined test treats the trials as unpaired."""
+    pairs); without, the combined test treats the trials as unpaired. ``scope``
+    (autotune.bugs.depth.BugScope): judge on its bugs only (a depth class chosen before the study),
+    the others left out of every figure and test and named in the report's scope line."""
+    scope_line = ""
+    if scope is not None:
+        scope_line = scope.describe(n for ts in trials.values() for t in ts for n in t.bugs
+                                    if any(event_time(t, n, e, horizon_s) is not None for e in EVENTS))
+        trials = {c: [restrict(t, scope.keeps) for t in ts] for c, ts in trials.items()}
     configs = tuple(trials)
     if not configs:
         raise ValueError("no configurations")
@@ -455,7 +472,8 @@ def bug_report(*, trials: Mapping[str, Sequence[TrialBugs]], horizon_s: float, b
     return BugReport(horizon_s=float(horizon_s), baseline=base, configs=configs, bugs=bugs, survival=survival,
                      logrank=tuple(tests), combined=tuple(combined), per_trial=per_trial,
                      per_trial_tests=count_tests, only=only,
-                     notes=tuple(report_notes(trials=trials, bugs=bugs, tests=tests, horizon_s=horizon_s)))
+                     notes=tuple(report_notes(trials=trials, bugs=bugs, tests=tests, horizon_s=horizon_s)),
+                     scope=scope_line)
 
 
 def _event_times(trials: Sequence[TrialBugs], event: str, horizon_s: float, config: str,

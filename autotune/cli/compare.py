@@ -67,6 +67,12 @@ def compare_cmd(
     resume: Annotated[bool, typer.Option(
         "--resume", help="Finish a stopped compare in --out: keep every trial it finished (run as this compare "
                          "asks; anything else is an error) and run the rest.")] = False,
+    depth: Annotated[Optional[list[str]], typer.Option(
+        "--depth", help="With --yardstick bugs: judge on the bugs of these depth classes only (shallow, mid, deep; "
+                        "repeat or comma-separate), by --depths; chosen before the study (docs/BUGS.md, Depth).")] = None,
+    depths: Annotated[Optional[Path], typer.Option(
+        "--depths", help="Where --depth's classes come from: a bug table's JSON (benchmarks/bugs/table.py) or a "
+                         "calibration compare's compare.json (its first configuration's trials).")] = None,
     no_plot: NoPlotOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -81,6 +87,14 @@ def compare_cmd(
     if yardstick not in (*CHOICES, BUGS):
         raise AutotuneError(f"--yardstick {yardstick!r} is not one of {', '.join((*CHOICES, BUGS))}",
                             fix="pass --yardstick pcguard, --yardstick llvm-cov or --yardstick bugs")
+    scope = None
+    if depth or depths is not None:
+        from autotune.bugs.depth import BugScope
+
+        if yardstick != BUGS or not depth or depths is None:
+            raise AutotuneError("--depth and --depths restrict a judgement by bugs and go together",
+                                fix="pass --yardstick bugs --depth mid --depths benchmarks/results/bugtable-*.json")
+        scope = BugScope.read(depth, depths)
     spec = target.recipe()
     say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
     if remeasure is not None:
@@ -94,7 +108,8 @@ def compare_cmd(
                                 fix="drop --config/--corpus")
         src = remeasure.resolve()
         res = remeasure_compare(source=src, out_dir=out_dir or src.with_name(f"{src.name}-{yardstick}"),
-                                yardstick=yardstick, spec=spec, jobs=jobs, plot=not no_plot, progress=say)
+                                yardstick=yardstick, spec=spec, jobs=jobs, plot=not no_plot, progress=say,
+                                bug_scope=scope)
     else:
         if spec is None:
             raise AutotuneError("no target given", fix="pass --demo, --source FILE (repeat), or --build-script FILE")
@@ -113,7 +128,7 @@ def compare_cmd(
             raise AutotuneError(f"two configurations are named {dup[0]!r}", fix="give each --portfolio its own NAME")
         res = run_compare(spec=spec, corpus=corpus, configs=configs, trials=trials, seconds=secs,
                           out_dir=out_dir or Path("compare-out"), jobs=jobs, rng_seed=seed, plot=not no_plot,
-                          yardstick=yardstick, progress=say, resume=resume)
+                          yardstick=yardstick, progress=say, resume=resume, bug_scope=scope)
     if json_out:
         print_json(res.to_dict())
         return

@@ -165,16 +165,17 @@ def _bug_report_from(d: Mapping | None) -> "BugReport | None":
     return BugReport.from_dict(d)
 
 
-def bug_report_of(outcomes: Sequence["ConfigOutcome"], seconds: float) -> "BugReport | None":
+def bug_report_of(outcomes: Sequence["ConfigOutcome"], seconds: float, scope=None) -> "BugReport | None":
     """The survival statistics of the trials' time-to-bug (None when no trial was attributed); the
-    first configuration is the baseline."""
+    first configuration is the baseline; ``scope`` (autotune.bugs.depth.BugScope) restricts the
+    judgement to its bugs."""
     if not any(t.bugs is not None for o in outcomes for t in o.trials):
         return None
     from autotune.bugs.survival import bug_report
 
     return bug_report(trials={o.config.name: [t.bugs for t in o.trials if t.bugs is not None] for o in outcomes},
                       indices={o.config.name: [t.spec.index for t in o.trials if t.bugs is not None] for o in outcomes},
-                      horizon_s=float(seconds))
+                      horizon_s=float(seconds), scope=scope)
 
 
 def finished_trial(spec: TrialSpec, yard: Yardstick) -> TrialResult | None:
@@ -302,11 +303,12 @@ def ensemble_members(c: Configuration, binary_of: Callable[[Configuration], str]
 def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configuration], trials: int, seconds: int,
                 out_dir: Path, jobs: int | None = None, rng_seed: int = 0, plot: bool = True,
                 env: Mapping[str, str] | None = None, host: bool = True, yardstick: str = "pcguard",
-                progress: Callable[[str], None] | None = None, resume: bool = False) -> CompareResult:
+                progress: Callable[[str], None] | None = None, resume: bool = False, bug_scope=None) -> CompareResult:
     """Build every configuration, run ``trials`` x ``configs`` afl-fuzz trials of ``seconds`` (interleaved,
     ``jobs`` at once), measure each by the yardstick (``yardstick``: pcguard or llvm-cov, see
     autotune.trials.yardstick.choose_yardstick), write the outputs; the result. With ``resume``, the
-    trials a stopped compare in ``out_dir`` finished are kept (:func:`finished_trial`), the rest run."""
+    trials a stopped compare in ``out_dir`` finished are kept (:func:`finished_trial`), the rest run.
+    ``bug_scope`` (with the bugs yardstick): judge on its bugs only (autotune.bugs.depth.BugScope)."""
     say = progress or (lambda _m: None)
     from autotune.bugs import yardstick as bugs_yardstick
 
@@ -380,7 +382,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
     outcomes = tuple(outcome_of(config=c, binary=binaries[c.name], trials=[r for r in results if r.spec.config == c.name])
                      for c in configs)
     notes = outcome_notes(outcomes, yard)
-    bugs = bug_report_of(outcomes, seconds) if by_bugs else None
+    bugs = bug_report_of(outcomes, seconds, bug_scope) if by_bugs else None
     if kept:
         notes.append(f"resumed: {len(kept)} of {len(specs)} trials were finished by a stopped compare and kept "
                      f"(their trial.json); the wall time is this run's")

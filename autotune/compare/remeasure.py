@@ -90,9 +90,10 @@ def _measure_all(*, tasks: Sequence[tuple[TrialResult, Path, Path]], yardstick: 
 
 def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: TargetSpec | None = None,
                       jobs: int | None = None, plot: bool = True, env: Mapping[str, str] | None = None,
-                      progress: Callable[[str], None] | None = None) -> CompareResult:
+                      progress: Callable[[str], None] | None = None, bug_scope=None) -> CompareResult:
     """The comparison in ``source`` measured again by ``yardstick`` (pcguard or llvm-cov), written to
-    ``out_dir`` (another directory); the result."""
+    ``out_dir`` (another directory); the result. ``bug_scope``: with the bugs yardstick, judge on its
+    bugs only (autotune.bugs.depth.BugScope)."""
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
     source, out_dir = source.resolve(), out_dir.resolve()
@@ -170,6 +171,6 @@ def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: Ta
               "pairs": [p.to_dict() for p in old.pairs], "remeasure_wall_s": round(time.monotonic() - t0, 1),
               "by": "bugs"}
     res = replace(old, configs=outcomes, out_dir=str(out_dir), notes=tuple(notes), remeasure=before,
-                  bugs=bug_report_of(outcomes, old.seconds))
+                  bugs=bug_report_of(outcomes, old.seconds, bug_scope))
     write_outputs(result=res, out_dir=out_dir, plot=plot)
     return res

@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.io import file_lock
-from autotune.paths import cache_dir
+from autotune.paths import CANARY_INCLUDE_VAR, cache_dir, canary_include_dir
 from autotune.target.record import read_record, sha256_file, write_record
 from autotune.target.recipe import TargetSpec
 
@@ -54,6 +54,8 @@ def build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], env:
     if cc_kind not in CC_KINDS:
         raise AutotuneError(f"unknown compiler kind {cc_kind!r}", fix=f"use one of {', '.join(CC_KINDS)}")
     run_env = {**env, **build_vars, "AFL_QUIET": "1"}
+    if not run_env.get(CANARY_INCLUDE_VAR):  # where a build script finds canary.h (docs/BUGS.md)
+        run_env[CANARY_INCLUDE_VAR] = str(canary_include_dir())
     cc, cxx = _compilers(cc_kind, run_env)
     engine = _engine(cc_kind)
     key = _build_key(spec=spec, cc_kind=cc_kind, build_vars=build_vars, compilers=(cc, cxx), engine=engine,
@@ -101,6 +103,9 @@ def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str],
                                    engine]).encode())
     for f in spec.files():
         h.update(f.read_bytes())
+    canary = Path(env.get(CANARY_INCLUDE_VAR, "")) / "canary.h"
+    if env.get(CANARY_INCLUDE_VAR) and canary.is_file():  # the header a build script's canaries compile against
+        h.update(canary.read_bytes())
     ver = subprocess.run([compilers[0], "--version"], capture_output=True, env=dict(env), timeout=60)
     h.update(ver.stdout)
     if cc_kind == "autotune":
@@ -120,7 +125,8 @@ def recipe_command(*, spec: TargetSpec, cc: str, cxx: str, cflags: str, engine: 
                    run_env: dict) -> tuple[list[str], Path]:
     """The command that builds ``spec`` into ``binary`` with these compilers, flags and fuzzing engine
     (argv, cwd): the compiler on the sources, or the build script in OSS-Fuzz's convention (``run_env``
-    gains CC, CXX, CFLAGS, CXXFLAGS, LIB_FUZZING_ENGINE, OUT and WORK; WORK is made afresh)."""
+    gains CC, CXX, CFLAGS, CXXFLAGS, LIB_FUZZING_ENGINE, OUT and WORK; WORK is made afresh; it has
+    AUTOTUNE_CANARY_INCLUDE, the directory of canary.h, from :func:`build`)."""
     out_dir = binary.parent
     if spec.kind in ("demo", "sources"):
         return ([cxx if spec.cxx else cc, *shlex.split(cflags), *spec.sources, *engine, "-o", str(binary),

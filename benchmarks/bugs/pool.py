@@ -108,8 +108,9 @@ def load_arm(text: str) -> Arm:
     return Arm(source=source, config=config, name=name, result=result, outcome=outcome)
 
 
-def pool(arms: list[Arm], *, horizon_s: float, different_builds: bool = False) -> dict:
-    """The pooled document: the arms and the bug report of their trials censored at ``horizon_s``."""
+def pool(arms: list[Arm], *, horizon_s: float, different_builds: bool = False, scope=None) -> dict:
+    """The pooled document: the arms and the bug report of their trials censored at ``horizon_s``;
+    ``scope`` (autotune.bugs.depth.BugScope) restricts the judgement to its bugs."""
     if len(arms) < 2:
         raise PoolError("pool needs at least two arms (the first is the baseline)")
     names = [a.name for a in arms]
@@ -130,7 +131,7 @@ def pool(arms: list[Arm], *, horizon_s: float, different_builds: bool = False) -
     # trial k of every arm: the combined test's pairs (the same afl-fuzz seed when the arms share --seed)
     report = bug_report(trials={a.name: [t.bugs for t in a.outcome.trials if t.bugs is not None] for a in arms},
                         indices={a.name: [t.spec.index for t in a.outcome.trials if t.bugs is not None] for a in arms},
-                        horizon_s=horizon_s)
+                        horizon_s=horizon_s, scope=scope)
     return {"schema_version": SCHEMA_VERSION, "horizon_s": float(horizon_s), "arms": [a.to_dict() for a in arms],
             "different_builds": len(builds) > 1, "bugs": report.to_dict()}
 
@@ -159,11 +160,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--horizon", type=float, required=True, help="seconds: every arm's trials censored here")
     ap.add_argument("--different-builds", action="store_true",
                     help="pool arms whose canary builds differ (the report says so)")
+    ap.add_argument("--depth", action="append", default=None,
+                    help="judge on the bugs of these depth classes only (shallow, mid, deep), by --depths")
+    ap.add_argument("--depths", type=Path, help="a bug table's JSON or a calibration compare.json (autotune.bugs.depth)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
+    from autotune.errors import AutotuneError
+
     try:
-        doc = pool([load_arm(a) for a in args.arms], horizon_s=args.horizon, different_builds=args.different_builds)
-    except PoolError as e:
+        scope = None
+        if args.depth or args.depths:
+            if not (args.depth and args.depths):
+                raise PoolError("--depth and --depths go together (e.g. --depth mid --depths "
+                                "benchmarks/results/bugtable-2026-11-29.json)")
+            from autotune.bugs.depth import BugScope
+
+            scope = BugScope.read(args.depth, args.depths)
+        doc = pool([load_arm(a) for a in args.arms], horizon_s=args.horizon, different_builds=args.different_builds,
+                   scope=scope)
+    except (PoolError, AutotuneError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     from autotune.bugs.survival import BugReport

@@ -35,6 +35,7 @@ for _p in (ROOT, HERE):
 import buglibs  # noqa: E402
 import pool  # noqa: E402
 from autotune.bugs.attribution import TrialBugs  # noqa: E402
+from autotune.bugs.depth import CLASSES, DEEP_SHARE, SHALLOW_S, SHALLOW_SHARE, classify  # noqa: E402
 from autotune.bugs.survival import BugSurvival, event_time, survival_of, triggered_by  # noqa: E402
 from autotune.compare.compare import CompareResult, ConfigOutcome  # noqa: E402
 from autotune.io import write_json_atomic, write_text_atomic  # noqa: E402
@@ -43,7 +44,6 @@ from autotune.stats import median_interval  # noqa: E402
 from autotune.trials.trial import TrialResult, aflpp_versions  # noqa: E402
 
 SCHEMA_VERSION = 1
-MID_DEPTH_S = 60.0  # issue 38: what separates fuzzers are the bugs that trigger after the first minute
 
 
 class TableError(Exception):
@@ -146,14 +146,14 @@ def table(runs: Sequence[Run], libs: dict[str, buglibs.BugLibrary], *, horizon_s
                 for event in ("reach", "trigger"):
                     row[event] = _cell(survival_of(config=run.config, bug=b.id, event=event, trials=run.trials,
                                                    horizon_s=horizon_s))
+                row["depth"] = classify([event_time(t, b.id, "trigger", horizon_s) for t in run.trials])
             rows.append(row)
     measured = [r for r in rows if "trigger" in r]
     triggered = [r for r in measured if r["trigger"]["events"]]
-    mid = [r for r in triggered if r["trigger"]["events"] < r["trigger"]["trials"]
-           or (r["trigger"]["median_s"] or 0.0) > MID_DEPTH_S]
+    classes = {c: [r["bug"] for r in measured if r["depth"] == c] for c in CLASSES}
     return {"schema_version": SCHEMA_VERSION, "horizon_s": float(horizon_s), "libraries": libraries, "rows": rows,
             "totals": {"bugs": len(rows), "measured": len(measured), "reached": sum(1 for r in measured if r["reach"]["events"]),
-                       "triggered": len(triggered), "mid_depth": [r["bug"] for r in mid]}}
+                       "triggered": len(triggered), "depth": classes, "mid_depth": classes["mid"]}}
 
 
 def _time(v: float | None) -> str:
@@ -223,22 +223,24 @@ def markdown(doc: dict) -> str:
                      f"{lib['yardstick_edges_median']:,.0f} | {per['median']:g} [{per['low']:g}, {per['high']:g}] | "
                      f"{_stray(lib)} |")
     lines += ["", "| library | bug | CVE | fix | canary site | reached | median reach | triggered | median trigger "
-              "| RMST of trigger [95 %] |", "|---|---|---|---|---|---|---|---|---|---|"]
+              "| RMST of trigger [95 %] | depth |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["rows"]:
         head = f"| {r['library']} {r['upstream']} | {r['bug']} | {r['cve'] or '-'} | {_fix(r['fix'])} | `{r['site']}` |"
         if "trigger" not in r:
-            lines.append(head + " not measured | | | | |")
+            lines.append(head + " not measured | | | | | |")
             continue
         re_, tr = r["reach"], r["trigger"]
         lines.append(f"{head} {re_['events']}/{re_['trials']} | {_time(re_['median_s'])} | {tr['events']}/{tr['trials']} "
-                     f"| {_time(tr['median_s'])} | {tr['rmst_s']:,.1f} [{tr['rmst_low_s']:,.1f}, {tr['rmst_high_s']:,.1f}] |")
+                     f"| {_time(tr['median_s'])} | {tr['rmst_s']:,.1f} [{tr['rmst_low_s']:,.1f}, {tr['rmst_high_s']:,.1f}] "
+                     f"| {r.get('depth', '-')} |")
     for lib in doc["libraries"]:
         if lib["measured"]:
             lines += [""] + _per_trial_lines(lib)
     lines += ["", f"Measured: {t['measured']} of {t['bugs']} bugs; reached in some trial: {t['reached']}; triggered "
-              f"in some trial within {h / 60:g} min: {t['triggered']}; of those, mid-depth (triggered in only some "
-              f"trials, or a median trigger after {MID_DEPTH_S:g} s): "
-              + (", ".join(t["mid_depth"]) or "none") + "."]
+              f"in some trial within {h / 60:g} min: {t['triggered']}.",
+              "", f"Depth classes (autotune.bugs.depth; docs/BUGS.md): shallow, triggered within {SHALLOW_S:g} s in at "
+              f"least {SHALLOW_SHARE:.0%} of the trials; deep, triggered in at most {DEEP_SHARE:.0%}; mid, the rest. "
+              + "; ".join(f"{c} ({len(t['depth'][c])}): {', '.join(t['depth'][c]) or 'none'}" for c in CLASSES) + "."]
     return "\n".join(lines) + "\n"
 
 
