@@ -40,14 +40,8 @@ def main(
 COMMANDS = ["run", "profile", "cc", "probe", "bench", "tune", "race", "validate", "preflight", "compare", "portfolio", "bugs",
             "status"]
 
-for _name in COMMANDS:
-    try:
-        _mod = importlib.import_module(f"autotune.cli.{_name}")
-    except ModuleNotFoundError as _exc:  # a stage not written yet
-        if _exc.name != f"autotune.cli.{_name}":
-            raise
-        continue
-    register(app, _mod)
+for _name in COMMANDS:  # every command module must import: a missing one is a broken install, said at once
+    register(app, importlib.import_module(f"autotune.cli.{_name}"))
 
 
 def run() -> None:
