@@ -46,24 +46,7 @@ def cache_dir() -> Path:
 
 
 # The variable that tells a build script where canary.h is (docs/BUGS.md, "Your own library"):
-# autotune sets it for every build it runs, to canary_include_dir(), unless the caller set it.
+# autotune sets it for every build it runs, to kernels_dir() (canary.h's home), unless the caller set
+# it. The benchmark's libraries find canary.h there too (benchmarks/bugs/canaried_tree.sh), so their
+# canary builds are the same bytes whether autotune or a plain shell built them.
 CANARY_INCLUDE_VAR = "AUTOTUNE_CANARY_INCLUDE"
-
-
-def canary_include_dir() -> Path:
-    """A directory holding only kernels/canary.h, for a build script's ``-I``: the rest of kernels/
-    (cpu.h, driver.c, ...) stays off the target's include path. Under the cache, named by the
-    header's digest, written once (by rename, so a concurrent builder never sees half a file)."""
-    import hashlib
-    import tempfile
-
-    header = kernels_dir() / "canary.h"
-    data = header.read_bytes()
-    out = cache_dir() / "canary-include" / hashlib.sha256(data).hexdigest()[:16]
-    if not (out / "canary.h").is_file():
-        out.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=".canary.h.")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, out / "canary.h")
-    return out

@@ -19,7 +19,7 @@ import pytest
 
 from autotune import afl
 from autotune.bugs.page import replay
-from autotune.paths import CANARY_INCLUDE_VAR, canary_include_dir, kernels_dir
+from autotune.paths import CANARY_INCLUDE_VAR, kernels_dir
 from autotune.target.build import build
 from autotune.target.recipe import TargetSpec
 
@@ -45,19 +45,12 @@ def test_the_variable_survives_base_env_and_nothing_else_of_autotune_does():
     assert env == {CANARY_INCLUDE_VAR: "/opt/mine", "HOME": "/h"}
 
 
-def test_the_include_dir_holds_only_the_installed_canary_h():
-    d = canary_include_dir()
-    assert [p.name for p in d.iterdir() if not p.name.startswith(".")] == ["canary.h"]
-    assert (d / "canary.h").read_bytes() == (kernels_dir() / "canary.h").read_bytes()
-    assert canary_include_dir() == d  # written once
-
-
 def test_a_build_script_sees_the_variable_autotune_sets_or_the_users(tmp_path):
     script = tmp_path / "build.sh"
     script.write_text('printf "%s" "$AUTOTUNE_CANARY_INCLUDE" > "$OUT/fuzzer"\n')
     spec = TargetSpec(kind="script", script=str(script))
     base = afl.base_env({k: v for k, v in os.environ.items() if k != CANARY_INCLUDE_VAR})
-    assert build(spec=spec, cc_kind="plain", build_vars={}, env=base).read_text() == str(canary_include_dir())
+    assert build(spec=spec, cc_kind="plain", build_vars={}, env=base).read_text() == str(kernels_dir())
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "canary.h").write_text((kernels_dir() / "canary.h").read_text() + "\n/* my copy */\n")

@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.io import file_lock
-from autotune.paths import CANARY_INCLUDE_VAR, cache_dir, canary_include_dir
+from autotune.paths import CANARY_INCLUDE_VAR, cache_dir, kernels_dir
 from autotune.target.record import read_record, sha256_file, write_record
 from autotune.target.recipe import TargetSpec
 
@@ -55,7 +55,7 @@ def build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], env:
         raise AutotuneError(f"unknown compiler kind {cc_kind!r}", fix=f"use one of {', '.join(CC_KINDS)}")
     run_env = {**env, **build_vars, "AFL_QUIET": "1"}
     if not run_env.get(CANARY_INCLUDE_VAR):  # where a build script finds canary.h (docs/BUGS.md)
-        run_env[CANARY_INCLUDE_VAR] = str(canary_include_dir())
+        run_env[CANARY_INCLUDE_VAR] = str(kernels_dir())
     cc, cxx = _compilers(cc_kind, run_env)
     engine = _engine(cc_kind)
     key = _build_key(spec=spec, cc_kind=cc_kind, build_vars=build_vars, compilers=(cc, cxx), engine=engine,
