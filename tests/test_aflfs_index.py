@@ -51,3 +51,18 @@ def test_missing_file(tmp_path):
     with pytest.raises(AutotuneError) as e:
         read_index_stats(path=tmp_path / "nope")
     assert "cannot read" in e.value.message
+
+
+def test_overflow_advice_names_the_size_that_fits():
+    from autotune.runtime.afl_index import AflIndexStats, campaign_index
+
+    def stats(dense, used, over, index=1 << 16):
+        return AflIndexStats(path="x", layout="twolevel", metric="edge", seed=0, guards=1, key_hash="exact",
+                             index_slots=index, dense_slots=dense, used_key=used, overflow_keys=over)
+
+    assert stats(1024, 500, 0).advice() is None
+    said = stats(1024, 1024, 1000).advice()  # 2,024 keys: 2x is 4,048 -> 4,096 slots
+    assert "1,000 of the 2,024 keys" in said and "AUTOTUNE_MAP_SIZE=4096" in said and "INDEX_SIZE" not in said
+    said = stats(1 << 16, 1 << 16, 1 << 16, index=1 << 16).advice()  # the index is too small as well
+    assert "AUTOTUNE_MAP_SIZE=262144" in said and "AUTOTUNE_INDEX_SIZE=262144 or more" in said
+    assert campaign_index({}) is None and campaign_index({"AUTOTUNE_INDEX_FILE": "/nonexistent/i.bin"}) is None

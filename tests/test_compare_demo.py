@@ -166,3 +166,24 @@ def test_compare_resume_keeps_finished_trials_and_refuses_a_different_compare(tm
     assert (out / "compare.json").read_bytes() == done
     r = _cli("compare", "--remeasure", str(out), "--resume")
     assert r.exit_code == 1 and "drop one of them" in r.stderr
+
+
+def test_a_dense_map_that_overflows_in_a_campaign_is_said_with_the_size_that_fits(tmp_path):
+    """The runtime's own counters (the campaign's index file) are read after every trial: a dense map
+    too small for the demo's edges (128 slots for its ~250) is named in the trial and the report, with
+    the AUTOTUNE_MAP_SIZE that fits, never silently."""
+    env_file = tmp_path / "small.env"
+    env_file.write_text("AUTOTUNE_METRIC=edge\nAUTOTUNE_LAYOUT=twolevel\nAUTOTUNE_INDEX_SIZE=65536\n"
+                        "AUTOTUNE_MAP_SIZE=128\nAUTOTUNE_INDEX_FILE=index.bin\n")
+    out = tmp_path / "out"
+    r = _cli("compare", "--demo", "--config", f"small={env_file}", "--trials", "1", "--fuzz-time", "5",
+             "--jobs", "1", "--out", str(out), "--json", "--no-plot")
+    assert r.exit_code == 0, r.output
+    res = CompareResult.from_dict(json.loads(r.stdout))
+    idx = res.config("small").trials[0].stats["index"]
+    assert idx["dense_slots"] == 128 and idx["used_key"] == 128 and idx["overflow_keys"] > 0
+    keys = idx["used_key"] + idx["overflow_keys"]
+    fit = 1 << (2 * keys - 1).bit_length()
+    assert f"AUTOTUNE_MAP_SIZE={max(fit, 1024)}" in idx["advice"]
+    assert any("overflowed" in n and "AUTOTUNE_MAP_SIZE=" in n for n in res.notes)
+    assert "overflowed" in (out / "compare.md").read_text()

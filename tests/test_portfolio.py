@@ -276,3 +276,29 @@ def test_trial_inputs_of_an_ensemble_are_every_instances(tmp_path):
     lone = TrialSpec(config="d", index=0, binary="/b", env={}, seeds="/s", seconds=60, rng_seed=0,
                      out_dir=str(tmp_path))
     assert trial_inputs(afl_out, lone) == []  # afl-fuzz's lone instance is `default`: none here
+
+
+def test_status_warns_when_an_instances_dense_map_overflowed(tmp_path):
+    """`autotune status` reads each instance's index file (the runtime's own counters, where the launch
+    script puts it): an overflowed dense map is a warning with the size that fits, not a silence."""
+    import struct
+
+    from autotune.portfolio.launch import INDEX_DIR
+    from autotune.portfolio.status import portfolio_status
+    from autotune.runtime.afl_index import CTL, HEADER, INDEX_MAGIC
+
+    out = tmp_path / "out"
+    for name in ("main-h", "s1-h"):
+        (out / name).mkdir(parents=True)
+        (out / name / "fuzzer_stats").write_text(f"start_time : 1000\nlast_update : 1100\nfuzzer_pid : 0\n"
+                                                 f"execs_done : 5000\nexecs_per_sec : 50.0\ncorpus_count : 7\n")
+    (out / INDEX_DIR).mkdir()
+    head = HEADER.pack(INDEX_MAGIC, HEADER.size, 1, 0, 10, 0, 1 << 16, 1024, 1, 0)
+    ctl = CTL.pack(0, 1, 8, 1 << 16, 1024, 1024, 3000)
+    (out / INDEX_DIR / "s1-h.index.bin").write_bytes(head + ctl + bytes(64))
+    doc = portfolio_status(out)
+    assert "index" not in doc["instances"][0] and doc["instances"][1]["index"]["overflow_keys"] == 3000
+    assert doc["warnings"] == [f"s1-h: {doc['instances'][1]['index']['advice']}"]
+    assert "AUTOTUNE_MAP_SIZE=8192" in doc["warnings"][0]  # 4,024 keys, twice that rounded up
+    res = _cli("status", out)
+    assert res.exit_code == 0 and "warning:" in res.output and "AUTOTUNE_MAP_SIZE=8192" in res.output

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from autotune.cli.common import command, out, print_json
+from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import JsonOpt, TargetOptions, option_group
 
 HELP = (
@@ -67,6 +67,8 @@ def status_cmd(
                   highlight=False, soft_wrap=True)
     if doc.get("plot"):
         out.print(f"plot: {doc['plot']}", highlight=False, soft_wrap=True)
+    for w in doc.get("warnings", ()):
+        err.print(f"[yellow]warning:[/] {w}", highlight=False, soft_wrap=True)
 
 
 def _dur(s: int) -> str:

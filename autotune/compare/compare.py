@@ -414,10 +414,21 @@ def _attributed(r: TrialResult, yard: Yardstick, env: Mapping[str, str] | None) 
     return res
 
 
+def campaign_overflows(stats: Mapping) -> list[tuple[str, str]]:
+    """(" instance NAME" or "", advice) for every instance of a trial whose own dense map overflowed
+    during the campaign (the runtime's counters in its index file, autotune.runtime.afl_index)."""
+    members = stats.get("members") or {}
+    found = ([(f" instance {n}", m.get("index")) for n, m in members.items()] if members
+             else [("", stats.get("index"))])
+    return [(who, idx["advice"]) for who, idx in found if idx and idx.get("advice")]
+
+
 def outcome_notes(outcomes: Sequence[ConfigOutcome], yard: Yardstick) -> list[str]:
     notes = [f"yardstick: {yard.kind}: {yard.description}"]
     for o in outcomes:
         for t in o.trials:
+            for who, said in campaign_overflows(t.stats):
+                notes.append(f"{o.config.name} trial {t.spec.index}{who}: {said}")
             y = t.yardstick
             if y and y.overflow_keys:
                 notes.append(f"{o.config.name} trial {t.spec.index}: the census replay's dense map overflowed "

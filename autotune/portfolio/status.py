@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from autotune.errors import AutotuneError
+from autotune.portfolio.launch import INDEX_DIR
+from autotune.runtime.afl_index import campaign_index
 from autotune.trials.afl_output import instances_of, kept_inputs, read_fuzzer_stats
 
 # an instance whose fuzzer_stats has not been rewritten for this long is reported as stale
@@ -89,7 +91,13 @@ def portfolio_status(out_dirs: Path | list[Path], *, yardstick=None, work: Path 
                                     fix="give each machine's output directory once")
             where[n] = d
     insts = [instance_status(where[n], n) for n in where]
-    doc: dict[str, Any] = {"out_dir": ", ".join(str(d) for d in dirs), "instances": [i.to_dict() for i in insts],
+    indexes = {n: campaign_index({"AUTOTUNE_INDEX_FILE": str(where[n] / INDEX_DIR / f"{n}.index.bin")})
+               for n in where}  # our runtime's instances: the live counters of their dense maps
+    doc: dict[str, Any] = {"out_dir": ", ".join(str(d) for d in dirs),
+                           "instances": [{**i.to_dict(), **({"index": indexes[i.name]} if indexes[i.name] else {})}
+                                         for i in insts],
+                           "warnings": [f"{n}: {idx['advice']}" for n, idx in indexes.items()
+                                        if idx and idx.get("advice")],
                            "total": {"execs_per_s": round(sum(i.execs_per_s for i in insts if i.alive), 1),
                                      "execs_done": sum(i.execs_done for i in insts),
                                      "crashes": sum(i.crashes for i in insts),

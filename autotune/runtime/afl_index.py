@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autotune.errors import AutotuneError
 from autotune.metrics import KEY_HASHES, METRICS
-from autotune.runtime.config import LAYOUTS
+from autotune.runtime.config import KEY_HEADROOM, LAYOUTS, MIN_DENSE_POW2
 
 INDEX_MAGIC = b"ATAFLIX3"
 # older formats: 1 stored the slot as is (0xFFFFFFFF = unassigned); 2 indexed ngram-N by mix64
@@ -56,6 +56,25 @@ class AflIndexStats:
     @property
     def overflowed(self) -> bool:
         return self.overflow_keys > 0
+
+    def fitting_dense_slots(self) -> int:
+        """The dense slots these keys want: a two-level map sized as the race sizes one (the next
+        power of two of KEY_HEADROOM x the keys; not capped by the index, so a too-small index shows)."""
+        need = max(1, int(KEY_HEADROOM * self.keys + 0.999))
+        return 1 << max(MIN_DENSE_POW2, (need - 1).bit_length())
+
+    def advice(self) -> str | None:
+        """What a reader must be told when the dense map overflowed (None when it did not): how many
+        keys shared its last slot, and the variables that fit the keys this campaign found."""
+        if not self.overflowed:
+            return None
+        fit = self.fitting_dense_slots()
+        line = (f"our dense map of {self.dense_slots:,} slots overflowed: {self.overflow_keys:,} of the "
+                f"{self.keys:,} keys it saw share its last slot, so their counts collide; the size that fits "
+                f"them: AUTOTUNE_MAP_SIZE={fit}")
+        if fit > self.index_slots:
+            line += f" and AUTOTUNE_INDEX_SIZE={fit} or more (the index has {self.index_slots:,} slots)"
+        return line
 
     def to_dict(self) -> dict:
         return {"schema_version": SCHEMA_VERSION, **asdict(self), "keys": self.keys}
@@ -94,3 +113,19 @@ def read_index_stats(*, path: str | Path) -> AflIndexStats:
         used_key=used_key,
         overflow_keys=overflow_keys,
     )
+
+
+def campaign_index(applied: dict[str, str]) -> dict | None:
+    """The live counters of the index file a campaign's variables name (AUTOTUNE_INDEX_FILE), as a
+    trial keeps them: the figures and, when the dense map overflowed, the advice; None when the
+    configuration has no index file or the target never made one (it did not run)."""
+    path = applied.get("AUTOTUNE_INDEX_FILE")
+    if not path or not Path(path).is_file():
+        return None
+    try:
+        st = read_index_stats(path=path)
+    except AutotuneError as exc:
+        return {"path": str(path), "error": exc.message}
+    d = {k: v for k, v in st.to_dict().items() if k != "schema_version"}
+    advice = st.advice()
+    return {**d, **({"advice": advice} if advice else {})}

@@ -15,6 +15,7 @@ from typing import Mapping, Sequence
 
 from autotune import afl
 from autotune.errors import AutotuneError
+from autotune.runtime.afl_index import campaign_index
 from autotune.trials.afl_output import KINDS, instances_of, kept_inputs, read_fuzzer_stats, read_plot_data
 from autotune.trials.trial import (_ANSI, INDEX_FILE_NAME, START_SLACK_S, Member, TrialResult, TrialSpec,
                                    trial_env, trial_stats)
@@ -164,6 +165,9 @@ def run_ensemble_trial(*, spec: TrialSpec, cores: Sequence[int | None],
             raise AutotuneError(f"afl-fuzz did not run {m.name} of {spec.config} trial {spec.index}:\n"
                                 f"{_ANSI.sub('', text)[-2000:]}", fix="run the command by hand: " + " ".join(cmd))
         members[m.name] = trial_stats(read_fuzzer_stats(path))
+        index = campaign_index(applied_all[m.name])
+        if index is not None:  # the instance's own dense map: never overflows silently
+            members[m.name]["index"] = index
     main = spec.members[0].name
     stats = dict(members[main])
     stats["execs_per_sec"] = round(sum(float(s["execs_per_sec"] or 0) for s in members.values()), 2)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 
 from autotune import afl
 from autotune.errors import AutotuneError
+from autotune.runtime.afl_index import campaign_index
 from autotune.trials.afl_output import KINDS, PlotData, instance_dir, kept_inputs, read_fuzzer_stats, read_plot_data
 from autotune.trials.yardstick import YardstickCoverage, pin_prefix
 
@@ -213,5 +214,8 @@ def run_trial(*, spec: TrialSpec, core: int | tuple | None = None,
     kept = {k: 0 for k in KINDS}
     for ki in kept_inputs(afl_out):
         kept[ki.kind] += 1
+    index = campaign_index(applied)
+    if index is not None:  # the runtime's own counters: the dense map never overflows silently
+        stats["index"] = index
     return TrialResult(spec=spec, core=core if pin_prefix(core, env=env) else None, command=tuple(cmd),
                        applied_env=applied, stats=stats, plot=plot, kept=kept, wall_s=round(wall, 2))
