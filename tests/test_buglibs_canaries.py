@@ -70,6 +70,7 @@ HARNESS_INCLUDES = {  # the built tree's header folders each harness needs, unde
     "libtiff": ["src/libtiff", "build/libtiff"],
     "libxml2": ["src/include"],
     "libpng": ["src"],
+    "expat": ["src/expat/lib"],
 }
 
 

@@ -1,0 +1,1 @@
+CREATE VIRTUAL TABLE doc USING fts5(txt); INSERT INTO doc(txt) VALUES('alpha beta'),('beta gamma'),('delta'); UPDATE doc_data SET block = x'0000000100' WHERE id > 10; SELECT rowid FROM doc WHERE doc MATCH 'beta';

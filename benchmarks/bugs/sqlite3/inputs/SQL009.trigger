@@ -1,0 +1,1 @@
+CREATE TABLE tag(k, v); CREATE UNIQUE INDEX tag_big ON tag(k) WHERE k>100; INSERT INTO tag VALUES(3,'a'),(3,'b'); SELECT DISTINCT k FROM tag WHERE k=3;

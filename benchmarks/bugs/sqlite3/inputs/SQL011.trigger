@@ -1,0 +1,1 @@
+CREATE TABLE m(a, b, c); CREATE INDEX m_abc ON m(a, b, c); INSERT INTO m VALUES(1,2,3),(1,2,5),(1,3,6),(1,3,12),(2,2,5); ANALYZE sqlite_schema; INSERT INTO sqlite_stat1 VALUES('m','m_abc','1000000 2 1 1'); ANALYZE sqlite_schema; SELECT c FROM m WHERE a=1 AND b IN (2,3) AND c BETWEEN 4 AND 9;

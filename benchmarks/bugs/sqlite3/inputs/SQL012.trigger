@@ -1,0 +1,1 @@
+CREATE TABLE cp(v, w TEXT); CREATE TABLE one(z); INSERT INTO one VALUES(1); INSERT INTO cp VALUES(7.0,'x'); SELECT w FROM cp, one WHERE v=7 AND length(v)=1;

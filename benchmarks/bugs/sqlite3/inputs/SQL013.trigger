@@ -1,0 +1,1 @@
+CREATE TABLE h(ha INT, hb INT); CREATE INDEX h_hb ON h(hb); CREATE TABLE g(gk INT, gv); INSERT INTO h VALUES(0,4); INSERT INTO g VALUES(4,'four'); SELECT * FROM g CROSS JOIN h WHERE unlikely(h.hb=g.gk) AND h.ha=g.gk;

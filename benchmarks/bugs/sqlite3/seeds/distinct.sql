@@ -1,0 +1,1 @@
+CREATE TABLE item(sku, shelf); CREATE UNIQUE INDEX item_sku ON item(sku); INSERT INTO item VALUES(1,'a'),(2,'a'),(3,'b'); SELECT DISTINCT shelf FROM item; SELECT DISTINCT sku FROM item WHERE shelf='a';

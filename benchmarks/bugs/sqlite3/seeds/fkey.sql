@@ -1,0 +1,1 @@
+CREATE TABLE owner(id INTEGER PRIMARY KEY, name); CREATE TABLE pet(oid REFERENCES owner, kind); INSERT INTO owner VALUES(1,'ann'); INSERT INTO pet VALUES(1,'cat'),(NULL,'dog'); PRAGMA foreign_key_check; PRAGMA foreign_key_list(pet);

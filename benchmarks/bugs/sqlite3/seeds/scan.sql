@@ -1,0 +1,1 @@
+CREATE TABLE m(a, b, c); CREATE INDEX m_abc ON m(a, b, c); INSERT INTO m VALUES(1,2,3),(1,2,8),(1,3,5),(2,2,4); SELECT c FROM m WHERE a=1 AND b IN (2,3) AND c>4; SELECT * FROM m WHERE a=1 AND b=2 AND c BETWEEN 2 AND 5;

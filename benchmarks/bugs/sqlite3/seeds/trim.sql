@@ -1,0 +1,1 @@
+SELECT trim('  pad  '), ltrim('xxkeepxx', 'x'), rtrim('tail;;', ';'), trim('[v]', '[]');
