@@ -140,3 +140,20 @@ def test_cli_writes_both_documents_and_fails_cleanly(tmp_path):
                          capture_output=True, text=True)
     assert bad.returncode == 2
     assert "error: --horizon 0: must be positive" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_bugs_added_after_a_dated_run_are_not_measured_by_it(libs):
+    """sqlite3's row ran on 2026-11-29 with SQL001-005; SQL006-013 joined on 2026-12-01: dated, the run
+    lists them as not measured instead of as never reached (undated, it reads every bug as measured)."""
+    sqlite = RESULTS / "bugtable-sqlite3-2026-11-29" / "sqlite3-compare.json.gz"
+    doc = table.table([table.load_run(f"sqlite3={sqlite}@2026-11-29", libs)], libs, horizon_s=1800.0)
+    rows = {r["bug"]: r for r in doc["rows"] if r["library"] == "sqlite3"}
+    assert all("trigger" in rows[f"SQL00{i}"] for i in range(1, 6))
+    assert rows["SQL004"]["depth"] == "shallow"
+    for b in ("SQL006", "SQL013"):
+        assert "trigger" not in rows[b] and rows[b]["not_measured"] == "added 2026-12-01, after the run (2026-11-29)"
+    assert "SQL006" not in doc["libraries"][[lib["library"] for lib in doc["libraries"]].index("sqlite3")][
+        "per_trial"][0]["bugs"]
+    assert "not measured (added 2026-12-01" in table.markdown(doc)
+    with pytest.raises(table.TableError, match="YYYY-MM-DD"):
+        table.load_run(f"sqlite3={sqlite}@yesterday", libs)

@@ -55,6 +55,7 @@ class Bug:
     site: str  # file:function of the canary
     description: str
     trigger_known: bool  # an input that triggers it is in inputs/<id>.trigger
+    added: str = ""  # YYYY-MM-DD it joined the benchmark ("" for the first 27): runs before it lack its canary
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,8 @@ class BugLibrary:
 
 def _bug(library: str, d: Mapping) -> Bug:
     return Bug(id=str(d["id"]), library=library, cve=str(d.get("cve", "")), fix=str(d["fix"]), site=str(d["site"]),
-               description=str(d["description"]), trigger_known=bool(d["trigger_known"]))
+               description=str(d["description"]), trigger_known=bool(d["trigger_known"]),
+               added=str(d.get("added", "")))
 
 
 def load_manifest(path: Path = MANIFEST) -> dict[str, BugLibrary]:

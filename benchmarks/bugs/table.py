@@ -13,14 +13,16 @@ run is listed as such, its bugs included, so the table always shows the whole be
       libtiff=benchmarks/results/bugtable-libtiff-2026-11-28/libtiff-compare.json.gz \\
       libpng=/work/runs/bugtable-libpng/compare
 
-RUN is LIB=PATH or LIB=PATH:CONFIG: PATH a compare's directory or its compare.json (gzipped or
-not), CONFIG the configuration (default: `default`). Writes OUT (Markdown) and OUT with .json,
+RUN is LIB=PATH or LIB=PATH:CONFIG, optionally @DATE: PATH a compare's directory or its compare.json
+(gzipped or not), CONFIG the configuration (default: `default`), DATE the day the run started
+(YYYY-MM-DD): a bug bugs.toml says was `added` after it is listed as not measured by the run. Writes OUT (Markdown) and OUT with .json,
 atomically; prints the Markdown when --out is not given.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,32 +59,41 @@ class Run:
     config: str
     result: CompareResult
     outcome: ConfigOutcome
+    date: str = ""  # when it ran (YYYY-MM-DD): bugs added to bugs.toml after it are not measured by it
+
+    def measured(self, bug: "buglibs.Bug") -> bool:
+        """Whether this run's canary build had ``bug``: every bug unless the run is dated and the bug
+        was added to the benchmark after it."""
+        return not (self.date and bug.added and bug.added > self.date)
 
     @property
     def trials(self) -> list[TrialBugs]:
         return [t.bugs for t in self.outcome.trials if t.bugs is not None]
 
 
-def parse_run(text: str) -> tuple[str, Path, str]:
-    """LIB=PATH[:CONFIG] -> (LIB, PATH, CONFIG)."""
+def parse_run(text: str) -> tuple[str, Path, str, str]:
+    """LIB=PATH[:CONFIG][@DATE] -> (LIB, PATH, CONFIG, DATE)."""
+    text, at, date = text.rpartition("@") if "@" in text else (text, "", "")
+    if at and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date):
+        raise TableError(f"run {text}@{date!r}: DATE must be YYYY-MM-DD (the day the run started)")
     lib, sep, rest = text.partition("=")
     if not sep or not lib or not rest:
-        raise TableError(f"run {text!r}: expected LIB=PATH or LIB=PATH:CONFIG")
+        raise TableError(f"run {text!r}: expected LIB=PATH or LIB=PATH:CONFIG, optionally @DATE")
     where, colon, config = rest.rpartition(":")
     if not colon or "/" in config:  # no CONFIG given (a colon, if any, belongs to the path)
         where, config = rest, "default"
-    return lib, Path(where), config
+    return lib, Path(where), config, date
 
 
 def load_run(text: str, libs: dict[str, buglibs.BugLibrary]) -> Run:
-    lib, path, config = parse_run(text)
+    lib, path, config, date = parse_run(text)
     if lib not in libs:
         raise TableError(f"run {text!r}: no library {lib!r} in bugs.toml (there are: {', '.join(libs)})")
     try:
         path, result, outcome = pool.read_bugs_config(path, config)
     except pool.PoolError as e:
         raise TableError(f"run {text!r}: {e}") from None
-    return Run(library=lib, path=path, config=config, result=result, outcome=outcome)
+    return Run(library=lib, path=path, config=config, result=result, outcome=outcome, date=date)
 
 
 def _trial_row(t: TrialResult, bugs: Sequence[str], horizon_s: float) -> dict:
@@ -136,13 +147,15 @@ def table(runs: Sequence[Run], libs: dict[str, buglibs.BugLibrary], *, horizon_s
                           "crashes": sum(t.crashes for t in trials),
                           "crashes_without_bug": sum(t.crashes_without_bug for t in trials),
                           "trials_with_crashes_without_bug": sum(1 for t in trials if t.crashes_without_bug),
-                          "per_trial": [_trial_row(t, [b.id for b in lib.bugs], horizon_s)
+                          "per_trial": [_trial_row(t, [b.id for b in lib.bugs if run.measured(b)], horizon_s)
                                         for t in run.outcome.trials if t.bugs is not None]})
         libraries.append(entry)
         for b in lib.bugs:
             row = {"library": lib.name, "upstream": lib.upstream, "suite": lib.suite, "bug": b.id, "cve": b.cve,
                    "fix": b.fix, "site": b.site, "trigger_known": b.trigger_known}
-            if run is not None:
+            if run is not None and not run.measured(b):
+                row["not_measured"] = f"added {b.added}, after the run ({run.date})"
+            elif run is not None:
                 for event in ("reach", "trigger"):
                     row[event] = _cell(survival_of(config=run.config, bug=b.id, event=event, trials=run.trials,
                                                    horizon_s=horizon_s))
@@ -227,7 +240,8 @@ def markdown(doc: dict) -> str:
     for r in doc["rows"]:
         head = f"| {r['library']} {r['upstream']} | {r['bug']} | {r['cve'] or '-'} | {_fix(r['fix'])} | `{r['site']}` |"
         if "trigger" not in r:
-            lines.append(head + " not measured | | | | | |")
+            lines.append(head + f" not measured{' (' + r['not_measured'] + ')' if r.get('not_measured') else ''} "
+                                "| | | | | |")
             continue
         re_, tr = r["reach"], r["trigger"]
         lines.append(f"{head} {re_['events']}/{re_['trials']} | {_time(re_['median_s'])} | {tr['events']}/{tr['trials']} "
