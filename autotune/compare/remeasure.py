@@ -106,7 +106,7 @@ def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: Targ
 
     if yardstick == bugs_yardstick.CHOICE:
         return _remeasure_bugs(source=source, out_dir=out_dir, old=old, spec=spec, jobs=jobs, plot=plot, env=env,
-                               say=say, t0=t0)
+                               say=say, t0=t0, bug_scope=bug_scope)
     yard = choose_yardstick(spec=spec, env=afl.base_env(env), choice=yardstick)
     say(f"yardstick: {yard.kind} ({yard.binary})")
     tasks = [(t, afl_out_of(source=source, old=old, trial=t),
@@ -131,8 +131,10 @@ def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: Targ
 
 
 def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: TargetSpec, jobs: int | None, plot: bool,
-                    env: Mapping[str, str] | None, say: Callable[[str], None], t0: float) -> CompareResult:
-    """The source's edge figures kept, each trial's time-to-bug added (autotune.bugs.attribution)."""
+                    env: Mapping[str, str] | None, say: Callable[[str], None], t0: float,
+                    bug_scope=None) -> CompareResult:
+    """The source's edge figures kept, each trial's time-to-bug added (autotune.bugs.attribution);
+    ``bug_scope`` restricts the judgement (autotune.bugs.depth.BugScope)."""
     from autotune.bugs.attribution import attribute_trial
     from autotune.bugs.yardstick import CAMPAIGN_ENV, EDGE_CHOICE, require_canaries
     from autotune.compare.compare import bug_report_of
