@@ -131,3 +131,11 @@ def known_variables(*, tools: list[str]) -> set[str]:
         except (OSError, ValueError):
             continue
     return names
+
+
+def pin_prefix(core: int | None, *, env: Mapping[str, str]) -> list[str]:
+    """``taskset -c N`` when a core is asked for and taskset exists (util-linux), else nothing."""
+    if core is None:
+        return []
+    ts = shutil.which("taskset", path=env.get("PATH", os.defpath))
+    return [ts, "-c", str(core)] if ts else []

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from autotune.vocabulary import METRIC_TABLE
+
 KIND_VAR = "AUTOTUNE_CC_INSTRUMENT"
 DEFAULT_KIND = "full"
 HOOKS_FLAG = "-finstrument-functions-after-inlining"  # function entry/exit hooks: the call stack
@@ -77,8 +79,6 @@ class BuildKind:
 
     def metrics(self) -> tuple[str, ...]:
         """Every metric a build of this kind can serve (a parametrised kind: one of them per value)."""
-        from autotune.runtime.config import METRIC_TABLE
-
         if self.serves == SERVES_ALL:
             return tuple(m.name for m in METRIC_TABLE)
         if self.serves == SERVES_NOSTACK:

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Literal, Mapping, NamedTuple, Sequence
 from autotune.buildkinds import BUILD_KINDS, DEFAULT_KIND, KIND_VAR
 from autotune.buildkinds import KINDS as KINDS_BY_NAME
 from autotune.errors import AutotuneError
-from autotune.llvm import CLANG_NAMES, CLANGXX_NAMES
+from autotune.llvm import Toolchain, find_toolchain
 
 if TYPE_CHECKING:  # configure calls the wrapper hundreds of times: import only what a run needs
     from pathlib import Path
@@ -109,7 +109,7 @@ def kind_param(env: Mapping[str, str], kind: str) -> int | None:
         return None
     value = env.get(p.var, "")
     if not value.isdigit() or not p.lo <= int(value) <= p.hi:
-        from autotune.runtime.config import METRIC_SPECS
+        from autotune.vocabulary import METRIC_SPECS
 
         got = f"{p.var}={value}" if value else f"{p.var} is not set"
         metric, top = p.metric.format("N"), p.metric.format(p.hi)
@@ -134,9 +134,6 @@ LINK_LIBS: tuple[str, ...] = ("-lpthread", "-ldl")
 # Our runtime is the coverage runtime: links without a sanitizer of the user's skip it.
 NO_SANITIZER_RT = "-fno-sanitize-link-runtime"
 
-CANDIDATES: dict[bool, tuple[str, ...]] = {False: CLANG_NAMES, True: CLANGXX_NAMES}  # clang, clang-21 .. clang-14
-MISSING_PACKAGE = "clang"
-
 # Options whose value is the next argument (so that value is not an input file).
 _TAKES_VALUE = frozenset({
     "-o", "-I", "-D", "-U", "-L", "-l", "-x", "-MF", "-MT", "-MQ", "-MJ", "-include", "-imacros",
@@ -154,13 +151,6 @@ _INFO = frozenset({"--version", "--help", "-dumpversion", "-dumpfullversion", "-
 _INFO_PREFIX = ("-print-", "--print-")
 
 
-class Toolchain(NamedTuple):
-    """The real compiler the wrapper runs."""
-
-    path: str
-    cxx: bool
-
-
 class Invocation(NamedTuple):
     """What a compiler command line does, as far as the wrapper cares."""
 
@@ -170,63 +160,6 @@ class Invocation(NamedTuple):
     no_runtime: bool  # -shared / -r / -nostdlib: a link that must not get the runtime
     has_lang: bool  # -x was given (so appended files need -x none)
     sanitizers: bool  # the user asked for a sanitizer (other than fuzzer): keep clang's runtimes
-
-
-def _is_exe(path: str) -> bool:
-    return os.path.isfile(path) and os.access(path, os.X_OK)
-
-
-def _which(name: str, env: Mapping[str, str]) -> str | None:
-    """shutil.which without importing shutil."""
-    if os.sep in name:
-        return name if _is_exe(name) else None
-    for d in env.get("PATH", os.defpath).split(os.pathsep):
-        cand = os.path.join(d or ".", name)
-        if _is_exe(cand):
-            return cand
-    return None
-
-
-def _is_clang(path: str) -> bool:
-    base = os.path.basename(os.path.realpath(path))
-    if "clang" in base:
-        return True
-    if "gcc" in base or "g++" in base:
-        return False
-    import subprocess
-
-    try:
-        ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        ver = ""
-    return "clang" in ver
-
-
-def find_toolchain(*, cxx: bool, env: Mapping[str, str]) -> Toolchain:
-    """The compiler to run: $AUTOTUNE_CXX / $AUTOTUNE_CC, else the first clang on PATH."""
-    var = "AUTOTUNE_CXX" if cxx else "AUTOTUNE_CC"
-    override = env.get(var)
-    if override:
-        path = _which(override, env)
-        if path is None:
-            raise AutotuneError(f"{var}={override} is not an executable on PATH",
-                                fix=f"set {var} to a C{'++' if cxx else ''} compiler, or unset it")
-        if os.path.basename(os.path.realpath(path)).startswith("autotune"):
-            raise AutotuneError(f"{var}={override} is the autotune wrapper itself",
-                                fix=f"set {var} to the real compiler (e.g. clang{'++' if cxx else ''})")
-        if not _is_clang(path):
-            raise AutotuneError(
-                f"{var}={override} is not clang: the runtime needs clang's SanitizerCoverage "
-                "trace-pc-guard (gcc has only trace-pc)",
-                fix=f"set {var} to clang{'++' if cxx else ''} (apt-get install -y {MISSING_PACKAGE})")
-        return Toolchain(path=path, cxx=cxx)
-    for name in CANDIDATES[cxx]:
-        path = _which(name, env)
-        if path:
-            return Toolchain(path=path, cxx=cxx)
-    names = ", ".join(CANDIDATES[cxx][:2])
-    raise AutotuneError(f"no clang compiler found on PATH (looked for {names}, ...)",
-                        fix=f"apt-get install -y {MISSING_PACKAGE}")
 
 
 def _strip_fuzzer(arg: str) -> tuple[str | None, bool | None]:

@@ -25,6 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from autotune.buildkinds import DEFAULT_KIND, KIND_VAR, kind_for, serves
+from autotune.errors import AutotuneError
+from autotune.vocabulary import METRIC_VAR, METRICS
+
 CC_AFL = "afl"
 CC_AUTOTUNE = "autotune"
 CC_VAR_PREFIX = "AUTOTUNE_CC_"  # autotune cc's compile-time variables (AUTOTUNE_CC_INSTRUMENT, _NGRAM, _SELECTS)
@@ -124,3 +128,17 @@ class Configuration:
         return cls(name=str(d["name"]), is_default=bool(d["is_default"]), settings=pairs_of(d["settings"], sort=True),
                    description=str(d.get("description", "")), cc_kind=str(d.get("cc_kind", CC_AUTOTUNE)),
                    build=pairs_of(d.get("build"), sort=True), members=members)
+
+
+def check_serves(config: Configuration, *, what: str) -> None:
+    """AutotuneError when ``config``'s autotune cc build cannot serve its run-time metric."""
+    if config.cc_kind != CC_AUTOTUNE:
+        return
+    metric = config.run_vars.get(METRIC_VAR, "edge")
+    kind = config.build_vars.get(KIND_VAR) or DEFAULT_KIND
+    if metric not in METRICS:
+        raise AutotuneError(f"{what}: unknown metric {metric!r}", fix=f"use one of: {', '.join(METRICS)}")
+    if not serves(config.build_vars, metric):
+        raise AutotuneError(f"{what}: a {kind} build cannot serve the metric {metric}",
+                            fix=f"build it with {KIND_VAR}={kind_for(metric).name} (or full, which serves every "
+                                "metric), or give it a metric its build serves")

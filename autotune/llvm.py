@@ -1,5 +1,5 @@
-"""The LLVM that autotune's builds use: which clang, its major version, and the llvm-config and
-clang++ of the same version for the pass plugins (a plugin must be built against the LLVM of the
+"""The LLVM that autotune's builds use: which clang (``find_toolchain``: the compiler the wrapper
+runs), its major version, and the llvm-config and clang++ of the same version for the pass plugins (a plugin must be built against the LLVM of the
 clang that loads it).
 
 autotune runs with the LLVM of the AFL++ in use: Debian 12's AFL++ 4.04c has LLVM 14, Debian 13's
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from autotune.errors import AutotuneError, ToolMissingError
 
@@ -58,8 +58,6 @@ def compilers(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The clang behind each compiler a campaign's builds use, as every campaign figure names it:
     {"afl-clang-fast": "clang 21.1.8", "autotune cc": "clang 21.1.8"}; a compiler not found is left out."""
     import shutil
-
-    from autotune.cc import find_toolchain
 
     env = dict(os.environ if env is None else env)
     out = {}
@@ -167,3 +165,72 @@ def hook_order(clang: str) -> str:
     cached.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(cached, value + "\n")
     return value
+
+
+# ---- the compiler the wrapper runs (autotune.cc) --------------------------------------------------
+
+CANDIDATES: dict[bool, tuple[str, ...]] = {False: CLANG_NAMES, True: CLANGXX_NAMES}  # clang, clang-21 .. clang-14
+MISSING_PACKAGE = "clang"
+
+class Toolchain(NamedTuple):
+    """The real compiler the wrapper runs."""
+
+    path: str
+    cxx: bool
+
+
+def _is_exe(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _which(name: str, env: Mapping[str, str]) -> str | None:
+    """shutil.which without importing shutil."""
+    if os.sep in name:
+        return name if _is_exe(name) else None
+    for d in env.get("PATH", os.defpath).split(os.pathsep):
+        cand = os.path.join(d or ".", name)
+        if _is_exe(cand):
+            return cand
+    return None
+
+
+def _is_clang(path: str) -> bool:
+    base = os.path.basename(os.path.realpath(path))
+    if "clang" in base:
+        return True
+    if "gcc" in base or "g++" in base:
+        return False
+    import subprocess
+
+    try:
+        ver = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        ver = ""
+    return "clang" in ver
+
+
+def find_toolchain(*, cxx: bool, env: Mapping[str, str]) -> Toolchain:
+    """The compiler to run: $AUTOTUNE_CXX / $AUTOTUNE_CC, else the first clang on PATH."""
+    var = "AUTOTUNE_CXX" if cxx else "AUTOTUNE_CC"
+    override = env.get(var)
+    if override:
+        path = _which(override, env)
+        if path is None:
+            raise AutotuneError(f"{var}={override} is not an executable on PATH",
+                                fix=f"set {var} to a C{'++' if cxx else ''} compiler, or unset it")
+        if os.path.basename(os.path.realpath(path)).startswith("autotune"):
+            raise AutotuneError(f"{var}={override} is the autotune wrapper itself",
+                                fix=f"set {var} to the real compiler (e.g. clang{'++' if cxx else ''})")
+        if not _is_clang(path):
+            raise AutotuneError(
+                f"{var}={override} is not clang: the runtime needs clang's SanitizerCoverage "
+                "trace-pc-guard (gcc has only trace-pc)",
+                fix=f"set {var} to clang{'++' if cxx else ''} (apt-get install -y {MISSING_PACKAGE})")
+        return Toolchain(path=path, cxx=cxx)
+    for name in CANDIDATES[cxx]:
+        path = _which(name, env)
+        if path:
+            return Toolchain(path=path, cxx=cxx)
+    names = ", ".join(CANDIDATES[cxx][:2])
+    raise AutotuneError(f"no clang compiler found on PATH (looked for {names}, ...)",
+                        fix=f"apt-get install -y {MISSING_PACKAGE}")

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from autotune.errors import AutotuneError
-from autotune.metrics import has_map_size
 from autotune.runtime.config import RuntimeConfig
+from autotune.vocabulary import has_map_size
 
 DEFAULT_OVERFLOW = "neverzero"
 _OVERFLOW_SHORT = {"neverzero": "nz", "saturate": "sat", "wrap": "wrap"}  # in names

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
-from autotune.emit.names import ENV_FILES
 from autotune.errors import AutotuneError
+from autotune.filenames import ENV_FILES
 from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
 from autotune.race.core import DEFAULT_BUDGET_S, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
@@ -178,7 +178,7 @@ def run_pipeline(
             outcome = _race(race, out_dir=race_dir, corpus=corpus_dir, spec=spec, binary=binary, probe_dir=probe_dir,
                             tune=tune, tune_dir=tune_dir, host=host, max_collision_rate=max_collision_rate,
                             instances=instances, seed=seed, **heard)
-    from autotune.recommendation import load_recommendation
+    from autotune.preflight.tuned import load_recommendation
 
     document = load_recommendation(race_dir if outcome is not None else tune_dir)  # what preflight will read
     return PipelineResult(out_dir=out_dir, host_profile=host_path, probe_dir=probe_dir, tune_dir=tune_dir,

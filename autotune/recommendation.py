@@ -2,39 +2,34 @@
 (``autotune tune`` beside ``report.json``, ``autotune race`` / ``autotune run`` beside ``race.json``) and
 read by preflight, validate and ``autotune run --json`` through :func:`load_recommendation`.
 
+This module is the document alone; the stage that decided builds it (``from_tune`` in autotune.emit.write,
+``from_race`` in autotune.race.stage), autotune.emit.write writes it, and autotune.preflight.tuned reads it.
+
 It says which stage decided, the configuration it recommends (:class:`~autotune.configuration.Configuration`)
 and why in one line, the env files written beside it (what the fuzzer loads), the stage's evidence document
 (report.json or race.json: every trial behind the choice), and what the checks of the recommendation need
 from that evidence: the probe it was made from, the collision limit it was made under, the execs/s tune's
 replay recorded per configuration, the host profile it was made on, the compilers.
 
-Directories written before this document existed hold only race.json or report.json:
-:func:`derive_recommendation` makes the same Recommendation from them (the stages write it with the same
-builders, :func:`from_tune` and :func:`from_race`), so an old directory reads as a new one.
+Directories written before this document existed hold only race.json or report.json: the reader derives
+the same Recommendation from them with the same builders, so an old directory reads as a new one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
-from autotune.configuration import CC_AUTOTUNE, Configuration
-from autotune.emit.names import AUTOTUNE_RUN_ENV, RACE_ENV_FILES, TUNE_ENV_FILES
+from autotune.configuration import Configuration
 from autotune.errors import DocumentError
+from autotune.filenames import RACE_JSON, RECOMMENDATION_JSON, REPORT_JSON
 from autotune.mappoint import MapPoint
 from autotune.profile.model import HostProfile
-from autotune.race.document import RACE_JSON
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
-from autotune.tune.result import FILE_NAME as REPORT_JSON
-
-if TYPE_CHECKING:
-    from autotune.race.document import RaceOutcome
-    from autotune.tune.result import TuneResult
 
 SCHEMA_VERSION = 1
 KIND = "recommendation"
-RECOMMENDATION_JSON = "recommendation.json"
 STAGE_TUNE, STAGE_RACE = "tune", "race"
 EVIDENCE = {STAGE_TUNE: REPORT_JSON, STAGE_RACE: RACE_JSON}
 TUNE_REASON = "tune's replay-based choice: the best score under the collision limit, measured by replaying the probe's corpus"
@@ -122,90 +117,3 @@ class Recommendation:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DocumentError(path, f"a malformed recommendation document ({type(exc).__name__}: {exc})",
                                 fix=fix) from exc
-
-
-def recorded_execs_of(result: "TuneResult") -> tuple[RecordedExecs, ...]:
-    """tune's recorded execs/s per configuration, in TuneResult.recorded_execs_per_s's order (the best,
-    the no-rebuild best, then the trials), each configuration once."""
-    out: dict[MapPoint, RecordedExecs] = {}
-    for ev in (result.best, result.no_rebuild_best, *(t.evaluation for t in result.trials)):
-        if ev is not None:
-            out.setdefault(ev.config, RecordedExecs(config=ev.config, execs_per_s=ev.execs_per_s))
-    return tuple(out.values())
-
-
-def from_tune(result: "TuneResult", *, run_vars: Mapping[str, str], env_files: tuple[str, ...]) -> Recommendation:
-    """tune's recommendation: its best configuration on our runtime (``run_vars``: autotune-run.env's
-    variables; ``env_files``: the env files emit wrote)."""
-    b = result.best_config
-    desc = f"{b.metric}, {b.layout}, {b.map_slots} slots, {b.width_bits}-bit counters (autotune cc, our runtime)"
-    config = Configuration.of(name=b.key(), cc_kind=CC_AUTOTUNE, run_vars=run_vars, files=env_files,
-                              description=desc)
-    probe = result.inputs.probe_dir
-    return Recommendation(stage=STAGE_TUNE, configuration=config, is_default=False, reason=TUNE_REASON,
-                          env_files=env_files, evidence=REPORT_JSON, probe_dir=str(probe) if probe else None,
-                          max_collision_rate=result.settings.max_collision_rate,
-                          recorded_execs=recorded_execs_of(result), host=result.host)
-
-
-def from_race(outcome: "RaceOutcome", *, env_files: tuple[str, ...], tune: "TuneResult | None") -> Recommendation:
-    """The race's recommendation (``env_files``: those written beside race.json; ``tune``: tune's result
-    the race started from, for its recorded execs/s and, when the race recorded none, its host)."""
-    d = outcome.race.decision
-    config = replace(outcome.recommended, files=env_files, is_default=d.is_default)
-    host = HostProfile.from_dict(outcome.host, path=RACE_JSON) if outcome.host else (tune.host if tune else None)
-    return Recommendation(stage=STAGE_RACE, configuration=config, is_default=d.is_default, reason=d.reason,
-                          env_files=env_files, evidence=RACE_JSON, probe_dir=outcome.probe_dir,
-                          tune_dir=outcome.tune_dir, max_collision_rate=outcome.max_collision_rate,
-                          recorded_execs=recorded_execs_of(tune) if tune else (), host=host,
-                          compilers=outcome.compilers)
-
-
-def tune_beside(tune_dir: str | Path | None) -> "TuneResult | None":
-    """tune's result in ``tune_dir`` (the race's prior), None when there is none."""
-    from autotune.tune.result import load_tune_result
-
-    if not tune_dir or not (Path(tune_dir) / REPORT_JSON).is_file():
-        return None
-    return load_tune_result(Path(tune_dir) / REPORT_JSON)
-
-
-def _present(path: Path, names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(n for n in names if (path / n).is_file())
-
-
-def derive_recommendation(path: Path) -> Recommendation:
-    """The Recommendation of a directory written before recommendation.json existed: from race.json
-    (and tune's report.json it names) or, without one, from report.json and autotune-run.env."""
-    from autotune.preflight.envfile import read_env_file
-    from autotune.race.document import load_race_document
-    from autotune.tune.result import load_tune_result
-
-    path = Path(path)
-    if (path / RACE_JSON).is_file():
-        outcome = load_race_document(path / RACE_JSON)
-        return from_race(outcome, env_files=_present(path, RACE_ENV_FILES), tune=tune_beside(outcome.tune_dir))
-    if not (path / REPORT_JSON).is_file():
-        raise DocumentError(path / RECOMMENDATION_JSON, "file not found (nor race.json or report.json beside it)",
-                            fix="pass the race directory of `autotune run` (OUT/race, or `autotune race --out`) or "
-                                "the --out directory of `autotune tune`")
-    result = load_tune_result(path / REPORT_JSON)
-    run_env = path / AUTOTUNE_RUN_ENV
-    run_vars = read_env_file(run_env).values if run_env.is_file() else {}
-    return from_tune(result, run_vars=run_vars, env_files=_present(path, TUNE_ENV_FILES))
-
-
-def load_recommendation(path: str | Path) -> Recommendation:
-    """DIR/recommendation.json, typed; in a directory written before it existed, the same derived from
-    race.json or report.json (:func:`derive_recommendation`). DocumentError (exit 1, naming the fix) when
-    it is missing, corrupt or of another schema version."""
-    from autotune.io import read_json
-
-    path = Path(path)
-    if not path.is_dir():
-        raise DocumentError(path, "not a directory",
-                            fix="pass the race directory of `autotune run` (OUT/race) or the --out of `autotune tune`")
-    file = path / RECOMMENDATION_JSON
-    if not file.is_file():
-        return derive_recommendation(path)
-    return Recommendation.from_dict(read_json(file), path=file)

@@ -62,7 +62,7 @@ def start_trial(*, target: str, arm: str, core: int, rng_seed: int, seconds: int
                 binaries: dict[str, Path], seeds: Path) -> tuple[subprocess.Popen, Path, list[str]]:
     from autotune import afl
     from autotune.trials.trial import trial_env
-    from autotune.trials.yardstick import pin_prefix
+    from autotune.afl import pin_prefix
 
     tdir = out / f"{target}-{arm}-s{rng_seed}"
     shutil.rmtree(tdir, ignore_errors=True)
@@ -79,7 +79,7 @@ def start_trial(*, target: str, arm: str, core: int, rng_seed: int, seconds: int
 
 def measure_trial(*, tdir: Path, target: str, arm: str, rng_seed: int, seconds: int, yardstick,
                   cmd: list[str] | None) -> dict:
-    from autotune.trials.afl_output import kept_inputs, read_fuzzer_stats
+    from autotune.afl_output import kept_inputs, read_fuzzer_stats
     from autotune.trials.yardstick import measure
 
     stats = read_fuzzer_stats(tdir / "o" / "default" / "fuzzer_stats")

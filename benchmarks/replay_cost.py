@@ -30,7 +30,6 @@ Writes <out>/replay_cost.json (host profile inside) and replay_cost.md; nothing 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics

@@ -73,7 +73,7 @@ enum {
 };
 #define COV_ALL_METRICS ((1u << COV_N_METRICS) - 1u)
 
-/* Canonical names in census order (autotune/runtime/config.py METRIC_TABLE holds the same list). */
+/* Canonical names in census order (autotune/vocabulary.py METRIC_TABLE holds the same list). */
 extern const char *const cov_metric_names[COV_N_METRICS];
 int cov_metric_id(const char *name); /* -1 if unknown */
 /* Parse "edge,ngram-4,ctx" (or "all") into a mask; 0 on error with *bad set to the bad item. */

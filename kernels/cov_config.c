@@ -40,7 +40,7 @@ static int bad(char *err, size_t errlen, const char *var, const char *val, const
 }
 
 /* bad() for a choice variable: the valid values are the names of its table, so the message always
- * lists what this runtime accepts (autotune/runtime/config.py's registry is tested against it). */
+ * lists what this runtime accepts (autotune/vocabulary.py's registry is tested against it). */
 static int bad_choice(char *err, size_t errlen, const char *var, const char *val,
                       const char *const *names, int n) {
   char valid[256];

@@ -5,7 +5,7 @@
  * census files and the probe protocol carry), and, when its key is new, the key's functions
  * below and a line in COV_KEY_FUNCS. cov.h's enum, COV_N_METRICS, cov_metric_names[], cov_keys()
  * and the map sink's tables are generated from these lists. The Python registry is
- * autotune/runtime/config.py METRIC_TABLE (tests/test_metrics.py checks that the two agree).
+ * autotune/vocabulary.py METRIC_TABLE (tests/test_metrics.py checks that the two agree).
  *
  * The first part (the lists) is public: cov.h includes it. The second (the key functions) needs
  * the runtime's thread state and is compiled where cov_internal.h includes this file again.
@@ -24,7 +24,7 @@
 
 /* X(ID, NAME, KEY, WIN, CX), in census-id order:
  *   ID    the enum name COV_M_<ID>
- *   NAME  AUTOTUNE_METRIC's name, the census file's (autotune/runtime/config.py)
+ *   NAME  AUTOTUNE_METRIC's name, the census file's (autotune/vocabulary.py)
  *   KEY   its key: the map sink's key_<KEY> under AUTOTUNE_KEY_HASH=exact (key_afl under afl, for
  *         the hashed keys of COV_KEY_FUNCS) and the census's ckey_<KEY>
  *   WIN   the previous blocks its key reads (N - 1 of an N-block window; the census keeps WIN + 1)

@@ -33,7 +33,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from autotune.afl import HOST_ENV, base_env  # noqa: E402
-from autotune.trials.afl_output import read_fuzzer_stats  # noqa: E402
+from autotune.afl_output import read_fuzzer_stats  # noqa: E402
 
 TIMEOUT_MS = 250  # afl-fuzz -t (and AFL_HANG_TMOUT): FAULT_SLOW sleeps 1 s, past it
 

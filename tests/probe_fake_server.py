@@ -15,7 +15,7 @@ import struct
 import sys
 import time
 
-from autotune.runtime.config import METRIC_SPECS  # run by the venv's python (tests/test_probe_campaign.py)
+from autotune.vocabulary import METRIC_SPECS  # run by the venv's python (tests/test_probe_campaign.py)
 
 METRICS = list(METRIC_SPECS)  # census order, as the runtime's
 N = len(METRICS)

@@ -99,7 +99,7 @@ def replay(name: str, tmp: Path) -> dict[str, Any]:
     from autotune.race.core import portfolio_of
     from autotune.race.search import enumerate_space, run_search
     from autotune.race.stage import RaceOutcome, write_outputs
-    from autotune.metrics import METRICS
+    from autotune.vocabulary import METRICS
 
     file, strategy, kw = CASES[name]
     doc = json.loads((RESULTS / file).read_text())

@@ -7,7 +7,6 @@ persistence, crashes, hangs, stability, slot sharing, overflow, counter widths),
 
 from __future__ import annotations
 
-import collections
 import itertools
 import os
 import re

@@ -1,4 +1,4 @@
-"""autotune.runtime.afl_index: the index file's header and live counters (format in DESIGN.md)."""
+"""autotune.runtime.afl_index: the index file's header and live counters (format: docs/RUNTIME.md)."""
 
 from __future__ import annotations
 

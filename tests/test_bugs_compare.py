@@ -21,7 +21,7 @@ needs_afl = pytest.mark.skipif(shutil.which("afl-clang-fast") is None or shutil.
 
 
 def _trial_doc(bugs: TrialBugs | None) -> dict:
-    from autotune.trials.afl_output import PlotData
+    from autotune.afl_output import PlotData
     from autotune.trials.trial import TrialSpec
 
     spec = TrialSpec(config="default", index=0, binary="/b", env={"AUTOTUNE_CANARY_FATAL": "1"}, seeds="/s",

@@ -22,7 +22,7 @@ from autotune.bugs.render import bugs_markdown
 from autotune.bugs.survival import BugReport, permutation_test
 from autotune.compare.compare import bug_report_of, outcome_of
 from autotune.compare.config import ConfigSpec
-from autotune.trials.afl_output import PlotData, time_of
+from autotune.afl_output import PlotData, time_of
 from autotune.trials.trial import TrialResult, TrialSpec
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bugs_demo_compare.json"

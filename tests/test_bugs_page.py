@@ -248,7 +248,7 @@ def test_sweep_names_bugs_only_a_batch_reached(tmp_path):
     # a trial's document names them, and so does the bug report
     from autotune.bugs.attribution import TrialBugs, attribute_trial
     from autotune.bugs.survival import report_notes
-    from autotune.trials.afl_output import KeptInput
+    from autotune.afl_output import KeptInput
 
     tb = attribute_trial(binary=binary, kept=[KeptInput("queue", p, 1000 * k) for k, p in enumerate(ins)], seconds=10)
     assert tb.bugs == {} and tb.unexplained == ("STATE01",)
@@ -260,7 +260,7 @@ def test_sweep_names_bugs_only_a_batch_reached(tmp_path):
 # --- replay_check: a recorded trial's sweep against a replay of every input on its own -------------
 
 def _kept(ins: list[Path], crash_at: int | None = None) -> list:
-    from autotune.trials.afl_output import KeptInput
+    from autotune.afl_output import KeptInput
 
     return [KeptInput("crashes" if k == crash_at else "queue", p, 1000 * k) for k, p in enumerate(ins)]
 

@@ -16,7 +16,7 @@ from autotune.bugs import survival as sv
 from autotune.bugs.attribution import BugTimes, InputHit, TrialBugs, attribute, attribute_trial, hits_of
 from autotune.bugs.page import InputBugs
 from autotune.paths import kernels_dir
-from autotune.trials.afl_output import KeptInput, kept_inputs
+from autotune.afl_output import KeptInput, kept_inputs
 
 PROGRAMS = Path(__file__).parent / "programs"
 

@@ -11,7 +11,7 @@ import pytest
 
 from autotune import buildkinds
 from autotune.buildkinds import BUILD_KINDS, KINDS, inline_kind_for, kind_for, serves
-from autotune.metrics import CONTEXT_METRICS, METRICS
+from autotune.vocabulary import CONTEXT_METRICS, METRICS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "BUILD_KINDS.md"

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from autotune import cc
 from autotune.errors import AutotuneError
 from autotune.target import build_harness
 

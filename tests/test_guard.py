@@ -394,7 +394,7 @@ def test_inline_runtime_under_asan_and_ubsan(tmp_path):
 # ---- the Python side: metric list, index key, tune's space and precision -------------------------
 
 def test_guard_index_key_afl_mode_and_metric_lists():
-    from autotune.metrics import METRICS, afl_mode, has_map_size
+    from autotune.vocabulary import METRICS, afl_mode, has_map_size
     from autotune.probe import protocol
 
     assert METRICS.index("guard") == 13  # its census id, in files and the probe's replies

@@ -17,7 +17,7 @@ import pytest
 
 from autotune.compare.compare import finished_trial
 from autotune.trials import TrialResult
-from autotune.trials.yardstick import Yardstick
+from autotune.trials.coverage import Yardstick
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -22,7 +22,7 @@ from autotune.target import TargetSpec
 from autotune.trials import KIND_LLVMCOV, KeptInput, choose_yardstick, measure
 from autotune.trials.llvmcov.measure import slice_index
 from autotune.trials.llvmcov.tools import find_llvm_tools
-from autotune.trials.yardstick import curve_times
+from autotune.trials.coverage import curve_times
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 BRANCHES_TOTAL = 26  # tests/programs/branches.c's header

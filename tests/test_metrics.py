@@ -173,12 +173,12 @@ def test_threads_keep_their_own_history(bins, tmp_path):
 
 def test_c_and_python_metric_lists_agree():
     """kernels/cov_keys.h's COV_METRICS (the C side's one list: cov.h's ids, the names, the keys)
-    against autotune/runtime/config.py's METRIC_TABLE: names in census order, each C key function's
+    against autotune/vocabulary.py's METRIC_TABLE: names in census order, each C key function's
     index key under AUTOTUNE_KEY_HASH=exact (and whether it is hashed), and the call context."""
     import re
 
-    from autotune.metrics import METRICS as PY_METRICS
-    from autotune.runtime.config import METRIC_SPECS
+    from autotune.vocabulary import METRICS as PY_METRICS
+    from autotune.vocabulary import METRIC_SPECS
 
     rows = c_metrics()
     assert tuple(name for _, name, *_ in rows) == PY_METRICS == METRICS

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from autotune import demo
-from autotune.metrics import KEY_HASHES, index_key
-from autotune.runtime.config import METRIC_SPECS, METRIC_TABLE
+from autotune.metrics import index_key
+from autotune.vocabulary import KEY_HASHES
+from autotune.vocabulary import METRIC_SPECS, METRIC_TABLE
 from autotune.target import demo_harness
 from programs.covtools import (PROGRAMS, SANITIZE, build_cc, build_direct, c_key_funcs, c_metrics, census_of, mix64,
                                read_census)

@@ -281,7 +281,6 @@ def test_trial_inputs_of_an_ensemble_are_every_instances(tmp_path):
 def test_status_warns_when_an_instances_dense_map_overflowed(tmp_path):
     """`autotune status` reads each instance's index file (the runtime's own counters, where the launch
     script puts it): an overflowed dense map is a warning with the size that fits, not a silence."""
-    import struct
 
     from autotune.portfolio.launch import INDEX_DIR
     from autotune.portfolio.status import portfolio_status
@@ -290,8 +289,8 @@ def test_status_warns_when_an_instances_dense_map_overflowed(tmp_path):
     out = tmp_path / "out"
     for name in ("main-h", "s1-h"):
         (out / name).mkdir(parents=True)
-        (out / name / "fuzzer_stats").write_text(f"start_time : 1000\nlast_update : 1100\nfuzzer_pid : 0\n"
-                                                 f"execs_done : 5000\nexecs_per_sec : 50.0\ncorpus_count : 7\n")
+        (out / name / "fuzzer_stats").write_text("start_time : 1000\nlast_update : 1100\nfuzzer_pid : 0\n"
+                                                 "execs_done : 5000\nexecs_per_sec : 50.0\ncorpus_count : 7\n")
     (out / INDEX_DIR).mkdir()
     head = HEADER.pack(INDEX_MAGIC, HEADER.size, 1, 0, 10, 0, 1 << 16, 1024, 1, 0)
     ctl = CTL.pack(0, 1, 8, 1 << 16, 1024, 1024, 3000)

@@ -10,7 +10,7 @@ import pytest
 
 from autotune.errors import DocumentError
 from autotune.preflight import checks
-from autotune.preflight.envfile import parse_env_text
+from autotune.envfile import parse_env_text
 from autotune.preflight.findings import PreflightFinding
 from autotune.preflight.preflight import PreflightResult, github_annotations
 from autotune.preflight.tuned import afl_metric, load_tuned
@@ -42,7 +42,7 @@ def test_afl_metric_of_build_env(env, metric):
 
 
 def test_afl_metric_round_trips_metrics_afl_mode():
-    from autotune.metrics import METRICS, afl_mode
+    from autotune.vocabulary import METRICS, afl_mode
 
     for m in METRICS:
         mode = afl_mode(m)

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from autotune.cli.main import app
 from autotune.errors import AutotuneError
-from autotune.metrics import METRICS
+from autotune.vocabulary import METRICS
 from autotune.probe import load_probe, run_probe
 from autotune.probe import protocol as P
 from autotune.probe.client import ProbeServer, ServerError

@@ -115,7 +115,7 @@ def test_trace_file(tmp_path):
 
 
 def test_reply_layout():
-    from autotune.metrics import METRICS
+    from autotune.vocabulary import METRICS
 
     n = len(METRICS)  # 14 today: 128 bytes
     assert P.REPLY_SIZE == 16 + 8 * n

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from autotune import demo
 from autotune.cli.main import app
-from autotune.metrics import METRICS
+from autotune.vocabulary import METRICS
 from autotune.probe import load_probe, run_probe
-from autotune.probe import equation1
+from autotune import vocabulary as equation1
 from autotune.target import demo_harness
 
 pytestmark = pytest.mark.slow

@@ -4,7 +4,8 @@ import shutil
 
 import pytest
 
-from autotune.probe import equation1, load_probe, run_probe
+from autotune import vocabulary as equation1
+from autotune.probe import load_probe, run_probe
 
 from targets.libraries import LZ4, TargetUnavailable
 

@@ -1,5 +1,5 @@
 """The probe server (kernels/probe_server.c) at its fd boundary: a raw Python client speaks the
-protocol of docs/DESIGN.md to a real instrumented harness built by `autotune cc`."""
+protocol of docs/RUNTIME.md to a real instrumented harness built by `autotune cc`."""
 
 from __future__ import annotations
 

@@ -306,7 +306,7 @@ def test_race_without_afl_fuzz_says_what_to_install(tmp_path):
 
 def test_contestants_sized_from_the_census():
     from autotune.race.contestants import index_slots_for, make_contestants
-    from autotune.probe.equation1 import collision_rate
+    from autotune.vocabulary import collision_rate
 
     cs = make_contestants(metrics=("guard", "edge", "caller"), estimated_keys={"edge": 3000.0, "caller": 50000.0},
                           afl_cc=True)

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from autotune.errors import DocumentError
-from autotune.recommendation import (RECOMMENDATION_JSON, SCHEMA_VERSION, RecordedExecs, Recommendation,
-                                     derive_recommendation, from_tune, load_recommendation)
+from autotune.emit.write import from_tune
+from autotune.filenames import RECOMMENDATION_JSON
+from autotune.preflight.tuned import derive_recommendation, load_recommendation
+from autotune.recommendation import SCHEMA_VERSION, RecordedExecs, Recommendation
 from autotune.mappoint import MapPoint
 from race_replay import replay
 from test_emit_golden import CASES, _result
@@ -45,7 +47,7 @@ def test_a_recommendation_round_trips_through_its_dict():
 
 
 def test_tune_writes_the_recommendation_and_an_old_tune_dir_derives_the_same(tmp_path):
-    from autotune.preflight.envfile import read_env_file
+    from autotune.envfile import read_env_file
 
     res = _result(**CASES["rebuild"])
     d = _tune_dir(tmp_path)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from autotune.errors import AutotuneError
-from autotune.metrics import METRICS, afl_mode, has_map_size
-from autotune.runtime.config import (HASH_SLOTS_POW2, LAYOUTS, METRIC_TABLE, VARIABLES, RuntimeConfig, RuntimeConfigError,
-                                     parse_u64)
+from autotune.vocabulary import METRICS, afl_mode, has_map_size
+from autotune.runtime.config import RuntimeConfig
+from autotune.vocabulary import HASH_SLOTS_POW2, LAYOUTS, METRIC_TABLE, VARIABLES, RuntimeConfigError, parse_u64
 from autotune.mappoint import MapPoint
 from autotune.tune.space import SearchSpace, map_pow2_range
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from autotune.runtime import binding
-from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS, METRIC_TABLE, VARIABLES, RuntimeConfig
+from autotune.runtime.config import RuntimeConfig
+from autotune.vocabulary import AFL_MAX_MAP_SLOTS, LAYOUTS, METRIC_TABLE, VARIABLES
 from autotune.target import demo_harness
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"

@@ -10,7 +10,7 @@ import pytest
 from autotune.compare.config import parse_config, parse_configs
 from autotune.errors import AutotuneError
 from autotune.trials import coverage_curve, kept_inputs, read_plot_data, trial_env
-from autotune.trials.afl_output import time_of
+from autotune.afl_output import time_of
 
 PLOT_4_04C = """# relative_time, cycles_done, cur_item, corpus_count, pending_total, pending_favs, map_size, saved_crashes, saved_hangs, max_depth, execs_per_sec, total_execs, edges_found
 3, 0, 3, 157, 152, 36, 80.08%, 0, 1, 4, 39934.45, 78214, 189
@@ -133,9 +133,8 @@ def test_a_trial_whose_afl_fuzz_fails_stops_the_runner_with_its_output(tmp_path)
 
 
 def test_contribution_counts_own_finds_first_and_alone():
-    from pathlib import Path
 
-    from autotune.trials.afl_output import KeptInput
+    from autotune.afl_output import KeptInput
     from autotune.trials.yardstick import contribution
 
     def k(inst, name, t):

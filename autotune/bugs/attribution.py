@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from autotune.afl_output import KeptInput
 from autotune.bugs.page import BATCH, InputBugs, SweepStats, sweep
-from autotune.trials.afl_output import KeptInput
 
 SCHEMA_VERSION = 1
 EVENTS = ("trigger", "reach")

@@ -39,7 +39,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Hashable, Mapping, Sequence
 
 from autotune.bugs.attribution import EVENTS, TrialBugs

@@ -79,7 +79,7 @@ def compare_cmd(
     from autotune.compare.compare import JSON_NAME, MD_NAME, PLOT_NAME, run_compare
     from autotune.compare.config import parse_configs
     from autotune.errors import AutotuneError
-    from autotune.trials.yardstick import CHOICES
+    from autotune.trials.coverage import CHOICES
 
     from autotune.bugs.yardstick import CHOICE as BUGS
     from autotune.bugs.yardstick import PLOT_NAME as BUGS_PLOT

@@ -174,7 +174,7 @@ class RaceOptions:
 
     def metric_names(self) -> tuple[str, ...] | None:
         """The --metrics given, checked; None when not given (each strategy has its default)."""
-        from autotune.metrics import METRICS
+        from autotune.vocabulary import METRICS
         from autotune.race.stage import STRATEGIES
 
         if self.strategy not in STRATEGIES:

@@ -4,7 +4,7 @@ SPEC is one of
 - ``default``: AFL++'s default build (afl-clang-fast, no AFL_LLVM_* variable: PCGUARD), no run
   variables: the baseline the project is judged against;
 - ``runtime``: the `autotune cc` build with our runtime's defaults (no AUTOTUNE_* variable);
-- an env file (autotune tune's, or the user's own), read by ``preflight.envfile``:
+- an env file (autotune tune's, or the user's own), read by ``autotune.envfile``:
   * a file with an ``AUTOTUNE_*`` variable (``autotune-run.env``): the `autotune cc` build, the
     file's variables at run time; the build kind (``AUTOTUNE_CC_INSTRUMENT``) from the file itself
     or from the ``autotune-build.env`` beside it (the race writes one);
@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Mapping
 
 from autotune.configuration import CC_AFL, CC_AUTOTUNE, CC_VAR_PREFIX, Configuration
-from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV
+from autotune.envfile import read_env_file
 from autotune.errors import AutotuneError
-from autotune.preflight.envfile import read_env_file
+from autotune.filenames import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV
 from autotune.target import build_vars_of
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from autotune.compare.compare import CompareResult
+from autotune.compare.result import CompareResult
 
 
 def render_coverage_plot(result: CompareResult) -> bytes:

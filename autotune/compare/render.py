@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from autotune.compare.compare import CompareResult
-from autotune.stats import Summary, median
+from autotune.compare.result import CompareResult
 from autotune.llvm import compilers_text
+from autotune.stats import Summary, median
 from autotune.trials import aflpp_versions
 
 

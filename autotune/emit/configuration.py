@@ -9,7 +9,8 @@ from typing import Mapping, Sequence
 
 from autotune.configuration import CC_AFL, Configuration
 from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
-from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
+from autotune.filenames import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
+from autotune.vocabulary import COUNTER_BITS_VAR, INDEX_FILE_VAR, INDEX_SIZE_VAR, KEY_HASH_VAR, LAYOUT_VAR, MAP_SIZE_VAR, METRIC_VAR, OVERFLOW_VAR
 
 
 def build_var_reason(var: str, value: str) -> str:
@@ -31,28 +32,28 @@ def race_run_variables(chosen: Configuration, *, index_file: str) -> list[EnvVar
     """The race's tuned configuration's run-time variables (sorted by name; its index file at
     ``index_file``) with their reasons, then afl-fuzz's for our runtime."""
     settings = dict(chosen.settings)
-    if "AUTOTUNE_INDEX_FILE" in settings:
-        settings["AUTOTUNE_INDEX_FILE"] = index_file
-    flat = settings.get("AUTOTUNE_LAYOUT") == "flat"  # the edge kind's map
-    reasons = {"AUTOTUNE_METRIC": f"coverage metric {chosen.name}",
-               "AUTOTUNE_LAYOUT": "flat map, counted inline" if flat else "two-level map (BigMap)",
-               "AUTOTUNE_INDEX_SIZE": "index slots (the hash space): Equation 1 collisions within the limit at twice "
+    if INDEX_FILE_VAR in settings:
+        settings[INDEX_FILE_VAR] = index_file
+    flat = settings.get(LAYOUT_VAR) == "flat"  # the edge kind's map
+    reasons = {METRIC_VAR: f"coverage metric {chosen.name}",
+               LAYOUT_VAR: "flat map, counted inline" if flat else "two-level map (BigMap)",
+               INDEX_SIZE_VAR: "index slots (the hash space): Equation 1 collisions within the limit at twice "
                                       "the census's keys",
-               "AUTOTUNE_MAP_SIZE": "map slots (the hash space): Equation 1 collisions within the limit at twice the "
+               MAP_SIZE_VAR: "map slots (the hash space): Equation 1 collisions within the limit at twice the "
                                     "census's keys"
                                     if flat else "dense slots afl-fuzz scans: room for twice the census's keys",
-               "AUTOTUNE_COUNTER_BITS": f"{settings.get('AUTOTUNE_COUNTER_BITS', '8')}-bit counters"
-                                        + (" (afl-fuzz classifies bytes)" if settings.get("AUTOTUNE_COUNTER_BITS", "8") == "8"
+               COUNTER_BITS_VAR: f"{settings.get('AUTOTUNE_COUNTER_BITS', '8')}-bit counters"
+                                        + (" (afl-fuzz classifies bytes)" if settings.get(COUNTER_BITS_VAR, "8") == "8"
                                            else ", classified into afl-fuzz's buckets (fewer wrap in hot loops)"),
-               "AUTOTUNE_OVERFLOW": {"neverzero": "NeverZero: a counter that wraps still counts as hit",
+               OVERFLOW_VAR: {"neverzero": "NeverZero: a counter that wraps still counts as hit",
                                      "saturate": "saturate: a counter stops at its largest value",
                                      "wrap": "wrap: a counter past its largest value starts again at 0"
-                                     }.get(settings.get("AUTOTUNE_OVERFLOW", "neverzero"), "overflow policy"),
-               "AUTOTUNE_KEY_HASH": ("AFL++'s NGRAM hash (cur ^ p1 >> 1 ^ .. ^ p(N-1) >> 1) of compile-time block ids"
+                                     }.get(settings.get(OVERFLOW_VAR, "neverzero"), "overflow policy"),
+               KEY_HASH_VAR: ("AFL++'s NGRAM hash (cur ^ p1 >> 1 ^ .. ^ p(N-1) >> 1) of compile-time block ids"
                                      if chosen.name.startswith("ngram-")
                                      else "AFL++'s edge hash (cur ^ prev >> 1) of compile-time block ids") if flat
                                     else "exact keys (collision-free before the index)",
-               "AUTOTUNE_INDEX_FILE": "slot assignments kept across afl tool runs (resume, afl-cmin, afl-showmap)"}
+               INDEX_FILE_VAR: "slot assignments kept across afl tool runs (resume, afl-cmin, afl-showmap)"}
     run = [EnvVar(k, v, reasons.get(k, "runtime setting")) for k, v in sorted(settings.items())]
     return run + runtime_afl_vars()
 
@@ -92,7 +93,7 @@ def instance_variables(config: Configuration, *, main: bool, afl_env: Sequence[t
         out.append(EnvVar("AFL_FINAL_SYNC", "1", "the main imports the secondaries' last finds before it stops"))
     out += [EnvVar(k, v, "AFL++'s documented variation of secondaries") for k, v in afl_env]
     for k, v in config.settings:
-        if k == "AUTOTUNE_INDEX_FILE":
+        if k == INDEX_FILE_VAR:
             out.append(EnvVar(k, index_file, "this instance's key->slot table, kept across its children and a resume"))
         else:
             out.append(EnvVar(k, v, f"configuration {config.name}"))

@@ -9,9 +9,10 @@ import shlex
 from pathlib import Path
 
 from autotune.buildkinds import COUNTS_COUNTERS, KIND_VAR, kind_for
-from autotune.metrics import afl_mode, has_map_size
-from autotune.runtime.config import AFL_DEFAULT_MAP_POW2, AFL_DEFAULT_MAP_SLOTS, EnvVar, RuntimeConfig
+from autotune.runtime.config import EnvVar, RuntimeConfig
 from autotune.tune.result import TuneResult
+from autotune.vocabulary import COUNTER_BITS_VAR, INDEX_FILE_VAR, INDEX_SIZE_VAR, KEY_HASH_VAR, LAYOUT_VAR, MAP_SIZE_VAR, METRIC_VAR, OVERFLOW_VAR, SEED_VAR, afl_mode, has_map_size
+from autotune.vocabulary import AFL_DEFAULT_MAP_POW2, AFL_DEFAULT_MAP_SLOTS
 
 _SAFE = re.compile(r"^[A-Za-z0-9_./:,+-]*$")
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -136,11 +137,11 @@ def _guard_run_env(result: TuneResult) -> str:
     rc = RuntimeConfig.sized(metric=b.metric, layout=b.layout, hash_slots=b.map_slots, counter_bits=b.width_bits,
                              overflow="neverzero")
     reasons = {
-        "AUTOTUNE_METRIC": f"coverage metric chosen by tune (about {best.n_keys:.0f} keys): AFL++'s PCGUARD, "
+        METRIC_VAR: f"coverage metric chosen by tune (about {best.n_keys:.0f} keys): AFL++'s PCGUARD, "
                            "one counter\nper guard; the runtime reports the guard count as the map (layout and sizes do "
                            "not apply)",
-        "AUTOTUNE_COUNTER_BITS": f"counter width: {_pct(bp.counter_overflow)} of the keys overflow it in one execution",
-        "AUTOTUNE_OVERFLOW": NEVERZERO_REASON + (f"; an {KIND_VAR}={kind.name} build's\ninline counters "
+        COUNTER_BITS_VAR: f"counter width: {_pct(bp.counter_overflow)} of the keys overflow it in one execution",
+        OVERFLOW_VAR: NEVERZERO_REASON + (f"; an {KIND_VAR}={kind.name} build's\ninline counters "
                                                  "count so" if inline else ""),
     }
     return render_env(title=title, variables=rc.to_env(reasons=reasons))
@@ -170,22 +171,22 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
     ]
     collisions = f"collision rate {_pct(bp.collision_rate)} by Equation 1"
     reasons = {
-        "AUTOTUNE_METRIC": f"coverage metric chosen by tune (about {best.n_keys:.0f} keys)",
-        "AUTOTUNE_LAYOUT": ("two-level map: per-exec work covers only the used slots (BigMap, DSN 2021)"
+        METRIC_VAR: f"coverage metric chosen by tune (about {best.n_keys:.0f} keys)",
+        LAYOUT_VAR: ("two-level map: per-exec work covers only the used slots (BigMap, DSN 2021)"
                             if rc.dense_slots else "flat map: the cheapest at this size on this host"),
-        "AUTOTUNE_INDEX_SIZE": f"index slots (the hash space): {collisions}",
-        "AUTOTUNE_MAP_SIZE": (f"dense slots afl-fuzz sees: twice the estimated keys, rounded up to a power of two "
+        INDEX_SIZE_VAR: f"index slots (the hash space): {collisions}",
+        MAP_SIZE_VAR: (f"dense slots afl-fuzz sees: twice the estimated keys, rounded up to a power of two "
                               f"(overflow {_pct(bp.dense_overflow_rate)})") if rc.dense_slots
         else f"map slots (the hash space): {collisions}",
-        "AUTOTUNE_KEY_HASH": "index key = mix64 of the exact key (ngram-N: its fold): slots are uniform, so\n"
+        KEY_HASH_VAR: "index key = mix64 of the exact key (ngram-N: its fold): slots are uniform, so\n"
                              "collisions follow Equation 1 (AFL++'s own hash makes distinct N-grams share a slot\n"
                              "at every size)",
-        "AUTOTUNE_INDEX_FILE": "the key->slot table shared by every fork-server child, afl tool run and resumed "
+        INDEX_FILE_VAR: "the key->slot table shared by every fork-server child, afl tool run and resumed "
                                "campaign\n(one file per configuration; the runtime creates it and refuses one made "
                                "for another)",
-        "AUTOTUNE_COUNTER_BITS": f"counter width: {_pct(bp.counter_overflow)} of the keys overflow it in one execution",
-        "AUTOTUNE_OVERFLOW": NEVERZERO_REASON,
-        "AUTOTUNE_SEED": "the block-id seed the probe used, so keys match its census",
+        COUNTER_BITS_VAR: f"counter width: {_pct(bp.counter_overflow)} of the keys overflow it in one execution",
+        OVERFLOW_VAR: NEVERZERO_REASON,
+        SEED_VAR: "the block-id seed the probe used, so keys match its census",
     }
     v = rc.to_env(reasons=reasons)
     v.append(EnvVar("AFL_MAP_SIZE", str(rc.map_slots), "the map size afl-fuzz offers, equal to the runtime's"))

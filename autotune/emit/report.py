@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from autotune.emit.names import AFL_BUILD_REBUILT_ENV
+from autotune.filenames import AFL_BUILD_REBUILT_ENV
 from autotune.mappoint import MapPoint
 from autotune.measure.stats import human_bytes
-from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
 from autotune.tune.result import TuneResult
+from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS
 
 OBJECTIVE_MD = """score = log2(execs_per_s with N instances)
       + log2(1 - lost_keys)          # Equation 1 collisions (+ two-level dense overflow)

@@ -13,7 +13,7 @@ from autotune.errors import AutotuneError
 from autotune.measure.trace import KeyTrace
 from autotune.paths import kernels_dir
 from autotune.runtime.build import build_artifact
-from autotune.runtime.config import COUNTER_WIDTHS, LAYOUTS as LAYOUT_SPECS
+from autotune.vocabulary import COUNTER_WIDTHS, LAYOUTS as LAYOUT_SPECS
 
 LAYOUTS = {n: lay.bm_code for n, lay in LAYOUT_SPECS.items()}  # bench.c times the runtime's layouts
 POLICIES = {"wrap": 0, "neverzero": 1, "saturate": 2}

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from autotune.errors import AutotuneError, DocumentError
-from autotune.metrics import KEY_HASHES, METRICS, index_key
+from autotune.metrics import index_key
+from autotune.vocabulary import KEY_HASHES, METRICS
 
 _HEADER = np.dtype([("seq", "<u4"), ("n_records", "<u4")])
 _RECORD = np.dtype([("key", "<u8"), ("hk32", "<u4"), ("count", "<u4")])

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from autotune.configuration import Configuration
+from autotune.configuration import Configuration, check_serves
 from autotune.errors import AutotuneError
-from autotune.trials.ensemble import MAIN, SECONDARY, aflpp_variation, instance_roles  # noqa: F401 (re-exported)
 from autotune.portfolio.hosts import Host
+from autotune.trials.ensemble import MAIN, SECONDARY, aflpp_variation, instance_roles  # noqa: F401 (re-exported)
 
 SCHEMA_VERSION = 1
 # Between machines: AFL++'s docs copy the main instances' queues every few hours, or about a tenth
@@ -148,18 +148,3 @@ def check_portfolio(p: Portfolio) -> None:
                                 fix="AFL++ syncs through one -M instance per machine: make exactly one main")
     for i in p.instances:
         check_serves(i.config, what=f"instance {i.name} ({i.config.name})")
-
-
-def check_serves(config: Configuration, *, what: str) -> None:
-    """AutotuneError when ``config``'s autotune cc build cannot serve its run-time metric."""
-    from autotune.buildkinds import DEFAULT_KIND, KIND_VAR, serves
-    from autotune.race.contestants import build_kind_for
-
-    if config.cc_kind != "autotune":
-        return
-    metric = config.run_vars.get("AUTOTUNE_METRIC", "edge")
-    kind = config.build_vars.get(KIND_VAR) or DEFAULT_KIND
-    if not serves(config.build_vars, metric):
-        raise AutotuneError(f"{what}: a {kind} build cannot serve the metric {metric}",
-                            fix=f"build it with {KIND_VAR}={build_kind_for(metric)} (or full, which serves every "
-                                "metric), or give it a metric its build serves")

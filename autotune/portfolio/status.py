@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autotune.afl_output import instances_of, kept_inputs, read_fuzzer_stats
 from autotune.errors import AutotuneError
 from autotune.portfolio.launch import INDEX_DIR
 from autotune.runtime.afl_index import campaign_index
-from autotune.trials.afl_output import instances_of, kept_inputs, read_fuzzer_stats
+from autotune.vocabulary import INDEX_FILE_VAR
 
 # an instance whose fuzzer_stats has not been rewritten for this long is reported as stale
 # (afl-fuzz rewrites it every minute or so while it runs)
@@ -91,7 +92,7 @@ def portfolio_status(out_dirs: Path | list[Path], *, yardstick=None, work: Path 
                                     fix="give each machine's output directory once")
             where[n] = d
     insts = [instance_status(where[n], n) for n in where]
-    indexes = {n: campaign_index({"AUTOTUNE_INDEX_FILE": str(where[n] / INDEX_DIR / f"{n}.index.bin")})
+    indexes = {n: campaign_index({INDEX_FILE_VAR: str(where[n] / INDEX_DIR / f"{n}.index.bin")})
                for n in where}  # our runtime's instances: the live counters of their dense maps
     doc: dict[str, Any] = {"out_dir": ", ".join(str(d) for d in dirs),
                            "instances": [{**i.to_dict(), **({"index": indexes[i.name]} if indexes[i.name] else {})}

@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autotune import afl
-from autotune.emit.names import AFL_BUILD_ENV, AUTOTUNE_RUN_ENV
-from autotune.metrics import has_map_size
+from autotune.filenames import AFL_BUILD_ENV, AUTOTUNE_RUN_ENV
 from autotune.preflight.findings import PreflightFinding as F
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, PROBE_OVERFLOW_SPREAD, TUNED_OVERFLOW_SLACK, TunedDir
 from autotune.probe.result import ProbeResult
-from autotune.runtime.config import LAYOUTS, VARIABLES, RuntimeConfig
+from autotune.runtime.config import RuntimeConfig
 from autotune.target import build_vars_of, read_record, sha256_file
 from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
+from autotune.vocabulary import COUNTER_BITS_VAR, has_map_size
+from autotune.vocabulary import LAYOUTS, VARIABLES
 
 # tune picks the smallest map under the limit, so a configuration sits just below it; a short
 # re-probe's Chao estimate varies by a few per cent (its sd). Up to 10 % over the limit is a
@@ -160,7 +161,7 @@ def check_counter_overflow(ctx: Context) -> list[F]:
             out.append(F("counter_overflow", "ok", f"{what}, under the limit {limit:.2%}"))
         else:
             wider = next((w for w in (16, 32, 64) if w > rt.counter_bits and _overflow_share(ctx, rt.metric, w) <= limit), 64)
-            where = dict(file=_file(t, AUTOTUNE_RUN_ENV), line=t.autotune_env.lines.get("AUTOTUNE_COUNTER_BITS"))
+            where = dict(file=_file(t, AUTOTUNE_RUN_ENV), line=t.autotune_env.lines.get(COUNTER_BITS_VAR))
             fix = f"set AUTOTUNE_COUNTER_BITS={wider} in autotune-run.env"
             if share <= PROBE_OVERFLOW_SPREAD * limit:
                 out.append(F("counter_overflow", "warning",
@@ -286,7 +287,7 @@ def check_build(ctx: Context) -> list[F]:
     """The binaries were built the way the tuned directory says (build records + SHA-256)."""
     t = ctx.tuned
     out = []
-    from autotune.probe.client import has_probe_server
+    from autotune.target.harness import has_probe_server
 
     if has_probe_server(ctx.harness):
         out.append(F("harness_build", "ok", f"{ctx.harness} carries autotune's runtime and driver (autotune cc)"))

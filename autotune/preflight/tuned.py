@@ -1,6 +1,6 @@
 """The recommendation, as validate and preflight read it: the race's directory (``autotune run``'s
 ``race/``, ``autotune race --out``), or the tuned output directory of ``autotune tune``; either way the
-directory of ``recommendation.json`` (autotune.recommendation, read with :func:`load_recommendation`,
+directory of ``recommendation.json`` (autotune.recommendation), read here with :func:`load_recommendation`,
 which derives it from race.json or report.json in a directory written before it existed).
 
 Files (docs/DESIGN.md "The tuned directory"): ``recommendation.json``, the stage's evidence document
@@ -18,11 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from autotune.emit.names import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
+from autotune.emit.write import from_tune
+from autotune.envfile import EnvFile, read_env_file
 from autotune.errors import DocumentError
-from autotune.preflight.envfile import EnvFile, read_env_file
-from autotune.recommendation import Recommendation, load_recommendation
-from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfig, RuntimeConfigError
+from autotune.filenames import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
+from autotune.filenames import RACE_ENV_FILES, RACE_JSON, RECOMMENDATION_JSON, REPORT_JSON, TUNE_ENV_FILES
+from autotune.io import read_json
+from autotune.race.document import from_race, load_race_document, tune_beside
+from autotune.recommendation import Recommendation
+from autotune.runtime.config import RuntimeConfig
+from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfigError
 
 # preflight accepts a counter-overflow share up to DEFAULT_MAX_COUNTER_OVERFLOW (autotune.tune.defaults),
 # or 1.25x the share the tuned probe saw, whichever is larger: "still fits" means no worse than what was tuned.
@@ -32,8 +37,45 @@ TUNED_OVERFLOW_SLACK = 1.25
 # 5.9-9.0 % of caller keys (up to 1.52x between runs); preflight's probe is shorter. A share above
 # the limit but within this factor of it is a warning (a longer probe tells), beyond it an error.
 PROBE_OVERFLOW_SPREAD = 2.0
-AFL_HASHED_MAP_SLOTS = AFL_DEFAULT_MAP_SLOTS  # AFL++'s map for CLASSIC/NGRAM/CTX (autotune.runtime.config)
+AFL_HASHED_MAP_SLOTS = AFL_DEFAULT_MAP_SLOTS  # AFL++'s map for CLASSIC/NGRAM/CTX (autotune.vocabulary)
 AFL_GUARD_MODES = ("PCGUARD", "LTO", "")  # guard-numbered modes: collision-free, map = guards
+
+
+def _present(path: Path, names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(n for n in names if (path / n).is_file())
+
+
+def derive_recommendation(path: Path) -> Recommendation:
+    """The Recommendation of a directory written before recommendation.json existed: from race.json
+    (and tune's report.json it names) or, without one, from report.json and autotune-run.env."""
+    from autotune.tune.result import load_tune_result
+
+    path = Path(path)
+    if (path / RACE_JSON).is_file():
+        outcome = load_race_document(path / RACE_JSON)
+        return from_race(outcome, env_files=_present(path, RACE_ENV_FILES), tune=tune_beside(outcome.tune_dir))
+    if not (path / REPORT_JSON).is_file():
+        raise DocumentError(path / RECOMMENDATION_JSON, "file not found (nor race.json or report.json beside it)",
+                            fix="pass the race directory of `autotune run` (OUT/race, or `autotune race --out`) or "
+                                "the --out directory of `autotune tune`")
+    result = load_tune_result(path / REPORT_JSON)
+    run_env = path / AUTOTUNE_RUN_ENV
+    run_vars = read_env_file(run_env).values if run_env.is_file() else {}
+    return from_tune(result, run_vars=run_vars, env_files=_present(path, TUNE_ENV_FILES))
+
+
+def load_recommendation(path: str | Path) -> Recommendation:
+    """DIR/recommendation.json, typed; in a directory written before it existed, the same derived from
+    race.json or report.json (:func:`derive_recommendation`). DocumentError (exit 1, naming the fix) when
+    it is missing, corrupt or of another schema version."""
+    path = Path(path)
+    if not path.is_dir():
+        raise DocumentError(path, "not a directory",
+                            fix="pass the race directory of `autotune run` (OUT/race) or the --out of `autotune tune`")
+    file = path / RECOMMENDATION_JSON
+    if not file.is_file():
+        return derive_recommendation(path)
+    return Recommendation.from_dict(read_json(file), path=file)
 
 
 def afl_metric(build_env: dict[str, str]) -> str | None:

@@ -2,8 +2,8 @@
 
 - :mod:`client` talks to the harness's probe server (docs/DESIGN.md "The probe protocol");
 - :mod:`mutator` havoc mutations, :mod:`seeds` the bounded seed corpus;
-- :mod:`campaign` the loop (``run_probe``), :mod:`census` the analysis, :mod:`equation1`
-  BigMap's collision rate, :mod:`estimators` the Chao estimate of the total keys;
+- :mod:`campaign` the loop (``run_probe``), :mod:`census` the analysis (BigMap's collision rate:
+  autotune.vocabulary), :mod:`estimators` the Chao estimate of the total keys;
 - :mod:`result` the ``probe.json`` document and ``load_probe`` for later stages.
 """
 

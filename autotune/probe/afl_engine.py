@@ -25,6 +25,7 @@ from typing import Mapping, Sequence
 
 from autotune import afl
 from autotune.errors import AutotuneError
+from autotune.vocabulary import LAYOUT_VAR, MAP_SIZE_VAR
 
 ENGINES = ("auto", "afl", "havoc")
 # afl-fuzz's share of the probe's time left after the seeds; the rest replays what it kept (well
@@ -76,8 +77,8 @@ class AflEngineRun:
 
 def union_env(metrics: Sequence[str] | None, *, slots: int = UNION_MAP_SLOTS) -> dict[str, str]:
     """The runtime's variables for afl-fuzz to see every metric's keys (None: all metrics)."""
-    return {"AUTOTUNE_AFL_UNION": ",".join(metrics) if metrics else "1", "AUTOTUNE_LAYOUT": "flat",
-            "AUTOTUNE_MAP_SIZE": str(slots)}
+    return {"AUTOTUNE_AFL_UNION": ",".join(metrics) if metrics else "1", LAYOUT_VAR: "flat",
+            MAP_SIZE_VAR: str(slots)}
 
 
 def afl_fuzz_path(env: Mapping[str, str] | None = None) -> str | None:
@@ -94,8 +95,9 @@ def run_afl_engine(*, binary: Path, seeds: Sequence[tuple[str, bytes]], work: Pa
                    metrics: Sequence[str] | None) -> tuple[AflEngineRun, list[tuple[str, bytes]]]:
     """Run afl-fuzz for ``seconds`` on the union map from ``seeds``; its figures and every input it
     kept, named ``afl-<kind>:<file>``. AutotuneError when afl-fuzz does not run."""
-    from autotune.trials.afl_output import kept_inputs
-    from autotune.trials.trial import TrialSpec, run_trial
+    from autotune.afl_output import kept_inputs
+    from autotune.trials.runner import run_trial
+    from autotune.trials.trial import TrialSpec
 
     shutil.rmtree(work, ignore_errors=True)
     in_dir = work / "in"

@@ -25,7 +25,6 @@ import numpy as np
 
 from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
-from autotune.metrics import METRICS
 from autotune.probe import protocol as P
 from autotune.probe.afl_engine import (AFL_SHARE, AFL_START_S, ENGINES, MIN_AFL_SECONDS, AflEngineRun, afl_fuzz_path,
                                        run_afl_engine)
@@ -37,6 +36,7 @@ from autotune.probe.result import (FILE_NAME, CampaignStats, CorpusEntry, Curve,
                                    ProbeResult)
 from autotune.probe.output import check_out_dir, dir_bytes, install
 from autotune.probe.seeds import load_seeds
+from autotune.vocabulary import METRICS
 
 # A crash's detail is the signal number, or this base + the exit status when the harness exit()ed.
 EXIT_DETAIL_BASE = 256

@@ -15,9 +15,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from autotune import vocabulary
 from autotune.io import scalars_from_dict
 from autotune.metrics import index_key
-from autotune.probe import equation1, estimators
+from autotune.probe import estimators
 from autotune.probe.protocol import CensusTable
 
 MAP_LOG2_MIN, MAP_LOG2_MAX = 12, 27
@@ -175,8 +176,8 @@ def map_size_rows(*, hk32: np.ndarray, log2_sizes: Sequence[int] = MAP_LOG2_SIZE
         H = 1 << k
         c = n - used[k]
         rows.append(MapSizeRow(map_bytes=H, slots_used=used[k], collisions=c, collision_rate=(c / n) if n else 0.0,
-                               eq1_collision_rate=equation1.collision_rate(H=H, n=n),
-                               eq1_sd=equation1.collision_rate_sd(H=H, n=n)))
+                               eq1_collision_rate=vocabulary.collision_rate(H=H, n=n),
+                               eq1_sd=vocabulary.collision_rate_sd(H=H, n=n)))
     return rows
 
 

@@ -22,6 +22,7 @@ from typing import Mapping
 
 from autotune.errors import AutotuneError
 from autotune.probe import protocol as P
+from autotune.vocabulary import SEED_VAR
 
 LOG_NAME = "target.log"
 LOG_TRUNCATE_BYTES = 16 << 20
@@ -42,15 +43,6 @@ _REPLY_HEAD = struct.Struct("<IIQ")
 
 class ServerError(AutotuneError):
     """The probe server died or stopped answering (not an input's crash: the server itself)."""
-
-
-def has_probe_server(binary: Path) -> bool:
-    """Whether ``binary`` contains autotune's driver (it names the probe's variables)."""
-    try:
-        with open(binary, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            return mm.find(b"AUTOTUNE_PROBE_CTL_FD") >= 0
-    except (OSError, ValueError):
-        return False
 
 
 class ProbeServer:
@@ -91,7 +83,7 @@ class ProbeServer:
             "AUTOTUNE_PROBE_MAX_INPUT": str(self.max_input_bytes),
             "AUTOTUNE_PROBE_CAPACITY": str(self.capacity),
             "AUTOTUNE_PROBE_TIMEOUT_MS": str(self.timeout_ms),
-            "AUTOTUNE_SEED": str(self.seed),
+            SEED_VAR: str(self.seed),
             "AUTOTUNE_PROBE_METRICS": ",".join(self.metrics) if self.metrics else "all",
         })
         return env

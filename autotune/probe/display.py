@@ -6,10 +6,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from autotune.metrics import METRICS, has_map_size
-from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
 from autotune.probe.campaign import Progress
 from autotune.probe.result import ProbeResult
+from autotune.vocabulary import METRICS, has_map_size
+from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS
 
 SUMMARY_MAP_BYTES = AFL_DEFAULT_MAP_SLOTS  # AFL++'s default map: the collision column of the summary
 MAX_LISTED = 10  # crashes / hangs listed by name; the rest are counted

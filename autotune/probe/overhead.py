@@ -23,6 +23,7 @@ from pathlib import Path
 from autotune.errors import AutotuneError
 from autotune.probe import protocol as P
 from autotune.probe.client import ProbeServer
+from autotune.vocabulary import METRIC_VAR
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def measure_isolation(*, binary: Path, corpus_dir: Path, rounds: int = 20, metri
                         exec_ns += ns
                         n += 1
             probe_ns = (time.perf_counter() - t0) * 1e9 / (rounds * len(data))
-    env = {**os.environ, "AUTOTUNE_REPLAY_ROUNDS": str(rounds), "AUTOTUNE_METRIC": metric}
+    env = {**os.environ, "AUTOTUNE_REPLAY_ROUNDS": str(rounds), METRIC_VAR: metric}
     proc = subprocess.run([str(binary), str(corpus_dir)], env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise AutotuneError(f"replay of {corpus_dir} with {binary} failed (exit {proc.returncode}): "

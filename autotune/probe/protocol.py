@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from autotune.errors import DocumentError
-from autotune.metrics import METRICS
+from autotune.vocabulary import METRICS
 
 N_METRICS = len(METRICS)
 

@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 from autotune.configuration import CC_AFL, CC_AUTOTUNE
 from autotune.errors import AutotuneError
 from autotune.race.core import Contestant
-from autotune.runtime.config import KEY_HEADROOM, RACE_MAP_POW2
+from autotune.vocabulary import KEY_HEADROOM, METRIC_VAR, RACE_MAP_POW2, SEED_VAR
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
 DEFAULT_NAME = "aflpp-default"
@@ -56,7 +56,7 @@ def default_metrics(judge: str) -> tuple[str, ...]:
 def build_kind_for(metric: str) -> str:
     """The cheapest ``AUTOTUNE_CC_INSTRUMENT`` build kind whose runtime serves ``metric`` (autotune.buildkinds)."""
     from autotune.buildkinds import kind_for
-    from autotune.metrics import METRICS
+    from autotune.vocabulary import METRICS
 
     if metric not in METRICS:
         raise AutotuneError(f"unknown metric {metric!r}", fix=f"use one of: {', '.join(METRICS)}")
@@ -66,7 +66,7 @@ def build_kind_for(metric: str) -> str:
 def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
     """Smallest hash space H = 2^k (RACE_MAP_POW2: 2^16..2^24) with Equation 1's collision rate at KEY_HEADROOM x keys
     within the limit (Layout.smallest_fit, the rule preflight checks by), else 2^24."""
-    from autotune.runtime.config import LAYOUTS
+    from autotune.vocabulary import LAYOUTS
 
     fit = LAYOUTS["flat"].smallest_fit(keys=KEY_HEADROOM * max(1.0, float(keys)), limit=max_collision_rate,
                                        pow2=RACE_MAP_POW2)
@@ -92,7 +92,7 @@ def sized_settings(*, metric: str, layout: str, hash_slots: int, dense_slots: in
 
     rc = RuntimeConfig.sized(metric=metric, layout=layout, hash_slots=hash_slots, dense_slots=dense_slots,
                              counter_bits=counter_bits, overflow=overflow, key_hash=key_hash, index_file=index_file)
-    return {k: v for k, v in rc.env_values().items() if k != "AUTOTUNE_SEED"}
+    return {k: v for k, v in rc.env_values().items() if k != SEED_VAR}
 
 
 def edge_kind_settings(*, estimated_keys: float | None, max_collision_rate: float,
@@ -117,7 +117,7 @@ def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision
 
     if metric == "guard":
         # one slot per guard: no index, no map size to choose; the guard kind's inline 8-bit counters are NeverZero
-        return {"AUTOTUNE_METRIC": metric}
+        return {METRIC_VAR: metric}
     keys = max(1.0, float(estimated_keys)) if estimated_keys else float(DEFAULT_KEYS)
     h = index_slots_for(keys=keys, max_collision_rate=max_collision_rate)
     return sized_settings(metric=metric, layout="twolevel", hash_slots=h,
@@ -138,7 +138,7 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
                               description="AFL++'s default: afl-clang-fast, PCGUARD (no variables)"))
     else:
         out.append(Contestant(name=DEFAULT_NAME, is_default=True, cc_kind=CC_AUTOTUNE,
-                              build=((KIND_VAR, build_kind_for("guard")),), settings=(("AUTOTUNE_METRIC", "guard"),),
+                              build=((KIND_VAR, build_kind_for("guard")),), settings=((METRIC_VAR, "guard"),),
                               description="AFL++'s default coverage (one counter per guard) through our runtime: "
                                           "afl-clang-fast is not installed"))
     for m in metrics:

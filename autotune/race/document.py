@@ -5,17 +5,23 @@ limit, the host). Written by the race stage, read back typed by preflight and va
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from autotune.configuration import Configuration
+from autotune.emit.write import recorded_execs_of
 from autotune.errors import DocumentError
+from autotune.filenames import RACE_JSON, REPORT_JSON
+from autotune.profile.model import HostProfile
 from autotune.race.core import RaceResult
+from autotune.recommendation import STAGE_RACE, Recommendation
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
+if TYPE_CHECKING:
+    from autotune.tune.result import TuneResult
+
 SCHEMA_VERSION = 1
-RACE_JSON = "race.json"
 
 
 @dataclass(frozen=True)
@@ -68,3 +74,27 @@ def load_race_document(path: Path) -> RaceOutcome:
         return RaceOutcome.from_dict(doc)
     except (KeyError, TypeError, ValueError) as exc:
         raise DocumentError(path, f"a malformed race document ({exc!r})", fix=fix) from exc
+
+
+def from_race(outcome: RaceOutcome, *, env_files: tuple[str, ...], tune: "TuneResult | None") -> Recommendation:
+    """The race's recommendation (``env_files``: those written beside race.json; ``tune``: tune's result
+    the race started from, for its recorded execs/s and, when the race recorded none, its host)."""
+    d = outcome.race.decision
+    config = replace(outcome.recommended, files=env_files, is_default=d.is_default)
+    host = HostProfile.from_dict(outcome.host, path=RACE_JSON) if outcome.host else (tune.host if tune else None)
+    return Recommendation(stage=STAGE_RACE, configuration=config, is_default=d.is_default, reason=d.reason,
+                          env_files=env_files, evidence=RACE_JSON, probe_dir=outcome.probe_dir,
+                          tune_dir=outcome.tune_dir, max_collision_rate=outcome.max_collision_rate,
+                          recorded_execs=recorded_execs_of(tune) if tune else (), host=host,
+                          compilers=outcome.compilers)
+
+
+
+
+def tune_beside(tune_dir: str | Path | None) -> "TuneResult | None":
+    """tune's result in ``tune_dir`` (the race's prior), None when there is none."""
+    from autotune.tune.result import load_tune_result
+
+    if not tune_dir or not (Path(tune_dir) / REPORT_JSON).is_file():
+        return None
+    return load_tune_result(Path(tune_dir) / REPORT_JSON)

@@ -56,7 +56,7 @@ from autotune.mappoint import MapPoint
 from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rule, Rung, RungPlan,
                                 RunTrials, TrialFigures, first_trial_s, plan_rungs, rung_waves)
-from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, RACE_MAP_POW2
+from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, METRIC_VAR, RACE_MAP_POW2
 
 SPEED_WEIGHT = 0.02
 SEARCH_WIDTHS = (8, 16, 32)
@@ -107,7 +107,7 @@ def _dense(point: MapPoint, facts: SpaceFacts) -> int | None:
 
 def rule_out(point: MapPoint, facts: SpaceFacts) -> str | None:
     """Why ``point`` cannot work on this target and host (None: it can), known without running it."""
-    from autotune.runtime.config import AFL_MAX_MAP_SLOTS, KEY_HEADROOM, LAYOUTS
+    from autotune.vocabulary import AFL_MAX_MAP_SLOTS, KEY_HEADROOM, LAYOUTS
 
     share = float(facts.overflow.get(point.metric, {}).get(point.width_bits, 0.0))
     if point.overflow == "wrap" and share > facts.max_counter_overflow:
@@ -138,7 +138,7 @@ def rule_out(point: MapPoint, facts: SpaceFacts) -> str | None:
 
 def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[MapPoint], dict[str, int]]:
     """Every point the search may propose for ``metrics``, and how many were ruled out per reason."""
-    from autotune.metrics import has_map_size
+    from autotune.vocabulary import has_map_size
 
     points: list[MapPoint] = []
     ruled: dict[str, int] = {}
@@ -176,7 +176,7 @@ def contestant_for(point: MapPoint, facts: SpaceFacts) -> Contestant:
     ov = "NeverZero" if point.overflow == "neverzero" else point.overflow
     inline = _inline_build(point, facts)
     if not point.hashed and point.width_bits == 8 and point.overflow == "neverzero":
-        build, settings = {KIND_VAR: kind_for(point.metric).name}, {"AUTOTUNE_METRIC": point.metric}
+        build, settings = {KIND_VAR: kind_for(point.metric).name}, {METRIC_VAR: point.metric}
         desc = "our runtime, guard (a counter per guard, 8-bit NeverZero, counted inline)"
     elif not point.hashed:
         build = {KIND_VAR: kind_for(point.metric, counter_bits=point.width_bits, overflow=point.overflow).name}
@@ -207,7 +207,7 @@ def build_key(c: Contestant) -> tuple:
 
 
 def family(metric: str) -> str:
-    from autotune.metrics import CONTEXT_METRICS
+    from autotune.vocabulary import CONTEXT_METRICS
 
     if metric == "guard":
         return "guard"
@@ -218,7 +218,7 @@ def family(metric: str) -> str:
 
 def features(point: MapPoint, facts: SpaceFacts, fidelity: float) -> list[float]:
     """The model's view of a point, every feature in [0, 1]."""
-    from autotune.metrics import CONTEXT_METRICS
+    from autotune.vocabulary import CONTEXT_METRICS
 
     keys = facts.keys_of(point.metric)
     n = int(point.metric.removeprefix("ngram-")) if point.metric.startswith("ngram-") else 0

@@ -20,7 +20,8 @@ from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
                                 DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan,
                                 TrialFigures, TrialPlan, plan_race, portfolio_of)
-from autotune.race.document import RACE_JSON, RaceOutcome  # noqa: F401 (re-exported)
+from autotune.filenames import RACE_JSON
+from autotune.race.document import RaceOutcome
 from autotune.race.halving import run_race
 from autotune.target.recipe import TargetSpec
 
@@ -251,7 +252,7 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     from autotune.afl import base_env, find_tool
     from autotune.trials import choose_yardstick, yardstick_for_binary
     from autotune.trials.seeds import stage_seeds
-    from autotune.trials.yardstick import KIND_CENSUS
+    from autotune.trials.coverage import KIND_CENSUS
 
     if tune_evaluations is None:
         tune_evaluations = _evaluations(tune_dir)
@@ -388,7 +389,7 @@ def _search(*, default: Contestant, facts, metrics: Sequence[str] | None, tune_e
             prepare: Builds, backend, notice: Callable[[str], None] | None, **race: Any) -> RaceResult:
     """The search as the stage runs it: the space ``facts`` allow for ``metrics`` (default: all), tune's
     evaluations as its first proposals, contestants built as they are proposed (``prepare``)."""
-    from autotune.metrics import METRICS
+    from autotune.vocabulary import METRICS
     from autotune.race.search import enumerate_space, prior_seeds, run_search
 
     names = tuple(metrics or METRICS)
@@ -407,19 +408,17 @@ def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
     """The env files of the recommendation, race.md, race.json, then recommendation.json (autotune.recommendation:
     the one document preflight and validate read; race.json's ``written`` lists the files before it, as it
     always did). Returns race.json's ``written``."""
+    from autotune.emit.write import write_env_files, write_recommendation
+    from autotune.race.document import from_race, tune_beside
     from autotune.race.report import env_files, markdown
-    from autotune.recommendation import RECOMMENDATION_JSON, from_race, tune_beside
 
-    written = []
     envs = env_files(outcome, out_dir=out_dir)
-    for name, text in envs.items():
-        written.append(write_text_atomic(out_dir / name, text))
+    written = write_env_files(out_dir, envs)
     written.append(write_text_atomic(out_dir / RACE_MD, markdown(outcome)))
     doc = outcome.to_dict()
     doc["written"] = [str(p) for p in written] + [str(out_dir / RACE_JSON)]
     written.append(write_json_atomic(out_dir / RACE_JSON, doc))
-    rec = from_race(outcome, env_files=tuple(envs), tune=tune_beside(outcome.tune_dir))
-    write_json_atomic(out_dir / RECOMMENDATION_JSON, rec.to_dict())
+    write_recommendation(out_dir, from_race(outcome, env_files=tuple(envs), tune=tune_beside(outcome.tune_dir)))
     return written
 
 

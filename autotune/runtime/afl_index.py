@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from autotune.errors import AutotuneError
-from autotune.metrics import KEY_HASHES, METRICS
-from autotune.runtime.config import KEY_HEADROOM, LAYOUTS, MIN_DENSE_POW2
+from autotune.vocabulary import INDEX_FILE_VAR, KEY_HASHES, METRICS
+from autotune.vocabulary import KEY_HEADROOM, LAYOUTS, MIN_DENSE_POW2
 
 INDEX_MAGIC = b"ATAFLIX3"
 # older formats: 1 stored the slot as is (0xFFFFFFFF = unassigned); 2 indexed ngram-N by mix64
@@ -119,7 +119,7 @@ def campaign_index(applied: dict[str, str]) -> dict | None:
     """The live counters of the index file a campaign's variables name (AUTOTUNE_INDEX_FILE), as a
     trial keeps them: the figures and, when the dense map overflowed, the advice; None when the
     configuration has no index file or the target never made one (it did not run)."""
-    path = applied.get("AUTOTUNE_INDEX_FILE")
+    path = applied.get(INDEX_FILE_VAR)
     if not path or not Path(path).is_file():
         return None
     try:

@@ -21,7 +21,7 @@ import numpy as np
 
 from autotune.errors import AutotuneError
 from autotune.runtime.build import build_artifact
-from autotune.runtime.config import LAYOUTS as LAYOUT_SPECS
+from autotune.vocabulary import LAYOUTS as LAYOUT_SPECS
 
 LIB_NAME = "autotune-bigmap"
 SOURCES = ("bigmap.c", "bigmap_ops.c", "bigmap_scalar.c", "bigmap_simd.c", "bigmap_ffi.c", "cpu.c")
@@ -31,7 +31,7 @@ Layout = Literal["flat", "twolevel", "exact"]
 Policy = Literal["wrap", "neverzero", "saturate"]
 Variant = Literal["scalar", "avx2", "avx512"]
 
-# the runtime's layouts (autotune.runtime.config) and the kernels' exact layout (tests and bench only)
+# the runtime's layouts (autotune.vocabulary) and the kernels' exact layout (tests and bench only)
 LAYOUTS: dict[str, int] = {**{n: lay.bm_code for n, lay in LAYOUT_SPECS.items()},
                            "exact": 2}  # kernels/bigmap.h BM_EXACT (tests/test_runtime_config_c.py checks the table)
 POLICIES: dict[str, int] = {"wrap": 0, "neverzero": 1, "saturate": 2}

@@ -29,6 +29,7 @@ from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.io import file_lock
+from autotune.llvm import find_toolchain
 from autotune.paths import CANARY_INCLUDE_VAR, cache_dir, kernels_dir
 from autotune.target.record import read_record, sha256_file, write_record
 from autotune.target.recipe import TargetSpec
@@ -74,8 +75,6 @@ def _compilers(cc_kind: str, env: Mapping[str, str]) -> tuple[str, str]:
 
         return find_tool("afl-clang-fast", env=env), find_tool("afl-clang-fast++", env=env)
     if cc_kind == "plain":
-        from autotune.cc import find_toolchain
-
         return find_toolchain(cxx=False, env=env).path, find_toolchain(cxx=True, env=env).path
     here = Path(sys.executable).parent
     cc = here / "autotune-cc"

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import mmap
 import os
 import subprocess
 import tempfile
@@ -17,6 +18,15 @@ from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.target.recipe import TargetSpec, demo_spec
+
+
+def has_probe_server(binary: Path) -> bool:
+    """Whether ``binary`` contains autotune's driver (it names the probe's variables)."""
+    try:
+        with open(binary, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return mm.find(b"AUTOTUNE_PROBE_CTL_FD") >= 0
+    except (OSError, ValueError):
+        return False
 
 
 def probe_harness(*, harness: Path | None, spec: TargetSpec | None, env: Mapping[str, str] | None = None) -> Path:
@@ -30,8 +40,6 @@ def probe_harness(*, harness: Path | None, spec: TargetSpec | None, env: Mapping
 
         return build(spec=spec, cc_kind="autotune", build_vars={}, env=base_env(env))
     assert harness is not None
-    from autotune.probe.client import has_probe_server
-
     if not harness.is_file():
         raise AutotuneError(f"harness {harness} does not exist", fix="pass the path of the built harness binary")
     if not has_probe_server(harness):

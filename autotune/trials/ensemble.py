@@ -16,10 +16,11 @@ from typing import Mapping, Sequence
 from autotune import afl
 from autotune.errors import AutotuneError
 from autotune.runtime.afl_index import campaign_index
-from autotune.trials.afl_output import KINDS, instances_of, kept_inputs, read_fuzzer_stats, read_plot_data
+from autotune.afl_output import KINDS, instances_of, kept_inputs, read_fuzzer_stats, read_plot_data
 from autotune.trials.trial import (_ANSI, INDEX_FILE_NAME, START_SLACK_S, Member, TrialResult, TrialSpec,
                                    trial_env, trial_stats)
-from autotune.trials.yardstick import pin_prefix
+from autotune.afl import pin_prefix
+from autotune.vocabulary import INDEX_FILE_VAR
 
 
 # AFL++ 4.10c added the mutation strategy ``-P explore|exploit`` that its recipe for secondaries now
@@ -128,8 +129,8 @@ def run_ensemble_trial(*, spec: TrialSpec, cores: Sequence[int | None],
     for j, m in enumerate(spec.members):
         core = cores[j % len(cores)] if cores else None
         env, applied = trial_env(config_env=m.env, trial_dir=tdir, binary=m.binary, caller_env=caller_env)
-        if "AUTOTUNE_INDEX_FILE" in applied:  # one table per instance
-            applied["AUTOTUNE_INDEX_FILE"] = env["AUTOTUNE_INDEX_FILE"] = str(tdir / f"{m.name}.{INDEX_FILE_NAME}")
+        if INDEX_FILE_VAR in applied:  # one table per instance
+            applied[INDEX_FILE_VAR] = env[INDEX_FILE_VAR] = str(tdir / f"{m.name}.{INDEX_FILE_NAME}")
         applied_all[m.name] = applied
         tool = afl.find_tool("afl-fuzz", env=env)
         flag = afl_role_flag(m.role)

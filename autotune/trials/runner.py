@@ -11,11 +11,23 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence, TypeVar
 
 from autotune.errors import AutotuneError
-from autotune.trials.trial import TrialResult, TrialSpec, run_trial
-from autotune.trials.yardstick import CURVE_POINTS, Yardstick, measure
+from autotune.trials.ensemble import run_ensemble_trial
+from autotune.trials.trial import TrialResult, TrialSpec, run_single_trial
+from autotune.trials.coverage import CURVE_POINTS, Yardstick
+from autotune.trials.yardstick import measure
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def run_trial(*, spec: TrialSpec, core: int | tuple | None = None,
+              caller_env: Mapping[str, str] | None = None) -> TrialResult:
+    """Run afl-fuzz for ``spec.seconds`` in ``spec.out_dir`` (emptied first); its figures. An ensemble
+    trial (``spec.members``) takes a tuple of cores, one per member (autotune.trials.ensemble)."""
+    if spec.members:
+        return run_ensemble_trial(spec=spec, cores=core if isinstance(core, tuple) else (core,),
+                                  caller_env=caller_env)
+    return run_single_trial(spec=spec, core=core, caller_env=caller_env)
 
 
 def host_cores() -> list[int]:

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from autotune import afl
 from autotune.errors import AutotuneError
 from autotune.runtime.afl_index import campaign_index
-from autotune.trials.afl_output import KINDS, PlotData, instance_dir, kept_inputs, read_fuzzer_stats, read_plot_data
-from autotune.trials.yardstick import YardstickCoverage, pin_prefix
+from autotune.afl_output import KINDS, PlotData, instance_dir, kept_inputs, read_fuzzer_stats, read_plot_data
+from autotune.afl import pin_prefix
+from autotune.trials.coverage import YardstickCoverage
+from autotune.vocabulary import INDEX_FILE_VAR
 
 SCHEMA_VERSION = 1
 INDEX_FILE_NAME = "index.bin"
@@ -169,22 +171,17 @@ def trial_env(*, config_env: Mapping[str, str], trial_dir: Path, binary: str | N
     """(the whole environment of the run, the configuration's variables as applied); a ``binary``
     built with our runtime also gets afl-fuzz's variables for it (afl.RUNTIME_AFL_VARS)."""
     applied = dict(config_env)
-    if "AUTOTUNE_INDEX_FILE" in applied:
-        applied["AUTOTUNE_INDEX_FILE"] = str(trial_dir / INDEX_FILE_NAME)
+    if INDEX_FILE_VAR in applied:
+        applied[INDEX_FILE_VAR] = str(trial_dir / INDEX_FILE_NAME)
     ours = afl.runtime_afl_env(binary, applied) if binary else {}
     env = {**afl.base_env(caller_env), **afl.HOST_ENV, **ours, **applied, "AFL_NO_UI": "1", "AFL_NO_AFFINITY": "1"}
     return env, applied
 
 
-def run_trial(*, spec: TrialSpec, core: int | tuple | None = None,
-              caller_env: Mapping[str, str] | None = None) -> TrialResult:
-    """Run afl-fuzz for ``spec.seconds`` in ``spec.out_dir`` (emptied first); its figures. An ensemble
-    trial (``spec.members``) takes a tuple of cores, one per member (autotune.trials.ensemble)."""
-    if spec.members:
-        from autotune.trials.ensemble import run_ensemble_trial
-
-        return run_ensemble_trial(spec=spec, cores=core if isinstance(core, tuple) else (core,),
-                                  caller_env=caller_env)
+def run_single_trial(*, spec: TrialSpec, core: int | tuple | None = None,
+                     caller_env: Mapping[str, str] | None = None) -> TrialResult:
+    """Run one afl-fuzz for ``spec.seconds`` in ``spec.out_dir`` (emptied first); its figures (an ensemble
+    trial: autotune.trials.ensemble; either: autotune.trials.runner.run_trial)."""
     tdir = Path(spec.out_dir).resolve()  # afl-fuzz runs in it: every path it gets is absolute
     shutil.rmtree(tdir, ignore_errors=True)
     tdir.mkdir(parents=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from autotune.mappoint import MapPoint
-from autotune.metrics import has_map_size
+from autotune.vocabulary import has_map_size
 from autotune.tune.backends import Measurer
 from autotune.tune.defaults import DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS
 from autotune.tune.inputs import TuneInputs

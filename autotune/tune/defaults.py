@@ -12,7 +12,7 @@ Why each value (autotune.tune.objective's docstring has the objective they param
 - ``DEFAULT_CALLS``: optimiser calls; ``DEFAULT_CONFIRM`` / ``DEFAULT_CONFIRM_REPEATS``: the
   confirmation round's leaders and repeats (autotune.tune.confirm).
 - ``DEFAULT_MAP_POW2``: the map sizes tune searches, 2^13..2^27 slots (8 KiB .. 128 MiB of
-  8-bit counters), inside what the runtime accepts (autotune.runtime.config.HASH_SLOTS_POW2).
+  8-bit counters), inside what the runtime accepts (autotune.vocabulary.HASH_SLOTS_POW2).
 - ``DEFAULT_MAX_COUNTER_OVERFLOW``: the share of keys whose counter may wrap in one execution, the
   limit the race's search and preflight hold a configuration to (tune has no such limit: it weighs
   overflow in its objective). Sarafov et al. (FUZZING 2024, Sec. 4) found 15-50 % of 8-bit slots

@@ -47,7 +47,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 from autotune.mappoint import MapPoint
-from autotune.runtime.config import AFL_MAX_MAP_SLOTS, LAYOUTS
+from autotune.vocabulary import AFL_MAX_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import Measurement
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE, DEFAULT_PENALTY_BITS, DEFAULT_SENSITIVITY_WEIGHT
 from autotune.tune.inputs import MetricFacts

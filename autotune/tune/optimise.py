@@ -20,7 +20,7 @@ from autotune.tune.backends import CachedMeasurer, Measurer
 from autotune.tune.defaults import DEFAULT_CALLS
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
-from autotune.runtime.config import AFL_DEFAULT_MAP_POW2
+from autotune.vocabulary import AFL_DEFAULT_MAP_POW2
 from autotune.tune.space import SearchSpace
 
 DEFAULT_INITIAL_POINTS = 8

@@ -2,7 +2,7 @@
 
 - Hash collisions, BigMap Equation 1 (Ahmed et al., DSN 2021, Section II-B):
   ``CollisionRate(H, n) = 1 - (H/n) * (1 - ((H-1)/H)^n)`` for n keys drawn uniformly into H slots
-  (autotune.probe.equation1). A flat map hashes the metric's keys into its H counters; a two-level
+  (autotune.vocabulary). A flat map hashes the metric's keys into its H counters; a two-level
   map hashes them into its H index entries, so the same rate applies to its index.
 - Dense-array overflow (two-level only): keys beyond the C dense slots all share the overflow
   slot C-1 (docs/DESIGN.md), a share ``max(0, n - C) / n`` of the keys.
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from autotune.mappoint import MapPoint
-from autotune.metrics import has_map_size
-from autotune.probe.equation1 import collision_rate as equation1
-from autotune.runtime.config import LAYOUTS, combine_lost
+from autotune.vocabulary import has_map_size
+from autotune.vocabulary import collision_rate as equation1
+from autotune.vocabulary import LAYOUTS, combine_lost
 
 
 def collision_rate(*, map_slots: int, n_keys: float) -> float:

@@ -27,7 +27,7 @@ import numpy as np
 
 from autotune.errors import AutotuneError
 from autotune.mappoint import MapPoint
-from autotune.runtime.config import AFL_DEFAULT_MAP_POW2, VARIABLES
+from autotune.vocabulary import AFL_DEFAULT_MAP_POW2, VARIABLES
 from autotune.tune.backends import Measurement
 
 DEFAULT_ROUND_S = 0.12

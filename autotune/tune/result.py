@@ -14,16 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from autotune.errors import DocumentError
+from autotune.filenames import REPORT_JSON
 from autotune.mappoint import MapPoint
 from autotune.profile.model import HostProfile
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings
 from autotune.tune.optimise import Trial, calls_to_reach, convergence
-from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS
+from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS
 
 SCHEMA_VERSION = 1
 KIND = "tune"
-FILE_NAME = "report.json"
+FILE_NAME = REPORT_JSON
 
 
 @dataclass(frozen=True)

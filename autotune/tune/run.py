@@ -9,7 +9,7 @@ from typing import Any, Callable
 from autotune.errors import AutotuneError
 from autotune.mappoint import MapPoint
 from autotune.profile.model import HostProfile
-from autotune.runtime.config import AFL_DEFAULT_MAP_SLOTS, LAYOUTS
+from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
 from autotune.tune.confirm import Confirmation, confirm
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS

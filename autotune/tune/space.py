@@ -8,8 +8,8 @@ from typing import Any
 
 from autotune.errors import AutotuneError
 from autotune.mappoint import MapPoint
-from autotune.metrics import METRICS, has_map_size
-from autotune.runtime.config import AFL_DEFAULT_MAP_POW2, COUNTER_WIDTHS, HASH_SLOTS_POW2, LAYOUTS as LAYOUT_SPECS
+from autotune.vocabulary import METRICS, has_map_size
+from autotune.vocabulary import AFL_DEFAULT_MAP_POW2, COUNTER_WIDTHS, HASH_SLOTS_POW2, LAYOUTS as LAYOUT_SPECS
 from autotune.tune.defaults import DEFAULT_MAP_POW2
 
 LAYOUTS: tuple[str, ...] = tuple(LAYOUT_SPECS)
@@ -17,13 +17,13 @@ WIDTHS: tuple[int, ...] = COUNTER_WIDTHS
 
 
 def dense_slots(*, map_slots: int, estimated_keys: float) -> int:
-    """Dense array size C of a two-level map of H = ``map_slots`` (autotune.runtime.config's rule)."""
+    """Dense array size C of a two-level map of H = ``map_slots`` (autotune.vocabulary's rule)."""
     return LAYOUT_SPECS["twolevel"].dense_slots(hash_slots=map_slots, estimated_keys=estimated_keys) or map_slots
 
 
 def check_map_pow2(lo: int, hi: int) -> None:
     """The map sizes 2^lo..2^hi tune may search: ordered, and hash spaces every layout of the
-    runtime accepts (autotune.runtime.config.HASH_SLOTS_POW2)."""
+    runtime accepts (autotune.vocabulary.HASH_SLOTS_POW2)."""
     rlo, rhi = HASH_SLOTS_POW2
     if lo > hi:
         raise AutotuneError(f"--min-map-bytes 2^{lo} is larger than --max-map-bytes 2^{hi}", fix="swap them")

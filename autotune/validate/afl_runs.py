@@ -13,7 +13,7 @@ from typing import Mapping
 
 from autotune.afl import find_tool
 from autotune.errors import AutotuneError
-from autotune.trials.afl_output import read_fuzzer_stats
+from autotune.afl_output import read_fuzzer_stats
 
 _COVERAGE = re.compile(rb"A coverage of (\d+) edges were achieved out of (\d+) existing")
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from autotune.metrics import index_key
 from autotune.probe.result import ProbeResult
-from autotune.runtime.config import LAYOUTS
+from autotune.vocabulary import LAYOUTS
 
 
 def corpus_keys(*, probe: ProbeResult, metric: str) -> tuple[np.ndarray, np.ndarray]:

@@ -32,6 +32,7 @@ from autotune.probe.result import ProbeResult, load_probe
 from autotune.target import TargetSpec, build, build_vars_of, demo_spec
 from autotune.recommendation import Recommendation
 from autotune.validate import afl_runs, predict
+from autotune.vocabulary import INDEX_FILE_VAR
 
 SCHEMA_VERSION = 1
 FILE_NAME = "validate.json"
@@ -151,7 +152,7 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
               build_vars_of(tuned.build_env.values), dict(tuned.run_env.values))]
     if tuned.autotune_env is not None:
         idx = work / "autotune" / "index.bin"
-        run_vars = {**tuned.autotune_env.values, "AUTOTUNE_INDEX_FILE": str(idx)}
+        run_vars = {**tuned.autotune_env.values, INDEX_FILE_VAR: str(idx)}
         bvars = tuned.autotune_build_vars  # the race's build kind (autotune-build.env); tune's: the full kind
         what = f"autotune cc build ({bvars.get(KIND_VAR, DEFAULT_KIND)} kind)"
         plans.append(("autotune", f"{what}, stock afl-fuzz under autotune-run.env", "autotune", bvars, run_vars))
@@ -163,7 +164,7 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
         say(f"{name}: building with {compiler_name(cc_kind)}")
         binary = build(spec=spec, cc_kind=cc_kind, build_vars=bvars, env=benv)
         run_env = {**benv, **rvars, **afl.HOST_ENV}
-        idx_path = rvars.get("AUTOTUNE_INDEX_FILE")
+        idx_path = rvars.get(INDEX_FILE_VAR)
         if idx_path:
             Path(idx_path).unlink(missing_ok=True)
         say(f"{name}: afl-showmap over {corpus}")

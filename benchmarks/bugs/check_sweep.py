@@ -35,7 +35,7 @@ from autotune.errors import AutotuneError  # noqa: E402
 from autotune.io import read_json, write_json_atomic  # noqa: E402
 from autotune.trials.ensemble import trial_inputs  # noqa: E402
 from autotune.trials.trial import TrialResult  # noqa: E402
-from autotune.trials.yardstick import REPLAY_TIMEOUT_MS  # noqa: E402
+from autotune.trials.coverage import REPLAY_TIMEOUT_MS  # noqa: E402
 
 
 def check(trial_dir: Path, *, timeout_s: float = REPLAY_TIMEOUT_MS / 1000) -> dict:

@@ -117,7 +117,7 @@ def write_json(path: Path, doc: dict) -> None:
 
 def measure(*, name: str, trials: int, minutes: float, out: Path) -> dict:
     from autotune.bugs.attribution import attribute_trial
-    from autotune.trials.afl_output import kept_inputs
+    from autotune.afl_output import kept_inputs
 
     lib = buglibs.library(name)
     seconds = int(minutes * 60)

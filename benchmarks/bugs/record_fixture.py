@@ -10,7 +10,6 @@ these and against independent computations. Re-record deliberately (a new run, a
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path

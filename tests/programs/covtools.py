@@ -13,7 +13,7 @@ from typing import Any, Iterable, Sequence
 
 from autotune.probe.protocol import REPLY, Reply
 from autotune.runtime.artifacts import runtime_sources
-from autotune.runtime.config import METRIC_TABLE
+from autotune.vocabulary import METRIC_TABLE
 
 PROGRAMS = Path(__file__).resolve().parent
 KERNELS = PROGRAMS.parent.parent / "kernels"
@@ -296,7 +296,7 @@ def c_key_funcs() -> dict[str, tuple[bool, str]]:
     return {k: (h == "1", f) for k, h, f in re.findall(r"Y\((\w+), ([01]), (\w+)\)", block)}
 
 
-# The index key (autotune/runtime/config.py Metric.index_key) of each key function of
+# The index key (autotune/vocabulary.py Metric.index_key) of each key function of
 # kernels/cov_keys.h (a COV_METRICS line's KEY) under AUTOTUNE_KEY_HASH=exact: docs/DESIGN.md
 # "The map sink's index key". tests/test_metrics.py checks every metric's against its registry entry.
 KEY_INDEX = {"xedge": "mix64", "xctx": "mix64", "xngram": "fold", "guard": "slot"}

@@ -22,12 +22,12 @@ from typing import Mapping, Sequence
 
 from autotune.errors import AutotuneError
 from autotune import afl
-from autotune.trials.afl_output import KeptInput
+from autotune.afl_output import KeptInput
 from autotune.trials.llvmcov.profiles import CoverageTotals, export_totals, merge_profiles
 from autotune.trials.llvmcov.replay import replay_batches
 from autotune.trials.llvmcov.tools import LlvmTools
-from autotune.trials.yardstick import (CURVE_POINTS, KIND_LLVMCOV, Yardstick, YardstickCoverage, curve_times,
-                                       pin_prefix)
+from autotune.afl import pin_prefix
+from autotune.trials.coverage import CURVE_POINTS, KIND_LLVMCOV, Yardstick, YardstickCoverage, curve_times
 
 PROFILE_NAME = "coverage.profdata"
 

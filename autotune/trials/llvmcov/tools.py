@@ -3,7 +3,7 @@ same LLVM release (a raw profile's format and the coverage mapping's version cha
 releases, so tools of another release may refuse them or misread them).
 
 clang is the one `autotune cc` uses (``$AUTOTUNE_CC`` / ``$AUTOTUNE_CXX``, else the first clang
-on PATH, :func:`autotune.cc.find_toolchain`). Its major version is read from ``clang --version``;
+on PATH, :func:`autotune.llvm.find_toolchain`). Its major version is read from ``clang --version``;
 each tool is then looked for
 
 1. beside the real clang binary (Debian: /usr/bin/clang-14 -> /usr/lib/llvm-14/bin/clang, whose
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from autotune.errors import AutotuneError
+from autotune.llvm import find_toolchain
 
 TOOLS = ("llvm-profdata", "llvm-cov")
 _VERSION = re.compile(r"(?:clang|LLVM) version (\d+)\.")
@@ -81,8 +82,6 @@ def find_llvm_tool(name: str, *, major: int, clang: str, env: Mapping[str, str])
 
 def find_llvm_tools(env: Mapping[str, str]) -> LlvmTools:
     """clang, clang++ and the llvm-profdata and llvm-cov of clang's release."""
-    from autotune.cc import find_toolchain
-
     clang = find_toolchain(cxx=False, env=env).path
     clangxx = find_toolchain(cxx=True, env=env).path
     major = clang_major(clang, env)

@@ -1,5 +1,6 @@
 """The names of the files autotune writes for the fuzzer and the stages' evidence, defined once:
-emit writes them, the recommendation lists them, preflight, validate and compare read them."""
+emit writes them, the recommendation lists them, preflight, validate and compare read them. Nothing
+of the package is imported here."""
 
 from __future__ import annotations
 
@@ -12,3 +13,7 @@ AUTOTUNE_RUN_ENV = "autotune-run.env"  # our runtime's variables, for the stock 
 TUNE_ENV_FILES = (AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_RUN_ENV, AFL_BUILD_REBUILT_ENV)  # emit.write's
 RACE_ENV_FILES = (AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV)  # the race's (emit.configuration)
 ENV_FILES = (AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV, AFL_BUILD_ENV, AFL_RUN_ENV, AFL_BUILD_REBUILT_ENV)  # every one, ours first
+
+RECOMMENDATION_JSON = "recommendation.json"  # the one recommendation (autotune.recommendation), beside its evidence:
+REPORT_JSON = "report.json"  # tune's (autotune.tune.result)
+RACE_JSON = "race.json"  # the race's (autotune.race.document)
