@@ -43,7 +43,7 @@ run_inside() {
   for d in "$HERE" /tmp /root /work /var/tmp "${AUTOTUNE_CACHE_DIR:-}" "${AUTOTUNE_AFLPP_BIND:-}"; do
     [ -n "$d" ] && [ -d "$d" ] && binds+=(--bind "$d" "$d")
   done
-  # The host's apt configuration, so that apt-get source (tests/targets/debsrc.py) fetches the
+  # The host's apt configuration, so that apt-get source (benchmarks/targets/debsrc.py) fetches the
   # same Debian 12 sources inside as outside; the host's certificates, so that pip trusts what the
   # host trusts.
   exec bwrap --bind "$ROOT" / "${binds[@]}" --ro-bind /etc/apt /etc/apt --ro-bind /etc/ssl/certs /etc/ssl/certs \

@@ -8,7 +8,7 @@
 #                                clang-16 and its LLVM headers (the pass plugins' LLVM 16 tests)
 # What it changes on the system: it installs the Debian packages named below (apt-get install)
 # and nothing else. No apt configuration is written: the tests fetch source packages with a
-# private, temporary apt configuration (tests/targets/debsrc.py). An earlier setup's deb-src file
+# private, temporary apt configuration (benchmarks/targets/debsrc.py). An earlier setup's deb-src file
 # (/etc/apt/sources.list.d/autotune-src.sources) is removed, with a message.
 set -euo pipefail
 cd "$(dirname "$0")/.."

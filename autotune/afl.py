@@ -87,6 +87,11 @@ def aflpp_version(tool: str, *, env: Mapping[str, str] | None = None) -> AflppVe
     return parse_aflpp_version(proc.stdout + proc.stderr)
 
 
+def fuzz_version(env: Mapping[str, str]) -> AflppVersion | None:
+    """The version of the afl-fuzz that ``env`` finds (how the campaigns' options are spelt for it)."""
+    return aflpp_version(find_tool("afl-fuzz", env=env), env=env)
+
+
 def has_runtime(binary: str) -> bool:
     """Whether ``binary`` was built with autotune's runtime (autotune cc), not AFL++'s."""
     try:

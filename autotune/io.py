@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import gzip
 import json
 import os
 import stat
@@ -103,7 +104,12 @@ def write_json_and_markdown(stem: str | os.PathLike, doc: Any, markdown: str) ->
     return markdown
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def read_json(path: str | os.PathLike) -> Any:
+    """A JSON document, plain or gzipped (the results keep long runs as ``*.json.gz``: read by their
+    magic bytes, whatever the name)."""
     return _read_document(path, json.loads, syntax="JSON", syntax_error=json.JSONDecodeError)
 
 
@@ -116,10 +122,11 @@ def _read_document(path: str | os.PathLike, parse: Callable[[str], Any], *, synt
     """``parse`` of a UTF-8 file's text; DocumentError when it is missing, unreadable or not valid ``syntax``."""
     path = Path(path)
     try:
-        return parse(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        return parse((gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw).decode("utf-8"))
     except FileNotFoundError as exc:
         raise DocumentError(path, "file not found") from exc
-    except (UnicodeDecodeError, syntax_error) as exc:
+    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, syntax_error) as exc:
         raise DocumentError(path, f"not valid {syntax} ({exc})", fix="re-create the file") from exc
     except OSError as exc:
         raise _os_error(path, exc) from exc

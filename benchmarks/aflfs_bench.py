@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Throughput and keys of `autotune cc` builds under the stock afl-fuzz, side by side (issue 7).
 
-For each target (the bundled demo, and lz4 when tests/targets/libraries.py can fetch its source) and
+For each target (the bundled demo, and lz4 when benchmarks/targets/libraries.py can fetch its source) and
 each variant, one afl-fuzz campaign of --seconds (sequential, the same seeds, AFL_NO_AFFINITY, the
 same afl-fuzz RNG seed -s within a round), repeated --rounds times in interleaved order; execs/s is fuzzer_stats' execs_per_sec, reported
 as the median and best of the rounds. Variants:
@@ -123,7 +123,7 @@ def small_seeds(files: list[Path]) -> list[Path]:
 
 def lz4_target() -> dict | None:
     try:
-        from tests.targets.libraries import LZ4, LZ4_OWN_CFLAGS
+        from targets.libraries import LZ4, LZ4_OWN_CFLAGS
     except ImportError:
         return None
     try:
@@ -173,12 +173,12 @@ def kind_binary(target: str, builder: str, kind: str | None, cc_vars: dict[str, 
     variables ``cc_vars``) or by afl-clang-fast."""
     cc_vars = dict(cc_vars or {})
     if target == "libyaml":
-        from tests.targets.libraries import LIBYAML
+        from targets.libraries import LIBYAML
         if builder == "ours":
             return LIBYAML.build_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars)
         return LIBYAML.build_harness(cc_kind="afl", afl_env={"AFL_LLVM_INSTRUMENT": kind} if kind else {})
     if target == "lz4":
-        from tests.targets.libraries import LZ4, LZ4_OWN_CFLAGS
+        from targets.libraries import LZ4, LZ4_OWN_CFLAGS
         if builder == "ours":
             return LZ4.build_harness(cc_kind="autotune", instrument=kind or "full", cc_vars=cc_vars,
                                          cflags=LZ4_OWN_CFLAGS)
@@ -660,9 +660,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def libyaml_target() -> dict | None:
-    """libyaml (tests/targets/libraries.py): many small functions, built by its own CMake build."""
+    """libyaml (benchmarks/targets/libraries.py): many small functions, built by its own CMake build."""
     try:
-        from tests.targets.libraries import LIBYAML
+        from targets.libraries import LIBYAML
         return {"name": "libyaml", "seeds": small_seeds(LIBYAML.sample_inputs())}
     except Exception as exc:  # noqa: BLE001 - the target is optional: report why it is skipped
         print(f"libyaml skipped: {exc}", file=sys.stderr)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The fork server's soak under faults (issue 26): the fault suite of tests/fault_suite.py for an
+"""The fork server's soak under faults (issue 26): the fault suite of benchmarks/fault_suite.py for an
 hour instead of seconds.
 
-Round after round until --minutes have passed, every fault harness of tests/programs_afl/faults.c
+Round after round until --minutes have passed, every fault harness of benchmarks/faults.c
 (or --faults) runs --seconds of afl-fuzz on our build (autotune cc, guard kind, the child answering
 afl) and, side by side on the other core, on AFL++'s afl-clang-fast build, with a new -s seed per
 round; every crash and hang either saved is replayed through both builds. Totals per fault and
@@ -17,7 +17,7 @@ fork server ("misbehaving", handshake failures; the goal is 0), stability's wors
 benchmarks/protocol_driver.c, AFL++ 5.x's futex sync on one core and the pipes (the child
 answering afl) on the other, --seconds each, one input in ten firing the fault and afl-fuzz's
 timeout handling (200 ms); every execution's end counted and checked against the fault's
-(tests/fault_suite.py driver_expectation).
+(benchmarks/fault_suite.py driver_expectation).
 
 Writes <out>/fault_soak.json (host profile and afl-fuzz version inside, every round) and
 fault_soak.md after every round (a stopped soak keeps what it measured); nothing outside --out and
@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import fault_suite as fs  # noqa: E402
 from autotune import afl  # noqa: E402

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 AUTOTUNE = Path(sys.executable).parent / "autotune"
 
 from recommend_compare import setup  # noqa: E402  (the targets' recipes, one place)

@@ -7,7 +7,7 @@ taskset; the cores swap every repeat), the same seed per pair, and reports the c
 metric: medians per engine and their ratio (afl / havoc), plus each engine's executions.
 
     .venv/bin/python benchmarks/probe_engines.py --demo --seconds 60 --repeats 3 --out benchmarks/results/probe-engines-demo
-    LIBYAML_SRC=... .venv/bin/python benchmarks/probe_engines.py --build-script tests/targets/libyaml/build.sh \\
+    LIBYAML_SRC=... .venv/bin/python benchmarks/probe_engines.py --build-script benchmarks/targets/libyaml/build.sh \\
         --corpus seeds/ --seconds 60 --repeats 3 --out benchmarks/results/probe-engines-libyaml
 """
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from autotune.afl import base_env  # noqa: E402
 from autotune.io import write_json_and_markdown  # noqa: E402
@@ -63,13 +63,13 @@ def trivial_target(out: Path) -> dict:
         p.write_bytes(data)
         inputs.append(p)
     none = fs.Fault("trivial", "FAULT_NONE", "none")
-    return {"name": "trivial (tests/programs_afl/faults.c, no fault)", "ours": fs.build_ours(none, out),
+    return {"name": "trivial (benchmarks/faults.c, no fault)", "ours": fs.build_ours(none, out),
             "aflpp": fs.build_aflpp(none, out), "inputs": inputs, "fault": f.name}
 
 
 def lz4_target(out: Path) -> dict | None:
     try:
-        from tests.targets.libraries import LZ4, LZ4_OWN_CFLAGS
+        from targets.libraries import LZ4, LZ4_OWN_CFLAGS
         ours = LZ4.build_harness(cc_kind="autotune", instrument="guard", cflags=LZ4_OWN_CFLAGS)
         aflpp = LZ4.build_harness(cc_kind="afl", cflags=LZ4_OWN_CFLAGS)
         inputs = [p for p in LZ4.sample_inputs() if p.stat().st_size <= 64 * 1024]

@@ -3,7 +3,7 @@
 of its recommendation against AFL++'s default (Klees et al., CCS 2018: K trials x T minutes, one
 yardstick, medians, Mann-Whitney U, A12).
 
-Targets: demo, lz4, libyaml, libjpeg-turbo, jsoncpp, libtiff, zlib (tests/targets/: each library's own
+Targets: demo, lz4, libyaml, libjpeg-turbo, jsoncpp, libtiff, zlib (benchmarks/targets/: each library's own
 build system through an OSS-Fuzz style build script, its sample inputs as seeds). Both steps run the
 CLI as a user would (subprocesses, nothing special-cased per target); the compare is skipped when
 the race recommends AFL++'s default (it would compare one configuration with itself). Writes to
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 # the console script of the interpreter running this (a worktree run: PYTHONPATH=<worktree> with the
 # main checkout's venv, so edits to the checkout cannot reach a running job)
 AUTOTUNE = Path(sys.executable).parent / "autotune"

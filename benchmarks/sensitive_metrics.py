@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-for _p in (ROOT, ROOT / "tests", ROOT / "benchmarks", ROOT / "benchmarks" / "bugs"):
+for _p in (ROOT, ROOT / "benchmarks", ROOT / "benchmarks" / "bugs"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from autotune.target import build_harness
+from fault_suite import FAULTS_C
 from fake_afl import FS_NEW_OPT_FUTEX, FS_NEW_OPT_SHDMEM_FUZZ, FS_NEW_VERSION, SYNC_DONE, FakeAfl, Shm
 from test_aflfs_protocol import PROGRAMS, _wakeups, clean_env, gone
 
@@ -132,7 +133,7 @@ def test_harness_exit_mid_input_and_closed_pipes(tmp_path_factory):
     closes fds 198/199 changes nothing: the futex child never uses them."""
     out = tmp_path_factory.mktemp("futex-faults")
     for fault in ("FAULT_EXIT", "FAULT_CLOSEFDS"):
-        binary = build_harness(sources=[PROGRAMS / "faults.c"], output=out / fault, extra_cflags=["-O1", f"-DFAULT={fault}"])
+        binary = build_harness(sources=[FAULTS_C], output=out / fault, extra_cflags=["-O1", f"-DFAULT={fault}"])
         with futex_afl(binary) as (afl, put, _):
             put(b"xyz")
             assert afl.futex_run()[0] == "done"

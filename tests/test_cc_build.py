@@ -219,7 +219,7 @@ def test_autotune_cc_subcommand_passes_every_argument_through(tmp_path):
     assert ver.returncode == 0 and "clang version" in ver.stdout
 
 
-TINYCONF = Path(__file__).resolve().parent / "targets" / "tinyconf"
+TINYCONF = Path(__file__).resolve().parent / "tinyconf"
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
 """jsoncpp (Debian's source package libjsoncpp), a C++ library, built by its own CMake with
-`autotune-c++` as CMAKE_CXX_COMPILER and with afl-clang-fast++ (tests/targets/libraries.py: the build
+`autotune-c++` as CMAKE_CXX_COMPILER and with afl-clang-fast++ (benchmarks/targets/libraries.py: the build
 script `autotune run --build-script` uses), both run by the real afl-showmap over jsoncpp's own test
 documents: the C++ side of the wrapper, the runtime and the fork server on a real library."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from targets.checks import assert_like_maps, assert_wrapper_built, sample_seeds, symbols
+from target_checks import assert_like_maps, assert_wrapper_built, sample_seeds, symbols
 from targets.libraries import JSONCPP
 
 pytestmark = [pytest.mark.slow,

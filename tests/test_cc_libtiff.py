@@ -1,5 +1,5 @@
 """libtiff (Debian's source package tiff), built by its own CMake with `autotune-cc` as
-CMAKE_C_COMPILER and with afl-clang-fast (tests/targets/libraries.py: the build script `autotune run
+CMAKE_C_COMPILER and with afl-clang-fast (benchmarks/targets/libraries.py: the build script `autotune run
 --build-script` uses), both run by the real afl-showmap over libtiff's own test images; and our
 harness (C11, -Wall -Wextra -Werror) under ASan and UBSan over the same images."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from targets.checks import assert_like_maps, assert_wrapper_built, sample_seeds, symbols
+from target_checks import assert_like_maps, assert_wrapper_built, sample_seeds, symbols
 from targets.libraries import LIBTIFF
 
 AUTOTUNE_CC = Path(sys.executable).parent / "autotune-cc"

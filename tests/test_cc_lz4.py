@@ -1,6 +1,6 @@
 """lz4 (Debian's source package) built by its own Makefile with `autotune cc`, running its samples.
 
-Also checks the plain and afl-clang-fast builds of the same harness (tests/targets/libraries.py: the
+Also checks the plain and afl-clang-fast builds of the same harness (benchmarks/targets/libraries.py: the
 build script every stage builds lz4 with), which the later stages use for throughput comparisons,
 validation and the yardstick; each is the one build of its variant the whole test run shares.
 """

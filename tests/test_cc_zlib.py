@@ -1,5 +1,5 @@
 """zlib (Debian's source package zlib), built by its own configure and Makefile with `autotune-cc` as
-CC and with afl-clang-fast (tests/targets/libraries.py: the build script `autotune run --build-script`
+CC and with afl-clang-fast (benchmarks/targets/libraries.py: the build script `autotune run --build-script`
 uses), both run by the real afl-showmap over its seeds (the zlib streams of its manual's PDF, gzip and
 raw deflate streams of its text files); and our harness (C11, -Wall -Wextra -Werror) under ASan and
 UBSan over the same seeds."""
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from targets.checks import assert_like_maps, assert_wrapper_built, seeds_fixture, symbols
+from target_checks import assert_like_maps, assert_wrapper_built, seeds_fixture, symbols
 from targets.libraries import ZLIB
 
 AUTOTUNE_CC = Path(sys.executable).parent / "autotune-cc"

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autotune.probe import equation1
+from autotune import vocabulary as equation1
 from autotune.probe.census import map_size_rows
 
 # Table II of bigmap-dsn21.txt: (benchmark, discovered edges, collision rate % with a 64 kB map).

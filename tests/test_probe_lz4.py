@@ -1,4 +1,4 @@
-"""End to end on a real third-party target: lz4 (Debian's source package, tests/targets/libraries.py)."""
+"""End to end on a real third-party target: lz4 (Debian's source package, benchmarks/targets/libraries.py)."""
 
 import shutil
 

@@ -2,7 +2,7 @@
 seconds, preflight fits; an undersized configuration makes preflight exit 2 naming the fix.
 
 validate rebuilds lz4 with each compiler through its OSS-Fuzz style build script (lz4's own
-Makefile for the library, then the harness: tests/targets/lz4/build.sh), the general route for a
+Makefile for the library, then the harness: benchmarks/targets/lz4/build.sh), the general route for a
 target with a build system. The probe's harness is that script's `autotune cc` build, and the
 default variant is AFL++'s default build of it: the builds tests/test_cc_lz4.py checked, shared.
 """

@@ -220,8 +220,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
         return built[key]
 
     members: dict[str, tuple] = {}
-    fuzz_version = afl.aflpp_version(afl.find_tool("afl-fuzz", env=benv), env=benv) \
-        if any(c.members for c in configs) else None
+    fuzz_version = afl.fuzz_version(benv) if any(c.members for c in configs) else None
     for c in configs:
         binaries[c.name] = binary_of(c)
         members[c.name] = tuple(replace(m, env=campaign(m.env)) for m in ensemble_members(c, binary_of, fuzz_version)) \

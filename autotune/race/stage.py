@@ -90,8 +90,7 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
     def fuzz_version():
         """The afl-fuzz the trials run, once: how its secondaries' variations are spelt."""
         if "afl-fuzz" not in versions:
-            benv = afl.base_env(caller_env)
-            versions["afl-fuzz"] = afl.aflpp_version(afl.find_tool("afl-fuzz", env=benv), env=benv)
+            versions["afl-fuzz"] = afl.fuzz_version(afl.base_env(caller_env))
         return versions["afl-fuzz"]
 
     def members(name: str) -> tuple:

@@ -7,7 +7,7 @@ id, CVE and fix (the Debian patch or upstream commit that fixes it), the canary'
 description and whether an input that triggers it is known (``inputs/<BUG>.trigger``).
 
 A library's pristine upstream tree (``apt-get source`` with a private apt configuration and
-``dpkg-source -x --skip-patches``: tests/targets/debsrc.py) is fetched once into the autotune
+``dpkg-source -x --skip-patches``: benchmarks/targets/debsrc.py) is fetched once into the autotune
 cache; its build script copies it, applies canaries.diff and builds with whatever compiler
 autotune.target gives it (``plain`` clang for the replay tests, ``afl`` for campaigns), cached
 like every other target build.
@@ -30,7 +30,7 @@ from typing import Mapping
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-for _p in (ROOT / "tests", ROOT):  # the repository and tests/ (targets.debsrc) on the path
+for _p in (ROOT / "benchmarks", ROOT):  # the repository and benchmarks/ (targets.debsrc) on the path
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 

@@ -23,8 +23,6 @@ Writes OUT/pooled.json, OUT/pooled.md and OUT/bugs.png, each atomically.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +35,8 @@ from autotune.bugs.render import bugs_markdown  # noqa: E402
 from autotune.bugs.survival import bug_report  # noqa: E402
 from autotune.compare.compare import JSON_NAME, CompareResult, ConfigOutcome  # noqa: E402
 from autotune.compare.render import compilers_text  # noqa: E402
-from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic  # noqa: E402
+from autotune.errors import DocumentError  # noqa: E402
+from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_text_atomic  # noqa: E402
 from autotune.trials import aflpp_versions  # noqa: E402
 
 SCHEMA_VERSION = 1
@@ -85,10 +84,9 @@ def read_bugs_config(where: Path, config: str) -> tuple[Path, CompareResult, Con
     if not path.is_file():
         raise PoolError(f"no such file {path} (a finished `autotune compare --yardstick bugs` "
                         f"directory holds its {JSON_NAME})")
-    raw = path.read_bytes()
     try:
-        result = CompareResult.from_dict(json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw))
-    except (ValueError, KeyError, TypeError, OSError) as e:
+        result = CompareResult.from_dict(read_json(path))
+    except (DocumentError, ValueError, KeyError, TypeError) as e:
         raise PoolError(f"{path} is not a compare document autotune reads ({e})") from None
     names = [c.config.name for c in result.configs]
     if config not in names:

@@ -24,9 +24,7 @@ half sooner (an A/A test on real trials). Writes Markdown to stdout and, with --
 from __future__ import annotations
 
 import argparse
-import gzip
 import itertools
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -37,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from autotune.bugs import race as by_bugs  # noqa: E402
 from autotune.bugs.survival import censored, permutation_test, stouffer_z  # noqa: E402
-from autotune.io import write_json_atomic  # noqa: E402
+from autotune.io import read_json, write_json_atomic  # noqa: E402
 from autotune.stats import mann_whitney, signed_rank  # noqa: E402
 
 ALPHA = 0.05
@@ -45,9 +43,7 @@ BugTimes = Mapping[str, "float | None"]
 
 
 def load(path: Path) -> dict:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
-        return json.load(f)
+    return read_json(path)
 
 
 def compare_trials(doc: Mapping) -> dict[str, dict[int, BugTimes]]:

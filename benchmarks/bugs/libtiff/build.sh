@@ -2,7 +2,7 @@
 # libtiff 4.2.0 (Debian's tiff, bullseye, upstream's pristine tree) with our canaries
 # (canaries.diff, kernels/canary.h) through its own CMake build (the static library with the codecs
 # libtiff carries itself; the ones that need another library are off, so the harness links alone),
-# and our harness tiff_harness.c (on tests/targets/libtiff/tiff_fuzz.h), in OSS-Fuzz's build-script
+# and our harness tiff_harness.c (on benchmarks/targets/libtiff/tiff_fuzz.h), in OSS-Fuzz's build-script
 # convention (autotune run/compare --build-script): CC, CFLAGS, LIB_FUZZING_ENGINE, OUT and WORK come
 # from the caller; writes $OUT/fuzzer.
 # BUGLIB_SRC names the unpacked pristine tree (never changed: the canaries go into a copy):

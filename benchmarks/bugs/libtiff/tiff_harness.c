@@ -1,5 +1,5 @@
 /* An OSS-Fuzz-style harness for libtiff (autotune's bug benchmark) on the part it shares with the
- * tests' libtiff harness (tests/targets/libtiff/tiff_fuzz.h): open the input from memory
+ * tests' libtiff harness (benchmarks/targets/libtiff/tiff_fuzz.h): open the input from memory
  * (TIFFClientOpen over our own read/seek/size procedures), then for each directory (at most
  * MAX_DIRS): print its tags to /dev/null; read its image through TIFFReadRGBAImageOriented when it
  * has at most MAX_PIXELS pixels, and tile by tile through TIFFReadRGBATile when tiled; read it
@@ -20,7 +20,7 @@ static void read_scanlines(TIFF *tif, uint32_t h);
     else                                                                                           \
       read_scanlines(tif, h);                                                                      \
   } while (0)
-#include "../../../tests/targets/libtiff/tiff_fuzz.h"
+#include "../../targets/libtiff/tiff_fuzz.h"
 
 #define MAX_TILES 64u
 

@@ -2,10 +2,10 @@
 # jsoncpp (Debian's source package libjsoncpp) through its own CMake build (the static library), and
 # our C++ harness beside this script, in OSS-Fuzz's build-script convention (autotune run/compare
 # --build-script): CC, CXX, CXXFLAGS, LIB_FUZZING_ENGINE, OUT and WORK are set by the caller; writes
-# $OUT/fuzzer. JSONCPP_SRC names the unpacked source tree (tests/targets/libraries.py fetches it:
-#   JSONCPP_SRC=$(.venv/bin/python tests/targets/libraries.py jsoncpp --source)).
+# $OUT/fuzzer. JSONCPP_SRC names the unpacked source tree (benchmarks/targets/libraries.py fetches it:
+#   JSONCPP_SRC=$(.venv/bin/python benchmarks/targets/libraries.py jsoncpp --source)).
 set -euo pipefail
-: "${JSONCPP_SRC:?set JSONCPP_SRC to an unpacked jsoncpp tree: .venv/bin/python tests/targets/libraries.py jsoncpp --source}"
+: "${JSONCPP_SRC:?set JSONCPP_SRC to an unpacked jsoncpp tree: .venv/bin/python benchmarks/targets/libraries.py jsoncpp --source}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 cmake -S "$JSONCPP_SRC" -B "$WORK/build" -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \

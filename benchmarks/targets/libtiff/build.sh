@@ -4,10 +4,10 @@
 # need another library off, so the harness links alone), and our harness beside this script, in
 # OSS-Fuzz's build-script convention (autotune run/compare --build-script): CC, CFLAGS,
 # LIB_FUZZING_ENGINE, OUT and WORK are set by the caller; writes $OUT/fuzzer.
-# LIBTIFF_SRC names the unpacked source tree (tests/targets/libraries.py fetches it:
-#   LIBTIFF_SRC=$(.venv/bin/python tests/targets/libraries.py libtiff --source)).
+# LIBTIFF_SRC names the unpacked source tree (benchmarks/targets/libraries.py fetches it:
+#   LIBTIFF_SRC=$(.venv/bin/python benchmarks/targets/libraries.py libtiff --source)).
 set -euo pipefail
-: "${LIBTIFF_SRC:?set LIBTIFF_SRC to an unpacked libtiff tree: .venv/bin/python tests/targets/libraries.py libtiff --source}"
+: "${LIBTIFF_SRC:?set LIBTIFF_SRC to an unpacked libtiff tree: .venv/bin/python benchmarks/targets/libraries.py libtiff --source}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 cmake -S "$LIBTIFF_SRC" -B "$WORK/build" -DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="$CFLAGS" \

@@ -1,4 +1,4 @@
-/* The part our two libtiff harnesses share (tests/targets/libtiff/libtiff_harness.c, the tests'
+/* The part our two libtiff harnesses share (benchmarks/targets/libtiff/libtiff_harness.c, the tests'
  * target, and benchmarks/bugs/libtiff/tiff_harness.c, the bug benchmark's), included by each at its
  * top: LLVMFuzzerTestOneInput opens the input from memory (TIFFClientOpen over our own
  * read/seek/size procedures, no file), then for each directory (at most MAX_DIRS) prints its tags

@@ -21,7 +21,7 @@ harness, its source Debian's source package, and its sample inputs the files its
   ships no compressed files but its PDFs: the seeds are the zlib streams zlib.3.pdf carries and
   gzip and raw deflate streams of three of its text files, made by Python's zlib (zlib_seeds).
 
-    python tests/targets/libraries.py lz4 --source     # fetch (once) and print the source tree's path
+    python benchmarks/targets/libraries.py lz4 --source     # fetch (once) and print the source tree's path
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import sys
 import zlib
 from pathlib import Path
 
-if __name__ == "__main__":  # run as a script: the repository's root and tests/ on the path
+if __name__ == "__main__":  # run as a script: the repository's root and benchmarks/ on the path
     sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
 
-try:  # imported as targets.* (tests) or tests.targets.* (benchmarks)
+try:  # imported as targets.* (benchmarks/ on the path: the tests and the benchmarks)
     from .script_target import ScriptTarget, TargetUnavailable
 except ImportError:  # run as a script
     from targets.script_target import ScriptTarget, TargetUnavailable  # noqa: E402
@@ -100,9 +100,9 @@ def lz4_build_tree(harness: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """``python tests/targets/libraries.py NAME --source``: print the unpacked tree (build.sh's variable)."""
+    """``python benchmarks/targets/libraries.py NAME --source``: print the unpacked tree (build.sh's variable)."""
     if len(argv) != 2 or argv[0] not in LIBRARIES or argv[1] != "--source":
-        print(f"usage: python tests/targets/libraries.py {{{','.join(LIBRARIES)}}} --source", file=sys.stderr)
+        print(f"usage: python benchmarks/targets/libraries.py {{{','.join(LIBRARIES)}}} --source", file=sys.stderr)
         return 2
     try:
         print(LIBRARIES[argv[0]].source_dir())

@@ -2,10 +2,10 @@
 # libyaml (Debian's source package) through its own CMake build, and our harness beside this
 # script, in OSS-Fuzz's build-script convention (autotune validate/compare --build-script): CC,
 # CFLAGS, LIB_FUZZING_ENGINE, OUT and WORK are set by the caller; writes $OUT/fuzzer.
-# LIBYAML_SRC names the unpacked source tree (tests/targets/libraries.py fetches it:
-#   LIBYAML_SRC=$(.venv/bin/python tests/targets/libraries.py libyaml --source)).
+# LIBYAML_SRC names the unpacked source tree (benchmarks/targets/libraries.py fetches it:
+#   LIBYAML_SRC=$(.venv/bin/python benchmarks/targets/libraries.py libyaml --source)).
 set -euo pipefail
-: "${LIBYAML_SRC:?set LIBYAML_SRC to an unpacked libyaml tree: .venv/bin/python tests/targets/libraries.py libyaml --source}"
+: "${LIBYAML_SRC:?set LIBYAML_SRC to an unpacked libyaml tree: .venv/bin/python benchmarks/targets/libraries.py libyaml --source}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # libyaml 0.2.5 asks for CMake 3.0; CMake 4 (a current distribution's) refuses below 3.5 unless told
