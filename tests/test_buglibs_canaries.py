@@ -71,6 +71,7 @@ HARNESS_INCLUDES = {  # the built tree's header folders each harness needs, unde
     "libxml2": ["src/include"],
     "libpng": ["src"],
     "expat": ["src/expat/lib"],
+    "libarchive": ["src/libarchive"],
 }
 HARNESS_DEFINES = {"expat": ["-DENCODING_FOR_FUZZING=UTF-8"]}  # as its build.sh compiles it
 
