@@ -14,14 +14,14 @@ replay-based choice stays in ``tune/`` (and is the recommendation only without a
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 from autotune.errors import AutotuneError
 from autotune.filenames import ENV_FILES
 from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
-from autotune.race.core import DEFAULT_BUDGET_S, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
+from autotune.race.options import RaceInputs, RaceProgress, RaceSettings
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
 
 if TYPE_CHECKING:
@@ -30,21 +30,6 @@ if TYPE_CHECKING:
     from autotune.recommendation import Recommendation
     from autotune.target.recipe import TargetSpec
     from autotune.tune.result import TuneResult
-
-
-@dataclass(frozen=True)
-class RaceSettings:
-    """The race stage's settings (autotune.race.stage.race_target's): its wall-clock budget, strategy,
-    metrics (None: the strategy's own), trials per contestant, shortest trial and what judges it
-    (edges, or bugs: autotune.bugs.race)."""
-
-    budget_s: float = DEFAULT_BUDGET_S
-    strategy: str = "search"
-    metrics: tuple[str, ...] | None = None
-    repeats: int = DEFAULT_REPEATS
-    final_repeats: int = DEFAULT_FINAL_REPEATS
-    min_trial_s: int = DEFAULT_MIN_TRIAL_S
-    judge: str = "edges"
 
 
 @dataclass(frozen=True)
@@ -142,8 +127,7 @@ def run_pipeline(
         from autotune.race.stage import check_budget, check_request
 
         check_request(strategy=race.strategy, judge=race.judge, spec=spec, binary=harness)
-        check_budget(budget_s=race.budget_s, strategy=race.strategy, repeats=race.repeats, min_trial_s=race.min_trial_s,
-                     final_repeats=race.final_repeats, instances=instances)
+        check_budget(replace(race, instances=instances))
     if spec is not None:  # a real library's build takes minutes: say what is going on
         stage("build: the target for the probe (autotune cc, full build kind; cached once built)")
     binary = probe_harness(harness=harness, spec=spec)
@@ -173,11 +157,10 @@ def run_pipeline(
         stage("race: configurations judged in afl-fuzz against AFL++'s default, paired trials, one yardstick")
         race_dir = out_dir / "race"
         with (race_progress() if race_progress else nullcontext()) as board:
-            heard = (dict(notice=board.notice, on_rung=board.rung, on_batch=board.batch, on_trial=board.trial)
-                     if board is not None else dict(notice=notice))
-            outcome = _race(race, out_dir=race_dir, corpus=corpus_dir, spec=spec, binary=binary, probe_dir=probe_dir,
-                            tune=tune, tune_dir=tune_dir, host=host, max_collision_rate=max_collision_rate,
-                            instances=instances, seed=seed, **heard)
+            heard = board.race_progress() if board is not None else RaceProgress(notice=notice)
+            settings = replace(race, seed=seed, instances=instances, max_collision_rate=max_collision_rate)
+            outcome = _race(settings, out_dir=race_dir, corpus=corpus_dir, spec=spec, binary=binary,
+                            probe_dir=probe_dir, tune=tune, tune_dir=tune_dir, host=host, progress=heard)
     from autotune.preflight.tuned import load_recommendation
 
     document = load_recommendation(race_dir if outcome is not None else tune_dir)  # what preflight will read
@@ -198,13 +181,12 @@ def _afl_fuzz_installed() -> bool:
 
 
 def _race(race: RaceSettings, *, out_dir: Path, corpus: Path, spec: "TargetSpec | None", binary: Path,
-          probe_dir: Path, tune: "TuneResult", tune_dir: Path, **kw: Any) -> "RaceOutcome":
+          probe_dir: Path, tune: "TuneResult", tune_dir: Path, host: Any, progress: RaceProgress) -> "RaceOutcome":
     """The race stage on the probe's census and tune's evaluations; with a binary alone (no recipe),
     every contestant runs that binary."""
     from autotune.race.stage import race_target
 
-    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=None if spec else binary,
-                       probe_dir=probe_dir, metrics=race.metrics, strategy=race.strategy,
-                       tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir,
-                       budget_s=race.budget_s, repeats=race.repeats, min_trial_s=race.min_trial_s,
-                       final_repeats=race.final_repeats, judge=race.judge, **kw)
+    inputs = RaceInputs(out_dir=out_dir, corpus=corpus, spec=spec, binary=None if spec else binary,
+                        probe_dir=probe_dir, tune_evaluations=tuple(t.evaluation for t in tune.trials),
+                        tune_dir=tune_dir, host=host)
+    return race_target(inputs=inputs, settings=race, progress=progress)

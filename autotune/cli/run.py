@@ -48,12 +48,10 @@ def run_cmd(
     from autotune.cli.board import TrialBoard
     from autotune.cli.race import print_race_summary
     from autotune.cli.tune import print_summary
-    from autotune.pipeline import RaceSettings, run_pipeline
+    from autotune.pipeline import run_pipeline
 
-    names = race_opts.metric_names()
-    race = None if no_race else RaceSettings(budget_s=race_opts.budget, strategy=race_opts.strategy, metrics=names,
-                                             repeats=race_opts.repeats, final_repeats=race_opts.final_repeats,
-                                             min_trial_s=race_opts.min_trial, judge=race_opts.judge)
+    race = race_opts.settings(jobs=None, instances=instances, seed=seed, max_collision_rate=max_collision_rate)
+    race = None if no_race else race  # the options are checked either way
     harness, spec = target.binary_or_recipe()
     result = run_pipeline(
         out_dir=out_dir, harness=harness, spec=spec, corpus_dir=target.seeds(required=False), demo=target.demo,
