@@ -30,8 +30,8 @@ from autotune.probe.afl_engine import (AFL_SHARE, AFL_START_S, ENGINES, MIN_AFL_
                                        run_afl_engine)
 from autotune.probe.census import analyse, percentiles
 from autotune.probe.client import ProbeServer, status_of
-from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
 from autotune.probe.mutator import Havoc
+from autotune.probe.options import ProbeSettings
 from autotune.probe.result import (FILE_NAME, CampaignStats, CorpusEntry, Curve, Finding, ProbeConfig,
                                    ProbeResult)
 from autotune.probe.output import check_out_dir, dir_bytes, install
@@ -385,36 +385,25 @@ def _build_result(*, camp: _Campaign, staging: Path, config: ProbeConfig, seeds,
                        afl=afl_run)
 
 
-def run_probe(
-    *,
-    binary: Path,
-    out_dir: Path,
-    corpus_dir: Path | None,
-    time_s: float = DEFAULT_PROBE_TIME_S,
-    max_execs: int | None = None,
-    seed: int = 0,
-    timeout_ms: int = P.DEFAULT_TIMEOUT_MS,
-    max_input_bytes: int = P.DEFAULT_MAX_INPUT,
-    capacity: int = P.DEFAULT_CAPACITY,
-    max_trace_inputs: int = 1000,
-    metrics: Sequence[str] | None = None,
-    demo: bool = False,
-    engine: str = "havoc",
-    on_progress: Callable[[Progress], None] | None = None,
-) -> ProbeResult:
-    """Run the probe campaign on ``binary`` and write the results to ``out_dir``.
+def run_probe(*, binary: Path, out_dir: Path, corpus_dir: Path | None, settings: ProbeSettings = ProbeSettings(),
+              demo: bool = False, on_progress: Callable[[Progress], None] | None = None) -> ProbeResult:
+    """Run the probe campaign on ``binary`` as ``settings`` say and write the results to ``out_dir``
+    (``demo``: the binary is the bundled demo's, as probe.json records).
 
-    ``engine``: ``havoc`` (default) mutates with the probe's own loop; ``afl`` runs afl-fuzz on the
-    union map of every metric for most of the time and takes the census by replaying what it kept
+    ``settings.engine``: ``havoc`` (default) mutates with the probe's own loop; ``afl`` runs afl-fuzz on
+    the union map of every metric for most of the time and takes the census by replaying what it kept
     (afl_engine); ``auto`` is afl when afl-fuzz is installed, else havoc (and says so in the notes).
     havoc is the default because it reached more keys of every metric in 60 s on the demo and on
     libyaml (benchmarks/probe_engines.py, results in benchmarks/results/probe-engines-*).
     """
+    engine, time_s, max_execs, seed = settings.engine, settings.time_s, settings.max_execs, settings.seed
+    timeout_ms, max_input_bytes, capacity = settings.timeout_ms, settings.max_input_bytes, settings.capacity
+    max_trace_inputs = settings.max_trace_inputs
     if engine not in ENGINES:
         raise AutotuneError(f"unknown probe engine {engine!r}", fix=f"choose one of: {', '.join(ENGINES)}")
     _validate(time_s=time_s, max_execs=max_execs, timeout_ms=timeout_ms, max_input_bytes=max_input_bytes,
               capacity=capacity)
-    selected = _select_metrics(metrics)
+    selected = _select_metrics(settings.metrics)
     t_start = time.monotonic()
     out_dir = Path(out_dir)
     check_out_dir(out_dir, corpus_dir)
