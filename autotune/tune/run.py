@@ -86,8 +86,8 @@ def flat_ns_per_byte() -> Callable[[int], float]:
     def f(ws_bytes: int) -> float:
         slots = max(1 << 12, min(1 << 28, 1 << max(0, (max(1, ws_bytes // 2) - 1).bit_length())))
         if slots not in cache:
-            raw = native.run_case(trace=trace, layout="flat", width_bits=8, map_slots=slots, rounds=3,
-                                  round_s=0.005, min_execs=1)
+            raw = native.run_case(trace=trace, layout="flat", width_bits=8, map_slots=slots,
+                                  timing=native.Timing(rounds=3, round_s=0.005, min_execs=1))
             c = case_from_raw(raw, layout="flat", width_bits=8, map_slots=slots)
             cache[slots] = (c.reset_ns + c.classify_compare_ns + c.hash_ns) / (2 * slots)
         return cache[slots]
