@@ -48,10 +48,10 @@ def race_cmd(
     from autotune.race.stage import race_target
 
     harness, spec = target.binary_or_recipe()
-    settings = race_opts.settings(jobs=jobs, instances=instances, seed=seed)
-    inputs = RaceInputs(out_dir=out_dir, corpus=target.seeds(required=True), spec=spec, binary=harness,
-                        probe_dir=probe, tune_dir=tune_dir)
     with TrialBoard(err) as board:
+        inputs = RaceInputs(out_dir=out_dir, corpus=target.seeds(required=True), spec=spec, binary=harness,
+                            probe_dir=probe, tune_dir=tune_dir)
+        settings = race_opts.settings(jobs=jobs, instances=instances, seed=seed)
         outcome = race_target(inputs=inputs, settings=settings, progress=board.race_progress())
     if json_out:
         print_json(outcome.to_dict())
