@@ -4,7 +4,9 @@ One call runs the stages in order, each writing its own versioned output under `
 (``host-profile.toml``, ``probe/``, ``tune/``, ``race/``), so any stage can be re-run alone
 afterwards. The order is this module's: the race's budget and seeds are checked before anything
 runs, the target is built for the probe, then profile -> probe -> tune -> race; the CLI
-(autotune/cli/run.py) parses the options into these arguments and prints the typed result.
+(autotune/cli/run.py) parses the options into the stages' typed settings (:class:`Target`,
+autotune.probe.options.ProbeSettings, autotune.tune.options.TuneSettings,
+autotune.race.options.RaceSettings, :class:`PipelineProgress`) and prints the typed result.
 
 The race (autotune.race) is what the recommendation rests on: AFL++'s default and our runtime's
 metrics, sized from the probe's census, in the real afl-fuzz, measured by one yardstick; tune's
@@ -21,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager
 from autotune.errors import AutotuneError
 from autotune.filenames import ENV_FILES
 from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
-from autotune.race.core import DEFAULT_BUDGET_S, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
-from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
+from autotune.probe.options import ProbeSettings
+from autotune.race.options import RaceInputs, RaceProgress, RaceSettings
+from autotune.tune.options import TuneSettings
 
 if TYPE_CHECKING:
     from autotune.probe.result import ProbeResult
@@ -33,18 +36,29 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class RaceSettings:
-    """The race stage's settings (autotune.race.stage.race_target's): its wall-clock budget, strategy,
-    metrics (None: the strategy's own), trials per contestant, shortest trial and what judges it
-    (edges, or bugs: autotune.bugs.race)."""
+class Target:
+    """The main job's target: a ``harness`` binary built with autotune cc (which every contestant then
+    runs) or the recipe ``spec`` (built by each contestant's compiler), its seeds ``corpus`` (the race
+    needs them), and whether it is the bundled ``demo`` (as probe.json records)."""
 
-    budget_s: float = DEFAULT_BUDGET_S
-    strategy: str = "search"
-    metrics: tuple[str, ...] | None = None
-    repeats: int = DEFAULT_REPEATS
-    final_repeats: int = DEFAULT_FINAL_REPEATS
-    min_trial_s: int = DEFAULT_MIN_TRIAL_S
-    judge: str = "edges"
+    harness: Path | None = None
+    spec: "TargetSpec | None" = None
+    corpus: Path | None = None
+    demo: bool = False
+
+
+@dataclass(frozen=True)
+class PipelineProgress:
+    """Who hears the main job (each None: nobody): ``on_stage`` a line as each stage starts, ``on_probe``
+    the probe's progress, ``notice`` one-line messages; ``tune_run`` runs tune with its progress shown
+    (autotune.tune.api.tune_probe_dir's ``run``), ``race_board`` makes the context
+    (autotune.cli.board.TrialBoard) whose ``race_progress()`` hears the race as it runs."""
+
+    on_stage: Callable[[str], None] | None = None
+    on_probe: Callable[[Any], None] | None = None
+    notice: Callable[[str], None] | None = None
+    tune_run: Callable[..., Any] | None = None
+    race_board: Callable[[], ContextManager[Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -99,51 +113,30 @@ class PipelineResult:
         }
 
 
-def run_pipeline(
-    *,
-    out_dir: Path,
-    harness: Path | None = None,
-    spec: "TargetSpec | None" = None,
-    corpus_dir: Path | None,
-    demo: bool = False,
-    probe_time_s: float = DEFAULT_PROBE_TIME_S,
-    probe_engine: str = "havoc",
-    max_execs: int | None = None,
-    seed: int = 0,
-    calls: int = DEFAULT_CALLS,
-    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
-    instances: int = 1,
-    timeout_ms: int = 1000,
-    race: RaceSettings | None = None,
-    on_stage: Callable[[str], None] | None = None,
-    on_probe_progress: Callable[[Any], None] | None = None,
-    tune_run: Callable[..., Any] | None = None,
-    notice: Callable[[str], None] | None = None,
-    race_progress: Callable[[], ContextManager[Any]] | None = None,
-) -> PipelineResult:
-    """Run profile -> probe -> tune [-> race] for the target: ``harness`` (a binary built with autotune cc,
-    which every contestant then runs) or the recipe ``spec`` (built by each contestant's compiler).
+def run_pipeline(*, out_dir: Path, target: Target, probe: ProbeSettings = ProbeSettings(),
+                 tune: TuneSettings = TuneSettings(), race: RaceSettings | None = None,
+                 progress: PipelineProgress = PipelineProgress()) -> PipelineResult:
+    """Run profile -> probe -> tune [-> race] for ``target``, each stage by its settings.
 
     ``race``: the race's settings, or None for no race (without afl-fuzz installed none runs either).
-    ``instances``: afl-fuzz instances of the campaign (tune sizes maps for them, the race races
-    portfolios of them). ``race_progress``: makes the context (autotune.cli.board.TrialBoard) whose
-    ``notice``, ``rung``, ``batch`` and ``trial`` hear the race as it runs; ``tune_run`` runs tune with
-    its progress shown."""
+    The afl-fuzz instances of the campaign are ``tune.jobs`` (tune sizes maps for them) and
+    ``race.instances`` (the race races portfolios of them); the CLI sets both, and the seed and the
+    collision limit of every stage, from its one option each."""
     from autotune.emit.write import emit_all
     from autotune.probe.campaign import run_probe
     from autotune.profile import detect_host, save_profile
     from autotune.target import probe_harness
     from autotune.tune.api import tune_probe_dir
 
-    if probe_time_s <= 0:
-        raise AutotuneError(f"probe time {probe_time_s} s is not positive", fix=f"pass --probe-time {DEFAULT_PROBE_TIME_S:g}")
-    stage = on_stage or (lambda _s: None)
+    harness, spec, corpus_dir, notice = target.harness, target.spec, target.corpus, progress.notice
+    if probe.time_s <= 0:
+        raise AutotuneError(f"probe time {probe.time_s} s is not positive", fix=f"pass --probe-time {DEFAULT_PROBE_TIME_S:g}")
+    stage = progress.on_stage or (lambda _s: None)
     if race is not None:  # a request the race would refuse is refused before the build and the probe
         from autotune.race.stage import check_budget, check_request
 
         check_request(strategy=race.strategy, judge=race.judge, spec=spec, binary=harness)
-        check_budget(budget_s=race.budget_s, strategy=race.strategy, repeats=race.repeats, min_trial_s=race.min_trial_s,
-                     final_repeats=race.final_repeats, instances=instances)
+        check_budget(race)
     if spec is not None:  # a real library's build takes minutes: say what is going on
         stage("build: the target for the probe (autotune cc, full build kind; cached once built)")
     binary = probe_harness(harness=harness, spec=spec)
@@ -157,32 +150,35 @@ def run_pipeline(
     host = detect_host()
     host_path = save_profile(host, out_dir / "host-profile.toml")
 
-    stage(f"probe: {probe_time_s:g} s campaign on {binary.name}, census of every metric")
+    stage(f"probe: {probe.time_s:g} s campaign on {binary.name}, census of every metric")
     probe_dir = out_dir / "probe"
-    probe = run_probe(binary=binary, out_dir=probe_dir, corpus_dir=corpus_dir, time_s=probe_time_s,
-                      max_execs=max_execs, seed=seed, timeout_ms=timeout_ms, demo=demo,
-                      engine=probe_engine, on_progress=on_probe_progress)
+    probed = run_probe(binary=binary, out_dir=probe_dir, corpus_dir=corpus_dir, settings=probe, demo=target.demo,
+                       on_progress=progress.on_probe)
 
-    stage(f"tune: Bayesian optimisation, {calls} calls, measured by replaying the probe's corpus")
+    stage(f"tune: Bayesian optimisation, {tune.calls} calls, measured by replaying the probe's corpus")
     tune_dir = out_dir / "tune"
-    tune = tune_probe_dir(probe_dir=probe_dir, probe=probe, out_dir=tune_dir, host=host, calls=calls, seed=seed,
-                          jobs=instances, max_collision_rate=max_collision_rate, run=tune_run, notice=notice)
-    written = emit_all(result=tune, out_dir=tune_dir)
+    tuned = tune_probe_dir(probe_dir=probe_dir, probe=probed, out_dir=tune_dir, host=host, settings=tune,
+                           run=progress.tune_run, notice=notice)
+    written = emit_all(result=tuned, out_dir=tune_dir)
     race_dir = outcome = None
     if race is not None:
+        from autotune.race.stage import race_target
+
         stage("race: configurations judged in afl-fuzz against AFL++'s default, paired trials, one yardstick")
         race_dir = out_dir / "race"
-        with (race_progress() if race_progress else nullcontext()) as board:
-            heard = (dict(notice=board.notice, on_rung=board.rung, on_batch=board.batch, on_trial=board.trial)
-                     if board is not None else dict(notice=notice))
-            outcome = _race(race, out_dir=race_dir, corpus=corpus_dir, spec=spec, binary=binary, probe_dir=probe_dir,
-                            tune=tune, tune_dir=tune_dir, host=host, max_collision_rate=max_collision_rate,
-                            instances=instances, seed=seed, **heard)
+        with (progress.race_board() if progress.race_board else nullcontext()) as board:
+            heard = board.race_progress() if board is not None else RaceProgress(notice=notice)
+            # on the probe's census and tune's evaluations; with a binary alone (no recipe), every
+            # contestant runs that binary
+            inputs = RaceInputs(out_dir=race_dir, corpus=corpus_dir, spec=spec, binary=None if spec else binary,
+                                probe_dir=probe_dir, tune_evaluations=tuple(t.evaluation for t in tuned.trials),
+                                tune_dir=tune_dir, host=host)
+            outcome = race_target(inputs=inputs, settings=race, progress=heard)
     from autotune.preflight.tuned import load_recommendation
 
     document = load_recommendation(race_dir if outcome is not None else tune_dir)  # what preflight will read
     return PipelineResult(out_dir=out_dir, host_profile=host_path, probe_dir=probe_dir, tune_dir=tune_dir,
-                          probe=probe, tune=tune, written=list(written), race_dir=race_dir, race=outcome,
+                          probe=probed, tune=tuned, written=list(written), race_dir=race_dir, race=outcome,
                           document=document)
 
 
@@ -195,16 +191,3 @@ def _afl_fuzz_installed() -> bool:
     except ToolMissingError:
         return False
     return True
-
-
-def _race(race: RaceSettings, *, out_dir: Path, corpus: Path, spec: "TargetSpec | None", binary: Path,
-          probe_dir: Path, tune: "TuneResult", tune_dir: Path, **kw: Any) -> "RaceOutcome":
-    """The race stage on the probe's census and tune's evaluations; with a binary alone (no recipe),
-    every contestant runs that binary."""
-    from autotune.race.stage import race_target
-
-    return race_target(out_dir=out_dir, corpus=corpus, spec=spec, binary=None if spec else binary,
-                       probe_dir=probe_dir, metrics=race.metrics, strategy=race.strategy,
-                       tune_evaluations=tuple(t.evaluation for t in tune.trials), tune_dir=tune_dir,
-                       budget_s=race.budget_s, repeats=race.repeats, min_trial_s=race.min_trial_s,
-                       final_repeats=race.final_repeats, judge=race.judge, **kw)

@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from autotune.compare import parse_configs, run_compare
+    from autotune.compare.options import CompareSettings, MeasureSettings
     from autotune.compare.render import markdown
     from autotune.io import write_text_atomic
     from autotune.target import demo_spec
@@ -52,9 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     edge = write_text_atomic(args.out / "edge.env", EDGE_ENV)
     configs = parse_configs(["default", f"edge={edge}", *args.config])
-    res = run_compare(spec=demo_spec(), corpus=demo.seed_dir(), configs=configs, trials=args.trials,
-                      seconds=max(1, int(round(args.minutes * 60))), out_dir=args.out, jobs=args.jobs,
-                      rng_seed=args.seed, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    settings = CompareSettings(trials=args.trials, seconds=max(1, int(round(args.minutes * 60))), rng_seed=args.seed,
+                               measure=MeasureSettings(jobs=args.jobs))
+    res = run_compare(spec=demo_spec(), corpus=demo.seed_dir(), configs=configs, out_dir=args.out, settings=settings,
+                      progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(markdown(res))
     return 0
 

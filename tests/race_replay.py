@@ -95,9 +95,9 @@ CASES: dict[str, tuple[str, str, dict]] = {
 
 def replay(name: str, tmp: Path) -> dict[str, Any]:
     """The replayed race ``name`` of CASES: {"calls", "events", "race_json", "race_md"}."""
-    from autotune.race import Contestant, run_race
+    from autotune.race import Contestant, RaceBudget, RaceProgress, RaceSettings, run_race
     from autotune.race.core import portfolio_of
-    from autotune.race.search import enumerate_space, run_search
+    from autotune.race.search import Space, enumerate_space, run_search
     from autotune.race.stage import RaceOutcome, write_outputs
     from autotune.vocabulary import METRICS
 
@@ -107,13 +107,15 @@ def replay(name: str, tmp: Path) -> dict[str, Any]:
     backend = Recorded(race, bugs=kw.get("objective") == "bugs")
     events: list[Any] = []
     budget = kw.get("budget_s", race["budget_s"])
-    common = dict(run_trials=backend, budget_s=budget, jobs=race["jobs"], seed=race["seed"],
-                  on_rung=lambda r: events.append(["rung", r.to_dict()]))
+    settings = RaceSettings(seed=race["seed"], judge=kw.get("objective", "edges"),
+                            budget=RaceBudget(budget_s=budget, jobs=race["jobs"]))
+    on_rung = lambda r: events.append(["rung", r.to_dict()])  # noqa: E731
     if strategy == "list":
         contestants = [Contestant.from_dict(c) for c in race["contestants"]]
         for m in kw.get("extra", ()):
             contestants.append(Contestant(name=m, settings=(("AUTOTUNE_METRIC", m),), description=m))
-        result = run_race(contestants=contestants, objective=kw.get("objective", "edges"), **common)
+        result = run_race(contestants=contestants, run_trials=backend, settings=settings,
+                          progress=RaceProgress(on_rung=on_rung))
     else:
         search = race["search"]
         facts = _facts(search["facts"])
@@ -135,9 +137,11 @@ def replay(name: str, tmp: Path) -> dict[str, Any]:
             return {c.name: f"{bad} build failed: recorded" for c in cands
                     if bad and c.tuned.build_vars.get("AUTOTUNE_CC_INSTRUMENT") == bad}
 
-        result = run_search(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare,
-                            ruled_out=ruled, wrap=wrap, on_batch=lambda b: events.append(["batch", dict(b)]),
-                            notice=lambda m: events.append(["notice", m]), **common)
+        result = run_search(default=default, space=Space(points=tuple(space), facts=facts, seeds=tuple(seeds),
+                                                         ruled_out=ruled),
+                            prepare=prepare, run_trials=backend, settings=settings, wrap=wrap,
+                            progress=RaceProgress(on_rung=on_rung, on_batch=lambda b: events.append(["batch", dict(b)]),
+                                                  notice=lambda m: events.append(["notice", m])))
     result = type(result)(**{**result.__dict__, "elapsed_s": 0.0})
     out = tmp / name
     out.mkdir(parents=True)

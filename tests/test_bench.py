@@ -60,7 +60,8 @@ def test_synthetic_trace_is_seeded():
 
 def test_twolevel_assigns_one_slot_per_distinct_key():
     tr = _trace([[(5, 1), (7, 300), (9, 2)], [(5, 4), (11, 1)]])
-    raw = native.run_case(trace=tr, layout="twolevel", width_bits=8, map_slots=1 << 12, rounds=2, round_s=0.0)
+    raw = native.run_case(trace=tr, layout="twolevel", width_bits=8, map_slots=1 << 12,
+                          timing=native.Timing(rounds=2, round_s=0.0))
     assert raw.used_key == 4 and raw.overflow_keys == 0
     rounds = raw.rounds
     assert rounds.shape == (2, len(native.FIELDS))
@@ -72,18 +73,19 @@ def test_twolevel_assigns_one_slot_per_distinct_key():
 
 def test_flat_covers_every_slot_and_dense_overflow_is_counted():
     tr = synthetic_trace(n_keys=100, seed=2, n_execs=3)
-    flat = native.run_case(trace=tr, layout="flat", width_bits=16, map_slots=1 << 13, rounds=1, round_s=0.0)
+    flat = native.run_case(trace=tr, layout="flat", width_bits=16, map_slots=1 << 13,
+                           timing=native.Timing(rounds=1, round_s=0.0))
     assert flat.used_key == 1 << 13
     small = native.run_case(trace=tr, layout="twolevel", width_bits=32, map_slots=1 << 16, capacity=16,
-                            rounds=1, round_s=0.0)
+                            timing=native.Timing(rounds=1, round_s=0.0))
     assert small.used_key == 16
     assert small.overflow_keys == tr.distinct_keys - 16
 
 
 def test_hits_replayed_match_the_trace():
     tr = _trace([[(1, 10), (2, 20)], [(3, 5)]])
-    raw = native.run_case(trace=tr, layout="flat", width_bits=64, map_slots=1 << 13, rounds=1, round_s=0.0,
-                          min_execs=2, max_execs=2)
+    raw = native.run_case(trace=tr, layout="flat", width_bits=64, map_slots=1 << 13,
+                          timing=native.Timing(rounds=1, round_s=0.0, min_execs=2, max_execs=2))
     assert raw.rounds[0, 5] == 2 and raw.rounds[0, 6] == 35  # both executions: 10 + 20 + 5 hits
 
 

@@ -44,6 +44,7 @@ def test_trial_json_bugs_block_is_optional():
 def test_a_target_without_canaries_is_refused_before_afl_fuzz(tmp_path):
     from autotune.compare.compare import run_compare
     from autotune.compare.config import parse_configs
+    from autotune.compare.options import CompareSettings, MeasureSettings
 
     src = tmp_path / "plain.c"
     src.write_text("#include <stddef.h>\n#include <stdint.h>\n"
@@ -52,8 +53,8 @@ def test_a_target_without_canaries_is_refused_before_afl_fuzz(tmp_path):
     corpus.mkdir()
     (corpus / "a").write_bytes(b"x")
     with pytest.raises(AutotuneError, match="no known-bug canaries") as info:
-        run_compare(spec=make_spec(sources=[src]), corpus=corpus, configs=parse_configs(["default"]), trials=1,
-                    seconds=1, out_dir=tmp_path / "out", yardstick="bugs", host=False)
+        run_compare(spec=make_spec(sources=[src]), corpus=corpus, configs=parse_configs(["default"]),
+                    out_dir=tmp_path / "out", settings=CompareSettings(trials=1, seconds=1, measure=MeasureSettings(yardstick="bugs"), host=False))
     assert "AUTOTUNE_BUG" in info.value.fix and "--yardstick pcguard" in info.value.fix
     assert not (tmp_path / "out" / "trials").exists()
 
@@ -62,13 +63,14 @@ def test_a_target_without_canaries_is_refused_before_afl_fuzz(tmp_path):
 def test_a_seed_that_triggers_a_bug_is_refused_before_afl_fuzz(tmp_path):
     from autotune.compare.compare import run_compare
     from autotune.compare.config import parse_configs
+    from autotune.compare.options import CompareSettings, MeasureSettings
 
     corpus = tmp_path / "seeds"
     shutil.copytree(seed_dir(), corpus)
     shutil.copy(bad_inputs_dir() / "canary-demo001", corpus / "zz-bug")
     with pytest.raises(AutotuneError, match=r"zz-bug \(DEMO001\)") as info:
-        run_compare(spec=demo_spec(), corpus=corpus, configs=parse_configs(["default"]), trials=1, seconds=1,
-                    out_dir=tmp_path / "out", yardstick="bugs", host=False)
+        run_compare(spec=demo_spec(), corpus=corpus, configs=parse_configs(["default"]), out_dir=tmp_path / "out",
+                    settings=CompareSettings(trials=1, seconds=1, measure=MeasureSettings(yardstick="bugs"), host=False))
     assert "take those seeds out" in info.value.fix
     assert not (tmp_path / "out" / "trials").exists()
 

@@ -12,7 +12,7 @@ import pytest
 from autotune.bugs import race as by_bugs
 from autotune.bugs import survival
 from autotune.errors import AutotuneError
-from autotune.race import Contestant, Decision, TrialFigures, run_race
+from autotune.race import Contestant, Decision, RaceBudget, RaceSettings, TrialFigures, run_race
 
 DEFAULT = Contestant(name="aflpp-default", is_default=True, description="afl-clang-fast PCGUARD")
 
@@ -39,7 +39,7 @@ def backend(times: dict[str, object], coverage: dict[str, int] | None = None):
 
 def test_a_candidate_that_triggers_sooner_is_recommended():
     r = run_race(contestants=cands("ngram-8", "edge"), run_trials=backend({"ngram-8": 30, "edge": None}),
-                 budget_s=1000, jobs=2, objective="bugs")
+                 settings=RaceSettings(judge="bugs", budget=RaceBudget(budget_s=1000, jobs=2)))
     d = r.decision
     assert (d.recommended, d.objective, d.winner_median, d.default_median) == ("ngram-8", "bugs", 1.0, 0.0)
     assert "sooner" in d.reason and d.p_value <= 0.05
@@ -97,24 +97,25 @@ def test_two_sided_counts_either_direction():
 def test_ranking_puts_bugs_before_edges():
     r = run_race(contestants=cands("many-edges", "finds-x"),
                  run_trials=backend({"finds-x": 5, "many-edges": None}, coverage={"many-edges": 900, "finds-x": 100}),
-                 budget_s=1000, jobs=2, objective="bugs")
+                 settings=RaceSettings(judge="bugs", budget=RaceBudget(budget_s=1000, jobs=2)))
     assert r.rungs[0].ranking[0] == "finds-x"
     edges = run_race(contestants=cands("many-edges", "finds-x"),
                      run_trials=backend({"finds-x": 5, "many-edges": None}, coverage={"many-edges": 900, "finds-x": 100}),
-                     budget_s=1000, jobs=2)
+                     settings=RaceSettings(budget=RaceBudget(budget_s=1000, jobs=2)))
     assert edges.rungs[0].ranking[0] == "many-edges" and edges.decision.objective == "edges"
 
 
 def test_no_trigger_in_the_last_rung_says_the_budget_is_too_small():
-    r = run_race(contestants=cands("a", "b"), run_trials=backend({}), budget_s=1000, jobs=2, objective="bugs")
+    r = run_race(contestants=cands("a", "b"), run_trials=backend({}),
+                 settings=RaceSettings(judge="bugs", budget=RaceBudget(budget_s=1000, jobs=2)))
     assert r.decision.is_default and "budget is too small for bugs to separate anything" in r.decision.reason
 
 
 def test_no_significant_lead_recommends_the_default():
     a = lambda s, rep: [20, 40, 30, 50, 10][rep % 5]  # noqa: E731 - the trials' times interleave
     d = lambda s, rep: [25, 35, 15, 45, 30][rep % 5]  # noqa: E731
-    r = run_race(contestants=cands("a"), run_trials=backend({"a": a, DEFAULT.name: d}), budget_s=600, jobs=2,
-                 objective="bugs")
+    r = run_race(contestants=cands("a"), run_trials=backend({"a": a, DEFAULT.name: d}),
+                 settings=RaceSettings(judge="bugs", budget=RaceBudget(budget_s=600, jobs=2)))
     assert r.decision.is_default and "did not trigger them significantly sooner" in r.decision.reason
 
 
@@ -122,8 +123,8 @@ def test_too_few_differing_pairs_says_the_budget_cannot_separate_them():
     # the candidate triggers X in 2 of the 5 deciding pairs, and in the other 3 neither side triggers
     # anything: those pairs are no evidence either way, so no p below 2^-2 = 0.25 is possible
     cand = lambda s, rep: 10 if rep % 5 < 2 else None  # noqa: E731
-    r = run_race(contestants=cands("a"), run_trials=backend({"a": cand, DEFAULT.name: None}), budget_s=600, jobs=2,
-                 objective="bugs")
+    r = run_race(contestants=cands("a"), run_trials=backend({"a": cand, DEFAULT.name: None}),
+                 settings=RaceSettings(judge="bugs", budget=RaceBudget(budget_s=600, jobs=2)))
     assert r.decision.is_default and r.decision.p_value == pytest.approx(0.25)
     assert "only 2 of the 5 seed-paired trials differ" in r.decision.reason
     assert "no p below 0.25 was possible" in r.decision.reason and "--final-repeats" in r.decision.reason
@@ -149,15 +150,18 @@ def test_an_old_decision_reads_back_as_judged_by_edges():
 
 
 def test_race_refuses_what_it_cannot_judge(tmp_path):
+    from autotune.race import RaceInputs
     from autotune.race.stage import race_target
     from autotune.target import demo_spec
 
+    inputs = RaceInputs(out_dir=tmp_path, corpus=tmp_path, spec=demo_spec())
     with pytest.raises(AutotuneError, match="list strategy"):
-        race_target(out_dir=tmp_path, corpus=tmp_path, spec=demo_spec(), strategy="search", judge="bugs")
+        race_target(inputs=inputs, settings=RaceSettings(strategy="search", judge="bugs"))
     with pytest.raises(AutotuneError, match="unknown --judge"):
-        race_target(out_dir=tmp_path, corpus=tmp_path, spec=demo_spec(), judge="crashes")
+        race_target(inputs=inputs, settings=RaceSettings(judge="crashes"))
     with pytest.raises(AutotuneError, match="unknown race objective"):
-        run_race(contestants=cands("a"), run_trials=backend({}), budget_s=600, jobs=2, objective="crashes")
+        run_race(contestants=cands("a"), run_trials=backend({}),
+                 settings=RaceSettings(judge="crashes", budget=RaceBudget(budget_s=600, jobs=2)))
 
 
 @pytest.mark.parametrize("args, says", [
@@ -212,15 +216,12 @@ def test_the_list_races_the_judges_own_priorities_when_the_budget_is_short(judge
     """Without --metrics, a 480 s list race on 2 cores races two candidates: judged by bugs, the
     metrics whose feedback differs from the default's (on the demo, the edge order left out ngram-4,
     the metric its planted bug is built for); judged by edges, the default's feedback at our cost."""
-    from autotune.race.core import DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S
     from autotune.race.stage import _listed
-    from autotune.target import demo_spec
 
     heard = []
+    settings = RaceSettings(judge=judge, max_collision_rate=0.02, budget=RaceBudget(budget_s=480, jobs=2, repeats=3))
     contestants, dropped, _plan = _listed(
-        metrics=None, judge=judge, estimated_keys={"ngram-4": 15_000.0, "caller": 900.0, "edge": 555.0},
-        afl_cc=True, spec=demo_spec(), max_collision_rate=0.02, budget_s=480, jobs=2, repeats=3, eta=DEFAULT_ETA,
-        min_trial_s=DEFAULT_MIN_TRIAL_S, overhead_s=DEFAULT_OVERHEAD_S, final_repeats=DEFAULT_FINAL_REPEATS,
+        settings, estimated_keys={"ngram-4": 15_000.0, "caller": 900.0, "edge": 555.0}, afl_cc=True, recipe=True,
         notice=heard.append)
     assert [c.name for c in contestants if not c.is_default] == raced
     assert dropped == left_out and heard and all(m in heard[0] for m in left_out)

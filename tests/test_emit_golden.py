@@ -44,8 +44,8 @@ def _result(*, metrics: tuple[str, ...], map_pow2: tuple[int, int], max_collisio
                          settings=settings)
     conf = confirm(search=search, inputs=inputs, space=space, settings=settings,
                    measurer=RecordedMeasurer(FIGURES["execs_per_s"]), k=3, repeats=2)
-    res = result_from_search(search=search, inputs=inputs, space=space, settings=settings, backend="recorded",
-                             calls=len(search.trials), seed=0, cache_hits=0, host=None, confirmation=conf)
+    res = result_from_search(search=search, inputs=inputs, space=space, settings=settings,
+                             measurer=RecordedMeasurer(FIGURES["execs_per_s"]), seed=0, host=None, confirmation=conf)
     return dataclasses.replace(res, elapsed_s=0.0, confirmation={**res.confirmation, "elapsed_s": 0.0})
 
 

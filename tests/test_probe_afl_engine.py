@@ -12,6 +12,7 @@ import pytest
 from autotune import demo
 from autotune.errors import AutotuneError
 from autotune.probe import run_probe
+from autotune.probe.options import ProbeSettings
 from autotune.probe.afl_engine import union_env
 from autotune.target import demo_harness
 
@@ -79,8 +80,8 @@ def test_union_map_refuses_a_bad_metric_list(demo_bin, tmp_path):
 
 @needs_afl
 def test_probe_with_the_afl_fuzz_engine(demo_bin, tmp_path):
-    r = run_probe(binary=demo_bin, out_dir=tmp_path / "out", corpus_dir=demo.seed_dir(), time_s=8.0,
-                  timeout_ms=300, engine="afl", seed=3)
+    r = run_probe(binary=demo_bin, out_dir=tmp_path / "out", corpus_dir=demo.seed_dir(),
+                  settings=ProbeSettings(time_s=8.0, seed=3, timeout_ms=300, engine="afl"))
     assert r.config.engine == "afl" and r.afl is not None
     assert r.afl.afl_version and r.afl.queue >= len(list(demo.seed_dir().iterdir()))
     assert any(n.startswith("engine: afl-fuzz") for n in r.notes)
@@ -94,17 +95,18 @@ def test_probe_with_the_afl_fuzz_engine(demo_bin, tmp_path):
 
 def test_auto_engine_without_afl_fuzz_falls_back_and_says_so(demo_bin, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no afl-fuzz there
-    r = run_probe(binary=demo_bin, out_dir=tmp_path / "out", corpus_dir=demo.seed_dir(), time_s=4.0,
-                  timeout_ms=300, engine="auto")
+    r = run_probe(binary=demo_bin, out_dir=tmp_path / "out", corpus_dir=demo.seed_dir(),
+                  settings=ProbeSettings(time_s=4.0, timeout_ms=300, engine="auto"))
     assert r.config.engine == "havoc" and r.afl is None
     assert any("afl-fuzz was not found" in n for n in r.notes)
     with pytest.raises(AutotuneError, match="afl-fuzz was not found"):
-        run_probe(binary=demo_bin, out_dir=tmp_path / "out2", corpus_dir=demo.seed_dir(), time_s=4.0, engine="afl")
+        run_probe(binary=demo_bin, out_dir=tmp_path / "out2", corpus_dir=demo.seed_dir(),
+                  settings=ProbeSettings(time_s=4.0, engine="afl"))
 
 
 def test_engine_arguments_are_checked(demo_bin, tmp_path):
     with pytest.raises(AutotuneError, match="unknown probe engine 'fast'"):
-        run_probe(binary=demo_bin, out_dir=tmp_path / "o1", corpus_dir=None, engine="fast")
+        run_probe(binary=demo_bin, out_dir=tmp_path / "o1", corpus_dir=None, settings=ProbeSettings(engine="fast"))
     with pytest.raises(AutotuneError, match="--max-execs and the afl-fuzz engine"):
-        run_probe(binary=demo_bin, out_dir=tmp_path / "o2", corpus_dir=demo.seed_dir(), max_execs=100,
-                  engine="afl")
+        run_probe(binary=demo_bin, out_dir=tmp_path / "o2", corpus_dir=demo.seed_dir(),
+                  settings=ProbeSettings(max_execs=100, engine="afl"))

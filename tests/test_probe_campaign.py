@@ -17,6 +17,7 @@ from autotune.cli.main import app
 from autotune.errors import AutotuneError
 from autotune.vocabulary import METRICS
 from autotune.probe import load_probe, run_probe
+from autotune.probe.options import ProbeSettings
 from autotune.probe import protocol as P
 from autotune.probe.client import ProbeServer, ServerError
 
@@ -60,7 +61,8 @@ def test_client_commands(fake, tmp_path):
 def test_crashing_and_hanging_seeds_are_listed_and_the_rest_counted(fake, tmp_path):
     corpus = _corpus(tmp_path, {"a": b"good one", "b": b"CRASH here", "c": b"HANG there",
                                 "d": b"another good", "e": b"SEGV too", "f": b"zLOOP"})
-    r = run_probe(binary=fake, out_dir=tmp_path / "out", corpus_dir=corpus, max_execs=300, seed=1)
+    r = run_probe(binary=fake, out_dir=tmp_path / "out", corpus_dir=corpus,
+                  settings=ProbeSettings(max_execs=300, seed=1))
     c = r.campaign
     assert (c.seeds_total, c.seeds_ok, c.seeds_crash, c.seeds_hang) == (6, 3, 2, 1)
     assert c.execs == 300 and c.stop_reason == "execs"
@@ -82,7 +84,8 @@ def test_crashing_and_hanging_seeds_are_listed_and_the_rest_counted(fake, tmp_pa
 
 def test_same_seed_same_census(fake, tmp_path):
     corpus = _corpus(tmp_path, {"a": b"abcdef", "b": b"0123456789"})
-    runs = [run_probe(binary=fake, out_dir=tmp_path / f"o{i}", corpus_dir=corpus, max_execs=400, seed=s)
+    runs = [run_probe(binary=fake, out_dir=tmp_path / f"o{i}", corpus_dir=corpus,
+                      settings=ProbeSettings(max_execs=400, seed=s))
             for i, s in enumerate((3, 3, 4))]
     assert runs[0].census_dict() == runs[1].census_dict()
     assert runs[0].census_dict() != runs[2].census_dict()
@@ -95,7 +98,7 @@ def test_same_seed_same_census(fake, tmp_path):
 
 def test_result_document_roundtrip_and_files(fake, tmp_path):
     corpus = _corpus(tmp_path, {"a": b"abcdef"})
-    r = run_probe(binary=fake, out_dir=tmp_path / "out", corpus_dir=corpus, max_execs=200)
+    r = run_probe(binary=fake, out_dir=tmp_path / "out", corpus_dir=corpus, settings=ProbeSettings(max_execs=200))
     loaded = load_probe(tmp_path / "out")
     assert loaded.to_dict() == json.loads((tmp_path / "out" / "probe.json").read_text())
     assert loaded.census_dict() == r.census_dict()
@@ -131,19 +134,21 @@ def test_load_probe_errors(tmp_path):
 
 def test_server_death_keeps_previous_output(fake, tmp_path):
     out = tmp_path / "out"
-    good = run_probe(binary=fake, out_dir=out, corpus_dir=_corpus(tmp_path, {"a": b"fine"}), max_execs=50)
+    good = run_probe(binary=fake, out_dir=out, corpus_dir=_corpus(tmp_path, {"a": b"fine"}),
+                     settings=ProbeSettings(max_execs=50))
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "x").write_bytes(b"DIE now")
     with pytest.raises(ServerError, match="died"):
-        run_probe(binary=fake, out_dir=out, corpus_dir=bad, max_execs=50)
+        run_probe(binary=fake, out_dir=out, corpus_dir=bad, settings=ProbeSettings(max_execs=50))
     assert load_probe(out).census_dict() == good.census_dict()
     assert not list(out.glob(".staging-*"))
 
 
 def test_not_a_probe_server(tmp_path):
     with pytest.raises(AutotuneError, match="without starting the probe server") as e:
-        run_probe(binary=Path("/bin/true"), out_dir=tmp_path / "o", corpus_dir=None, max_execs=5)
+        run_probe(binary=Path("/bin/true"), out_dir=tmp_path / "o", corpus_dir=None,
+                  settings=ProbeSettings(max_execs=5))
     assert "autotune cc" in e.value.fix
     res = CliRunner().invoke(app, ["probe", "/bin/true", "-o", str(tmp_path / "o2")])
     assert res.exit_code == 1 and "no autotune probe server" in res.output and "Traceback" not in res.output
@@ -152,21 +157,23 @@ def test_not_a_probe_server(tmp_path):
 def test_corpus_edge_cases(fake, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    r = run_probe(binary=fake, out_dir=tmp_path / "o1", corpus_dir=empty, max_execs=50)
+    r = run_probe(binary=fake, out_dir=tmp_path / "o1", corpus_dir=empty, settings=ProbeSettings(max_execs=50))
     assert any("empty" in n for n in r.notes) and r.campaign.seeds_ok == 1
     big = _corpus(tmp_path, {"big": b"x" * 5000, "small": b"tiny"})
-    r = run_probe(binary=fake, out_dir=tmp_path / "o2", corpus_dir=big, max_execs=50, max_input_bytes=4096)
+    r = run_probe(binary=fake, out_dir=tmp_path / "o2", corpus_dir=big,
+                  settings=ProbeSettings(max_execs=50, max_input_bytes=4096))
     assert r.campaign.seeds_skipped == 1 and any("over 4096 bytes" in n for n in r.notes)
     assert all(c.size_bytes <= 4096 for c in r.corpus)
     only_big = tmp_path / "only_big"
     only_big.mkdir()
     (only_big / "b").write_bytes(b"y" * 5000)
     with pytest.raises(AutotuneError, match="larger than 4096"):
-        run_probe(binary=fake, out_dir=tmp_path / "o3", corpus_dir=only_big, max_input_bytes=4096)
+        run_probe(binary=fake, out_dir=tmp_path / "o3", corpus_dir=only_big,
+                  settings=ProbeSettings(max_input_bytes=4096))
     with pytest.raises(AutotuneError, match="does not exist"):
         run_probe(binary=fake, out_dir=tmp_path / "o4", corpus_dir=tmp_path / "nope")
     with pytest.raises(AutotuneError, match="not positive"):
-        run_probe(binary=fake, out_dir=tmp_path / "o5", corpus_dir=None, time_s=0)
+        run_probe(binary=fake, out_dir=tmp_path / "o5", corpus_dir=None, settings=ProbeSettings(time_s=0))
 
 
 def test_seed_corpus_bounded(tmp_path):
@@ -181,15 +188,15 @@ def test_seed_corpus_bounded(tmp_path):
 
 def test_census_full_is_reported(fake, tmp_path):
     r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdefghij"}),
-                  max_execs=100, capacity=16)
+                  settings=ProbeSettings(max_execs=100, capacity=16))
     assert r.campaign.census_full
     assert any("census table full" in n for n in r.notes)
     assert all(m.keys <= 16 for m in r.metrics) and r.metric("ngram-8").dropped_keys > 0
 
 
 def test_time_budget(fake, tmp_path):
-    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abc"}), time_s=2.0,
-                  engine="havoc")
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abc"}),
+                  settings=ProbeSettings(time_s=2.0, engine="havoc"))
     assert r.campaign.stop_reason == "time" and r.campaign.execs > 10
     assert r.campaign.loop_s < 3.0  # stops before the deadline, give or take one execution
 
@@ -224,7 +231,7 @@ def test_cli_target_choice_errors(tmp_path):
 def test_analysis_agrees_with_equation1_on_fake_keys(fake, tmp_path):
     """The fake's ids are uniform: every metric's collisions sit within 4 sd of Equation 1."""
     r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdefgh" * 3}),
-                  max_execs=600, seed=5)
+                  settings=ProbeSettings(max_execs=600, seed=5))
     for m in r.metrics:
         for row in m.map_sizes:
             assert abs(row.collision_rate - row.eq1_collision_rate) <= 4 * row.eq1_sd + 1.0 / m.keys, (m.metric, row)
@@ -241,7 +248,7 @@ def test_interrupt_finishes_with_a_partial_census(fake, tmp_path):
             raise KeyboardInterrupt
 
     r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}),
-                  time_s=30, on_progress=on_progress, engine="havoc")
+                  on_progress=on_progress, settings=ProbeSettings(time_s=30, engine="havoc"))
     assert r.campaign.stop_reason == "interrupt" and any("interrupted" in n for n in r.notes)
     assert load_probe(tmp_path / "o").census_dict() == r.census_dict()
     assert calls[0].phase == "seeds" and calls[-1].phase == "trace"
@@ -259,14 +266,15 @@ def test_live_view_and_summary_render(fake, tmp_path):
     text = con.export_text()
     assert "elapsed   3.2 / 60 s" in text and "3,858 execs/s" in text and "crashes 2" in text
     assert "ngram-8" in text and "ctx-8" in text
-    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}), max_execs=60)
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}),
+                  settings=ProbeSettings(max_execs=60))
     con.print(summary_table(r))
     assert "coverage census" in con.export_text()
 
 
 def test_trace_limit(fake, tmp_path):
     r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdefgh"}),
-                  max_execs=100, max_trace_inputs=3)
+                  settings=ProbeSettings(max_execs=100, max_trace_inputs=3))
     assert [c.trace_seq for c in r.corpus[:4]] == [0, 1, 2, None]
     assert any("traced the first 3 of" in n and "--max-trace-inputs" in n for n in r.notes)
     assert sorted(load_probe(tmp_path / "o").traces("edge")) == [0, 1, 2]
@@ -279,18 +287,18 @@ def test_output_dir_guards(fake, tmp_path):
     (own / "corpus").mkdir(parents=True)
     (own / "corpus" / "seed").write_bytes(b"precious")
     with pytest.raises(AutotuneError, match="not from a probe"):
-        run_probe(binary=fake, out_dir=own, corpus_dir=corpus, max_execs=10)
+        run_probe(binary=fake, out_dir=own, corpus_dir=corpus, settings=ProbeSettings(max_execs=10))
     with pytest.raises(AutotuneError, match="replaces"):
-        run_probe(binary=fake, out_dir=own, corpus_dir=own / "corpus", max_execs=10)
+        run_probe(binary=fake, out_dir=own, corpus_dir=own / "corpus", settings=ProbeSettings(max_execs=10))
     assert (own / "corpus" / "seed").read_bytes() == b"precious"
     (tmp_path / "file").write_text("x")
     with pytest.raises(AutotuneError, match="not a directory"):
-        run_probe(binary=fake, out_dir=tmp_path / "file", corpus_dir=corpus, max_execs=10)
+        run_probe(binary=fake, out_dir=tmp_path / "file", corpus_dir=corpus, settings=ProbeSettings(max_execs=10))
     # a previous probe's output is replaced, other files beside it are kept
     out = tmp_path / "out"
-    run_probe(binary=fake, out_dir=out, corpus_dir=corpus, max_execs=10)
+    run_probe(binary=fake, out_dir=out, corpus_dir=corpus, settings=ProbeSettings(max_execs=10))
     (out / "notes.txt").write_text("mine")
-    run_probe(binary=fake, out_dir=out, corpus_dir=corpus, max_execs=20)
+    run_probe(binary=fake, out_dir=out, corpus_dir=corpus, settings=ProbeSettings(max_execs=20))
     assert load_probe(out).campaign.execs == 20 and (out / "notes.txt").read_text() == "mine"
     assert not list(out.glob(".old-*"))
 
@@ -301,7 +309,7 @@ def test_summary_lists_ten_findings_and_counts_the_rest(fake, tmp_path):
     from autotune.probe.display import summary_table
 
     corpus = _corpus(tmp_path, {f"c{i:02d}": b"CRASH" + bytes([i]) for i in range(12)} | {"a": b"ok input"})
-    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=corpus, max_execs=13)
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=corpus, settings=ProbeSettings(max_execs=13))
     assert r.campaign.crashes == 12 and len(r.crashes) == 12
     con = Console(width=200, record=True, file=open(os.devnull, "w"))
     con.print(summary_table(r))
@@ -310,15 +318,16 @@ def test_summary_lists_ten_findings_and_counts_the_rest(fake, tmp_path):
 
 
 def test_metric_subset(fake, tmp_path):
-    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}), max_execs=50,
-                  metrics=["ctx", "edge"])
+    r = run_probe(binary=fake, out_dir=tmp_path / "o", corpus_dir=_corpus(tmp_path, {"a": b"abcdef"}),
+                  settings=ProbeSettings(max_execs=50, metrics=["ctx", "edge"]))
     assert [m.metric for m in r.metrics] == ["edge", "ctx"] and r.config.metrics == ["edge", "ctx"]
     assert sorted(r.curve.keys) == ["ctx", "edge"]
     loaded = load_probe(tmp_path / "o")
     assert loaded.to_dict()["files"]["census"] == ["census/edge.bin", "census/ctx.bin"]
     assert not (tmp_path / "o" / "census" / "ngram-8.bin").exists()
     with pytest.raises(AutotuneError, match="unknown metric"):
-        run_probe(binary=fake, out_dir=tmp_path / "o2", corpus_dir=None, max_execs=5, metrics=["edges"])
+        run_probe(binary=fake, out_dir=tmp_path / "o2", corpus_dir=None,
+                  settings=ProbeSettings(max_execs=5, metrics=["edges"]))
 
 
 def test_relative_paths(fake, tmp_path, monkeypatch):

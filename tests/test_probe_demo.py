@@ -12,6 +12,7 @@ from autotune import demo
 from autotune.cli.main import app
 from autotune.vocabulary import METRICS
 from autotune.probe import load_probe, run_probe
+from autotune.probe.options import ProbeSettings
 from autotune import vocabulary as equation1
 from autotune.target import demo_harness
 
@@ -56,8 +57,8 @@ def test_crashing_and_hanging_inputs_in_the_corpus(demo_bin, tmp_path):
         if p.name.startswith(("crash-", "hang-")):  # canary-*: a known bug that only counts (not fatal here)
             shutil.copy(p, corpus / p.name)
     n_seeds = len(list(demo.seed_dir().iterdir()))
-    r = run_probe(binary=demo_bin, out_dir=tmp_path / "out", corpus_dir=corpus, max_execs=n_seeds + 3,
-                  timeout_ms=300)
+    r = run_probe(binary=demo_bin, out_dir=tmp_path / "out", corpus_dir=corpus,
+                  settings=ProbeSettings(max_execs=n_seeds + 3, timeout_ms=300))
     c = r.campaign
     assert (c.seeds_total, c.seeds_ok, c.seeds_crash, c.seeds_hang) == (n_seeds + 3, n_seeds, 2, 1)
     reasons = {f.origin: f.reason for f in r.crashes + r.hangs}
@@ -72,8 +73,8 @@ def test_crashing_and_hanging_inputs_in_the_corpus(demo_bin, tmp_path):
 
 
 def test_same_seed_and_execs_same_census(demo_bin, tmp_path):
-    runs = [run_probe(binary=demo_bin, out_dir=tmp_path / f"o{i}", corpus_dir=demo.seed_dir(), max_execs=3000,
-                      seed=11, time_s=120, timeout_ms=300) for i in range(2)]
+    runs = [run_probe(binary=demo_bin, out_dir=tmp_path / f"o{i}", corpus_dir=demo.seed_dir(),
+                      settings=ProbeSettings(time_s=120, max_execs=3000, seed=11, timeout_ms=300)) for i in range(2)]
     assert runs[0].campaign.stop_reason == runs[1].campaign.stop_reason == "execs"
     assert runs[0].metric("edge").keys >= 200  # 3,000 executions find a few hundred edges
     assert runs[0].census_dict() == runs[1].census_dict()
@@ -91,8 +92,8 @@ def test_hashed_collisions_agree_with_equation1(demo_bin, tmp_path):
     same 32-bit id (a block repeated inside the window cancels out): those collide at every
     map size, and the rest follow Equation 1 with n = distinct 32-bit ids.
     """
-    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(), max_execs=5000,
-                  timeout_ms=300)
+    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(),
+                  settings=ProbeSettings(max_execs=5000, timeout_ms=300))
     for m in r.metrics:
         structural = m.keys - m.hk32_distinct
         if m.metric in ("edge", *CONTEXT):
@@ -107,7 +108,8 @@ def test_hashed_collisions_agree_with_equation1(demo_bin, tmp_path):
 
 
 def test_traces_replay_the_kept_corpus(demo_bin, tmp_path):
-    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(), max_execs=500)
+    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(),
+                  settings=ProbeSettings(max_execs=500))
     loaded = load_probe(tmp_path / "o")
     for m in ("edge", "ctx", "ngram-4"):
         census = loaded.census_table(m).records
@@ -146,12 +148,13 @@ def test_sanitizer_build_from_sources_reports_the_sanitizer(tmp_path):
 def test_metric_subset_and_rejected_settings(demo_bin, tmp_path):
     from autotune.probe.client import ServerError
 
-    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(), max_execs=300,
-                  metrics=["edge", "ngram-4", "caller"])
+    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(),
+                  settings=ProbeSettings(max_execs=300, metrics=["edge", "ngram-4", "caller"]))
     assert [m.metric for m in r.metrics] == ["edge", "ngram-4", "caller"]
     assert r.metric("ngram-4").keys > r.metric("edge").keys > 0
     with pytest.raises(ServerError, match="rejected its settings") as e:
-        run_probe(binary=demo_bin, out_dir=tmp_path / "o2", corpus_dir=demo.seed_dir(), max_execs=5, capacity=1 << 27)
+        run_probe(binary=demo_bin, out_dir=tmp_path / "o2", corpus_dir=demo.seed_dir(),
+                  settings=ProbeSettings(max_execs=5, capacity=1 << 27))
     assert "AUTOTUNE_PROBE_CAPACITY" in e.value.message
 
 
@@ -163,7 +166,8 @@ def test_metric_subset_and_rejected_settings(demo_bin, tmp_path):
 def test_exact_key_hash_has_no_structural_collisions(demo_bin, tmp_path):
     """The runtime's AUTOTUNE_KEY_HASH=exact index (mix64 of the exact key, ngram-N: its fold)
     follows Equation 1 for every metric, N-grams included (n = all keys)."""
-    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(), max_execs=3000)
+    r = run_probe(binary=demo_bin, out_dir=tmp_path / "o", corpus_dir=demo.seed_dir(),
+                  settings=ProbeSettings(max_execs=3000))
     for m in r.metrics:
         assert len(m.map_sizes_exact_hash) == len(m.map_sizes)
         for row in m.map_sizes_exact_hash:

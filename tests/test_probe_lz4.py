@@ -6,6 +6,7 @@ import pytest
 
 from autotune import vocabulary as equation1
 from autotune.probe import load_probe, run_probe
+from autotune.probe.options import ProbeSettings
 
 from targets.libraries import LZ4, TargetUnavailable
 
@@ -26,8 +27,8 @@ def lz4_corpus(tmp_path_factory):
 
 def test_lz4_census(lz4_corpus, tmp_path):
     harness = LZ4.build_harness(cc_kind="autotune")
-    r = run_probe(binary=harness, out_dir=tmp_path / "out", corpus_dir=lz4_corpus, max_execs=800, seed=1,
-                  timeout_ms=2000)
+    r = run_probe(binary=harness, out_dir=tmp_path / "out", corpus_dir=lz4_corpus,
+                  settings=ProbeSettings(max_execs=800, seed=1, timeout_ms=2000))
     c = r.campaign
     assert c.seeds_ok + c.seeds_crash + c.seeds_hang == c.seeds_total
     assert c.execs == 800 and c.execs_ok + c.crashes + c.hangs == 800
@@ -51,5 +52,6 @@ def test_lz4_census(lz4_corpus, tmp_path):
 def test_lz4_plain_build_runs_under_the_probe(lz4_corpus, tmp_path):
     """The uninstrumented baseline (same driver, no coverage) runs the same campaign machinery."""
     harness = LZ4.build_harness(cc_kind="plain")
-    r = run_probe(binary=harness, out_dir=tmp_path / "out", corpus_dir=lz4_corpus, max_execs=300, timeout_ms=2000)
+    r = run_probe(binary=harness, out_dir=tmp_path / "out", corpus_dir=lz4_corpus,
+                  settings=ProbeSettings(max_execs=300, timeout_ms=2000))
     assert r.campaign.execs == 300 and all(m.keys == 0 for m in r.metrics)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autotune.errors import AutotuneError
-from autotune.race import Contestant, RaceResult, Rung, TrialFigures, plan_race, run_race
+from autotune.race import Contestant, RaceBudget, RaceSettings, RaceResult, Rung, TrialFigures, plan_race, run_race
 from autotune.stats import mann_whitney
 
 
@@ -65,18 +65,19 @@ def test_plan_fits_the_budget():
     # 4 candidates, eta 2: rungs enter 4, 2, 1; with the default 5, 3, 2 contestants x 3 repeats
     # = 15, 9, 6 trials, 2 at a time: 8, 5, 3 waves; t0 (8 + 5*2 + 3*4) = 30 t0; overhead
     # (8+5+3) x 5 s = 80 s; budget 1,000 s -> t0 = floor(920 / 30) = 30
-    plan = plan_race(candidates=4, budget_s=1000, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5,
-                     final_repeats=3)
+    plan = plan_race(candidates=4, budget=RaceBudget(budget_s=1000, jobs=2, repeats=3, eta=2, min_trial_s=20,
+                                                     overhead_s=5, final_repeats=3))
     assert [(p.seconds, p.candidates, p.repeats) for p in plan] == [(30, 4, 3), (60, 2, 3), (120, 1, 3)]
     # the deciding rung runs 5 each by default: 2 x 5 = 10 trials, 5 waves; t0 (8 + 10 + 20) = 38 t0;
     # overhead (8+5+5) x 5 = 90 s -> t0 = floor(910 / 38) = 23
-    plan = plan_race(candidates=4, budget_s=1000, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5)
+    plan = plan_race(candidates=4, budget=RaceBudget(budget_s=1000, jobs=2, repeats=3, eta=2, min_trial_s=20,
+                                                     overhead_s=5))
     assert [(p.seconds, p.candidates, p.repeats) for p in plan] == [(23, 4, 3), (46, 2, 3), (92, 1, 5)]
 
 
 def test_too_small_a_budget_names_the_budget_needed():
     with pytest.raises(AutotuneError) as ei:
-        plan_race(candidates=4, budget_s=300, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5)
+        plan_race(candidates=4, budget=RaceBudget(budget_s=300, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5))
     assert "raise --budget to at least 850 s" in ei.value.fix  # 90 + 38 x 20
 
 
@@ -85,8 +86,8 @@ def test_too_small_a_budget_names_the_budget_needed():
 def test_keeps_the_best_and_recommends_it_when_it_beats_the_default():
     table = Table({"edge": [90, 92, 91], "ngram-4": [120, 125, 122], "ngram-8": [80, 70, 75],
                    "guard": [110, 111, 112], "aflpp-default": [100, 101, 102]})
-    r = run_race(contestants=cands("edge", "ngram-4", "ngram-8", "guard"), run_trials=table, budget_s=1000,
-                 jobs=2, overhead_s=5, seed=3)
+    r = run_race(contestants=cands("edge", "ngram-4", "ngram-8", "guard"), run_trials=table,
+                 settings=RaceSettings(seed=3, budget=RaceBudget(budget_s=1000, jobs=2, overhead_s=5)))
     assert [rung.entered for rung in r.rungs] == [("edge", "ngram-4", "ngram-8", "guard"), ("ngram-4", "guard"),
                                                   ("ngram-4",)]
     assert r.rungs[0].ranking == ("ngram-4", "guard", "edge", "ngram-8")
@@ -102,7 +103,8 @@ def test_keeps_the_best_and_recommends_it_when_it_beats_the_default():
 
 def test_trials_are_paired_and_interleaved():
     table = Table({"a": [1, 2, 3], "b": [1, 2, 3], "aflpp-default": [1, 2, 3]})
-    run_race(contestants=cands("a", "b"), run_trials=table, budget_s=1000, jobs=2, seed=7)
+    run_race(contestants=cands("a", "b"), run_trials=table,
+             settings=RaceSettings(seed=7, budget=RaceBudget(budget_s=1000, jobs=2)))
     for batch in table.batches:
         reps = {s.repeat for s in batch}
         for rep in reps:
@@ -112,13 +114,15 @@ def test_trials_are_paired_and_interleaved():
         firsts = [batch[i].contestant for i in range(0, len(batch), len(batch) // len(reps))]
         assert len(set(firsts)) > 1  # the order rotates from repeat to repeat
     again = Table({"a": [1, 2, 3], "b": [1, 2, 3], "aflpp-default": [1, 2, 3]})
-    run_race(contestants=cands("a", "b"), run_trials=again, budget_s=1000, jobs=2, seed=7)
+    run_race(contestants=cands("a", "b"), run_trials=again,
+             settings=RaceSettings(seed=7, budget=RaceBudget(budget_s=1000, jobs=2)))
     assert again.batches == table.batches  # the same seed, the same trials
 
 
 def test_falls_back_to_the_default_when_the_lead_is_not_significant():
     table = Table({"edge": [99, 104, 103], "ngram-2": [50, 52, 51], "aflpp-default": [100, 101, 102]})
-    r = run_race(contestants=cands("edge", "ngram-2"), run_trials=table, budget_s=1000, jobs=2)
+    r = run_race(contestants=cands("edge", "ngram-2"), run_trials=table,
+                 settings=RaceSettings(budget=RaceBudget(budget_s=1000, jobs=2)))
     d = r.decision
     assert d.winner == "edge" and d.recommended == "aflpp-default" and d.is_default
     assert d.winner_median == 103 and d.default_median == 101 and d.p_value > 0.05
@@ -127,14 +131,16 @@ def test_falls_back_to_the_default_when_the_lead_is_not_significant():
 
 def test_falls_back_when_nothing_covers_more():
     table = Table({"edge": [100, 101, 102], "aflpp-default": [100, 101, 102]})
-    r = run_race(contestants=cands("edge"), run_trials=table, budget_s=600, jobs=2)
+    r = run_race(contestants=cands("edge"), run_trials=table,
+                 settings=RaceSettings(budget=RaceBudget(budget_s=600, jobs=2)))
     assert r.decision.recommended == "aflpp-default" and "covered no more than" in r.decision.reason
 
 
 def test_stops_early_when_every_candidate_is_significantly_behind():
     table = Table({"ctx": [10, 11, 12], "ngram-8": [20, 21, 22], "caller": [5, 6, 7], "edge": [30, 31, 32],
                    "aflpp-default": [100, 101, 102]})
-    r = run_race(contestants=cands("ctx", "ngram-8", "caller", "edge"), run_trials=table, budget_s=1000, jobs=2)
+    r = run_race(contestants=cands("ctx", "ngram-8", "caller", "edge"), run_trials=table,
+                 settings=RaceSettings(budget=RaceBudget(budget_s=1000, jobs=2)))
     # not after the first rung (the shortest trials); after the second, with three rungs planned
     assert r.stopped_early and len(r.rungs) == 2 and len(table.batches) == 2 and len(r.plan) == 3
     assert r.decision.recommended == "aflpp-default" and "stopped early" in r.decision.reason
@@ -145,7 +151,8 @@ def test_a_candidate_that_only_shines_late_is_judged_on_the_late_rung():
     per_rung = {("a", 0): [60, 61, 62], ("b", 0): [70, 71, 72], ("a", 1): [99, 103, 101], ("b", 1): [80, 81, 82],
                 ("a", 2): [130, 131, 132]}
     table = Table({"a": [0, 0, 0], "b": [0, 0, 0], "c": [1, 1, 1], "aflpp-default": [100, 101, 102]}, per_rung)
-    r = run_race(contestants=cands("a", "b", "c"), run_trials=table, budget_s=1200, jobs=2, min_trial_s=10)
+    r = run_race(contestants=cands("a", "b", "c"), run_trials=table,
+                 settings=RaceSettings(budget=RaceBudget(budget_s=1200, jobs=2, min_trial_s=10)))
     assert [rung.ranking[0] for rung in r.rungs] == ["b", "a", "a"]
     assert r.decision.recommended == "a"
 
@@ -153,16 +160,20 @@ def test_a_candidate_that_only_shines_late_is_judged_on_the_late_rung():
 def test_bad_races_are_refused():
     table = Table({})
     with pytest.raises(AutotuneError, match="exactly one default"):
-        run_race(contestants=cands("a")[:1], run_trials=table, budget_s=600, jobs=2)
+        run_race(contestants=cands("a")[:1], run_trials=table,
+                 settings=RaceSettings(budget=RaceBudget(budget_s=600, jobs=2)))
     with pytest.raises(AutotuneError, match="share a name"):
-        run_race(contestants=cands("a", "a"), run_trials=table, budget_s=600, jobs=2)
+        run_race(contestants=cands("a", "a"), run_trials=table,
+                 settings=RaceSettings(budget=RaceBudget(budget_s=600, jobs=2)))
     with pytest.raises(AutotuneError, match="returned"):
-        run_race(contestants=cands("a"), run_trials=lambda specs: [], budget_s=600, jobs=2)
+        run_race(contestants=cands("a"), run_trials=lambda specs: [],
+                 settings=RaceSettings(budget=RaceBudget(budget_s=600, jobs=2)))
 
 
 def test_the_result_round_trips_as_json():
     table = Table({"edge": [90, 92, 91], "guard": [110, 111, 112], "aflpp-default": [100, 101, 102]})
-    r = run_race(contestants=cands("edge", "guard"), run_trials=table, budget_s=800, jobs=2)
+    r = run_race(contestants=cands("edge", "guard"), run_trials=table,
+                 settings=RaceSettings(budget=RaceBudget(budget_s=800, jobs=2)))
     doc = json.loads(json.dumps(r.to_dict()))
     assert RaceResult.from_dict(doc) == r
     with pytest.raises(ValueError, match="schema_version"):
@@ -428,8 +439,9 @@ def test_the_decision_pairs_trials_by_afl_fuzz_seed():
 
     base = [600, 1400, 700, 900, 1200]
     table = Table({"guard": [b + 12 for b in base], "aflpp-default": base})
-    r = run_race(contestants=cands("guard"), run_trials=table, budget_s=400, jobs=2, overhead_s=5, seed=3,
-                 final_repeats=5)
+    r = run_race(contestants=cands("guard"), run_trials=table,
+                 settings=RaceSettings(seed=3, budget=RaceBudget(budget_s=400, jobs=2, overhead_s=5,
+                                                                 final_repeats=5)))
     last = r.rungs[-1]
     assert len(last.coverage("guard")) == 5
     assert mann_whitney_greater_p(last.coverage("guard"), last.coverage("aflpp-default")) > 0.3
@@ -437,8 +449,9 @@ def test_the_decision_pairs_trials_by_afl_fuzz_seed():
     assert "signed-rank, 5 pairs" in r.decision.reason
     # one pair lost: no longer significant (the smallest rank flipped: p = 2/32)
     table = Table({"guard": [b + 12 for b in base[:4]] + [base[4] - 1], "aflpp-default": base})
-    r = run_race(contestants=cands("guard"), run_trials=table, budget_s=400, jobs=2, overhead_s=5, seed=3,
-                 final_repeats=5)
+    r = run_race(contestants=cands("guard"), run_trials=table,
+                 settings=RaceSettings(seed=3, budget=RaceBudget(budget_s=400, jobs=2, overhead_s=5,
+                                                                 final_repeats=5)))
     assert r.decision.is_default and r.decision.p_value == pytest.approx(2 / 32)
     # fewer pairs than the signed-rank test can decide on at alpha: Mann-Whitney, chosen by the count
     three = Rung(index=0, seconds=20, entered=("guard",), ranking=("guard",), kept=("guard",),

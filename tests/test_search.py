@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from autotune.errors import AutotuneError
 from autotune.mappoint import MapPoint
 from autotune.race.core import Contestant, RaceResult, TrialFigures
-from autotune.race.search import (SpaceFacts, budget_for, contestant_for, enumerate_space, fit_search,
+from autotune.race.options import RaceBudget, RaceSettings
+from autotune.race.search import (Space, SpaceFacts, budget_for, contestant_for, enumerate_space, fit_search,
                                   nearest_feasible, plan_search, plan_sentence, prior_seeds, rule_out, run_search)
 
 METRICS = ("guard", "edge", "ngram-2", "ngram-4", "ngram-8", "caller", "ctx")
@@ -55,8 +57,9 @@ def search(truth, *, budget_s=3600, seed=1, facts=FACTS, metrics=METRICS, prepar
     for p in space:
         points[p.name] = p
 
-    return run_search(default=DEFAULT, space=space, seeds=seeds, facts=facts, prepare=prepare or prep,
-                      run_trials=run_trials, budget_s=budget_s, jobs=2, seed=seed, ruled_out=ruled, **kw), space
+    return run_search(default=DEFAULT, space=Space(points=tuple(space), facts=facts, seeds=tuple(seeds), ruled_out=ruled),
+                      prepare=prepare or prep, run_trials=run_trials,
+                      settings=RaceSettings(seed=seed, budget=RaceBudget(budget_s=budget_s, jobs=2)), **kw), space
 
 
 def rich_wins(p: MapPoint) -> tuple[float, float]:
@@ -139,8 +142,9 @@ def test_one_far_out_pair_does_not_decide_a_rung():
                                     coverage=int(cov), execs_per_s=eps, queue=100))
         return out
 
-    r = run_search(default=DEFAULT, space=space, seeds=seeds, facts=FACTS, prepare=lambda cands: {},
-                   run_trials=run_trials, budget_s=480, jobs=2, seed=1, ruled_out=ruled)
+    r = run_search(default=DEFAULT, space=Space(points=tuple(space), facts=FACTS, seeds=tuple(seeds), ruled_out=ruled),
+                   prepare=lambda cands: {}, run_trials=run_trials,
+                   settings=RaceSettings(seed=1, budget=RaceBudget(budget_s=480, jobs=2)))
     rung0 = r.rungs[0]
     assert len(rung0.entered) == 2 and rung0.kept[0].startswith("guard")
     guard0 = next(o for o in r.search["observations"] if o["rung"] == 0 and o["name"].startswith("guard"))
@@ -166,9 +170,9 @@ def test_a_candidate_whose_build_fails_is_dropped_with_the_reason_and_the_search
 
 def test_too_small_a_budget_names_the_minimum():
     with pytest.raises(AutotuneError) as e:
-        plan_search(candidates=1, first_batch=1, batch=2, budget_s=60, jobs=2)
+        plan_search(candidates=1, first_batch=1, batch=2, budget=RaceBudget(budget_s=60, jobs=2))
     assert "--budget" in e.value.fix and any(ch.isdigit() for ch in e.value.fix)
-    plan, batches = plan_search(candidates=6, first_batch=4, batch=2, budget_s=3000, jobs=2)
+    plan, batches = plan_search(candidates=6, first_batch=4, batch=2, budget=RaceBudget(budget_s=3000, jobs=2))
     assert batches == (4, 2) and [p.candidates for p in plan] == [6, 3, 2, 1]
 
 
@@ -178,29 +182,33 @@ def test_what_the_budget_buys_is_what_the_plan_buys(jobs):
     the user is told to pass buy what they say), for any number of parallel trials."""
     def proposals(budget):
         try:
-            return sum(fit_search(space_size=500, seeds=4, budget_s=budget, jobs=jobs, repeats=3, eta=2,
-                                  min_trial_s=20, overhead_s=5.0)[1])
+            return sum(fit_search(space_size=500, seeds=4, budget=replace(rungs, budget_s=budget))[1])
         except AutotuneError:
             return 0
 
+    rungs = RaceBudget(jobs=jobs, repeats=3, eta=2, min_trial_s=20, overhead_s=5.0)
     for k in range(1, 13):
-        b = budget_for(candidates=k, seeds=4, jobs=jobs, repeats=3, eta=2, min_trial_s=20, overhead_s=5.0)
+        b = budget_for(candidates=k, seeds=4, budget=rungs)
         assert proposals(b) >= k > proposals(b - 1), (k, b)
 
 
 def test_the_plan_sentence_names_the_prior_the_model_and_the_next_budgets():
-    kw = dict(seeds=4, jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5.0)
-    plan, batches = fit_search(space_size=500, budget_s=480, **kw)
-    text = plan_sentence(plan=plan, batches=batches, space_size=500, budget_s=480, **kw)
-    more, first = budget_for(candidates=sum(batches) + 1, **kw), budget_for(candidates=5, **kw)
+    rungs = RaceBudget(jobs=2, repeats=3, eta=2, min_trial_s=20, overhead_s=5.0)
+
+    def plan_and_sentence(budget_s, space_size=500):
+        budget = replace(rungs, budget_s=budget_s)
+        plan, batches = fit_search(space_size=space_size, seeds=4, budget=budget)
+        return plan, batches, plan_sentence(plan=plan, batches=batches, seeds=4, space_size=space_size, budget=budget)
+
+    plan, batches, text = plan_and_sentence(480)
+    more = budget_for(candidates=sum(batches) + 1, seeds=4, budget=rungs)
+    first = budget_for(candidates=5, seeds=4, budget=rungs)
     assert text.startswith(f"the budget (480 s) buys {sum(batches)} proposals ({sum(batches)} from the prior, 0 from")
     assert f"--budget {more} buys {sum(batches) + 1}" in text and f"--budget {first} the model's first" in text
-    plan, batches = fit_search(space_size=500, budget_s=first, **kw)
-    text = plan_sentence(plan=plan, batches=batches, space_size=500, budget_s=first, **kw)
+    plan, batches, text = plan_and_sentence(first)
     assert "1 from the model" in text or "2 from the model" in text
     assert "the model's first" not in text
-    plan, batches = fit_search(space_size=1, budget_s=3600, **kw)  # nothing more to buy
-    assert ";" not in plan_sentence(plan=plan, batches=batches, space_size=1, budget_s=3600, **kw)
+    assert ";" not in plan_and_sentence(3600, space_size=1)[2]  # nothing more to buy
 
 
 def test_the_history_round_trips_through_json():

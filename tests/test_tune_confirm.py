@@ -13,6 +13,7 @@ from autotune.tune.confirm import confirm, iqr
 from autotune.tune.inputs import MetricFacts, TuneInputs
 from autotune.tune.objective import ObjectiveSettings
 from autotune.tune.optimise import grid_search
+from autotune.tune.options import TuneSettings
 from autotune.tune.run import result_from_search, run_tune
 from autotune.mappoint import MapPoint
 from autotune.tune.space import SearchSpace
@@ -78,8 +79,8 @@ def test_confirmation_turns_a_noise_picked_large_index_into_the_smaller_equivale
     ties = [r for r in conf.rows if r.evaluation.feasible and r.score_bits >= lead.score_bits - conf.band_bits]
     assert conf.chosen.memory_bytes == min(r.memory_bytes for r in ties)
     # recorded in the document and the report
-    res = result_from_search(search=search, inputs=inputs, space=space, settings=settings, backend="noisy",
-                             calls=len(search.trials), seed=seed, cache_hits=0, host=None, confirmation=conf)
+    res = result_from_search(search=search, inputs=inputs, space=space, settings=settings,
+                             measurer=noisy, seed=seed, host=None, confirmation=conf)
     assert res.best_config == chosen
     d = res.to_dict()["confirmation"]
     assert d["changed"] and d["search_best"] == LUCKY.to_tune_dict() and all(len(r["repeats_execs_per_s"]) == 5
@@ -102,7 +103,7 @@ def test_recorded_figures_keep_the_search_choice_and_confirm_0_skips():
     grid = grid_search(inputs=inputs, measurer=RecordedMeasurer(FIGURES["execs_per_s"]), space=space,
                        settings=settings)
     res = run_tune(inputs=inputs, space=space, settings=settings, measurer=RecordedMeasurer(FIGURES["execs_per_s"]),
-                   calls=20, seed=0, confirm_k=3, confirm_repeats=2)
+                   tune=TuneSettings(calls=20, seed=0, confirm_k=3, confirm_repeats=2))
     conf = res.confirmation
     assert conf is not None and conf["band_bits"] == 0.0  # identical repeats: no spread, the top median wins
     top = max(conf["rows"], key=lambda r: r["score_bits"])
@@ -110,11 +111,11 @@ def test_recorded_figures_keep_the_search_choice_and_confirm_0_skips():
     assert all(r["repeats_execs_per_s"] == [r["repeats_execs_per_s"][0]] * 2 for r in conf["rows"])
     assert grid.best.score_bits >= top["score_bits"] - 1e-6
     off = run_tune(inputs=inputs, space=space, settings=settings, measurer=RecordedMeasurer(FIGURES["execs_per_s"]),
-                   calls=20, seed=0, confirm_k=0)
+                   tune=TuneSettings(calls=20, seed=0, confirm_k=0))
     assert off.confirmation is None and "confirmation" in off.to_dict()
     with pytest.raises(AutotuneError):
         run_tune(inputs=inputs, space=space, settings=settings, measurer=RecordedMeasurer(FIGURES["execs_per_s"]),
-                 calls=5, confirm_k=2, confirm_repeats=0)
+                 tune=TuneSettings(calls=5, confirm_k=2, confirm_repeats=0))
 
 
 def test_iqr():

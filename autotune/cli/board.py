@@ -16,13 +16,15 @@ from rich.table import Table
 from rich.text import Text
 
 from autotune.race.contestants import DEFAULT_NAME
+from autotune.race.options import RaceProgress
 
 if TYPE_CHECKING:
     from autotune.trials import TrialResult
 
 
 class TrialBoard:
-    """Give ``trial``, ``rung``, ``batch`` and ``notice`` to race_target; use as a context manager."""
+    """Give ``trial``, ``rung``, ``batch`` and ``notice`` to race_target (:meth:`race_progress`); use as a
+    context manager."""
 
     def __init__(self, console: Console, *, live: bool | None = None):
         self.console = console
@@ -43,6 +45,10 @@ class TrialBoard:
             self._live.update(self.render())
             self._live.stop()
             self._live = None
+
+    def race_progress(self) -> RaceProgress:
+        """This board's callbacks as the race takes them."""
+        return RaceProgress(on_rung=self.rung, on_trial=self.trial, on_batch=self.batch, notice=self.notice)
 
     # the race's callbacks
     def trial(self, t) -> None:

@@ -78,6 +78,7 @@ def compare_cmd(
 ) -> None:
     from autotune.compare.compare import JSON_NAME, MD_NAME, PLOT_NAME, run_compare
     from autotune.compare.config import parse_configs
+    from autotune.compare.options import CompareSettings, MeasureSettings
     from autotune.errors import AutotuneError
     from autotune.trials.coverage import CHOICES
 
@@ -95,6 +96,7 @@ def compare_cmd(
             raise AutotuneError("--depth and --depths restrict a judgement by bugs and go together",
                                 fix="pass --yardstick bugs --depth mid --depths benchmarks/results/bugtable-*.json")
         scope = BugScope.read(depth, depths)
+    measure = MeasureSettings(yardstick=yardstick, bug_scope=scope, jobs=jobs, plot=not no_plot)
     spec = target.recipe()
     say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
     if remeasure is not None:
@@ -108,8 +110,7 @@ def compare_cmd(
                                 fix="drop --config/--corpus")
         src = remeasure.resolve()
         res = remeasure_compare(source=src, out_dir=out_dir or src.with_name(f"{src.name}-{yardstick}"),
-                                yardstick=yardstick, spec=spec, jobs=jobs, plot=not no_plot, progress=say,
-                                bug_scope=scope)
+                                settings=measure, spec=spec, progress=say)
     else:
         if spec is None:
             raise AutotuneError("no target given", fix="pass --demo, --source FILE (repeat), or --build-script FILE")
@@ -126,9 +127,9 @@ def compare_cmd(
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise AutotuneError(f"two configurations are named {dup[0]!r}", fix="give each --portfolio its own NAME")
-        res = run_compare(spec=spec, corpus=corpus, configs=configs, trials=trials, seconds=secs,
-                          out_dir=out_dir or Path("compare-out"), jobs=jobs, rng_seed=seed, plot=not no_plot,
-                          yardstick=yardstick, progress=say, resume=resume, bug_scope=scope)
+        settings = CompareSettings(trials=trials, seconds=secs, rng_seed=seed, measure=measure, resume=resume)
+        res = run_compare(spec=spec, corpus=corpus, configs=configs, out_dir=out_dir or Path("compare-out"),
+                          settings=settings, progress=say)
     if json_out:
         print_json(res.to_dict())
         return

@@ -26,8 +26,9 @@ from typing import Annotated, Any, Callable, Mapping, Optional, Sequence
 import typer
 
 from autotune.errors import AutotuneError
-from autotune.race.core import DEFAULT_BUDGET_S
-from autotune.race.core import DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS
+from autotune.race.options import (DEFAULT_BUDGET_S, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS,
+                                   RaceBudget, RaceSettings)
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.target.recipe import DEFAULT_CFLAGS, TargetSpec
 
 # ---- output and reproducibility ---------------------------------------------------------------
@@ -188,6 +189,14 @@ class RaceOptions:
         if bad:
             raise AutotuneError(f"unknown metric {bad[0]!r} in --metrics", fix=f"use some of: {', '.join(METRICS)}")
         return names
+
+    def settings(self, *, jobs: int | None, instances: int, seed: int,
+                 max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE) -> RaceSettings:
+        """The race's settings (autotune.race.options) from these options and the command's own."""
+        return RaceSettings(strategy=self.strategy, metrics=self.metric_names(), judge=self.judge, seed=seed,
+                            instances=instances, max_collision_rate=max_collision_rate,
+                            budget=RaceBudget(budget_s=self.budget, jobs=jobs, repeats=self.repeats,
+                                              min_trial_s=self.min_trial, final_repeats=self.final_repeats))
 
 
 def option_group(name: str, group: type, *, omit: Sequence[str] = (),

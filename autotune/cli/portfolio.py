@@ -43,7 +43,7 @@ def portfolio_cmd(
     out_dir: OutDirOpt = Path("portfolio"),
     json_out: JsonOpt = False,
 ) -> None:
-    from autotune.portfolio.build import build_portfolio
+    from autotune.portfolio.build import PortfolioSettings, build_portfolio
 
     spec = target.recipe()
     if spec is None:
@@ -51,10 +51,10 @@ def portfolio_cmd(
 
         raise AutotuneError("a portfolio needs the target's recipe: every configuration builds its own binary",
                             fix="give --demo, --source files or an OSS-Fuzz style --build-script")
-    res = build_portfolio(spec=spec, seeds=target.seeds(required=True), configs=config or ["default"],
-                          instances=instances, hosts_file=hosts, sync_interval_s=int(round(sync_minutes * 60)),
-                          cmplog=cmplog,
-                          out_dir=out_dir, warn=lambda m: err.print(f"warning: {m}", highlight=False, soft_wrap=True),
+    settings = PortfolioSettings(configs=config or ["default"], instances=instances, hosts_file=hosts,
+                                 sync_interval_s=int(round(sync_minutes * 60)), cmplog=cmplog)
+    res = build_portfolio(spec=spec, seeds=target.seeds(required=True), out_dir=out_dir, settings=settings,
+                          warn=lambda m: err.print(f"warning: {m}", highlight=False, soft_wrap=True),
                           notice=lambda m: err.print(m, highlight=False, soft_wrap=True))
     if json_out:
         print_json(res)

@@ -35,7 +35,8 @@ def preflight_cmd(
     sysfs_root: SysfsRootOpt = Path("/sys"),
     json_out: JsonOpt = False,
 ) -> None:
-    from autotune.preflight.preflight import github_annotations, run_preflight
+    from autotune.preflight.preflight import PreflightHost, github_annotations, run_preflight
+    from autotune.probe.options import ProbeSettings
     from autotune.preflight.render import preflight_table
     from autotune.preflight.tuned import load_tuned
 
@@ -43,8 +44,10 @@ def preflight_cmd(
     corpus_dir = target.seeds(required=False)
     binary = target.probe_harness()
     err.print(f"[dim]preflight: probing {binary} for {time_s:g} s[/]", highlight=False)
-    res = run_preflight(tuned_dir=tuned_dir, harness=binary, corpus_dir=corpus_dir, budget_s=time_s, seed=seed,
-                        afl_binary=afl_binary, procfs_root=procfs_root, sysfs_root=sysfs_root, demo=target.demo)
+    res = run_preflight(tuned_dir=tuned_dir, harness=binary, corpus_dir=corpus_dir,
+                        probe=ProbeSettings(time_s=time_s, seed=seed),
+                        host=PreflightHost(afl_binary=afl_binary, procfs_root=procfs_root, sysfs_root=sysfs_root),
+                        demo=target.demo)
     if json_out:
         print_json(res.to_dict())
     else:

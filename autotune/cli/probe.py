@@ -43,7 +43,11 @@ def probe_cmd(
 
     from autotune.probe.campaign import run_probe
     from autotune.probe.display import live_view, summary_table
+    from autotune.probe.options import ProbeSettings
 
+    settings = ProbeSettings(time_s=time_s, max_execs=max_execs, seed=seed, timeout_ms=timeout_ms,
+                             max_input_bytes=max_input_bytes, capacity=capacity, max_trace_inputs=max_trace_inputs,
+                             metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()), engine=engine)
     binary, corpus_dir = target.probe_harness(), target.seeds(required=False)
     live = Live(console=err, auto_refresh=False, transient=False) if err.is_terminal else None
 
@@ -54,12 +58,8 @@ def probe_cmd(
     if live is not None:
         live.start()
     try:
-        result = run_probe(binary=binary, out_dir=out_dir, corpus_dir=corpus_dir, time_s=time_s,
-                           max_execs=max_execs, seed=seed, timeout_ms=timeout_ms,
-                           max_input_bytes=max_input_bytes, capacity=capacity, demo=target.demo,
-                           max_trace_inputs=max_trace_inputs,
-                           metrics=[m.strip() for m in metrics.split(",") if m.strip()], engine=engine,
-                           on_progress=on_progress)
+        result = run_probe(binary=binary, out_dir=out_dir, corpus_dir=corpus_dir, settings=settings,
+                           demo=target.demo, on_progress=on_progress)
     finally:
         if live is not None:
             live.stop()

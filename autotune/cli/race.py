@@ -44,16 +44,15 @@ def race_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     from autotune.cli.board import TrialBoard
+    from autotune.race.options import RaceInputs
     from autotune.race.stage import race_target
 
     harness, spec = target.binary_or_recipe()
     with TrialBoard(err) as board:
-        outcome = race_target(out_dir=out_dir, corpus=target.seeds(required=True), spec=spec, binary=harness,
-                              probe_dir=probe, tune_dir=tune_dir, strategy=race_opts.strategy,
-                              budget_s=race_opts.budget, metrics=race_opts.metric_names(), jobs=jobs,
-                              repeats=race_opts.repeats, min_trial_s=race_opts.min_trial, seed=seed,
-                              final_repeats=race_opts.final_repeats, instances=instances, notice=board.notice,
-                              on_trial=board.trial, on_rung=board.rung, on_batch=board.batch, judge=race_opts.judge)
+        inputs = RaceInputs(out_dir=out_dir, corpus=target.seeds(required=True), spec=spec, binary=harness,
+                            probe_dir=probe, tune_dir=tune_dir)
+        settings = race_opts.settings(jobs=jobs, instances=instances, seed=seed)
+        outcome = race_target(inputs=inputs, settings=settings, progress=board.race_progress())
     if json_out:
         print_json(outcome.to_dict())
         return

@@ -48,20 +48,23 @@ def run_cmd(
     from autotune.cli.board import TrialBoard
     from autotune.cli.race import print_race_summary
     from autotune.cli.tune import print_summary
-    from autotune.pipeline import RaceSettings, run_pipeline
+    from autotune.pipeline import PipelineProgress, Target, run_pipeline
+    from autotune.probe.options import ProbeSettings
+    from autotune.tune.options import TuneSettings
 
-    names = race_opts.metric_names()
-    race = None if no_race else RaceSettings(budget_s=race_opts.budget, strategy=race_opts.strategy, metrics=names,
-                                             repeats=race_opts.repeats, final_repeats=race_opts.final_repeats,
-                                             min_trial_s=race_opts.min_trial, judge=race_opts.judge)
+    race = race_opts.settings(jobs=None, instances=instances, seed=seed, max_collision_rate=max_collision_rate)
+    race = None if no_race else race  # the options are checked either way
     harness, spec = target.binary_or_recipe()
     result = run_pipeline(
-        out_dir=out_dir, harness=harness, spec=spec, corpus_dir=target.seeds(required=False), demo=target.demo,
-        probe_time_s=time_s, probe_engine=engine, seed=seed, calls=calls, max_collision_rate=max_collision_rate,
-        instances=instances, timeout_ms=timeout_ms, race=race,
-        on_stage=lambda s: err.print(f"[bold]==>[/] {s}", highlight=False),
-        tune_run=lambda **kw: _tune_stage(out_dir=out_dir, **kw),
-        notice=lambda m: err.print(m, highlight=False), race_progress=partial(TrialBoard, err))
+        out_dir=out_dir,
+        target=Target(harness=harness, spec=spec, corpus=target.seeds(required=False), demo=target.demo),
+        probe=ProbeSettings(time_s=time_s, engine=engine, seed=seed, timeout_ms=timeout_ms),
+        tune=TuneSettings(calls=calls, seed=seed, jobs=instances, max_collision_rate=max_collision_rate),
+        race=race,
+        progress=PipelineProgress(on_stage=lambda s: err.print(f"[bold]==>[/] {s}", highlight=False),
+                                  notice=lambda m: err.print(m, highlight=False),
+                                  tune_run=lambda **kw: _tune_stage(out_dir=out_dir, **kw),
+                                  race_board=partial(TrialBoard, err)))
     if json_out:
         print_json(result.to_dict())
         return

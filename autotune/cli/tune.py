@@ -43,16 +43,17 @@ def tune_cmd(
 ) -> None:
     from autotune.emit.write import emit_all
     from autotune.tune.api import tune_probe_dir
+    from autotune.tune.options import TuneSettings
     from autotune.tune.run import run_tune
     from autotune.tune.space import map_pow2_range
 
     pows = map_pow2_range(min_map_slots=min_map_bytes, max_map_slots=max_map_bytes)
-    result = tune_probe_dir(
-        probe_dir=probe, out_dir=out_dir, host=_host(profile), metric=metric,
-        max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight, calls=calls, seed=seed,
-        jobs=instances, backend=backend, map_pow2=(pows[0], pows[1]), fresh=fresh,
-        confirm_k=confirm_k, confirm_repeats=confirm_repeats,
-        run=lambda **kw: run_with_progress(run_tune, **kw), notice=lambda m: err.print(m, highlight=False))
+    settings = TuneSettings(metric=metric, map_pow2=(pows[0], pows[1]), max_collision_rate=max_collision_rate,
+                            sensitivity_weight=sensitivity_weight, jobs=instances, calls=calls, seed=seed,
+                            backend=backend, fresh=fresh, confirm_k=confirm_k, confirm_repeats=confirm_repeats)
+    result = tune_probe_dir(probe_dir=probe, out_dir=out_dir, host=_host(profile), settings=settings,
+                            run=lambda **kw: run_with_progress(run_tune, **kw),
+                            notice=lambda m: err.print(m, highlight=False))
     written = emit_all(result=result, out_dir=out_dir, plot=not no_plot)
     if json_out:
         print_json(result.to_dict())
@@ -76,7 +77,7 @@ def run_with_progress(run_tune, *, calls_on_screen: bool = True, **kw):
     ``calls_on_screen`` is off (`autotune run`: report.md's "Every call" has them)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    calls = kw["calls"]
+    calls = kw["tune"].calls
     with Progress(TextColumn("tune"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), console=err, transient=False,
                   disable=not err.is_terminal) as bar:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from autotune import afl, llvm
+from autotune.compare.options import CompareSettings
 from autotune.compare.result import (
     JSON_NAME, LLVM_COV_MEASURES, MD_NAME, MEASURES, PLOT_NAME, CompareResult, ConfigOutcome, CurvePoint, PairOutcome,
 )
@@ -175,15 +176,19 @@ def ensemble_members(c: Configuration, binary_of: Callable[[Configuration], str]
     return portfolio_members([(binary_of(m), m.run_vars) for m in c.members], afl_version)
 
 
-def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configuration], trials: int, seconds: int,
-                out_dir: Path, jobs: int | None = None, rng_seed: int = 0, plot: bool = True,
-                env: Mapping[str, str] | None = None, host: bool = True, yardstick: str = "pcguard",
-                progress: Callable[[str], None] | None = None, resume: bool = False, bug_scope=None) -> CompareResult:
-    """Build every configuration, run ``trials`` x ``configs`` afl-fuzz trials of ``seconds`` (interleaved,
-    ``jobs`` at once), measure each by the yardstick (``yardstick``: pcguard or llvm-cov, see
-    autotune.trials.yardstick.choose_yardstick), write the outputs; the result. With ``resume``, the
-    trials a stopped compare in ``out_dir`` finished are kept (:func:`finished_trial`), the rest run.
-    ``bug_scope`` (with the bugs yardstick): judge on its bugs only (autotune.bugs.depth.BugScope)."""
+def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configuration], out_dir: Path,
+                settings: CompareSettings, env: Mapping[str, str] | None = None,
+                progress: Callable[[str], None] | None = None) -> CompareResult:
+    """Build every configuration, run ``settings.trials`` x ``configs`` afl-fuzz trials of ``settings.seconds``
+    (interleaved, ``settings.measure.jobs`` at once), measure each by the yardstick (``settings.measure``'s:
+    pcguard or llvm-cov, see autotune.trials.yardstick.choose_yardstick; bugs: autotune.bugs.yardstick), write
+    the outputs; the result. With ``settings.resume``, the trials a stopped compare in ``out_dir`` finished
+    are kept (:func:`finished_trial`), the rest run. ``settings.measure.bug_scope`` (with the bugs yardstick):
+    judge on its bugs only (autotune.bugs.depth.BugScope). ``env``: the caller's environment (None: this
+    process's)."""
+    trials, seconds, rng_seed, resume = settings.trials, settings.seconds, settings.rng_seed, settings.resume
+    measure = settings.measure
+    yardstick, jobs = measure.yardstick, measure.jobs
     say = progress or (lambda _m: None)
     from autotune.bugs import yardstick as bugs_yardstick
 
@@ -254,12 +259,12 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
     outcomes = tuple(outcome_of(config=c, binary=binaries[c.name], trials=[r for r in results if r.spec.config == c.name])
                      for c in configs)
     notes = outcome_notes(outcomes, yard)
-    bugs = bug_report_of(outcomes, seconds, bug_scope) if by_bugs else None
+    bugs = bug_report_of(outcomes, seconds, measure.bug_scope) if by_bugs else None
     if kept:
         notes.append(f"resumed: {len(kept)} of {len(specs)} trials were finished by a stopped compare and kept "
                      f"(their trial.json); the wall time is this run's")
     host_doc = None
-    if host:
+    if settings.host:
         from autotune.measure.host import current_host
 
         host_doc = current_host()
@@ -268,7 +273,7 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
                         trials=trials, jobs=used_jobs, rng_seed=rng_seed, yardstick=yard, configs=outcomes,
                         pairs=compare_pairs(outcomes), out_dir=str(out_dir), wall_s=round(time.monotonic() - t0, 1),
                         host=host_doc, notes=tuple(notes), bugs=bugs, compilers=llvm.compilers(benv))
-    write_outputs(result=res, out_dir=out_dir, plot=plot)
+    write_outputs(result=res, out_dir=out_dir, plot=measure.plot)
     return res
 
 

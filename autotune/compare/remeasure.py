@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from autotune.compare.options import MeasureSettings
 from autotune.compare.compare import (JSON_NAME, CompareResult, compare_pairs, config_dir_name, outcome_notes,
                                       outcome_of, write_outputs)
 from autotune.errors import AutotuneError, DocumentError
@@ -88,12 +89,14 @@ def _measure_all(*, tasks: Sequence[tuple[TrialResult, Path, Path]], yardstick: 
     return on_cores(tasks, one, jobs=jobs)
 
 
-def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: TargetSpec | None = None,
-                      jobs: int | None = None, plot: bool = True, env: Mapping[str, str] | None = None,
-                      progress: Callable[[str], None] | None = None, bug_scope=None) -> CompareResult:
-    """The comparison in ``source`` measured again by ``yardstick`` (pcguard or llvm-cov), written to
-    ``out_dir`` (another directory); the result. ``bug_scope``: with the bugs yardstick, judge on its
-    bugs only (autotune.bugs.depth.BugScope)."""
+def remeasure_compare(*, source: Path, out_dir: Path, settings: MeasureSettings, spec: TargetSpec | None = None,
+                      env: Mapping[str, str] | None = None,
+                      progress: Callable[[str], None] | None = None) -> CompareResult:
+    """The comparison in ``source`` measured again by ``settings.yardstick`` (pcguard, llvm-cov, or bugs: its
+    edge figures kept, each trial's time-to-bug added), ``settings.jobs`` at once, written to ``out_dir``
+    (another directory); the result. ``settings.bug_scope``: with the bugs yardstick, judge on its bugs
+    only (autotune.bugs.depth.BugScope). ``spec``: the target (None: the one the compare recorded)."""
+    yardstick, jobs, plot = settings.yardstick, settings.jobs, settings.plot
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
     source, out_dir = source.resolve(), out_dir.resolve()
@@ -105,8 +108,8 @@ def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: Targ
     from autotune.bugs import yardstick as bugs_yardstick
 
     if yardstick == bugs_yardstick.CHOICE:
-        return _remeasure_bugs(source=source, out_dir=out_dir, old=old, spec=spec, jobs=jobs, plot=plot, env=env,
-                               say=say, t0=t0, bug_scope=bug_scope)
+        return _remeasure_bugs(source=source, out_dir=out_dir, old=old, spec=spec, settings=settings, env=env,
+                               say=say, t0=t0)
     yard = choose_yardstick(spec=spec, env=afl.base_env(env), choice=yardstick)
     say(f"yardstick: {yard.kind} ({yard.binary})")
     tasks = [(t, afl_out_of(source=source, old=old, trial=t),
@@ -130,11 +133,10 @@ def remeasure_compare(*, source: Path, out_dir: Path, yardstick: str, spec: Targ
     return res
 
 
-def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: TargetSpec, jobs: int | None, plot: bool,
-                    env: Mapping[str, str] | None, say: Callable[[str], None], t0: float,
-                    bug_scope=None) -> CompareResult:
-    """The source's edge figures kept, each trial's time-to-bug added (autotune.bugs.attribution);
-    ``bug_scope`` restricts the judgement (autotune.bugs.depth.BugScope)."""
+def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: TargetSpec, settings: MeasureSettings,
+                    env: Mapping[str, str] | None, say: Callable[[str], None], t0: float) -> CompareResult:
+    """The source's edge figures kept, each trial's time-to-bug added (autotune.bugs.attribution),
+    ``settings.jobs`` at once; ``settings.bug_scope`` restricts the judgement (autotune.bugs.depth.BugScope)."""
     from autotune.bugs.attribution import attribute_trial
     from autotune.bugs.yardstick import CAMPAIGN_ENV, EDGE_CHOICE, require_canaries
     from autotune.compare.compare import bug_report_of
@@ -157,7 +159,7 @@ def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: Ta
             f"{', '.join(sorted(res.bugs.triggered())) if res.bugs else ''}")
         return res
 
-    measured = on_cores(tasks, one, jobs=jobs)
+    measured = on_cores(tasks, one, jobs=settings.jobs)
     by_config: dict[str, list[TrialResult]] = {}
     for r in measured:
         by_config.setdefault(r.spec.config, []).append(r)
@@ -173,6 +175,6 @@ def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: Ta
               "pairs": [p.to_dict() for p in old.pairs], "remeasure_wall_s": round(time.monotonic() - t0, 1),
               "by": "bugs"}
     res = replace(old, configs=outcomes, out_dir=str(out_dir), notes=tuple(notes), remeasure=before,
-                  bugs=bug_report_of(outcomes, old.seconds, bug_scope))
-    write_outputs(result=res, out_dir=out_dir, plot=plot)
+                  bugs=bug_report_of(outcomes, old.seconds, settings.bug_scope))
+    write_outputs(result=res, out_dir=out_dir, plot=settings.plot)
     return res

@@ -227,8 +227,9 @@ def case_from_raw(raw: native.RawRun, *, layout: str, width_bits: int, map_slots
 def measure_case(*, trace: KeyTrace, layout: str, width_bits: int, map_slots: int,
                  settings: BenchSettings) -> tuple[BenchCase, native.RawRun]:
     raw = native.run_case(trace=trace, layout=layout, width_bits=width_bits, map_slots=map_slots,
-                          policy=settings.policy, warmup_rounds=settings.warmup_rounds, rounds=settings.rounds,
-                          round_s=settings.round_s, min_execs=settings.min_execs, hugepages=settings.hugepages)
+                          policy=settings.policy, hugepages=settings.hugepages,
+                          timing=native.Timing(warmup_rounds=settings.warmup_rounds, rounds=settings.rounds,
+                                               round_s=settings.round_s, min_execs=settings.min_execs))
     return case_from_raw(raw, layout=layout, width_bits=width_bits, map_slots=map_slots), raw
 
 

@@ -92,10 +92,24 @@ class RawRun:
     variant: str
 
 
+@dataclass(frozen=True)
+class Timing:
+    """How bench.c times a configuration: ``warmup_rounds`` untimed, then ``rounds`` of about ``round_s``
+    seconds each, every round at least ``min_execs`` whole executions of the trace (and at most
+    ``max_execs``; 0: no limit)."""
+
+    warmup_rounds: int = 1
+    rounds: int = 5
+    round_s: float = 0.02
+    min_execs: int = 3
+    max_execs: int = 0
+
+
 def run_case(*, trace: KeyTrace, layout: str, width_bits: int, map_slots: int, capacity: int | None = None,
-             policy: str = "neverzero", warmup_rounds: int = 1, rounds: int = 5, round_s: float = 0.02,
-             min_execs: int = 3, max_execs: int = 0, hugepages: bool = True) -> RawRun:
-    """Time one configuration with bench.c (see its header for the protocol)."""
+             policy: str = "neverzero", hugepages: bool = True, timing: Timing = Timing()) -> RawRun:
+    """Time one configuration with bench.c (see its header for the protocol): ``layout``, ``width_bits``
+    counters with the overflow ``policy``, ``map_slots`` index slots (a two-level map's dense array of
+    ``capacity``, None: ``map_slots``), on huge pages when ``hugepages``, timed as ``timing`` says."""
     if layout not in LAYOUTS:
         raise AutotuneError(f"unknown layout {layout!r}", fix="use flat or twolevel")
     if width_bits not in WIDTHS:
@@ -109,9 +123,11 @@ def run_case(*, trace: KeyTrace, layout: str, width_bits: int, map_slots: int, c
     tr = _Trace(trace.n_execs, offsets.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)),
                 keys.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)),
                 counts.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)))
+    t = timing
     spec = _Spec(LAYOUTS[layout], width_bits, POLICIES[policy], 0 if hugepages else BM_F_NO_HUGEPAGE,
-                 map_slots, capacity or map_slots, warmup_rounds, rounds, int(round_s * 1e9), min_execs, max_execs)
-    out = np.zeros((rounds, len(FIELDS)), dtype=np.float64)
+                 map_slots, capacity or map_slots, t.warmup_rounds, t.rounds, int(t.round_s * 1e9), t.min_execs,
+                 t.max_execs)
+    out = np.zeros((t.rounds, len(FIELDS)), dtype=np.float64)
     info = _Info()
     rc = lib.at_bench_run(ctypes.byref(spec), ctypes.byref(tr), out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
                           ctypes.byref(info))

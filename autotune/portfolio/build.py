@@ -4,11 +4,13 @@ distinct binary (cached builds), write the scripts and portfolio.json (last, ato
 from __future__ import annotations
 
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
+from autotune.portfolio.model import DEFAULT_SYNC_INTERVAL_S
 
 PORTFOLIO_JSON = "portfolio.json"
 
@@ -25,9 +27,25 @@ def this_host(*, out_dir: Path):
 CMPLOG_BUILD = {"AFL_LLVM_CMPLOG": "1"}
 
 
-def build_portfolio(*, spec, seeds: Path, configs: Sequence[str], instances: int | None, hosts_file: Path | None,
-                    sync_interval_s: int, out_dir: Path, cmplog: int = 0, warn: Callable[[str], None] | None = None,
+@dataclass(frozen=True)
+class PortfolioSettings:
+    """The portfolio asked for: the ``configs`` (as `autotune compare --config` takes them) its instances
+    take in turn, ``instances`` per machine (None: its cores), the machines (``hosts_file``; None: this
+    one), the main instances' sync interval, and how many secondaries per machine also run AFL++'s
+    CMPLOG companion (autotune.portfolio.model.make_portfolio)."""
+
+    configs: Sequence[str] = ("default",)
+    instances: int | None = None
+    hosts_file: Path | None = None
+    sync_interval_s: int = DEFAULT_SYNC_INTERVAL_S
+    cmplog: int = 0
+
+
+def build_portfolio(*, spec, seeds: Path, out_dir: Path, settings: PortfolioSettings,
+                    warn: Callable[[str], None] | None = None,
                     notice: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Build ``settings``' portfolio of the recipe ``spec`` with ``seeds`` into ``out_dir`` (module
+    docstring); ``warn`` and ``notice`` hear what the user should know. Returns portfolio.json's document."""
     from autotune import afl
     from autotune.compare.config import parse_configs
     from autotune.portfolio.hosts import read_hosts
@@ -36,12 +54,13 @@ def build_portfolio(*, spec, seeds: Path, configs: Sequence[str], instances: int
     from autotune.target import build
 
     out_dir = Path(out_dir).resolve()
-    cfgs = parse_configs(list(configs))
-    hosts = read_hosts(hosts_file, default_root=out_dir / "hosts") if hosts_file else [this_host(out_dir=out_dir)]
+    cfgs = parse_configs(list(settings.configs))
+    hosts = (read_hosts(settings.hosts_file, default_root=out_dir / "hosts") if settings.hosts_file
+             else [this_host(out_dir=out_dir)])
     env = afl.base_env()
     fuzz = afl.find_tool("afl-fuzz", env=env)
-    p = make_portfolio(configs=cfgs, hosts=hosts, instances=instances, sync_interval_s=sync_interval_s, cmplog=cmplog,
-                       warn=warn, afl_version=afl.aflpp_version(fuzz, env=env))
+    p = make_portfolio(configs=cfgs, hosts=hosts, instances=settings.instances, sync_interval_s=settings.sync_interval_s,
+                       cmplog=settings.cmplog, warn=warn, afl_version=afl.aflpp_version(fuzz, env=env))
     known = afl.known_variables(tools=[str(fuzz)])
     binaries: dict[str, str] = {}
     by_key: dict[tuple, str] = {}

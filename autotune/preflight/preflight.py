@@ -19,6 +19,7 @@ from autotune import afl
 from autotune.preflight.checks import AFL_TOOLS, CHECKS, Context
 from autotune.preflight.findings import LEVELS, PreflightFinding
 from autotune.preflight.tuned import load_tuned
+from autotune.probe.options import ProbeSettings
 
 SCHEMA_VERSION = 1
 DEFAULT_BUDGET_S = 30.0
@@ -66,13 +67,27 @@ class PreflightResult:
                 "fits": self.fits, "exit_code": self.exit_code, "verdict": self.verdict, "notes": list(self.notes)}
 
 
-def run_preflight(*, tuned_dir: Path, harness: Path, corpus_dir: Path | None, budget_s: float = DEFAULT_BUDGET_S,
-                  seed: int = 0, afl_binary: Path | None = None, env: dict[str, str] | None = None,
-                  procfs_root: Path = Path("/proc"), sysfs_root: Path = Path("/sys"), demo: bool = False,
-                  max_execs: int | None = None, on_progress: Callable | None = None) -> PreflightResult:
-    """Run the checks; AutotuneError (exit 1) when preflight cannot run at all."""
+@dataclass(frozen=True)
+class PreflightHost:
+    """Where the checks look besides the tuned directory: the afl-cc build ``afl_binary`` to check against
+    afl-build.env (None: none), the caller's environment ``env`` (None: this process's), and the procfs and
+    sysfs trees to read (tests give fake ones)."""
+
+    afl_binary: Path | None = None
+    env: dict[str, str] | None = None
+    procfs_root: Path = Path("/proc")
+    sysfs_root: Path = Path("/sys")
+
+
+def run_preflight(*, tuned_dir: Path, harness: Path, corpus_dir: Path | None,
+                  probe: ProbeSettings = ProbeSettings(time_s=DEFAULT_BUDGET_S), host: PreflightHost = PreflightHost(),
+                  demo: bool = False, on_progress: Callable | None = None) -> PreflightResult:
+    """Run the checks after a short probe of ``harness`` (``probe``: its settings, ``probe.time_s`` the
+    budget; ``demo``: the demo target, as probe.json records); AutotuneError (exit 1) when preflight
+    cannot run at all."""
     from autotune.probe.campaign import run_probe
 
+    env = host.env
     tuned = load_tuned(tuned_dir)
     run_env = afl.base_env(env) | {k: v for k, v in (env or {}).items() if k.startswith("AFL_")}
     ctx_tools: dict[str, str] = {}
@@ -80,16 +95,16 @@ def run_preflight(*, tuned_dir: Path, harness: Path, corpus_dir: Path | None, bu
     try:
         for tool in AFL_TOOLS:  # before spending the probe budget: missing AFL++ = could not run
             ctx_tools[tool] = afl.find_tool(tool, env=run_env)
-        probe = run_probe(binary=harness, out_dir=work / "probe", corpus_dir=corpus_dir, time_s=budget_s,
-                          max_execs=max_execs, seed=seed, demo=demo, on_progress=on_progress)
-        ctx = Context(tuned=tuned, probe=probe, harness=harness, env=run_env, afl_binary=afl_binary,
-                      procfs_root=procfs_root, sysfs_root=sysfs_root, tools=ctx_tools)
+        probed = run_probe(binary=harness, out_dir=work / "probe", corpus_dir=corpus_dir, settings=probe, demo=demo,
+                           on_progress=on_progress)
+        ctx = Context(tuned=tuned, probe=probed, harness=harness, env=run_env, afl_binary=host.afl_binary,
+                      procfs_root=host.procfs_root, sysfs_root=host.sysfs_root, tools=ctx_tools)
         findings: list[PreflightFinding] = []
         for check in CHECKS:
             findings.extend(check(ctx))
-        c = probe.campaign
+        c = probed.campaign
         return PreflightResult(tuned_dir=str(tuned.path), harness=str(harness),
-                               corpus_dir=str(corpus_dir) if corpus_dir else None, budget_s=budget_s,
+                               corpus_dir=str(corpus_dir) if corpus_dir else None, budget_s=probe.time_s,
                                probe={"execs": c.execs, "execs_per_s": round(c.execs_per_s, 1), "kept": c.kept,
                                       "crashes": c.crashes, "hangs": c.hangs, "elapsed_s": round(c.elapsed_s, 2)},
                                findings=findings)

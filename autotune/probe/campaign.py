@@ -30,8 +30,8 @@ from autotune.probe.afl_engine import (AFL_SHARE, AFL_START_S, ENGINES, MIN_AFL_
                                        run_afl_engine)
 from autotune.probe.census import analyse, percentiles
 from autotune.probe.client import ProbeServer, status_of
-from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
 from autotune.probe.mutator import Havoc
+from autotune.probe.options import ProbeSettings
 from autotune.probe.result import (FILE_NAME, CampaignStats, CorpusEntry, Curve, Finding, ProbeConfig,
                                    ProbeResult)
 from autotune.probe.output import check_out_dir, dir_bytes, install
@@ -83,18 +83,17 @@ def _sanitizer_line(log: str) -> str | None:
 
 class _Campaign:
     def __init__(self, *, server: ProbeServer, staging: Path, rng: random.Random, mutant_cap: int,
-                 max_execs: int | None, deadline: float, t0: float, on_progress, time_budget_s: float,
-                 max_trace: int):
+                 deadline: float, t0: float, on_progress, settings: ProbeSettings):
         self.server = server
         self.staging = staging
         self.rng = rng
         self.havoc = Havoc(rng=rng, max_len=mutant_cap)
-        self.max_execs = max_execs
+        self.max_execs = settings.max_execs
         self.deadline = deadline
         self.t0 = t0
         self.on_progress = on_progress
-        self.time_budget_s = time_budget_s
-        self.max_trace = max_trace
+        self.time_budget_s = settings.time_s
+        self.max_trace = settings.max_trace_inputs
         self.traced = 0  # corpus entries [0, traced) have been traced (or tried)
         self.trace_s_each: float | None = None  # measured cost of one TRACE
         self.execs = self.execs_ok = 0
@@ -307,11 +306,12 @@ def _select_metrics(metrics: Sequence[str] | None) -> tuple[str, ...] | None:
     return tuple(m for m in METRICS if m in metrics)
 
 
-def _afl_phase(*, engine: str, binary: Path, seeds: list[tuple[str, bytes]], staging: Path, seconds: float,
-               max_execs: int | None, seed: int, metrics: Sequence[str] | None,
+def _afl_phase(*, settings: ProbeSettings, binary: Path, seeds: list[tuple[str, bytes]], staging: Path,
+               seconds: float, metrics: Sequence[str] | None,
                notes: list[str]) -> tuple[AflEngineRun | None, list[tuple[str, bytes]]]:
     """afl-fuzz's part of the probe (``seconds`` of the time left after the seeds), when the engine
-    is afl, or auto and afl-fuzz is installed."""
+    is afl, or auto and afl-fuzz is installed; the census of ``metrics`` (None: all)."""
+    engine, max_execs, seed = settings.engine, settings.max_execs, settings.seed
     if engine == "havoc":
         return None, []
     if max_execs is not None:  # an execution budget asks for a reproducible census: afl-fuzz's time-box is not
@@ -349,9 +349,11 @@ def _afl_phase(*, engine: str, binary: Path, seeds: list[tuple[str, bytes]], sta
     return run, inputs
 
 
-def _build_result(*, camp: _Campaign, staging: Path, config: ProbeConfig, seeds, seed_counts: dict, stop: str,
+def _build_result(*, camp: _Campaign, config: ProbeConfig, seeds, seed_counts: dict, stop: str,
                   loop_s: float, notes: list[str], afl_run: AflEngineRun | None = None) -> ProbeResult:
-    """Read the census files the server wrote, analyse them, and assemble the ProbeResult."""
+    """Read the census files the server wrote (in the campaign's staging directory), analyse them, and
+    assemble the ProbeResult."""
+    staging = camp.staging
     names = [m for m in METRICS if config.metrics is None or m in config.metrics]
     for m in names:
         tp = P.trace_path(staging, m)
@@ -385,36 +387,24 @@ def _build_result(*, camp: _Campaign, staging: Path, config: ProbeConfig, seeds,
                        afl=afl_run)
 
 
-def run_probe(
-    *,
-    binary: Path,
-    out_dir: Path,
-    corpus_dir: Path | None,
-    time_s: float = DEFAULT_PROBE_TIME_S,
-    max_execs: int | None = None,
-    seed: int = 0,
-    timeout_ms: int = P.DEFAULT_TIMEOUT_MS,
-    max_input_bytes: int = P.DEFAULT_MAX_INPUT,
-    capacity: int = P.DEFAULT_CAPACITY,
-    max_trace_inputs: int = 1000,
-    metrics: Sequence[str] | None = None,
-    demo: bool = False,
-    engine: str = "havoc",
-    on_progress: Callable[[Progress], None] | None = None,
-) -> ProbeResult:
-    """Run the probe campaign on ``binary`` and write the results to ``out_dir``.
+def run_probe(*, binary: Path, out_dir: Path, corpus_dir: Path | None, settings: ProbeSettings = ProbeSettings(),
+              demo: bool = False, on_progress: Callable[[Progress], None] | None = None) -> ProbeResult:
+    """Run the probe campaign on ``binary`` as ``settings`` say and write the results to ``out_dir``
+    (``demo``: the binary is the bundled demo's, as probe.json records).
 
-    ``engine``: ``havoc`` (default) mutates with the probe's own loop; ``afl`` runs afl-fuzz on the
-    union map of every metric for most of the time and takes the census by replaying what it kept
+    ``settings.engine``: ``havoc`` (default) mutates with the probe's own loop; ``afl`` runs afl-fuzz on
+    the union map of every metric for most of the time and takes the census by replaying what it kept
     (afl_engine); ``auto`` is afl when afl-fuzz is installed, else havoc (and says so in the notes).
     havoc is the default because it reached more keys of every metric in 60 s on the demo and on
     libyaml (benchmarks/probe_engines.py, results in benchmarks/results/probe-engines-*).
     """
+    engine, time_s, max_execs, seed = settings.engine, settings.time_s, settings.max_execs, settings.seed
+    timeout_ms, max_input_bytes, capacity = settings.timeout_ms, settings.max_input_bytes, settings.capacity
     if engine not in ENGINES:
         raise AutotuneError(f"unknown probe engine {engine!r}", fix=f"choose one of: {', '.join(ENGINES)}")
     _validate(time_s=time_s, max_execs=max_execs, timeout_ms=timeout_ms, max_input_bytes=max_input_bytes,
               capacity=capacity)
-    selected = _select_metrics(metrics)
+    selected = _select_metrics(settings.metrics)
     t_start = time.monotonic()
     out_dir = Path(out_dir)
     check_out_dir(out_dir, corpus_dir)
@@ -439,8 +429,7 @@ def run_probe(
             longest = max((len(d) for _, d in seeds.inputs), default=0)
             camp = _Campaign(server=server, staging=staging, rng=random.Random(seed),
                              mutant_cap=min(max_input_bytes, max(MIN_MUTANT_LEN_CAP, 2 * longest)),
-                             max_execs=max_execs, deadline=t_start + time_s - reserve, t0=t0,
-                             on_progress=on_progress, time_budget_s=time_s, max_trace=max_trace_inputs)
+                             deadline=t_start + time_s - reserve, t0=t0, on_progress=on_progress, settings=settings)
             seed_counts = {"ok": 0, "crash": 0, "hang": 0, "not_run": 0}
             try:
                 stop, seed_counts = camp.run_seeds(seeds.inputs, seed_counts)
@@ -452,9 +441,8 @@ def run_probe(
                     camp.progress(time.monotonic(), force=True)
                     t_afl = time.monotonic()
                     afl_run, afl_inputs = _afl_phase(
-                        engine=engine, binary=binary, seeds=seeds.inputs, staging=staging,
-                        seconds=AFL_SHARE * (camp.deadline - t_afl), max_execs=max_execs, seed=seed,
-                        metrics=selected, notes=notes)
+                        settings=settings, binary=binary, seeds=seeds.inputs, staging=staging,
+                        seconds=AFL_SHARE * (camp.deadline - t_afl), metrics=selected, notes=notes)
                     afl_wall_s = time.monotonic() - t_afl
                 if stop is None and afl_inputs:
                     camp.phase = "replay"
@@ -487,7 +475,7 @@ def run_probe(
                              max_input_bytes=max_input_bytes, capacity=capacity,
                              metrics=list(selected) if selected else None,
                              engine="afl" if afl_run is not None else "havoc")
-        result = _build_result(camp=camp, staging=staging, config=config, seeds=seeds, seed_counts=seed_counts,
+        result = _build_result(camp=camp, config=config, seeds=seeds, seed_counts=seed_counts,
                                stop=stop, loop_s=loop_s, notes=notes, afl_run=afl_run)
         result.out_dir = out_dir
         for name in (P.INPUT_BUF_NAME, "target.log"):

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from autotune.errors import DocumentError
+from autotune.probe.defaults import DEFAULT_CAPACITY, DEFAULT_MAX_INPUT, DEFAULT_TIMEOUT_MS  # noqa: F401 (the protocol's)
 from autotune.vocabulary import METRICS
 
 N_METRICS = len(METRICS)
@@ -33,10 +34,6 @@ STATUS_NAMES = {ST_OK: "ok", ST_CRASH: "crash", ST_HANG: "hang", ST_FULL: "censu
 # Shared input buffer: u32 len; u32 reserved; u8 data[MAX_INPUT].
 INPUT_HEADER = struct.Struct("<II")
 INPUT_BUF_NAME = "input.buf"
-
-DEFAULT_MAX_INPUT = 1 << 20
-DEFAULT_CAPACITY = 1 << 18
-DEFAULT_TIMEOUT_MS = 1000
 
 CENSUS_MAGIC = b"ATCENS01"
 CENSUS_HEADER = struct.Struct("<8sIIQQ")  # magic, metric, reserved, n_entries, dropped

@@ -42,31 +42,16 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from autotune.configuration import Configuration
 from autotune.errors import AutotuneError
+# the race's defaults are options.py's (re-exported here, where the race's modules have always read them)
+from autotune.race.options import (DEFAULT_ALPHA, DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS,  # noqa: F401
+                                   DEFAULT_MIN_TRIAL_S, DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, RaceBudget)
 from autotune.stats import a12, mann_whitney, signed_rank
 
 SCHEMA_VERSION = 1
-DEFAULT_ALPHA = 0.05
-DEFAULT_ETA = 2
-DEFAULT_REPEATS = 3
-# The last rung, whose trials decide, runs at least this many per contestant: 5 seed-paired trials
-# are the fewest the exact one-sided signed-rank test can decide on at 0.05 (all 5 pairs won,
-# p = 1/32; decision_test). Unpaired, 5 against 5 reaches p <= 0.05 with 21 of 25 pairs won (3 against
-# 3 needs all 9): a real but noisy lead is found about half again as often (A12 0.8: 48 % against
-# 32 % of races, simulated) at the same false-positive rate.
-DEFAULT_FINAL_REPEATS = 5
-# The race's wall-clock budget when none is given (`autotune run`, `autotune race` and race_target
-# alike): on 2 cores it races guard and edge against the default in rungs of 40 s and 80 s, so the
-# demo main job (probe, tune, race) ends in about ten minutes; more cores or --budget race more.
-DEFAULT_BUDGET_S = 480.0
-# A trial shorter than this says little: afl-fuzz spends its first seconds calibrating the seeds.
-DEFAULT_MIN_TRIAL_S = 20
-# Per-trial cost besides the fuzzing itself: afl-fuzz start-up and calibration, the yardstick
-# replay of what it kept. Counted in the plan so the race fits the budget in wall time.
-DEFAULT_OVERHEAD_S = 5.0
 
 
 # a configuration in the race (autotune.configuration, the one configuration type)
@@ -264,38 +249,37 @@ def first_trial_s(*, waves: Sequence[int], eta: int, budget_s: float, overhead_s
     return t0, (fixed + per_t0 * min_trial_s if t0 < min_trial_s else None)
 
 
-def rung_waves(*, sizes: Sequence[int], jobs: int, repeats: int, eta: int,
-               final_repeats: int) -> tuple[list[int], list[int], list[int]]:
+def rung_waves(*, sizes: Sequence[int], budget: RaceBudget) -> tuple[list[int], list[int], list[int]]:
     """(contestants entering each rung besides the default, trials per contestant each rung, waves of
-    ``jobs`` trials each rung) when the first rung's ``sum(sizes)`` contestants run in batches of
+    ``budget.jobs`` trials each rung) when the first rung's ``sum(sizes)`` contestants run in batches of
     ``sizes``, the default's trials with the first batch."""
-    entering = _entering(sum(sizes), eta)
-    reps = rung_repeats(rungs=len(entering), repeats=repeats, final_repeats=final_repeats)
+    jobs = budget.jobs
+    entering = _entering(sum(sizes), budget.eta)
+    reps = rung_repeats(rungs=len(entering), repeats=budget.repeats, final_repeats=budget.final_repeats)
     waves = [_waves((sizes[0] + 1) * reps[0], jobs) + sum(_waves(b * reps[0], jobs) for b in sizes[1:])]
     waves += [_waves((m + 1) * r, jobs) for m, r in zip(entering[1:], reps[1:])]
     return entering, reps, waves
 
 
-def plan_rungs(*, sizes: Sequence[int], budget_s: float, jobs: int, repeats: int, eta: int, min_trial_s: int,
-               overhead_s: float, final_repeats: int, what: str, fix: str = "") -> tuple[RungPlan, ...]:
+def plan_rungs(*, sizes: Sequence[int], budget: RaceBudget, what: str, fix: str = "") -> tuple[RungPlan, ...]:
     """The rungs of a race whose first rung runs in batches of ``sizes`` (:func:`rung_waves`): t0 the
-    largest whole second that fits ``budget_s``. Too small a budget for trials of ``min_trial_s`` is
-    an error naming the budget needed; ``what`` is what it cannot do, ``fix`` adds to the fix."""
-    entering, reps, waves = rung_waves(sizes=sizes, jobs=jobs, repeats=repeats, eta=eta, final_repeats=final_repeats)
-    t0, need = first_trial_s(waves=waves, eta=eta, budget_s=budget_s, overhead_s=overhead_s, min_trial_s=min_trial_s)
+    largest whole second that fits ``budget.budget_s``. Too small a budget for trials of
+    ``budget.min_trial_s`` is an error naming the budget needed; ``what`` is what it cannot do, ``fix``
+    adds to the fix."""
+    b = budget
+    entering, reps, waves = rung_waves(sizes=sizes, budget=b)
+    t0, need = first_trial_s(waves=waves, eta=b.eta, budget_s=b.budget_s, overhead_s=b.overhead_s,
+                             min_trial_s=b.min_trial_s)
     if need is not None:
-        raise AutotuneError(f"a budget of {budget_s:.0f} s cannot {what} ({repeats} trials each, {reps[-1]} in the "
-                            f"deciding rung, {jobs} at a time) with trials of at least {min_trial_s} s",
+        raise AutotuneError(f"a budget of {b.budget_s:.0f} s cannot {what} ({b.repeats} trials each, {reps[-1]} in "
+                            f"the deciding rung, {b.jobs} at a time) with trials of at least {b.min_trial_s} s",
                             fix=f"raise --budget to at least {math.ceil(need)} s{fix}")
-    return tuple(RungPlan(seconds=t0 * eta ** r, candidates=m, repeats=n)
+    return tuple(RungPlan(seconds=t0 * b.eta ** r, candidates=m, repeats=n)
                  for r, (m, n) in enumerate(zip(entering, reps)))
 
 
-def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEFAULT_REPEATS,
-              eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-              overhead_s: float = DEFAULT_OVERHEAD_S,
-              final_repeats: int = DEFAULT_FINAL_REPEATS) -> tuple[RungPlan, ...]:
-    """Trial lengths for each rung so the race fits ``budget_s`` of wall time on ``jobs`` cores.
+def plan_race(*, candidates: int, budget: RaceBudget) -> tuple[RungPlan, ...]:
+    """Trial lengths for each rung so the race fits ``budget.budget_s`` of wall time on ``budget.jobs`` cores.
 
     Rung r runs (entering_r + 1 default) x repeats_r trials of t0 * eta^r seconds, ``jobs`` at a
     time (repeats_r: ``repeats``, the last rung at least ``final_repeats``); t0 is the largest whole
@@ -304,13 +288,46 @@ def plan_race(*, candidates: int, budget_s: float, jobs: int, repeats: int = DEF
     """
     if candidates < 1:
         raise AutotuneError("the race has no candidate besides the default", fix="give at least one candidate")
-    if jobs < 1 or repeats < 1 or eta < 2:
-        raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
-                            fix="use jobs >= 1, repeats >= 1 and eta >= 2")
-    return plan_rungs(sizes=[candidates], budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                      min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats,
+    check_budget_shape(budget)
+    return plan_rungs(sizes=[candidates], budget=budget,
                       what=f"race {candidates} candidate{'s' if candidates != 1 else ''} and the default",
                       fix=", or race fewer candidates or repeats")
+
+
+def check_budget_shape(budget: RaceBudget, *, batch: int = 1) -> None:
+    """Refuse rungs that cannot be planned: no trial at a time (``jobs`` unset counts as none), no
+    repeat, an eta below 2 (or a search batch below 1)."""
+    jobs, repeats, eta = budget.jobs, budget.repeats, budget.eta
+    if jobs is None or jobs < 1 or repeats < 1 or eta < 2 or batch < 1:
+        raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
+                            fix="use jobs >= 1, repeats >= 1 and eta >= 2")
+
+
+P = TypeVar("P")
+
+
+def most_that_fit(*, top: int, plan: Callable[[int, int], P], min_trial_s: int,
+                  longer_first: bool = False) -> tuple[int, P]:
+    """(n, ``plan(n, shortest)``) for the most candidates n, from ``top`` down to 1, whose plan fits the
+    budget (``plan`` raises AutotuneError when it does not) with first-rung trials of at least
+    ``shortest`` = ``min_trial_s``; with ``longer_first``, first of at least twice ``min_trial_s`` when
+    two or more fit so (short trials are noisy: more candidates are not worth trials that say little).
+    When not even one fits, the error of one at ``min_trial_s``. The one budget-fitting loop of both
+    strategies: the list's (race/stage.py fit_to_budget) and the search's (race/search.py fit_search)."""
+    if top < 1:
+        return top, plan(top, min_trial_s)  # raises: nothing to race
+    last_error: AutotuneError | None = None
+    for shortest in ((2 * min_trial_s,) if longer_first else ()) + (min_trial_s,):
+        for n in range(top, 0, -1):
+            if shortest > min_trial_s and n < 2:
+                break
+            try:
+                return n, plan(n, shortest)
+            except AutotuneError as exc:
+                if shortest == min_trial_s:
+                    last_error = exc
+    assert last_error is not None
+    raise last_error
 
 
 def rank_by_figures(rung_trials: Sequence[TrialFigures], names: Sequence[str], *,

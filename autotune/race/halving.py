@@ -18,9 +18,9 @@ import time
 from typing import Callable, Protocol, Sequence
 
 from autotune.errors import AutotuneError
-from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
-                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rule, Rung, RungPlan,
-                                RunTrials, TrialFigures, TrialPlan, plan_race, rank_by_figures)
+from autotune.race.core import (Contestant, RaceResult, Rule, Rung, RungPlan, RunTrials, TrialFigures, TrialPlan,
+                                plan_race, rank_by_figures)
+from autotune.race.options import RaceBudget, RaceProgress, RaceSettings
 
 
 class Proposer(Protocol):
@@ -119,10 +119,11 @@ def _first_rung(proposer: Proposer, *, step: RungPlan, batches: Sequence[int], d
 
 
 def halve(*, proposer: Proposer, rule: Rule, plan: Sequence[RungPlan], batches: Sequence[int], default: str,
-          run_trials: RunTrials, budget_s: float, jobs: int, repeats: int, eta: int, seed: int,
-          on_rung: Callable[[Rung], None] | None = None) -> RaceResult:
+          run_trials: RunTrials, budget: RaceBudget, on_rung: Callable[[Rung], None] | None = None) -> RaceResult:
     """Run ``plan``'s rungs: the first with what ``proposer`` proposes (in ``batches``), each later one with
-    the best of the rung before; stop early or decide by ``rule``."""
+    the best of the rung before; stop early or decide by ``rule`` (whose seed seeds afl-fuzz's -s).
+    ``budget``: what the plan was made for, as the result records it."""
+    seed = rule.seed
     t_start = time.monotonic()
     rungs: list[Rung] = []
     stopped_early = False
@@ -146,20 +147,19 @@ def halve(*, proposer: Proposer, rule: Rule, plan: Sequence[RungPlan], batches: 
             break
     decision = rule.decide(rungs[-1], default=default, stopped_early=stopped_early)
     return RaceResult(contestants=proposer.contestants(), plan=tuple(plan), rungs=tuple(rungs), decision=decision,
-                      budget_s=float(budget_s), jobs=jobs, repeats=repeats, eta=eta, seed=seed,
-                      stopped_early=stopped_early, elapsed_s=round(time.monotonic() - t_start, 3),
+                      budget_s=float(budget.budget_s), jobs=budget.jobs, repeats=budget.repeats, eta=budget.eta,
+                      seed=seed, stopped_early=stopped_early, elapsed_s=round(time.monotonic() - t_start, 3),
                       search=proposer.history())
 
 
-def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, budget_s: float, jobs: int,
-             repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-             overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = DEFAULT_ALPHA, seed: int = 0,
-             on_rung: Callable[[Rung], None] | None = None, final_repeats: int = DEFAULT_FINAL_REPEATS,
-             objective: str = "edges", plan: Sequence[RungPlan] | None = None) -> RaceResult:
+def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, settings: RaceSettings,
+             progress: RaceProgress = RaceProgress(), plan: Sequence[RungPlan] | None = None) -> RaceResult:
     """Race ``contestants`` (exactly one of them the default) and decide what to recommend, by edges
-    or (``objective="bugs"``, the trials' figures carrying their time to trigger) by bugs. ``plan``: the
-    rungs when already planned (race_target's fit_to_budget), else plan_race's for this budget."""
-    rule = Rule(alpha=alpha, objective=objective, seed=seed)
+    or (``settings.judge`` ``bugs``, the trials' figures carrying their time to trigger) by bugs, at
+    ``settings.alpha``, afl-fuzz seeded by ``settings.seed``; ``progress.on_rung`` hears each rung.
+    ``plan``: the rungs when already planned (race_target's fit_to_budget), else plan_race's for
+    ``settings.budget`` (its ``jobs`` set)."""
+    rule = Rule(alpha=settings.alpha, objective=settings.judge, seed=settings.seed)
     defaults = [c for c in contestants if c.is_default]
     if len(defaults) != 1:
         raise AutotuneError(f"the race needs exactly one default contestant, got {len(defaults)}",
@@ -168,8 +168,7 @@ def run_race(*, contestants: Sequence[Contestant], run_trials: RunTrials, budget
     if len(set(names)) != len(names):
         raise AutotuneError("two contestants share a name", fix="give every configuration its own name")
     if plan is None:
-        plan = plan_race(candidates=len(names) - 1, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                         min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
-    return halve(proposer=FixedList(contestants, objective=objective), rule=rule, plan=plan,
-                 batches=(plan[0].candidates,), default=defaults[0].name, run_trials=run_trials, budget_s=budget_s,
-                 jobs=jobs, repeats=repeats, eta=eta, seed=seed, on_rung=on_rung)
+        plan = plan_race(candidates=len(names) - 1, budget=settings.budget)
+    return halve(proposer=FixedList(contestants, objective=settings.judge), rule=rule, plan=plan,
+                 batches=(plan[0].candidates,), default=defaults[0].name, run_trials=run_trials,
+                 budget=settings.budget, on_rung=progress.on_rung)

@@ -47,15 +47,15 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError
 from autotune.mappoint import MapPoint
-from autotune.race.core import (DEFAULT_ALPHA, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
-                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rule, Rung, RungPlan,
-                                RunTrials, TrialFigures, first_trial_s, plan_rungs, rung_waves)
+from autotune.race.core import (Contestant, RaceResult, Rule, RungPlan, RunTrials, TrialFigures, check_budget_shape,
+                                first_trial_s, most_that_fit, plan_rungs, rung_waves)
+from autotune.race.options import RaceBudget, RaceProgress, RaceSettings
 from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, METRIC_VAR, RACE_MAP_POW2
 
 SPEED_WEIGHT = 0.02
@@ -95,6 +95,18 @@ class SpaceFacts:
                 "l2_bytes": self.l2_bytes, "max_collision_rate": self.max_collision_rate,
                 "max_counter_overflow": self.max_counter_overflow, "inline": self.inline,
                 "llc_bytes": self.llc_bytes, "instances": self.instances}
+
+
+@dataclass(frozen=True)
+class Space:
+    """What the search may propose: the feasible ``points`` (:func:`enumerate_space`) for the ``facts``
+    that ruled the others out, how many were ``ruled_out`` per reason, and the prior's first proposals
+    (``seeds``: each point with why, :func:`prior_seeds`)."""
+
+    points: tuple[MapPoint, ...]
+    facts: SpaceFacts
+    seeds: tuple[tuple[MapPoint, str], ...] = ()
+    ruled_out: Mapping[str, int] = field(default_factory=dict)
 
 
 def _dense(point: MapPoint, facts: SpaceFacts) -> int | None:
@@ -462,86 +474,67 @@ def _batches(*, candidates: int, first_batch: int, batch: int) -> list[int]:
     return sizes
 
 
-def budget_for(*, candidates: int, seeds: int, jobs: int, repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA,
-               min_trial_s: int = DEFAULT_MIN_TRIAL_S, overhead_s: float = DEFAULT_OVERHEAD_S,
-               final_repeats: int = DEFAULT_FINAL_REPEATS) -> int:
+def budget_for(*, candidates: int, seeds: int, budget: RaceBudget) -> int:
     """The smallest budget (whole seconds) at which :func:`fit_search` plans ``candidates`` proposals or
-    more. fit_search takes the most proposals with first trials of twice ``min_trial_s`` when two or
-    more fit so, else the most with trials of ``min_trial_s``: so ``candidates`` first fit with the
-    shorter trials, unless two already fit with the longer ones by then."""
+    more with ``budget``'s rungs (its ``budget_s`` aside). fit_search takes the most proposals with first
+    trials of twice ``min_trial_s`` when two or more fit so, else the most with trials of ``min_trial_s``:
+    so ``candidates`` first fit with the shorter trials, unless two already fit with the longer ones by
+    then."""
+    b = budget
 
     def need(k: int, shortest: int) -> float:
-        *_, waves = rung_waves(sizes=_batches(candidates=k, first_batch=min(seeds, k) or 1, batch=jobs), jobs=jobs,
-                               repeats=repeats, eta=eta, final_repeats=final_repeats)
-        return first_trial_s(waves=waves, eta=eta, budget_s=0.0, overhead_s=overhead_s, min_trial_s=shortest)[1] or 0.0
+        *_, waves = rung_waves(sizes=_batches(candidates=k, first_batch=min(seeds, k) or 1, batch=b.jobs), budget=b)
+        return first_trial_s(waves=waves, eta=b.eta, budget_s=0.0, overhead_s=b.overhead_s,
+                             min_trial_s=shortest)[1] or 0.0
 
-    short = need(candidates, min_trial_s)
-    if candidates < 2 or short < need(2, 2 * min_trial_s):
+    short = need(candidates, b.min_trial_s)
+    if candidates < 2 or short < need(2, 2 * b.min_trial_s):
         return math.ceil(short)
-    return math.ceil(need(candidates, 2 * min_trial_s))
+    return math.ceil(need(candidates, 2 * b.min_trial_s))
 
 
-def plan_sentence(*, plan: Sequence[RungPlan], batches: Sequence[int], seeds: int, space_size: int, budget_s: float,
-                  jobs: int, repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA,
-                  min_trial_s: int = DEFAULT_MIN_TRIAL_S, overhead_s: float = DEFAULT_OVERHEAD_S,
-                  final_repeats: int = DEFAULT_FINAL_REPEATS, max_proposals: int = MAX_PROPOSALS) -> str:
+def plan_sentence(*, plan: Sequence[RungPlan], batches: Sequence[int], seeds: int, space_size: int,
+                  budget: RaceBudget, max_proposals: int = MAX_PROPOSALS) -> str:
     """What the budget buys, for the user: proposals (from the prior, from the model), trial lengths, and
     the budget that buys one more proposal and the model's first (:func:`budget_for`)."""
     n = sum(batches)
     prior = min(seeds, n)
-    kw = dict(seeds=seeds, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s,
-              final_repeats=final_repeats)
     lengths = ", ".join(f"{r.seconds} s" for r in plan)
-    out = (f"the budget ({budget_s:.0f} s) buys {n} proposal{'s' if n != 1 else ''} ({prior} from the prior, "
+    out = (f"the budget ({budget.budget_s:.0f} s) buys {n} proposal{'s' if n != 1 else ''} ({prior} from the prior, "
            f"{n - prior} from the model) in rungs of {lengths} trials")
     more = []
     if n < min(space_size, max_proposals):
-        more.append(f"--budget {budget_for(candidates=n + 1, **kw)} buys {n + 1}")
+        more.append(f"--budget {budget_for(candidates=n + 1, seeds=seeds, budget=budget)} buys {n + 1}")
     if n == prior and seeds < min(space_size, max_proposals):
-        more.append(f"--budget {budget_for(candidates=seeds + 1, **kw)} the model's first")
+        more.append(f"--budget {budget_for(candidates=seeds + 1, seeds=seeds, budget=budget)} the model's first")
     return out + ("; " + ", ".join(more) if more else "")
 
 
-def plan_search(*, candidates: int, first_batch: int, batch: int, budget_s: float, jobs: int,
-                repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-                overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS
+def plan_search(*, candidates: int, first_batch: int, batch: int, budget: RaceBudget
                 ) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
     """(rungs, first-rung batch sizes) for ``candidates`` proposals: the first batch runs with the
     default's trials, later batches (of ``batch``) each after the model has seen the earlier ones; the
     rungs after the first are successive halving's. Raises like plan_race when t0 < min_trial_s."""
     if candidates < 1:
         raise AutotuneError("the search has no configuration to try", fix="allow more metrics (--metrics)")
-    if jobs < 1 or repeats < 1 or eta < 2 or batch < 1:
-        raise AutotuneError(f"bad race settings: jobs={jobs}, repeats={repeats}, eta={eta}",
-                            fix="use jobs >= 1, repeats >= 1 and eta >= 2")
+    check_budget_shape(budget, batch=batch)
     sizes = _batches(candidates=candidates, first_batch=first_batch, batch=batch)
-    plan = plan_rungs(sizes=sizes, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, min_trial_s=min_trial_s,
-                      overhead_s=overhead_s, final_repeats=final_repeats,
+    plan = plan_rungs(sizes=sizes, budget=budget,
                       what=f"try {candidates} configuration{'s' if candidates != 1 else ''} against the default")
     return plan, tuple(sizes)
 
 
-def fit_search(*, space_size: int, seeds: int, budget_s: float, jobs: int, repeats: int, eta: int,
-               min_trial_s: int, overhead_s: float, max_proposals: int = MAX_PROPOSALS,
-               final_repeats: int = DEFAULT_FINAL_REPEATS) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
+def fit_search(*, space_size: int, seeds: int, budget: RaceBudget, max_proposals: int = MAX_PROPOSALS
+               ) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
     """The plan with the most proposals (at most ``max_proposals`` and the space) that fits the budget
     with first-rung trials of at least twice ``min_trial_s`` (short trials are noisy: more proposals
-    are not worth trials that say little), else of at least ``min_trial_s``."""
-    top = max(1, min(space_size, max_proposals))
-    last_error: AutotuneError | None = None
-    for shortest in (2 * min_trial_s, min_trial_s):
-        for n in range(top, 0, -1):
-            if shortest > min_trial_s and n < 2:
-                break
-            try:
-                return plan_search(candidates=n, first_batch=min(seeds, n) or 1, batch=jobs, budget_s=budget_s,
-                                   jobs=jobs, repeats=repeats, eta=eta, min_trial_s=shortest,
-                                   overhead_s=overhead_s, final_repeats=final_repeats)
-            except AutotuneError as exc:
-                if shortest == min_trial_s:
-                    last_error = exc
-    assert last_error is not None
-    raise last_error
+    are not worth trials that say little), else of at least ``min_trial_s`` (core.most_that_fit)."""
+    def plan(n: int, shortest: int) -> tuple[tuple[RungPlan, ...], tuple[int, ...]]:
+        return plan_search(candidates=n, first_batch=min(seeds, n) or 1, batch=budget.jobs,
+                           budget=replace(budget, min_trial_s=shortest))
+
+    return most_that_fit(top=max(1, min(space_size, max_proposals)), plan=plan, min_trial_s=budget.min_trial_s,
+                         longer_first=True)[1]
 
 
 Prepare = Callable[[Sequence[Contestant]], Mapping[str, str]]  # builds them; {name: reason} of those that failed
@@ -553,14 +546,14 @@ class ModelProposer:
     proposed (a failed build drops its build kind's points, and the next proposal takes its place); the
     model learns from every rung's pairs and ranks by its posterior mean at the rung's fidelity."""
 
-    def __init__(self, *, default: Contestant, space: Sequence[MapPoint], seeds: Sequence[tuple[MapPoint, str]],
-                 facts: SpaceFacts, prepare: Prepare, plan: Sequence[RungPlan], batches: Sequence[int], seed: int,
-                 ruled_out: Mapping[str, int] | None = None, wrap: Callable[[Contestant], Contestant] | None = None,
+    def __init__(self, *, default: Contestant, space: Space, prepare: Prepare, plan: Sequence[RungPlan],
+                 batches: Sequence[int], seed: int, wrap: Callable[[Contestant], Contestant] | None = None,
                  on_batch: Callable[[dict], None] | None = None):
+        facts = space.facts
         self.default, self.facts, self.prepare, self.plan, self.batches = default, facts, prepare, plan, batches
         self.wrap = wrap or (lambda c: c)
         self.on_batch = on_batch
-        self.space_size, self.ruled_out = len(space), dict(ruled_out or {})
+        self.space_size, self.ruled_out = len(space.points), dict(space.ruled_out)
         self.rng = random.Random(seed)
         self.model = Model(facts=facts, seed=seed)
         self.built: dict[str, Contestant] = {default.name: default}
@@ -570,8 +563,8 @@ class ModelProposer:
         self.convergence: list[dict] = []
         self.afl_seconds = 0.0
         self.failed_builds: set[tuple] = set()
-        self.pool = [p for p in space]
-        self.seeds: list[tuple[MapPoint, str, Any, Any]] | None = [(p, why, None, None) for p, why in seeds]
+        self.pool = [p for p in space.points]
+        self.seeds: list[tuple[MapPoint, str, Any, Any]] | None = [(p, why, None, None) for p, why in space.seeds]
         for p, *_ in self.seeds:
             self.pool.remove(p)
         self.last_fid = max(1.0, math.log2(plan[-1].seconds / plan[0].seconds)) if len(plan) > 1 else 1.0
@@ -678,38 +671,34 @@ class ModelProposer:
                 "convergence": self.convergence, "dropped": self.dropped}
 
 
-def run_search(*, default: Contestant, space: Sequence[MapPoint], seeds: Sequence[tuple[MapPoint, str]],
-               facts: SpaceFacts, prepare: Prepare, run_trials: RunTrials, budget_s: float, jobs: int,
-               repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-               overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = DEFAULT_ALPHA, seed: int = 0,
-               max_proposals: int = MAX_PROPOSALS, ruled_out: Mapping[str, int] | None = None,
-               on_rung: Callable[[Rung], None] | None = None, on_batch: Callable[[dict], None] | None = None,
-               final_repeats: int = DEFAULT_FINAL_REPEATS,
+def run_search(*, default: Contestant, space: Space, prepare: Prepare, run_trials: RunTrials,
+               settings: RaceSettings, progress: RaceProgress = RaceProgress(),
                wrap: Callable[[Contestant], Contestant] | None = None,
-               notice: Callable[[str], None] | None = None) -> RaceResult:
-    """Search ``space`` against ``default`` in afl-fuzz and decide what to recommend (module docstring).
-    ``wrap``: what a point's contestant becomes before it runs (autotune run --instances N: a portfolio
-    with AFL++'s default as its main and the point on its secondaries; ``Contestant.tuned`` is the
-    point's own). ``notice`` hears once what the budget buys (:func:`plan_sentence`)."""
+               max_proposals: int = MAX_PROPOSALS) -> RaceResult:
+    """Search ``space`` against ``default`` in afl-fuzz and decide what to recommend (module docstring),
+    by edges at ``settings.alpha``, within ``settings.budget`` (its ``jobs`` set), seeded by
+    ``settings.seed``. ``wrap``: what a point's contestant becomes before it runs (autotune run
+    --instances N: a portfolio with AFL++'s default as its main and the point on its secondaries;
+    ``Contestant.tuned`` is the point's own). ``progress``: ``on_rung`` hears each rung, ``on_batch``
+    the model's best after each batch, ``notice`` once what the budget buys (:func:`plan_sentence`)."""
     from autotune.race.halving import halve
 
     if not default.is_default:
         raise AutotuneError("the search needs AFL++'s default as its default contestant",
                             fix="report this as a bug in autotune")
-    if not space:
+    if not space.points:
         raise AutotuneError("every configuration was ruled out before the search",
                             fix="raise --max-collision-rate, or allow more metrics (--metrics)")
-    seeds = [(p, why) for p, why in seeds if p in set(space)]
-    plan, batches = fit_search(space_size=len(space), seeds=len(seeds), budget_s=budget_s, jobs=jobs,
-                               repeats=repeats, eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s,
-                               max_proposals=max_proposals, final_repeats=final_repeats)
-    if notice:
-        notice("search: " + plan_sentence(plan=plan, batches=batches, seeds=len(seeds), space_size=len(space),
-                                          budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                                          min_trial_s=min_trial_s, overhead_s=overhead_s,
-                                          final_repeats=final_repeats, max_proposals=max_proposals))
-    proposer = ModelProposer(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare, plan=plan,
-                             batches=batches, seed=seed, ruled_out=ruled_out, wrap=wrap, on_batch=on_batch)
-    return halve(proposer=proposer, rule=Rule(alpha=alpha, seed=seed), plan=plan, batches=batches, default=default.name,
-                 run_trials=run_trials, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta, seed=seed,
-                 on_rung=on_rung)
+    feasible = set(space.points)
+    space = replace(space, seeds=tuple((p, why) for p, why in space.seeds if p in feasible))
+    budget = settings.budget
+    plan, batches = fit_search(space_size=len(space.points), seeds=len(space.seeds), budget=budget,
+                               max_proposals=max_proposals)
+    if progress.notice:
+        progress.notice("search: " + plan_sentence(plan=plan, batches=batches, seeds=len(space.seeds),
+                                                   space_size=len(space.points), budget=budget,
+                                                   max_proposals=max_proposals))
+    proposer = ModelProposer(default=default, space=space, prepare=prepare, plan=plan, batches=batches,
+                             seed=settings.seed, wrap=wrap, on_batch=progress.on_batch)
+    return halve(proposer=proposer, rule=Rule(alpha=settings.alpha, seed=settings.seed), plan=plan, batches=batches,
+                 default=default.name, run_trials=run_trials, budget=budget, on_rung=progress.on_rung)

@@ -16,13 +16,12 @@ from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
 from autotune.race.contestants import DEFAULT_KEYS, default_metrics, make_contestants
-from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
-from autotune.race.core import (DEFAULT_BUDGET_S, DEFAULT_ETA, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S,
-                                DEFAULT_OVERHEAD_S, DEFAULT_REPEATS, Contestant, RaceResult, Rung, RungPlan,
-                                TrialFigures, TrialPlan, plan_race, portfolio_of)
+from autotune.race.core import (Contestant, RaceResult, RungPlan, TrialFigures, TrialPlan, most_that_fit, plan_race,
+                                portfolio_of)
 from autotune.filenames import RACE_JSON
 from autotune.race.document import RaceOutcome
 from autotune.race.halving import run_race
+from autotune.race.options import RaceBudget, RaceInputs, RaceProgress, RaceSettings
 from autotune.target.recipe import TargetSpec
 
 RACE_MD = "race.md"
@@ -38,41 +37,27 @@ def _afl_cc_installed(env: Mapping[str, str]) -> bool:
     return True
 
 
-def check_budget(*, budget_s: float, strategy: str = "search", jobs: int | None = None,
-                 repeats: int = DEFAULT_REPEATS, eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-                 overhead_s: float = DEFAULT_OVERHEAD_S, final_repeats: int = DEFAULT_FINAL_REPEATS,
-                 instances: int = 1) -> None:
+def check_budget(settings: RaceSettings) -> None:
     """Refuse, before anything runs, a budget too small to race even one candidate against the
     default (the AutotuneError names the smallest budget that does: plan_race's message), and
     portfolios the strategy or this machine cannot race (:func:`_trials_at_once`)."""
-    plan_race(candidates=1, budget_s=budget_s, jobs=_trials_at_once(jobs=jobs, instances=instances, strategy=strategy),
-              repeats=repeats, eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
+    plan_race(candidates=1, budget=settings.budget.at_once(_trials_at_once(settings)))
 
 
-def fit_to_budget(contestants: list[Contestant], *, budget_s: float, jobs: int, repeats: int, eta: int,
-                  min_trial_s: int, overhead_s: float,
-                  final_repeats: int = DEFAULT_FINAL_REPEATS
+def fit_to_budget(contestants: list[Contestant], *, budget: RaceBudget
                   ) -> tuple[list[Contestant], tuple[str, ...], tuple[RungPlan, ...]]:
-    """Drop candidates from the end of the priority list until the race fits the budget: (the contestants
-    kept, the names dropped, the plan that fits)."""
-    keep = list(contestants)
-    dropped: list[str] = []
-    while True:
-        n = sum(1 for c in keep if not c.is_default)
-        try:
-            plan = plan_race(candidates=n, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                             min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats)
-            return keep, tuple(dropped), plan
-        except AutotuneError:
-            if n <= 1:
-                raise
-            last = max(i for i, c in enumerate(keep) if not c.is_default)
-            dropped.insert(0, keep.pop(last).name)
+    """Drop candidates from the end of the priority list until the race fits the budget (core.most_that_fit):
+    (the contestants kept, the names dropped, the plan that fits)."""
+    candidates = [i for i, c in enumerate(contestants) if not c.is_default]  # in priority order
+    n, plan = most_that_fit(top=len(candidates), plan=lambda k, _shortest: plan_race(candidates=k, budget=budget),
+                            min_trial_s=budget.min_trial_s)
+    dropped = set(candidates[n:])
+    keep = [c for i, c in enumerate(contestants) if i not in dropped]
+    return keep, tuple(contestants[i].name for i in candidates[n:]), plan
 
 
 def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str, Path], seeds: Path, work: Path,
-                yardstick, jobs: int, caller_env: Mapping[str, str] | None = None,
-                on_trial: Callable[[Any], None] | None = None,
+                yardstick, jobs: int, on_trial: Callable[[Any], None] | None = None,
                 bug_binary: str | None = None) -> Callable[[Sequence[TrialPlan]], list[TrialFigures]]:
     """A ``run_trials`` for run_race / run_search: each spec becomes one afl-fuzz trial (autotune.trials).
     ``contestants`` and ``binaries`` are read at each call: the search adds to them as it proposes.
@@ -90,7 +75,7 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
     def fuzz_version():
         """The afl-fuzz the trials run, once: how its secondaries' variations are spelt."""
         if "afl-fuzz" not in versions:
-            versions["afl-fuzz"] = afl.fuzz_version(afl.base_env(caller_env))
+            versions["afl-fuzz"] = afl.fuzz_version(afl.base_env())
         return versions["afl-fuzz"]
 
     def members(name: str) -> tuple:
@@ -106,8 +91,7 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
                               out_dir=str(work / f"rung-{s.rung}" / s.contestant / f"trial-{s.repeat}"),
                               members=members(s.contestant) if by_name[s.contestant].members else ())
                      for s in specs]
-        results = run_trials(specs=afl_specs, yardstick=yardstick, jobs=jobs, caller_env=caller_env, on_done=on_trial,
-                             bug_binary=bug_binary)
+        results = run_trials(specs=afl_specs, yardstick=yardstick, jobs=jobs, on_done=on_trial, bug_binary=bug_binary)
         by_trial = {(s.contestant, s.repeat): s for s in specs}
         out = []
         for r in results:
@@ -166,12 +150,13 @@ def check_request(*, strategy: str, judge: str, spec: TargetSpec | None, binary:
         raise AutotuneError("the race needs a target", fix="give a harness binary, --source files or --demo")
 
 
-def _trials_at_once(*, jobs: int | None, instances: int, strategy: str) -> int:
-    """afl-fuzz trials run at once: ``jobs`` (default: a core each), fewer when every trial is a
-    portfolio of ``instances`` afl-fuzz, one core each."""
+def _trials_at_once(settings: RaceSettings) -> int:
+    """afl-fuzz trials run at once: the budget's ``jobs`` (default: a core each), fewer when every trial
+    is a portfolio of ``settings.instances`` afl-fuzz, one core each."""
     from autotune.trials import host_cores
 
-    jobs = jobs or len(host_cores())
+    instances, strategy = settings.instances, settings.strategy
+    jobs = settings.budget.jobs or len(host_cores())
     if instances < 1:
         raise AutotuneError(f"--instances {instances}: a campaign needs at least one afl-fuzz instance",
                             fix="give --instances 1 or more")
@@ -186,24 +171,22 @@ def _trials_at_once(*, jobs: int | None, instances: int, strategy: str) -> int:
     return max(1, min(jobs, cores) // instances)
 
 
-def _listed(*, metrics: Sequence[str] | None, judge: str, estimated_keys: Mapping[str, float] | None,
-            afl_cc: bool, spec: TargetSpec | None, max_collision_rate: float, budget_s: float, jobs: int, repeats: int,
-            eta: int, min_trial_s: int, overhead_s: float, final_repeats: int,
+def _listed(settings: RaceSettings, *, estimated_keys: Mapping[str, float] | None, afl_cc: bool, recipe: bool,
             notice: Callable[[str], None] | None) -> tuple[list[Contestant], tuple[str, ...], tuple[RungPlan, ...]]:
-    """The list strategy's contestants (``metrics``, default the judge's ``default_metrics``, each sized by
-    the census), as many as the budget races: (contestants, those left out, the plan)."""
-    contestants = make_contestants(metrics=tuple(metrics or default_metrics(judge)), estimated_keys=estimated_keys,
-                                   afl_cc=afl_cc, max_collision_rate=max_collision_rate)
-    if spec is None:  # one binary: every contestant runs it (its build kind serves every metric)
+    """The list strategy's contestants (``settings.metrics``, default the judge's ``default_metrics``, each
+    sized by the census), as many as the budget races: (contestants, those left out, the plan).
+    ``recipe`` False: one binary, which every contestant runs."""
+    contestants = make_contestants(metrics=tuple(settings.metrics or default_metrics(settings.judge)),
+                                   estimated_keys=estimated_keys, afl_cc=afl_cc,
+                                   max_collision_rate=settings.max_collision_rate)
+    if not recipe:  # one binary: every contestant runs it (its build kind serves every metric)
         contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
                                   description=c.description.rsplit(",", 1)[0] + ", the given binary",
                                   cc_kind=CC_AUTOTUNE) for c in contestants]
-    contestants, dropped, plan = fit_to_budget(contestants, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                                               min_trial_s=min_trial_s, overhead_s=overhead_s,
-                                               final_repeats=final_repeats)
+    contestants, dropped, plan = fit_to_budget(contestants, budget=settings.budget)
     if dropped and notice:
         n = len(contestants) - 1
-        notice(f"the budget of {budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
+        notice(f"the budget of {settings.budget.budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
                f"{', '.join(dropped)} (raise --budget to race them)")
     return contestants, dropped, plan
 
@@ -226,42 +209,36 @@ def _bug_binary(yard, *, seeds: Path, env: Mapping[str, str]) -> str:
     return yard.binary
 
 
-def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, binary: Path | None = None,
-                estimated_keys: Mapping[str, float] | None = None, metrics: Sequence[str] | None = None,
-                strategy: str = "search", probe_dir: Path | None = None,
-                tune_evaluations: Sequence[Any] | None = None,
-                tune_dir: Path | None = None, host: Any = None, l2_bytes: int | None = None,
-                budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None, repeats: int = DEFAULT_REPEATS,
-                eta: int = DEFAULT_ETA, min_trial_s: int = DEFAULT_MIN_TRIAL_S,
-                overhead_s: float = DEFAULT_OVERHEAD_S, alpha: float = 0.05, seed: int = 0,
-                final_repeats: int = DEFAULT_FINAL_REPEATS, instances: int = 1,
-                max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
-                on_rung: Callable[[Rung], None] | None = None, on_trial: Callable[[Any], None] | None = None,
-                on_batch: Callable[[dict], None] | None = None,
-                notice: Callable[[str], None] | None = None, judge: str = "edges") -> RaceOutcome:
-    """Race AFL++'s default against our runtime on the target; write the outcome to ``out_dir``.
+def race_target(*, inputs: RaceInputs, settings: RaceSettings = RaceSettings(),
+                progress: RaceProgress = RaceProgress()) -> RaceOutcome:
+    """Race AFL++'s default against our runtime on the target of ``inputs``; write the outcome to
+    ``inputs.out_dir``.
 
-    ``strategy``: ``search`` (autotune.race.search: Bayesian optimisation over metric, layout, size,
-    width and overflow policy, judged by paired afl-fuzz trials, seeded by ``tune_evaluations``, the
-    space limited to ``metrics`` (default: all) and sized by the probe's census in ``probe_dir``), or
-    ``list`` (the fixed list ``metrics``, default ``default_metrics(judge)``, each sized by the census).
-    ``judge``: ``edges`` (the yardstick's edges) or ``bugs`` (a target with known-bug canaries, the
-    list strategy: autotune.bugs.race states the objective and the decision rule). ``tune_evaluations``
-    None: those of tune's report in ``tune_dir``, if given."""
+    ``settings.strategy``: ``search`` (autotune.race.search: Bayesian optimisation over metric, layout,
+    size, width and overflow policy, judged by paired afl-fuzz trials, seeded by the inputs' tune
+    evaluations, the space limited to ``settings.metrics`` (default: all) and sized by the probe's census
+    in ``inputs.probe_dir``), or ``list`` (the fixed list ``settings.metrics``, default
+    ``default_metrics(judge)``, each sized by the census). ``settings.judge``: ``edges`` (the yardstick's
+    edges) or ``bugs`` (a target with known-bug canaries, the list strategy: autotune.bugs.race states the
+    objective and the decision rule). ``inputs.tune_evaluations`` None: those of tune's report in
+    ``inputs.tune_dir``, if given. ``settings.budget.jobs`` None: a core each (fewer for portfolios)."""
     from autotune.afl import base_env, find_tool
     from autotune.trials import choose_yardstick, yardstick_for_binary
     from autotune.trials.seeds import stage_seeds
     from autotune.trials.coverage import KIND_CENSUS
 
-    if tune_evaluations is None:
-        tune_evaluations = _evaluations(tune_dir)
+    spec, binary, probe_dir, estimated_keys = inputs.spec, inputs.binary, inputs.probe_dir, inputs.estimated_keys
+    out_dir, notice, instances = inputs.out_dir, progress.notice, settings.instances
+    tune_evaluations = _evaluations(inputs.tune_dir) if inputs.tune_evaluations is None else inputs.tune_evaluations
     if probe_dir is None and estimated_keys is None and notice:
         notice(f"no --probe: maps are sized for {DEFAULT_KEYS:,} keys (run `autotune probe` and pass --probe to "
                "size them from the census)")
     env = base_env()
     find_tool("afl-fuzz", env=env)  # ToolMissingError names the package
-    check_request(strategy=strategy, judge=judge, spec=spec, binary=binary)
-    jobs = _trials_at_once(jobs=jobs, instances=instances, strategy=strategy)
+    check_request(strategy=settings.strategy, judge=settings.judge, spec=spec, binary=binary)
+    settings = settings.at_once(_trials_at_once(settings))
+    jobs = settings.budget.jobs
+    host = inputs.host
     if host is None:
         from autotune.profile import detect_host
 
@@ -272,44 +249,39 @@ def race_target(*, out_dir: Path, corpus: Path, spec: TargetSpec | None = None, 
     single = make_contestants(metrics=(), afl_cc=afl_cc)[0]
     default = single if instances == 1 else portfolio_of(default=single, secondary=None, instances=instances)
     contestants, dropped, plan = [default], (), None
-    if strategy == "list":
-        contestants, dropped, plan = _listed(
-            metrics=metrics, judge=judge, estimated_keys=estimated_keys, afl_cc=afl_cc, spec=spec,
-            max_collision_rate=max_collision_rate, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-            min_trial_s=min_trial_s, overhead_s=overhead_s, final_repeats=final_repeats, notice=notice)
+    if settings.strategy == "list":
+        contestants, dropped, plan = _listed(settings, estimated_keys=estimated_keys, afl_cc=afl_cc,
+                                             recipe=spec is not None, notice=notice)
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = out_dir / "seeds"
-    stage_seeds(corpus=corpus, dest=seeds)
+    stage_seeds(corpus=inputs.corpus, dest=seeds)
     binaries = build_contestants(contestants=contestants, spec=spec, binary=binary, env=env, notice=notice)
     yard = choose_yardstick(spec=spec, env=env) if spec is not None else yardstick_for_binary(kind=KIND_CENSUS,
                                                                                                binary=binary)
     by_name = {c.name: c for c in contestants}
     backend = afl_backend(contestants=by_name, binaries=binaries, seeds=seeds, work=out_dir / "trials",
-                          yardstick=yard, jobs=jobs, on_trial=on_trial,
-                          bug_binary=_bug_binary(yard, seeds=seeds, env=env) if judge == "bugs" else None)
-    if strategy == "list":
-        race = run_race(contestants=contestants, run_trials=backend, budget_s=budget_s, jobs=jobs, repeats=repeats,
-                        eta=eta, min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed,
-                        on_rung=on_rung, final_repeats=final_repeats, objective=judge, plan=plan)
+                          yardstick=yard, jobs=jobs, on_trial=progress.on_trial,
+                          bug_binary=_bug_binary(yard, seeds=seeds, env=env) if settings.judge == "bugs" else None)
+    if settings.strategy == "list":
+        race = run_race(contestants=contestants, run_trials=backend, settings=settings, progress=progress, plan=plan)
     else:
         facts = search_facts(probe_dir=probe_dir, estimated_keys=estimated_keys,
-                             l2_bytes=host.l2_bytes if l2_bytes is None else l2_bytes,
-                             max_collision_rate=max_collision_rate, inline=spec is not None,
+                             l2_bytes=host.l2_bytes if inputs.l2_bytes is None else inputs.l2_bytes,
+                             max_collision_rate=settings.max_collision_rate, inline=spec is not None,
                              llc_bytes=host.llc_bytes, instances=instances)
         wrap = (lambda c: portfolio_of(default=single, secondary=c, instances=instances)) if instances > 1 else None
-        race = _search(default=default, facts=facts, metrics=metrics, tune_evaluations=tune_evaluations,
+        race = _search(default=default, facts=facts, tune_evaluations=tune_evaluations,
                        prepare=Builds(spec=spec, binary=binary, env=env, default=default, binaries=binaries,
                                       by_name=by_name, notice=notice),
-                       backend=backend, budget_s=budget_s, jobs=jobs, repeats=repeats, eta=eta,
-                       min_trial_s=min_trial_s, overhead_s=overhead_s, alpha=alpha, seed=seed, on_rung=on_rung,
-                       on_batch=on_batch, notice=notice, final_repeats=final_repeats, wrap=wrap)
+                       backend=backend, settings=settings, progress=progress, wrap=wrap)
         dropped = tuple(d["name"] for d in race.search["dropped"])
     target = spec.to_dict() if isinstance(spec, TargetSpec) else {"kind": "binary", "binary": str(binary)}
     outcome = RaceOutcome(race=race, yardstick=yard.to_dict(), binaries={k: str(v) for k, v in binaries.items()},
                           target=target, dropped=dropped, written=(),
                           probe_dir=str(Path(probe_dir).resolve()) if probe_dir else None,
-                          tune_dir=str(Path(tune_dir).resolve()) if tune_dir else None,
-                          max_collision_rate=max_collision_rate, host=host.to_dict(), compilers=llvm.compilers(env))
+                          tune_dir=str(Path(inputs.tune_dir).resolve()) if inputs.tune_dir else None,
+                          max_collision_rate=settings.max_collision_rate, host=host.to_dict(),
+                          compilers=llvm.compilers(env))
     written = write_outputs(outcome=outcome, out_dir=out_dir)
     return RaceOutcome(**{**outcome.__dict__, "written": tuple(str(p) for p in written)})
 
@@ -384,23 +356,25 @@ class Builds:
         return self.built[key]
 
 
-def _search(*, default: Contestant, facts, metrics: Sequence[str] | None, tune_evaluations: Sequence[Any],
-            prepare: Builds, backend, notice: Callable[[str], None] | None, **race: Any) -> RaceResult:
-    """The search as the stage runs it: the space ``facts`` allow for ``metrics`` (default: all), tune's
-    evaluations as its first proposals, contestants built as they are proposed (``prepare``)."""
+def _search(*, default: Contestant, facts, tune_evaluations: Sequence[Any], prepare: Builds, backend,
+            settings: RaceSettings, progress: RaceProgress,
+            wrap: Callable[[Contestant], Contestant] | None) -> RaceResult:
+    """The search as the stage runs it: the space ``facts`` allow for ``settings.metrics`` (default: all),
+    tune's evaluations as its first proposals, contestants built as they are proposed (``prepare``)."""
     from autotune.vocabulary import METRICS
-    from autotune.race.search import enumerate_space, prior_seeds, run_search
+    from autotune.race.search import Space, enumerate_space, prior_seeds, run_search
 
-    names = tuple(metrics or METRICS)
-    space, ruled = enumerate_space(metrics=names, facts=facts)
-    seeds = prior_seeds(space=space, tune_evaluations=tune_evaluations)
-    if notice:
-        notice(f"search: {len(space)} configurations of {', '.join(names)} can run here "
-               f"({sum(ruled.values())} ruled out by the census and the host: "
-               + ", ".join(f"{k} {v}" for k, v in sorted(ruled.items())) + "); first proposals: "
-               + ", ".join(p.name for p, _ in seeds))
-    return run_search(default=default, space=space, seeds=seeds, facts=facts, prepare=prepare, run_trials=backend,
-                      ruled_out=ruled, notice=notice, **race)
+    names = tuple(settings.metrics or METRICS)
+    points, ruled = enumerate_space(metrics=names, facts=facts)
+    seeds = prior_seeds(space=points, tune_evaluations=tune_evaluations)
+    if progress.notice:
+        progress.notice(f"search: {len(points)} configurations of {', '.join(names)} can run here "
+                        f"({sum(ruled.values())} ruled out by the census and the host: "
+                        + ", ".join(f"{k} {v}" for k, v in sorted(ruled.items())) + "); first proposals: "
+                        + ", ".join(p.name for p, _ in seeds))
+    space = Space(points=tuple(points), facts=facts, seeds=tuple(seeds), ruled_out=ruled)
+    return run_search(default=default, space=space, prepare=prepare, run_trials=backend, settings=settings,
+                      progress=progress, wrap=wrap)
 
 
 def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:

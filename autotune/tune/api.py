@@ -13,32 +13,15 @@ from typing import Any, Callable
 from autotune.errors import AutotuneError
 from autotune.probe.result import ProbeResult
 from autotune.profile.model import HostProfile
-from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAP_POW2,
-                                     DEFAULT_MAX_COLLISION_RATE, DEFAULT_SENSITIVITY_WEIGHT)
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
+from autotune.tune.options import TuneSettings
 
 
-def tune_probe_dir(
-    *,
-    probe_dir: Path,
-    out_dir: Path,
-    host: HostProfile | None,
-    probe: ProbeResult | None = None,
-    metric: str | None = None,
-    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE,
-    sensitivity_weight: float = DEFAULT_SENSITIVITY_WEIGHT,
-    calls: int = DEFAULT_CALLS,
-    seed: int = 0,
-    jobs: int = 1,
-    backend: str = "auto",
-    map_pow2: tuple[int, int] = DEFAULT_MAP_POW2,
-    fresh: bool = False,
-    confirm_k: int = DEFAULT_CONFIRM,
-    confirm_repeats: int = DEFAULT_CONFIRM_REPEATS,
-    run: Callable[..., Any] | None = None,
-    notice: Callable[[str], None] | None = None,
-):
+def tune_probe_dir(*, probe_dir: Path, out_dir: Path, host: HostProfile | None, probe: ProbeResult | None = None,
+                   settings: TuneSettings = TuneSettings(), run: Callable[..., Any] | None = None,
+                   notice: Callable[[str], None] | None = None):
     """Tune the map for the probe in ``probe_dir`` (``probe``: its ProbeResult, when the caller has
-    it already); ``out_dir`` keeps the measurements (measurements.json) for a later run.
+    it already) by ``settings``; ``out_dir`` keeps the measurements (measurements.json) for a later run.
 
     ``run`` wraps :func:`autotune.tune.run.run_tune` (the CLI passes one with a progress bar);
     ``notice`` receives one-line messages for the user. Returns the TuneResult; the caller writes
@@ -51,6 +34,9 @@ def tune_probe_dir(
     from autotune.tune.run import make_measurer, make_space, run_tune
     from autotune.tune.space import check_map_pow2
 
+    t = settings
+    max_collision_rate, jobs, calls = t.max_collision_rate, t.jobs, t.calls
+    confirm_k, confirm_repeats, sensitivity_weight = t.confirm_k, t.confirm_repeats, t.sensitivity_weight
     if not 0 < max_collision_rate < 1:
         raise AutotuneError(f"--max-collision-rate {max_collision_rate} is outside (0, 1)",
                             fix=f"e.g. --max-collision-rate {DEFAULT_MAX_COLLISION_RATE}")
@@ -64,21 +50,20 @@ def tune_probe_dir(
         raise AutotuneError(f"--confirm-repeats {confirm_repeats} must be at least 1", fix="e.g. --confirm-repeats 3")
     if sensitivity_weight < 0:
         raise AutotuneError("--sensitivity-weight must be >= 0", fix="e.g. --sensitivity-weight 0.25")
-    check_map_pow2(*map_pow2)
+    check_map_pow2(*t.map_pow2)
     if not Path(probe_dir).is_dir():
         raise AutotuneError(f"--probe {probe_dir} is not a directory",
                             fix="run `autotune probe --out DIR` first and pass DIR")
     inputs = inputs_from_probe(probe if probe is not None else Path(probe_dir))
-    space = make_space(inputs=inputs, metric=metric, map_pow2=map_pow2)
-    settings = ObjectiveSettings(max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight,
-                                 jobs=jobs, l2_bytes=host.l2_bytes if host else None,
-                                 llc_bytes=host.llc_bytes if host else None)
-    measurer = CachedMeasurer(make_measurer(backend=backend, inputs=inputs, seed=seed))
+    space = make_space(inputs=inputs, metric=t.metric, map_pow2=t.map_pow2)
+    objective = ObjectiveSettings(max_collision_rate=max_collision_rate, sensitivity_weight=sensitivity_weight,
+                                  jobs=jobs, l2_bytes=host.l2_bytes if host else None,
+                                  llc_bytes=host.llc_bytes if host else None)
+    measurer = CachedMeasurer(make_measurer(backend=t.backend, inputs=inputs, seed=t.seed))
     reused = attach(measurer, out_dir=out_dir,
-                    identity=cache_identity(inputs=inputs, backend=measurer.name, host=host), fresh=fresh)
+                    identity=cache_identity(inputs=inputs, backend=measurer.name, host=host), fresh=t.fresh)
     if reused and notice:
         notice(f"reusing {reused} measurements from {out_dir}/measurements.json (--fresh to measure again)")
     runner = run or (lambda **kw: run_tune(**kw))
-    result = runner(inputs=inputs, space=space, settings=settings, measurer=measurer, calls=calls, seed=seed,
-                    host=host, confirm_k=confirm_k, confirm_repeats=confirm_repeats)
+    result = runner(inputs=inputs, space=space, settings=objective, measurer=measurer, tune=settings, host=host)
     return result

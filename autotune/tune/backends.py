@@ -107,8 +107,8 @@ class BenchMeasurer:
         from autotune.measure.bench import case_from_raw
 
         raw = native.run_case(trace=self.traces(config.metric), layout=config.layout, width_bits=config.width_bits,
-                              map_slots=config.map_slots, capacity=self.dense_for(config), rounds=self.rounds,
-                              round_s=self.round_s, min_execs=2)
+                              map_slots=config.map_slots, capacity=self.dense_for(config),
+                              timing=native.Timing(rounds=self.rounds, round_s=self.round_s, min_execs=2))
         case = case_from_raw(raw, layout=config.layout, width_bits=config.width_bits, map_slots=config.map_slots)
         map_ns = case.total_ns
         eps = 1e9 / (self.target_exec_ns + map_ns)

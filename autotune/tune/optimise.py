@@ -1,7 +1,7 @@
 """Bayesian optimisation over the search space (scikit-optimize ask/tell, Gaussian process).
 
 The optimiser starts from AFL++'s own default for each metric (flat, 64 KiB, 8-bit counters:
-what needs no rebuild, so its best is always known exactly), then ``n_initial_points``
+what needs no rebuild, so its best is always known exactly), then ``DEFAULT_INITIAL_POINTS``
 Latin-hypercube points, then points chosen by the GP's acquisition (gp_hedge). Every
 configuration is measured once (CachedMeasurer); skopt's ``avoid_duplicates`` keeps it from
 asking for a point twice. ``grid_search`` evaluates every point, for tests and small spaces.
@@ -113,8 +113,7 @@ def afl_default_points(space: SearchSpace) -> list[MapPoint]:
 
 
 def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, settings: ObjectiveSettings,
-             calls: int = DEFAULT_CALLS, seed: int = 0, n_initial_points: int = DEFAULT_INITIAL_POINTS,
-             seed_afl_defaults: bool = True, ns_per_byte: Callable[[int], float] | None = None,
+             calls: int = DEFAULT_CALLS, seed: int = 0, ns_per_byte: Callable[[int], float] | None = None,
              progress: Callable[[Trial], None] | None = None) -> Search:
     """Minimise -score over ``space`` with ``calls`` evaluations."""
     from skopt import Optimizer
@@ -127,10 +126,10 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
                                 fix="re-run `autotune probe`, or fix another metric with --metric")
     calls = min(calls, space.n_points)
     cached = measurer if isinstance(measurer, CachedMeasurer) else CachedMeasurer(measurer)
-    seeds = afl_default_points(space) if seed_afl_defaults else []
+    seeds = afl_default_points(space)
     ok = [c for c in seeds if precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)]
     seeds = (ok or seeds[:1])[:calls]
-    n_init = max(0, min(n_initial_points, calls - len(seeds)))
+    n_init = max(0, min(DEFAULT_INITIAL_POINTS, calls - len(seeds)))
     def feasible(c: MapPoint) -> bool:
         return precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)
 

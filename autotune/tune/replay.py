@@ -21,6 +21,7 @@ import math
 import statistics
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -51,12 +52,21 @@ def replay_env(*, config: MapPoint, dense: int | None, seed: int, rounds: int) -
     return {"AUTOTUNE_REPLAY_ROUNDS": str(rounds), **config.runtime(dense=dense, seed=seed).env_values()}
 
 
+@dataclass(frozen=True)
+class ReplayTiming:
+    """How long a replay run is and how often it repeats: about ``round_s`` of timed work a run, the best of
+    ``repeats`` runs the figure, each run between runs of the reference configuration when ``normalise``."""
+
+    round_s: float = DEFAULT_ROUND_S
+    repeats: int = DEFAULT_REPEATS
+    normalise: bool = True
+
+
 class ReplayMeasurer:
     name = "replay"
 
     def __init__(self, *, harness: Path, inputs: list[Path], seed: int, target_exec_ns: float, shuffle_seed: int = 0,
-                 dense_for, working_set, round_s: float = DEFAULT_ROUND_S, repeats: int = DEFAULT_REPEATS,
-                 normalise: bool = True):
+                 dense_for, working_set, timing: ReplayTiming = ReplayTiming()):
         if not harness.is_file() or not os.access(harness, os.X_OK):
             raise AutotuneError(f"the probe's harness {harness} is missing or not executable",
                                 fix="re-run `autotune probe`, or tune with --backend bench")
@@ -70,11 +80,11 @@ class ReplayMeasurer:
         self.target_exec_ns = max(50.0, float(target_exec_ns))
         self.dense_for = dense_for  # MapPoint -> dense slots (two-level)
         self.working_set = working_set  # MapPoint -> bytes
-        self.round_s = round_s
-        self.repeats = repeats
+        self.round_s = timing.round_s
+        self.repeats = timing.repeats
         self.ns_per_ws_byte = 0.3  # running estimate of map ns per working-set byte (refined per run)
         self.runs = 0
-        self.normalise = normalise
+        self.normalise = timing.normalise
         self.ref_baseline: float | None = None
         self._ref_rounds: int | None = None
 

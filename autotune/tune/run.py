@@ -12,7 +12,7 @@ from autotune.profile.model import HostProfile
 from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
 from autotune.tune.confirm import Confirmation, confirm
-from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS
+from autotune.tune.options import TuneSettings
 from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, working_set_bytes
 from autotune.tune.optimise import Search, Trial, optimise
@@ -86,8 +86,8 @@ def flat_ns_per_byte() -> Callable[[int], float]:
     def f(ws_bytes: int) -> float:
         slots = max(1 << 12, min(1 << 28, 1 << max(0, (max(1, ws_bytes // 2) - 1).bit_length())))
         if slots not in cache:
-            raw = native.run_case(trace=trace, layout="flat", width_bits=8, map_slots=slots, rounds=3,
-                                  round_s=0.005, min_execs=1)
+            raw = native.run_case(trace=trace, layout="flat", width_bits=8, map_slots=slots,
+                                  timing=native.Timing(rounds=3, round_s=0.005, min_execs=1))
             c = case_from_raw(raw, layout="flat", width_bits=8, map_slots=slots)
             cache[slots] = (c.reset_ns + c.classify_compare_ns + c.hash_ns) / (2 * slots)
         return cache[slots]
@@ -96,32 +96,36 @@ def flat_ns_per_byte() -> Callable[[int], float]:
 
 
 def run_tune(*, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSettings, measurer: Measurer,
-             calls: int = DEFAULT_CALLS, seed: int = 0, host: HostProfile | None = None,
-             confirm_k: int = DEFAULT_CONFIRM, confirm_repeats: int = DEFAULT_CONFIRM_REPEATS,
+             tune: TuneSettings = TuneSettings(), host: HostProfile | None = None,
              progress: Callable[[Trial], None] | None = None,
              confirm_progress: Callable[[MapPoint, int], None] | None = None) -> TuneResult:
-    """Optimise, confirm the leaders by repeated interleaved measurement (autotune.tune.confirm;
-    ``confirm_k`` 0 skips it), then gather the document (choice, no-rebuild choice, curves)."""
+    """Optimise (``tune.calls`` calls from ``tune.seed``), confirm the leaders by repeated interleaved
+    measurement (autotune.tune.confirm; ``tune.confirm_k`` 0 skips it), then gather the document
+    (choice, no-rebuild choice, curves). ``settings``: the objective's (tune_probe_dir makes it of
+    ``tune`` and the host)."""
+    confirm_k, confirm_repeats = tune.confirm_k, tune.confirm_repeats
     if confirm_k < 0 or confirm_repeats < 1:
         raise AutotuneError(f"--confirm {confirm_k} / --confirm-repeats {confirm_repeats} out of range",
                             fix="--confirm 0 (off) or more, --confirm-repeats 1 or more (e.g. 5 and 3)")
     cached = measurer if isinstance(measurer, CachedMeasurer) else CachedMeasurer(measurer)
     ns_per_byte = flat_ns_per_byte() if settings.jobs > 1 else None
-    search = optimise(inputs=inputs, measurer=cached, space=space, settings=settings, calls=calls, seed=seed,
+    search = optimise(inputs=inputs, measurer=cached, space=space, settings=settings, calls=tune.calls, seed=tune.seed,
                       ns_per_byte=ns_per_byte, progress=progress)
     confirmation = None
     if confirm_k > 0:
         confirmation = confirm(search=search, inputs=inputs, space=space, settings=settings, measurer=cached.inner,
                                k=confirm_k, repeats=confirm_repeats, ns_per_byte=ns_per_byte,
                                progress=confirm_progress)
-    return result_from_search(search=search, inputs=inputs, space=space, settings=settings, backend=cached.name,
-                              calls=calls, seed=seed, cache_hits=cached.hits, host=host, confirmation=confirmation)
+    return result_from_search(search=search, inputs=inputs, space=space, settings=settings, measurer=cached,
+                              seed=tune.seed, host=host, confirmation=confirmation)
 
 
 def result_from_search(*, search: Search, inputs: TuneInputs, space: SearchSpace, settings: ObjectiveSettings,
-                       backend: str, calls: int, seed: int, cache_hits: int,
-                       host: HostProfile | None, confirmation: Confirmation | None = None) -> TuneResult:
-    """The document of a search (and its confirmation round), its figures as report.json records them."""
+                       measurer: Measurer, seed: int, host: HostProfile | None,
+                       confirmation: Confirmation | None = None) -> TuneResult:
+    """The document of a search (and its confirmation round), its figures as report.json records them;
+    the backend is ``measurer``'s name, the cache hits its own (a CachedMeasurer's; else none)."""
+    backend, cache_hits = measurer.name, getattr(measurer, "hits", 0)
     trials = tuple(Trial.from_dict(t.to_dict()) for t in search.trials)
     best = confirmation.chosen.evaluation if confirmation else search.best
     nr = [t.evaluation for t in search.trials
