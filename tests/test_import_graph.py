@@ -1,5 +1,7 @@
 """The package's import graph (read with ast from every module of autotune/, nothing imported):
-tune does not import emit, race no sibling stage, and module-level imports have no cycle.
+tune does not import emit, race no sibling stage, module-level imports have no cycle, no import of
+any kind runs back up between the package's rooms (its top-level modules and subpackages), and the
+vocabulary on the ground floor imports nothing of the package but its errors (issue 56).
 
 How imports count:
 - tune -> emit is refused wherever the import is (module level, inside a function, or under
@@ -7,8 +9,10 @@ How imports count:
 - For cycles only module-level imports count, without ``if TYPE_CHECKING`` blocks: those run
   when the module loads, so only they can leave a module half-initialised. A function-local
   import runs when the function is called, after every module has loaded; the code base uses
-  them on purpose, to load heavy dependencies (numpy, matplotlib, skopt) only when needed and to
-  let a low layer call a higher one without loading it (runtime.config's Equation 1 from probe).
+  them on purpose, to load heavy dependencies (numpy, matplotlib, skopt) only when needed.
+- Between rooms (``autotune.X`` for a module ``X.py`` or a subpackage ``X/``) every import counts,
+  function-local and ``TYPE_CHECKING`` ones too: a function-local import must not hide a layer
+  reaching up (test_no_room_imports_a_room_above_it).
 - Importing ``a.b.c`` loads the packages ``a.b`` first, so an import adds edges to the target's
   package ``__init__`` modules too, except the importer's own packages (a package being loaded is
   already in sys.modules when its submodules import each other).
@@ -141,7 +145,7 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_every_module_and_real_edges():
     g = graph()
     assert len(g) > 50
-    assert "autotune.runtime.config" in g["autotune.tune.space"]
+    assert "autotune.vocabulary" in g["autotune.tune.space"]
     assert "autotune.emit.envfiles" in g["autotune.emit.write"]
 
 
@@ -172,3 +176,39 @@ def test_no_import_cycle_among_module_level_imports():
 def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def room(module: str) -> str:
+    """The room a module is in: autotune.X for autotune/X.py and for every module under autotune/X/."""
+    return ".".join(module.split(".")[:2])
+
+
+def rooms_graph() -> dict[str, set[str]]:
+    """Room -> the rooms its modules import, every import counted (module level, function-local,
+    under TYPE_CHECKING)."""
+    mods = modules()
+    known = set(mods)
+    g: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        if name == "autotune":
+            continue
+        src = room(name)
+        g.setdefault(src, set())
+        for target, _top in imports(name, path, known):
+            if target != "autotune" and room(target) != src:
+                g[src].add(room(target))
+                g.setdefault(room(target), set())
+    return g
+
+
+def test_no_room_imports_a_room_above_it():
+    """The rooms form layers: no circle of imports between them, so no arrow runs back up."""
+    found = cycles(rooms_graph())
+    assert found == [], "rooms in a circle: " + "; ".join(" -> ".join(c) for c in found)
+
+
+def test_the_vocabulary_imports_nothing_of_the_package_but_its_errors():
+    mods = modules()
+    got = {t for t, _top in imports("autotune.vocabulary", mods["autotune.vocabulary"], set(mods))}
+    assert got <= {"autotune.errors"}, got
+
