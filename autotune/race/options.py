@@ -23,7 +23,6 @@ from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
 if TYPE_CHECKING:
     from autotune.profile.model import HostProfile
-    from autotune.race.core import Rung
     from autotune.target.recipe import TargetSpec
 
 DEFAULT_ALPHA = 0.05
@@ -117,7 +116,7 @@ class RaceProgress:
     each afl-fuzz trial as it ends, ``on_batch`` the search's best after each batch, ``notice`` one-line
     messages for the user (autotune.cli.board.TrialBoard has all four)."""
 
-    on_rung: "Callable[[Rung], None] | None" = None
+    on_rung: Callable[[Any], None] | None = None  # given an autotune.race.core.Rung (core imports this module)
     on_trial: Callable[[Any], None] | None = None
     on_batch: Callable[[dict], None] | None = None
     notice: Callable[[str], None] | None = None
