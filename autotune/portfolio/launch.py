@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Mapping
 
 from autotune.emit.configuration import host_env_file, instance_env_file
+from autotune.emit.write import write_env_files
 from autotune.errors import AutotuneError
 from autotune.io import write_text_atomic
 from autotune.portfolio.hosts import Host
@@ -126,14 +127,13 @@ def sync_script(p: Portfolio) -> str:
 def write_scripts(p: Portfolio, out_dir: Path, *, binaries: Mapping[str, str], seeds: str, afl_fuzz: str,
                   host_env: Mapping[str, str], known: set[str] | None, cmplog_binary: str | None = None) -> list[Path]:
     """Every file of the portfolio directory (each written atomically); portfolio.json is the caller's."""
-    written: list[Path] = []
     hosts = {h.name: h for h in p.hosts}
-    for i in p.instances:
-        text = instance_env_file(f"afl-fuzz instance {i.name} ({i.role}, host {i.host}, CPU {i.cpu}): "
-                                 f"{i.config.description or i.config.name}", i.config, main=i.role == MAIN,
-                                 afl_env=i.afl_env, index_file=index_file(i, hosts[i.host]), known=known)
-        written.append(write_text_atomic(out_dir / "env" / f"{i.name}.env", text))
-    written.append(write_text_atomic(out_dir / "host.env", host_env_file(host_env)))
+    envs = {f"env/{i.name}.env": instance_env_file(
+        f"afl-fuzz instance {i.name} ({i.role}, host {i.host}, CPU {i.cpu}): {i.config.description or i.config.name}",
+        i.config, main=i.role == MAIN, afl_env=i.afl_env, index_file=index_file(i, hosts[i.host]), known=known)
+        for i in p.instances}
+    envs["host.env"] = host_env_file(host_env)
+    written: list[Path] = write_env_files(out_dir, envs)  # emit's one writer of env files
     for h in p.hosts:
         path = write_text_atomic(out_dir / f"launch-{h.name}.sh",
                                  launch_script(p, h, binaries=binaries, seeds=seeds, afl_fuzz=afl_fuzz,
