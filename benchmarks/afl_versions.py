@@ -4,7 +4,7 @@ a newer one built by hand (AFL++'s repository snapshot: `git archive` into a dir
 afl-fuzz afl-showmap`; CI cannot fetch it, so this is not a test).
 
 For each afl-fuzz and each build kind (the race's run-time variables for its metric:
-race/contestants.py), the fault suite's harness without a fault (benchmarks/faults.c) and
+race/contestants.py), the fault suite's harness without a fault (tests/programs_afl/faults.c) and
 the segv harness are fuzzed for --seconds; recorded: afl-fuzz's exit code, the handshake it
 reports ("new fork server model v1" or "old fork server"), every warning line it printed,
 stability, executions, crashes (the segv harness must have one; replayed by benchmarks/fault_suite.py's
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"rows": rows, "seconds": a.seconds, "host_profile": current_host()}
     write_json_atomic(a.out / "afl_versions.json", doc)
     md = ["# Every build kind under each afl-fuzz", "",
-          f"{a.seconds} s each, -t {fs.TIMEOUT_MS} ms, benchmarks/faults.c (none: no fault; segv: "
+          f"{a.seconds} s each, -t {fs.TIMEOUT_MS} ms, tests/programs_afl/faults.c (none: no fault; segv: "
           "must save a crash that replays); kind aflpp = afl-clang-fast 4.04c's build, for contrast. Warnings: "
           f"afl-fuzz's lines with [!] or WARNING but those about the seeds, the host and the time box ({', '.join(NOISE)}).", "",
           "| AFL++ | kind | harness | exit | handshake | execs | stability | crashes | warnings | problems |",

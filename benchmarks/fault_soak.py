@@ -2,7 +2,7 @@
 """The fork server's soak under faults (issue 26): the fault suite of benchmarks/fault_suite.py for an
 hour instead of seconds.
 
-Round after round until --minutes have passed, every fault harness of benchmarks/faults.c
+Round after round until --minutes have passed, every fault harness of tests/programs_afl/faults.c
 (or --faults) runs --seconds of afl-fuzz on our build (autotune cc, guard kind, the child answering
 afl) and, side by side on the other core, on AFL++'s afl-clang-fast build, with a new -s seed per
 round; every crash and hang either saved is replayed through both builds. Totals per fault and

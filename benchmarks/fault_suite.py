@@ -1,7 +1,7 @@
 """The fork server's fault suite (issue 26), shared by tests/test_fault_suite.py (seconds of the
 real afl-fuzz per fault) and benchmarks/fault_soak.py (an hour of them).
 
-Each fault of benchmarks/faults.c is built twice from the same source and flags: by
+Each fault of tests/programs_afl/faults.c is built twice from the same source and flags: by
 `autotune cc` (our runtime's fork server) and by AFL++'s afl-clang-fast (AFL++'s own runtime and
 libAFLDriver). Both run under the same afl-fuzz with the same seeds and options; then every crash
 and hang either campaign saved is replayed through both binaries, outside afl-fuzz:
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
-FAULTS_C = REPO / "benchmarks" / "faults.c"
+FAULTS_C = REPO / "tests" / "programs_afl" / "faults.c"  # a C program the tests build too (read, not imported)
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 

@@ -63,7 +63,7 @@ def trivial_target(out: Path) -> dict:
         p.write_bytes(data)
         inputs.append(p)
     none = fs.Fault("trivial", "FAULT_NONE", "none")
-    return {"name": "trivial (benchmarks/faults.c, no fault)", "ours": fs.build_ours(none, out),
+    return {"name": "trivial (tests/programs_afl/faults.c, no fault)", "ours": fs.build_ours(none, out),
             "aflpp": fs.build_aflpp(none, out), "inputs": inputs, "fault": f.name}
 
 

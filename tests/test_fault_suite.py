@@ -1,4 +1,4 @@
-"""The fork server under faults (issue 26): every harness of benchmarks/faults.c, built by
+"""The fork server under faults (issue 26): every harness of tests/programs_afl/faults.c, built by
 autotune cc (guard kind, the child answering afl: the runtime's defaults) and by AFL++'s
 afl-clang-fast, fuzzed side by side by the real afl-fuzz 4.04c for a few seconds; then every
 saved crash and hang is replayed through both builds (benchmarks/fault_suite.py).
