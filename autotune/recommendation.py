@@ -117,3 +117,14 @@ class Recommendation:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DocumentError(path, f"a malformed recommendation document ({type(exc).__name__}: {exc})",
                                 fix=fix) from exc
+
+
+def recorded_execs_of(result: Any) -> tuple[RecordedExecs, ...]:
+    """tune's recorded execs/s per configuration (``result``: a tune.result.TuneResult), in
+    TuneResult.recorded_execs_per_s's order (the best, the no-rebuild best, then the trials), each
+    configuration once. Read by both builders: tune's (emit/write.py) and the race's (race/document.py)."""
+    out: dict[MapPoint, RecordedExecs] = {}
+    for ev in (result.best, result.no_rebuild_best, *(t.evaluation for t in result.trials)):
+        if ev is not None:
+            out.setdefault(ev.config, RecordedExecs(config=ev.config, execs_per_s=ev.execs_per_s))
+    return tuple(out.values())

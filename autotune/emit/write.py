@@ -16,8 +16,7 @@ from autotune.filenames import (
     AFL_BUILD_ENV, AFL_BUILD_REBUILT_ENV, AFL_RUN_ENV, AUTOTUNE_RUN_ENV, RECOMMENDATION_JSON, REPORT_JSON,
 )
 from autotune.io import write_bytes_atomic, write_json_atomic, write_text_atomic
-from autotune.mappoint import MapPoint
-from autotune.recommendation import TUNE_REASON, RecordedExecs, Recommendation, STAGE_TUNE
+from autotune.recommendation import TUNE_REASON, Recommendation, STAGE_TUNE, recorded_execs_of
 from autotune.tune.result import TuneResult
 
 PLOT_NAME = "tune.png"
@@ -64,16 +63,6 @@ def write_env_files(out_dir: Path, texts: dict[str, str]) -> list[Path]:
 def write_recommendation(out_dir: Path, rec: Recommendation) -> Path:
     """``recommendation.json``: the one writer of it, for tune and the race alike."""
     return write_json_atomic(Path(out_dir) / RECOMMENDATION_JSON, rec.to_dict())
-
-
-def recorded_execs_of(result: TuneResult) -> tuple[RecordedExecs, ...]:
-    """tune's recorded execs/s per configuration, in TuneResult.recorded_execs_per_s's order (the best,
-    the no-rebuild best, then the trials), each configuration once."""
-    out: dict[MapPoint, RecordedExecs] = {}
-    for ev in (result.best, result.no_rebuild_best, *(t.evaluation for t in result.trials)):
-        if ev is not None:
-            out.setdefault(ev.config, RecordedExecs(config=ev.config, execs_per_s=ev.execs_per_s))
-    return tuple(out.values())
 
 
 def from_tune(result: TuneResult, *, run_vars: Mapping[str, str], env_files: tuple[str, ...]) -> Recommendation:

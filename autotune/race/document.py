@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from autotune.configuration import Configuration
-from autotune.emit.write import recorded_execs_of
 from autotune.errors import DocumentError
 from autotune.filenames import RACE_JSON, REPORT_JSON
 from autotune.profile.model import HostProfile
 from autotune.race.core import RaceResult
-from autotune.recommendation import STAGE_RACE, Recommendation
+from autotune.recommendation import STAGE_RACE, Recommendation, recorded_execs_of
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
 if TYPE_CHECKING:
