@@ -11,7 +11,7 @@ import pytest
 from autotune.errors import AutotuneError
 from autotune.tune.backends import CachedMeasurer, Measurement, RecordedMeasurer
 from autotune.tune.inputs import MetricFacts, TuneInputs
-from autotune.tune.objective import (ObjectiveSettings, evaluate, precision_feasible, shared_cache_extra_ns,
+from autotune.tune.objective import (ObjectiveSettings, evaluate, infeasible, shared_cache_extra_ns,
                                      working_set_bytes)
 from autotune.tune.optimise import grid_search, optimise
 from autotune.tune.precision import collision_rate, counter_overflow_share
@@ -93,12 +93,17 @@ def test_objective_terms():
                    facts=facts, settings=st)
     assert ev.score_bits - ev8.score_bits == pytest.approx(-math.log2(0.9))
     small = MapPoint("edge", "flat", 13, 8)  # 1000 keys in 8192 slots: ~5.9 % > 2 %
-    assert not precision_feasible(config=small, facts=facts, settings=st)
+    assert infeasible(config=small, facts=facts, settings=st).startswith("collisions")
     bad = evaluate(config=small, measurement=Measurement(1024.0, "recorded"), facts=facts, settings=st)
     assert not bad.feasible and bad.notes
+    # the rule sizes for twice the estimated keys (as the race does): 1000 keys in 2^15 slots lose
+    # 1.5 % (within 2 %), 2000 lose 3.0 %
+    assert collision_rate(map_slots=1 << 15, n_keys=1000) < 0.02 < collision_rate(map_slots=1 << 15, n_keys=2000)
+    assert infeasible(config=MapPoint("edge", "flat", 15, 8), facts=facts, settings=st).startswith("collisions")
+    assert infeasible(config=MapPoint("edge", "flat", 16, 8), facts=facts, settings=st) is None
     tl = MapPoint("edge", "twolevel", 24, 8)
     assert dense_slots(map_slots=tl.map_slots, estimated_keys=1000) == 2048
-    assert precision_feasible(config=tl, facts=facts, settings=st)
+    assert infeasible(config=tl, facts=facts, settings=st) is None
 
 
 def test_jobs_model_adds_cost_only_beyond_the_private_cache():

@@ -90,7 +90,10 @@ def render_report(result: TuneResult, *, files: list[str]) -> str:
           "(`replay`), or bench.c replaying the probe's key trace plus the target's own time per execution "
           "(`bench`). Collision rates are BigMap's Equation 1 (DSN 2021) at the probe's estimated key count; "
           "counter overflow is the share of census keys whose hit count in one execution reaches 2^W "
-          "(Sarafov et al., FUZZING 2024). Ties within the measurement noise go to the smaller map.", ""]
+          "(Sarafov et al., FUZZING 2024). A configuration is feasible when it loses at most c_max of twice the "
+          "estimated keys (a campaign finds more) and its map fits afl-fuzz's handshake and the host's L2 (and, "
+          "with N instances, half the LLC): the race's rule too (autotune.feasibility). Ties within the "
+          "measurement noise go to the smaller map.", ""]
     L += ["## Metrics (from the probe)", "", "| metric | keys seen | keys estimated | 8-bit overflow | "
           "collision rate at 64 KiB (Equation 1) | at 64 KiB with AFL++'s hash (census) |", "|---|---:|---:|---:|---:|---:|"]
     coll = result.curves.get("collision_rate", {})

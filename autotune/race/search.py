@@ -52,6 +52,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError
+from autotune import feasibility
 from autotune.mappoint import MapPoint
 from autotune.race.core import (Contestant, RaceResult, Rule, RungPlan, RunTrials, TrialFigures, check_budget_shape,
                                 first_trial_s, most_that_fit, plan_rungs, rung_waves)
@@ -89,6 +90,13 @@ class SpaceFacts:
         k = self.keys.get(metric)
         return max(1.0, float(k)) if k else float(DEFAULT_KEYS)
 
+    @property
+    def limits(self) -> feasibility.Limits:
+        """What the feasibility rule holds a point to (autotune.feasibility)."""
+        return feasibility.Limits(max_collision_rate=self.max_collision_rate,
+                                  max_counter_overflow=self.max_counter_overflow, l2_bytes=self.l2_bytes,
+                                  llc_bytes=self.llc_bytes, instances=self.instances)
+
     def to_dict(self) -> dict[str, Any]:
         return {"keys": {m: round(float(v), 1) for m, v in self.keys.items()},
                 "overflow": {m: {str(w): round(float(s), 6) for w, s in v.items()} for m, v in self.overflow.items()},
@@ -110,42 +118,14 @@ class Space:
 
 
 def _dense(point: MapPoint, facts: SpaceFacts) -> int | None:
-    from autotune.tune.space import dense_slots
-
-    if not point.hashed or point.layout != "twolevel":
-        return None
-    return dense_slots(map_slots=1 << point.map_pow2, estimated_keys=facts.keys_of(point.metric))
+    return feasibility.dense_slots_of(point, facts.keys_of(point.metric)) if point.hashed else None
 
 
 def rule_out(point: MapPoint, facts: SpaceFacts) -> str | None:
-    """Why ``point`` cannot work on this target and host (None: it can), known without running it."""
-    from autotune.vocabulary import AFL_MAX_MAP_SLOTS, KEY_HEADROOM, LAYOUTS
-
-    share = float(facts.overflow.get(point.metric, {}).get(point.width_bits, 0.0))
-    if point.overflow == "wrap" and share > facts.max_counter_overflow:
-        return (f"counter overflow: {share:.1%} of the census's keys reach 2^{point.width_bits} hits, and a wrapping "
-                f"counter loses them (limit {facts.max_counter_overflow:.0%})")
-    if not point.hashed:
-        return None
-    n = KEY_HEADROOM * facts.keys_of(point.metric)
-    lay = LAYOUTS[point.layout]
-    dense = _dense(point, facts)
-    lost = lay.lost_keys(hash_slots=1 << point.map_pow2, dense_slots=dense, n_keys=n)  # the one sizing rule's measure
-    if lost > facts.max_collision_rate:
-        return f"collisions: {lost:.1%} of twice the census's keys lost (limit {facts.max_collision_rate:.0%})"
-    slots = lay.afl_map_slots(hash_slots=1 << point.map_pow2, dense_slots=dense)
-    if slots > AFL_MAX_MAP_SLOTS:
-        return f"map: afl-fuzz's handshake carries at most 2^{AFL_MAX_MAP_SLOTS.bit_length() - 1} slots"
-    scanned = slots * point.width_bits // 8
-    what = "flat map" if point.layout == "flat" else "dense array"
-    if facts.l2_bytes and scanned > facts.l2_bytes:
-        return (f"cache: a {what} of {scanned:,} bytes, which afl-fuzz scans every execution, exceeds the "
-                f"per-core L2 ({facts.l2_bytes:,} bytes)")
-    if facts.instances > 1 and facts.llc_bytes and facts.instances * scanned > facts.llc_bytes // 2:
-        # BigMap (DSN 2021, Fig. 9): parallel instances' maps compete for the shared last-level cache
-        return (f"cache: {facts.instances} instances' {what}s of {scanned:,} bytes each fill more than half the "
-                f"shared last-level cache ({facts.llc_bytes:,} bytes)")
-    return None
+    """Why ``point`` cannot work on this target and host (None: it can): the one rule tune obeys too
+    (autotune.feasibility)."""
+    return feasibility.rule_out(point, estimated_keys=facts.keys_of(point.metric),
+                                overflow=facts.overflow.get(point.metric, {}), limits=facts.limits)
 
 
 def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[MapPoint], dict[str, int]]:

@@ -30,7 +30,7 @@ from autotune.vocabulary import has_map_size
 from autotune.tune.backends import Measurer
 from autotune.tune.defaults import DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS
 from autotune.tune.inputs import TuneInputs
-from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
+from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, infeasible, memory_bytes
 from autotune.tune.optimise import Search
 from autotune.tune.space import SearchSpace
 
@@ -131,7 +131,7 @@ def confirm(*, search: Search, inputs: TuneInputs, space: SearchSpace, settings:
     t0 = time.monotonic()
 
     def feasible(c: MapPoint) -> bool:
-        return precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)
+        return infeasible(config=c, facts=inputs.facts(c.metric), settings=settings) is None
 
     cands = candidates(search=search, space=space, k=k, feasible=feasible)
     runs: dict[MapPoint, list] = {c: [] for c in cands}

@@ -6,11 +6,13 @@ For a configuration x = (metric m, layout L, map size H, counter width W)::
              + log2(1 - lost_keys(m, L, H))        keys the map can tell apart
              + log2(1 - counter_overflow(m, W))    keys whose counts stay exact
              + w_s * log2(keys(m))                 how much the metric distinguishes
-             - P * (1 - exp(-max(0, lost_keys / c_max - 1)))   the precision floor
+             - P * (1 - exp(-max(0, lost_keys(2n) / c_max - 1)))   the precision floor
 
 tune minimises ``-score``. In words: executions per second times the share of the metric's
 keys that land in a slot of their own and count without wrapping, times a diminishing credit
-for a richer metric; a configuration whose collision rate exceeds ``c_max`` is penalised.
+for a richer metric; a configuration the feasibility rule rules out (autotune.feasibility, the race's
+rule too: more than ``c_max`` of twice the estimated keys lost, a map beyond afl-fuzz's handshake or
+the host's caches) is penalised.
 
 - ``execs_per_s`` is measured (autotune.tune.backends): the probe's harness replaying its kept
   corpus through our runtime configured so, or bench.c replaying the probe's key trace plus the
@@ -47,9 +49,11 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 from autotune.mappoint import MapPoint
-from autotune.vocabulary import AFL_MAX_MAP_SLOTS, LAYOUTS
+from autotune.vocabulary import LAYOUTS
 from autotune.tune.backends import Measurement
-from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE, DEFAULT_PENALTY_BITS, DEFAULT_SENSITIVITY_WEIGHT
+from autotune.feasibility import Limits, lost_at_headroom, rule_out
+from autotune.tune.defaults import (DEFAULT_MAX_COLLISION_RATE, DEFAULT_MAX_COUNTER_OVERFLOW, DEFAULT_PENALTY_BITS,
+                                    DEFAULT_SENSITIVITY_WEIGHT)
 from autotune.tune.inputs import MetricFacts
 from autotune.tune.precision import Precision, precision
 
@@ -63,6 +67,13 @@ class ObjectiveSettings:
     jobs: int = 1
     l2_bytes: int | None = None
     llc_bytes: int | None = None
+    max_counter_overflow: float = DEFAULT_MAX_COUNTER_OVERFLOW
+
+    @property
+    def limits(self) -> Limits:
+        """What the feasibility rule (autotune.feasibility), which the race obeys too, holds a point to."""
+        return Limits(max_collision_rate=self.max_collision_rate, max_counter_overflow=self.max_counter_overflow,
+                      l2_bytes=self.l2_bytes, llc_bytes=self.llc_bytes, instances=self.jobs)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -127,16 +138,12 @@ def shared_cache_extra_ns(*, ws_bytes: int, jobs: int, l2_bytes: int | None,
     return max(0.0, ws_bytes * (ns_per_byte(ws_bytes * jobs) - ns_per_byte(ws_bytes)))
 
 
-def precision_feasible(*, config: MapPoint, facts: MetricFacts, settings: ObjectiveSettings) -> bool:
-    """The constraints known without measuring: collision rate within c_max, map within AFL++'s handshake."""
-    n = max(1.0, float(facts.estimated_keys))
-    p = precision(config=config, n_keys=n, overflow_by_width=facts.overflow_by_width)
-    return p.lost_keys <= settings.max_collision_rate and afl_map_slots(config, p) <= AFL_MAX_MAP_SLOTS
-
-
-def afl_map_slots(config: MapPoint, p: Precision) -> int:
-    """The slots afl-fuzz sees for ``config`` (the flat map, or the two-level dense slots)."""
-    return LAYOUTS[config.layout].afl_map_slots(hash_slots=config.map_slots, dense_slots=p.dense_slots)
+def infeasible(*, config: MapPoint, facts: MetricFacts, settings: ObjectiveSettings) -> str | None:
+    """Why ``config`` is ruled out, known without measuring (None: it is not): autotune.feasibility's
+    rule, the one the race's search obeys (collisions at twice the estimated keys, the handshake, the
+    host's caches, wrapping counters that overflow)."""
+    return rule_out(config, estimated_keys=facts.estimated_keys, overflow=facts.overflow_by_width,
+                    limits=settings.limits)
 
 
 def memory_bytes(*, config: MapPoint, dense: int | None) -> int:
@@ -158,16 +165,12 @@ def evaluate(*, config: MapPoint, measurement: Measurement, facts: MetricFacts, 
     score = (math.log2(eps) + math.log2(max(1e-12, 1.0 - lost)) + math.log2(max(1e-12, 1.0 - p.counter_overflow))
              + settings.sensitivity_weight * math.log2(n))
     notes = []
-    feasible = True
-    if lost > settings.max_collision_rate:
-        score -= settings.penalty_bits * -math.expm1(-(lost / settings.max_collision_rate - 1.0))
-        feasible = False
-        notes.append(f"collision rate {lost:.2%} is above the limit {settings.max_collision_rate:.2%}")
-    handed = afl_map_slots(config, p)
-    if handed > AFL_MAX_MAP_SLOTS:
-        score -= settings.penalty_bits
-        feasible = False
-        notes.append(f"a map of {handed} bytes is larger than AFL++ 4.04c's fork-server handshake allows "
-                     f"(2^{AFL_MAX_MAP_SLOTS.bit_length() - 1})")
+    why = infeasible(config=config, facts=facts, settings=settings)
+    if why is not None:
+        # bounded, so that far-infeasible points do not dominate the GP's fit; continuous at the
+        # collision limit, a flat penalty for the rule's other reasons
+        over = lost_at_headroom(config, estimated_keys=facts.estimated_keys) / settings.max_collision_rate - 1.0
+        score -= settings.penalty_bits * (-math.expm1(-over) if why.startswith("collisions") else 1.0)
+        notes.append(why)
     return Evaluation(config=config, measurement=measurement, precision=p, n_keys=n, working_set_bytes=ws,
-                      execs_per_s=eps, score_bits=score, feasible=feasible, notes=tuple(notes))
+                      execs_per_s=eps, score_bits=score, feasible=why is None, notes=tuple(notes))

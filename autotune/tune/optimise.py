@@ -19,7 +19,7 @@ from autotune.mappoint import MapPoint
 from autotune.tune.backends import CachedMeasurer, Measurer
 from autotune.tune.defaults import DEFAULT_CALLS
 from autotune.tune.inputs import TuneInputs
-from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, memory_bytes, precision_feasible
+from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, infeasible, memory_bytes
 from autotune.vocabulary import AFL_DEFAULT_MAP_POW2
 from autotune.tune.space import SearchSpace
 
@@ -127,11 +127,11 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
     calls = min(calls, space.n_points)
     cached = measurer if isinstance(measurer, CachedMeasurer) else CachedMeasurer(measurer)
     seeds = afl_default_points(space)
-    ok = [c for c in seeds if precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)]
+    ok = [c for c in seeds if infeasible(config=c, facts=inputs.facts(c.metric), settings=settings) is None]
     seeds = (ok or seeds[:1])[:calls]
     n_init = max(0, min(DEFAULT_INITIAL_POINTS, calls - len(seeds)))
     def feasible(c: MapPoint) -> bool:
-        return precision_feasible(config=c, facts=inputs.facts(c.metric), settings=settings)
+        return infeasible(config=c, facts=inputs.facts(c.metric), settings=settings) is None
 
     # The precision constraints are known without measuring: the optimiser samples only points
     # that meet them (skopt space_constraint), unless none does.
