@@ -57,6 +57,8 @@ from autotune.mappoint import MapPoint
 from autotune.race.core import (Contestant, RaceResult, Rule, RungPlan, RunTrials, TrialFigures, check_budget_shape,
                                 first_trial_s, most_that_fit, plan_rungs, rung_waves)
 from autotune.race.options import RaceBudget, RaceProgress, RaceSettings
+from autotune.surrogate import Row, Surrogate
+from autotune.surrogate import features as surrogate_features
 from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, METRIC_VAR, RACE_MAP_POW2
 
 SPEED_WEIGHT = 0.02
@@ -209,16 +211,9 @@ def family(metric: str) -> str:
 
 
 def features(point: MapPoint, facts: SpaceFacts, fidelity: float) -> list[float]:
-    """The model's view of a point, every feature in [0, 1]."""
-    from autotune.vocabulary import CONTEXT_METRICS
-
-    keys = facts.keys_of(point.metric)
-    n = int(point.metric.removeprefix("ngram-")) if point.metric.startswith("ngram-") else 0
-    return [min(1.0, math.log2(max(2.0, float(keys))) / 24), float(point.metric in CONTEXT_METRICS),
-            float(not point.hashed), n / 8, float(point.layout == "twolevel"),
-            (point.map_pow2 - RACE_MAP_POW2[0]) / (RACE_MAP_POW2[1] - RACE_MAP_POW2[0]) if point.hashed else 0.0,
-            math.log2(point.width_bits / 8) / 2, float(point.overflow == "saturate"), float(point.overflow == "wrap"),
-            float(_inline_build(point, facts) is not None), float(fidelity)]
+    """The model's view of a point (autotune.surrogate.features) with this target's census and builds."""
+    return surrogate_features(point, keys=facts.keys_of(point.metric), inline=_inline_build(point, facts) is not None,
+                              fidelity=fidelity)
 
 
 def nearest_feasible(point: MapPoint, space: Sequence[MapPoint]) -> MapPoint | None:
@@ -345,16 +340,13 @@ def pair_objective(cand: Sequence[TrialFigures], default: Sequence[TrialFigures]
 
 
 class Model:
-    """A Gaussian process over (features, fidelity) with per-observation noise, or, with fewer than two
-    distinct points observed, no model (proposals then come from the prior and the seeded RNG)."""
+    """The race's view of the one optimiser (autotune.surrogate): its observations (each the median of
+    its pairs, with the pooled pair variance scaled to that median) fitted at their fidelities."""
 
     def __init__(self, *, facts: SpaceFacts, seed: int):
         self.facts = facts
-        self.seed = seed
         self.obs: list[Observation] = []
-        self._gp = None
-        self._mu = 0.0
-        self._sd = 1.0
+        self.surrogate = Surrogate(featurize=lambda p, f: features(p, facts, f), seed=seed)
 
     def pair_var(self) -> float:
         groups = [o.pairs for o in self.obs if len(o.pairs) >= 2]
@@ -363,84 +355,26 @@ class Model:
             return DEFAULT_PAIR_SD ** 2
         return max(MIN_PAIR_VAR, sum(statistics.variance(g) * (len(g) - 1) for g in groups) / dof)
 
-    def fit(self, extra: Sequence[tuple[MapPoint, float, float]] = ()) -> bool:
-        """Fit on the observations and ``extra`` (point, fidelity, y) pseudo-observations (the
-        constant liar); False when there is too little to fit."""
-        import numpy as np
-        from skopt.learning import GaussianProcessRegressor
-        from skopt.learning.gaussian_process.kernels import ConstantKernel, Matern
-
-        if len({o.point for o in self.obs}) < 2:
-            self._gp = None
-            return False
+    def _rows(self) -> list[Row]:
         var = self.pair_var()
-        rows = [(features(o.point, self.facts, o.fidelity), o.y, var * o.y_var_factor) for o in self.obs]
-        rows += [(features(p, self.facts, f), y, var) for p, f, y in extra]
-        X = np.array([r[0] for r in rows], dtype=float)
-        y = np.array([r[1] for r in rows], dtype=float)
-        self._mu = float(y.mean())
-        self._sd = max(float(y.std()), math.sqrt(var), 1e-3)
-        z = (y - self._mu) / self._sd
-        noise = np.array([r[2] for r in rows]) / self._sd ** 2
-        kernel = ConstantKernel(1.0, (1e-2, 1e2)) * Matern(length_scale=np.ones(X.shape[1]),
-                                                            length_scale_bounds=(0.05, 20.0), nu=2.5)
-        gp = GaussianProcessRegressor(kernel=kernel, alpha=noise, normalize_y=False, n_restarts_optimizer=2,
-                                      random_state=self.seed)
-        import warnings
+        return [(o.point, o.fidelity, o.y, var * o.y_var_factor) for o in self.obs]
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # convergence warnings on a handful of points are expected
-            gp.fit(X, z)
-        self._gp = gp
-        return True
+    def fit(self) -> bool:
+        """Fit on the observations; False when there is too little to fit."""
+        return self.surrogate.fit(self._rows(), floor_sd=math.sqrt(self.pair_var()))
 
     def predict(self, points: Sequence[MapPoint], fidelity: float) -> list[tuple[float, float]]:
         """(mean, sd) of the objective at ``points`` and ``fidelity``; requires a fitted model."""
-        import numpy as np
-
-        X = np.array([features(p, self.facts, fidelity) for p in points], dtype=float)
-        m, s = self._gp.predict(X, return_std=True)
-        return [(float(a) * self._sd + self._mu, float(b) * self._sd) for a, b in zip(m, s)]
+        return self.surrogate.predict(points, fidelity)
 
     def propose(self, candidates: Sequence[MapPoint], n: int, *, fidelity: float, rng: random.Random
                 ) -> list[tuple[MapPoint, str, tuple[float, float] | None, float | None]]:
         """``n`` points of ``candidates`` by expected improvement (constant liar), each with its origin,
         prediction and EI; random ones (seeded) while there is no model."""
-        import numpy as np
-        from skopt.acquisition import gaussian_ei
-
-        pool = list(candidates)
-        out: list[tuple[MapPoint, str, tuple[float, float] | None, float | None]] = []
-        liars: list[tuple[MapPoint, float, float]] = []
-        while len(out) < n and pool:
-            if not self.fit(liars):
-                p = pool.pop(rng.randrange(len(pool)))
-                out.append((p, "random: too few observations for a model", None, None))
-                continue
-            # minimise z' = -z; EI against the best posterior mean at the points observed at this fidelity
-            seen = [o.point for o in self.obs if o.fidelity == fidelity] or [o.point for o in self.obs]
-            Xs = np.array([features(p, self.facts, fidelity) for p in seen])
-            best = float(np.min(-self._gp.predict(Xs)))
-            X = np.array([features(p, self.facts, fidelity) for p in pool])
-
-            class _Neg:  # gaussian_ei minimises: hand it the negated posterior
-                def __init__(self, gp):
-                    self.gp = gp
-
-                def predict(self, X, return_std=False):
-                    m, s = self.gp.predict(X, return_std=True)
-                    return (-m, s) if return_std else -m
-
-            ei = gaussian_ei(X, _Neg(self._gp), y_opt=best, xi=0.01)
-            top = float(np.max(ei))
-            ties = [i for i, v in enumerate(ei) if v >= top - 1e-12]
-            i = ties[rng.randrange(len(ties))]
-            p = pool.pop(i)
-            pred = self.predict([p], fidelity)[0]
-            out.append((p, "model: expected improvement", pred, float(top) * self._sd))
-            liars.append((p, fidelity, pred[0]))
-        self.fit()
-        return out
+        var = self.pair_var()
+        return self.surrogate.propose(rows=self._rows(), candidates=candidates, n=n, fidelity=fidelity,
+                                      incumbents=[o.point for o in self.obs if o.fidelity == fidelity], rng=rng,
+                                      liar_var=var, floor_sd=math.sqrt(var))
 
 
 # ---- the search --------------------------------------------------------------------------------
