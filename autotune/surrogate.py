@@ -25,6 +25,8 @@ from typing import Callable, Sequence
 from autotune.mappoint import MapPoint
 from autotune.vocabulary import CONTEXT_METRICS, RACE_MAP_POW2
 
+# The fidelity of a replayed score: below the race's first rung (0; its longest is 1, autotune.race.search)
+REPLAY_FIDELITY = -1.0
 # (point, fidelity, y, noise variance of y)
 Row = tuple[MapPoint, float, float, float]
 Prediction = tuple[float, float]  # (mean, sd)

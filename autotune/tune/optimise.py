@@ -1,16 +1,18 @@
-"""Bayesian optimisation over the search space (scikit-optimize ask/tell, Gaussian process).
+"""Bayesian optimisation over the search space by replay: the one optimiser's cheap fidelity.
 
-The optimiser starts from AFL++'s own default for each metric (flat, 64 KiB, 8-bit counters:
-what needs no rebuild, so its best is always known exactly), then ``DEFAULT_INITIAL_POINTS``
-Latin-hypercube points, then points chosen by the GP's acquisition (gp_hedge). Every
-configuration is measured once (CachedMeasurer); skopt's ``avoid_duplicates`` keeps it from
-asking for a point twice. ``grid_search`` evaluates every point, for tests and small spaces.
+The proposals come from the optimiser the race uses in afl-fuzz (autotune.surrogate: a Gaussian
+process over a point's features, expected improvement), at the replay fidelity, over the points the
+one feasibility rule leaves (autotune.feasibility). The search starts from AFL++'s own default for
+each metric (flat, 64 KiB, 8-bit counters: what needs no rebuild, so its best is always known
+exactly), then ``DEFAULT_INITIAL_POINTS`` random points (seeded), then the model's proposals; the
+last ``POLISH_SHARE`` of the calls refine around the incumbent. Every configuration is measured once
+(CachedMeasurer) and proposed once. ``grid_search`` evaluates every point, for tests and small spaces.
 """
 
 from __future__ import annotations
 
+import random
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -22,14 +24,16 @@ from autotune.tune.inputs import TuneInputs
 from autotune.tune.objective import Evaluation, ObjectiveSettings, evaluate, infeasible, memory_bytes
 from autotune.vocabulary import AFL_DEFAULT_MAP_POW2
 from autotune.tune.space import SearchSpace
+from autotune.surrogate import REPLAY_FIDELITY, Surrogate, features
 
 DEFAULT_INITIAL_POINTS = 8
-# Candidates the acquisition function is evaluated on per call (the space is discrete and small).
-ACQ_POINTS = 2000
 # The last share of the calls refines around the incumbent (its unevaluated neighbours, best GP
 # prediction first): near the optimum the objective is flat and the GP's acquisition wanders.
 POLISH_SHARE = 0.2
 MAX_TIE_BITS = 0.5
+# The smallest noise (bits, sd) the model assumes of a replayed score: recorded figures repeat exactly,
+# and a GP with no noise on its diagonal overfits a flat objective.
+MIN_NOISE_BITS = 0.02
 
 
 @dataclass(frozen=True)
@@ -115,9 +119,7 @@ def afl_default_points(space: SearchSpace) -> list[MapPoint]:
 def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, settings: ObjectiveSettings,
              calls: int = DEFAULT_CALLS, seed: int = 0, ns_per_byte: Callable[[int], float] | None = None,
              progress: Callable[[Trial], None] | None = None) -> Search:
-    """Minimise -score over ``space`` with ``calls`` evaluations."""
-    from skopt import Optimizer
-
+    """Maximise the score over ``space`` with ``calls`` evaluations (module doc)."""
     if calls < 1:
         raise AutotuneError(f"--calls must be at least 1, got {calls}", fix="pass --calls 40")
     for m in space.metrics:
@@ -126,64 +128,58 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
                                 fix="re-run `autotune probe`, or fix another metric with --metric")
     calls = min(calls, space.n_points)
     cached = measurer if isinstance(measurer, CachedMeasurer) else CachedMeasurer(measurer)
-    seeds = afl_default_points(space)
-    ok = [c for c in seeds if infeasible(config=c, facts=inputs.facts(c.metric), settings=settings) is None]
-    seeds = (ok or seeds[:1])[:calls]
-    n_init = max(0, min(DEFAULT_INITIAL_POINTS, calls - len(seeds)))
+
     def feasible(c: MapPoint) -> bool:
         return infeasible(config=c, facts=inputs.facts(c.metric), settings=settings) is None
 
-    # The precision constraints are known without measuring: the optimiser samples only points
-    # that meet them (skopt space_constraint), unless none does.
-    ok_points = {tuple(space.to_point(c)) for c in space.grid() if feasible(c)}  # computed once
-    any_feasible = bool(ok_points)
-    constraint = (lambda row: (int(row[0]), int(row[1]), int(row[2]), str(row[3])) in ok_points) \
-        if any_feasible else None
-    opt = Optimizer(space.dimensions(), base_estimator=_gp(space, seed), n_initial_points=max(1, n_init),
-                    initial_point_generator="random" if constraint else "lhs", acq_func="gp_hedge",
-                    acq_optimizer="sampling", acq_optimizer_kwargs={"n_points": min(ACQ_POINTS, 8 * space.n_points)},
-                    space_constraint=constraint, random_state=seed)
+    # The rule is known without measuring: the search proposes only points it leaves, unless none.
+    grid = space.grid()
+    pool = [c for c in grid if feasible(c)] or grid
+    seeds = afl_default_points(space)
+    seeds = ([c for c in seeds if feasible(c)] or seeds[:1])[:calls]
+    n_init = max(0, min(DEFAULT_INITIAL_POINTS, calls - len(seeds)))
+    rng = random.Random(seed)
+    model = Surrogate(featurize=lambda c, f: features(c, keys=inputs.facts(c.metric).estimated_keys, inline=False,
+                                                      fidelity=f), seed=seed, restarts=0)
     trials: list[Trial] = []
     t_start = time.monotonic()
     preloaded = cached.measured  # measurements reused from an earlier run (autotune.tune.cache)
 
-    def run(cfg: MapPoint, phase: str) -> Evaluation:
+    def run(cfg: MapPoint, phase: str) -> None:
         before = cached.measured
         t0 = time.monotonic()
-        meas = cached.measure(cfg)
-        ev = evaluate(config=cfg, measurement=meas, facts=inputs.facts(cfg.metric), settings=settings,
+        ev = evaluate(config=cfg, measurement=cached.measure(cfg), facts=inputs.facts(cfg.metric), settings=settings,
                       ns_per_byte=ns_per_byte)
         trial = Trial(call=len(trials) + 1, phase=phase, evaluation=ev, measured=cached.measured > before,
                       elapsed_s=time.monotonic() - t0)
         trials.append(trial)
         if progress:
             progress(trial)
-        return ev
+
+    def rows() -> list:
+        var = max(noise_bits(trials), MIN_NOISE_BITS) ** 2
+        return [(t.evaluation.config, REPLAY_FIDELITY, t.evaluation.score_bits, var) for t in trials]
 
     # one BLAS thread: the GP's matrices are tiny, and on a loaded 2-core host threads only contend
-    with warnings.catch_warnings(), _one_blas_thread():
-        warnings.simplefilter("ignore")  # skopt warns about repeated points and GP convergence
-        if seeds:
-            xs, ys = [], []
-            for cfg in seeds:
-                ev = run(cfg, "afl-default")
-                if constraint is None or feasible(cfg):  # skopt refuses points outside its constraint
-                    xs.append(space.to_point(cfg))
-                    ys.append(ev.value)
-            if xs:
-                opt.tell(xs, ys)
+    with _one_blas_thread():
+        for cfg in seeds:
+            run(cfg, "afl-default")
         n_polish = int(round(POLISH_SHARE * calls)) if calls - len(seeds) - n_init > 4 else 0
         while len(trials) < calls:
-            phase = "initial" if len(trials) - len(seeds) < n_init else "model"
-            x = None
-            if calls - len(trials) <= n_polish:
-                x = _polish_point(opt, space, trials, feasible if any_feasible else None)
-                phase = "polish" if x is not None else phase
-            if x is None:
-                x = opt.ask()
-            cfg = space.to_config(x)
-            ev = run(cfg, phase)
-            opt.tell(x, ev.value)
+            seen = {t.evaluation.config for t in trials}
+            left = [c for c in pool if c not in seen] or [c for c in grid if c not in seen]
+            if not left:
+                break
+            if len(trials) - len(seeds) < n_init:
+                run(left[rng.randrange(len(left))], "initial")
+                continue
+            cfg = _polish_point(model, rows(), space, trials, feasible) if calls - len(trials) <= n_polish else None
+            if cfg is not None:
+                run(cfg, "polish")
+                continue
+            (cfg, why, _, _), = model.propose(rows=rows(), candidates=left, n=1, fidelity=REPLAY_FIDELITY,
+                                              incumbents=sorted(seen), rng=rng, liar_var=MIN_NOISE_BITS ** 2)
+            run(cfg, "model" if why.startswith("model") else "initial")
     return Search(trials=tuple(trials), measured=cached.measured - preloaded, elapsed_s=time.monotonic() - t_start,
                   tie_bits=noise_bits(trials))
 
@@ -242,32 +238,17 @@ def neighbours(space: SearchSpace, c: MapPoint) -> list[MapPoint]:
     return [n for n in dict.fromkeys(space.canonical(n) for n in out) if n != here]
 
 
-def _polish_point(opt, space: SearchSpace, trials: list[Trial], feasible) -> list | None:
-    """The unevaluated (feasible) neighbour of the incumbent with the best GP prediction (None if none)."""
+def _polish_point(model: Surrogate, rows: list, space: SearchSpace, trials: list[Trial], feasible) -> MapPoint | None:
+    """The unevaluated feasible neighbour of the incumbent with the best predicted score (None if none)."""
     seen = {t.evaluation.config for t in trials}
     best = min((t.evaluation for t in trials), key=lambda e: (e.value, e.config)).config
-    cands = [c for c in neighbours(space, best) if c not in seen and (feasible is None or feasible(c))]
+    cands = sorted(c for c in neighbours(space, best) if c not in seen and feasible(c))
     if not cands:
         return None
-    pts = [space.to_point(c) for c in cands]
-    if opt.models:
-        mu = opt.models[-1].predict(opt.space.transform(pts))
-        order = sorted(range(len(cands)), key=lambda i: (float(mu[i]), cands[i]))
-    else:
-        order = list(range(len(cands)))
-    return pts[order[0]]
-
-
-def _gp(space: SearchSpace, seed: int):
-    """skopt's own GP recipe (Matern 5/2, gaussian noise) with one hyperparameter fit per call
-    instead of three (n_restarts_optimizer=0): on a loaded 2-core host the restarts dominated."""
-    from skopt.utils import cook_estimator
-
-    from skopt.space import Space
-
-    gp = cook_estimator("GP", space=Space(space.dimensions()), random_state=seed, noise="gaussian")
-    gp.set_params(n_restarts_optimizer=0)
-    return gp
+    if not model.fit(rows):
+        return cands[0]
+    means = [m for m, _ in model.predict(cands, REPLAY_FIDELITY)]
+    return min(zip(means, cands), key=lambda mc: (-mc[0], mc[1]))[1]
 
 
 def grid_search(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace,
