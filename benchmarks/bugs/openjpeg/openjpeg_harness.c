@@ -1,11 +1,13 @@
 /* An OSS-Fuzz-style harness for OpenJPEG (autotune's bug benchmark), our own, doing in C what
  * OpenJPEG's own tests/fuzzers/opj_decompress_fuzzer_J2K.cpp and _JP2.cpp do, as one harness: a
  * J2K codestream (starting with SOC, FF 4F) or a JP2 file (its first box 'jP  ') served from memory,
- * its header, a decode area of at most 1024 x 1024 from the image's origin, the decode; then what
- * opj_decompress does with a decoded image before writing it (src/bin/common/color.c, built with
- * the harness: 3 components with subsampled chroma taken as sYCC, sYCC / e-sYCC / CMYK to RGB; no
- * ICC profiles, as without lcms2). Bounded: a tile of more than 2^22 samples over its components,
- * or more than 16 components, is not decoded. Nothing is written anywhere. C11. */
+ * its header, a decode area of at most 1024 x 1024 from the image's origin (a larger image: all of
+ * it at the first reduced resolution that fits, as opj_decompress -r, where its components have
+ * that many), the decode; then what opj_decompress does with a decoded image before writing it
+ * (src/bin/common/color.c, built with the harness: 3 components with subsampled chroma taken as
+ * sYCC; sYCC, e-sYCC and CMYK to RGB; no ICC profiles, as without lcms2). Bounded: an image of more
+ * than 16 components, or whose tiles hold more than 2^22 samples over its components, is not
+ * decoded. Nothing is written anywhere. C11. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -122,12 +124,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   opj_image_t *image = NULL;
   if (opj_read_header(stream, codec, &image) && bounded(codec, image)) {
     OPJ_UINT32 w = image->x1 - image->x0, h = image->y1 - image->y0;
+    /* an image of more than 1024 on a side: all of it at the first resolution that brings it within
+       1024 x 1024 (opj_decompress -r) when its components have that many, else its top left
+       1024 x 1024 at full resolution (OpenJPEG's fuzzers) */
+    OPJ_UINT32 reduce = 0;
+    while (reduce < 31 && (((w - 1) >> reduce) >= MAX_AREA_SIDE || ((h - 1) >> reduce) >= MAX_AREA_SIDE))
+      reduce++;
+    int whole = reduce > 0 && opj_set_decoded_resolution_factor(codec, reduce);
+    if (reduce > 0 && !whole)
+      opj_set_decoded_resolution_factor(codec, 0);
     if (w > MAX_AREA_SIDE)
       w = MAX_AREA_SIDE;
     if (h > MAX_AREA_SIDE)
       h = MAX_AREA_SIDE;
-    if (opj_set_decode_area(codec, image, (OPJ_INT32)image->x0, (OPJ_INT32)image->y0,
-                            (OPJ_INT32)(image->x0 + w), (OPJ_INT32)(image->y0 + h)) &&
+    if ((whole || opj_set_decode_area(codec, image, (OPJ_INT32)image->x0, (OPJ_INT32)image->y0,
+                                      (OPJ_INT32)(image->x0 + w), (OPJ_INT32)(image->y0 + h))) &&
         opj_decode(codec, stream, image) && opj_end_decompress(codec, stream))
       convert_colours(image);
   }
