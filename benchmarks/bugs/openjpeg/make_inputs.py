@@ -125,8 +125,11 @@ def inputs() -> dict[str, bytes]:
         # an odd width
         "OPJ004.reach": Image(8, 3, YCC420).codestream(),
         "OPJ004.trigger": Image(3, 3, YCC420, xo=1).codestream(),
-        # OPJ005: 4:2:2 with an odd width (the last column on its own)
+        # OPJ005: 4:2:2 with an odd width (the last column on its own); the trigger: x0 = 2, x1 = 2048,
+        # which the harness decodes at half resolution: luma 1..1024 (1023 columns), chroma
+        # ceil(2/4)..ceil(2048/4), 511 columns, and the last luma column's chroma sample is the 512th
         "OPJ005.reach": Image(7, 4, YCC422).codestream(),
+        "OPJ005.trigger": Image(2046, 2, YCC422, xo=2).codestream(),
     }
 
 
