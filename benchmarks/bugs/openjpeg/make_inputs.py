@@ -1,8 +1,8 @@
 """Make OpenJPEG's seeds and the crafted inputs of its bugs (benchmarks/bugs/openjpeg/{seeds,inputs}),
 written field by field: JPEG 2000 codestreams (ITU-T T.800 annex A: SOC, SIZ, COD, QCD, one SOT/SOD
 tile-part per tile, EOC) whose packets are all empty (a packet header of one 0 bit: no code-block is
-included, every sample decodes to 0), and one JP2 file around such a codestream (annex I: the
-signature, file type, header and codestream boxes). Every image is decoded through the inverse 5/3
+included, every sample decodes to 0), and JP2 files around such codestreams (annex I: the signature,
+file type, header and codestream boxes). Every image is decoded through the inverse 5/3
 transform (one decomposition level or more), so what an input sets is the geometry: image and tile
 origins and sizes, the components' subsampling, EPH markers, tile-part numbers.
 
