@@ -2,7 +2,7 @@
 per test session (the plain clang build, with our driver: each file argument is run once).
 
 The tests build at -O0 without debug information: a canary's condition is source-level C and reads
-the same at every optimisation level, and -O0 compiles the six libraries in a fraction of the time
+the same at every optimisation level, and -O0 compiles the seven libraries in a fraction of the time
 (SQLite's amalgamation above all). Campaigns use buglibs.DEFAULT_CFLAGS."""
 
 from __future__ import annotations

@@ -72,6 +72,8 @@ HARNESS_INCLUDES = {  # the built tree's header folders each harness needs, unde
     "libpng": ["src"],
     "expat": ["src/expat/lib"],
     "libarchive": ["src/libarchive"],
+    # openjpeg.h and the opj_config.h CMake writes; color.h; the opj_apps_config.h build.sh writes
+    "openjpeg": ["src/src/lib/openjp2", "build/src/lib/openjp2", "src/src/bin/common", "apps"],
 }
 HARNESS_DEFINES = {"expat": ["-DENCODING_FOR_FUZZING=UTF-8"]}  # as its build.sh compiles it
 
