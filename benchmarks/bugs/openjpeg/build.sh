@@ -18,7 +18,7 @@ cmake -S "$WORK/src" -B "$WORK/build" -DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="
   -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON -DBUILD_CODEC=OFF -DBUILD_JPIP=OFF -DBUILD_VIEWER=OFF \
   -DBUILD_JAVA=OFF -DBUILD_TESTING=OFF -DBUILD_DOC=OFF -DBUILD_PKGCONFIG_FILES=OFF \
   >"$WORK/cmake.log"
-cmake --build "$WORK/build" --target openjp2 -j1 >>"$WORK/cmake.log"
+cmake --build "$WORK/build" --target openjp2 -j2 >>"$WORK/cmake.log"
 mkdir -p "$WORK/apps"
 printf '/* written by build.sh: no libpng, libtiff or lcms */\n#include "opj_config_private.h"\n' \
   >"$WORK/apps/opj_apps_config.h"
