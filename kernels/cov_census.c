@@ -1,5 +1,5 @@
 /* cov_census.c - census tables (per metric: exact key -> hk32, inputs, hits, first execution),
- * the merge of an execution's events, trace blocks, and the census files of docs/DESIGN.md. */
+ * the merge of an execution's events, trace blocks, and the census files of docs/RUNTIME.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

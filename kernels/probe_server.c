@@ -1,4 +1,4 @@
-/* probe_server.c - the probe server (driver mode 1, docs/DESIGN.md "The probe protocol").
+/* probe_server.c - the probe server (driver mode 1, docs/RUNTIME.md "The probe protocol").
  *
  * The server process reads 8-byte commands from $AUTOTUNE_PROBE_CTL_FD and answers each with one
  * reply on $AUTOTUNE_PROBE_ST_FD. Inputs run in a persistent forked child that shares the input

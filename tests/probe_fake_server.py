@@ -1,4 +1,4 @@
-"""A fake probe server for the probe's unit tests: it speaks docs/DESIGN.md's probe protocol
+"""A fake probe server for the probe's unit tests: it speaks docs/RUNTIME.md's probe protocol
 (AUTOTUNE_PROBE_CTL_FD etc.) over the real fds and files, with a toy target model in Python.
 
 Toy target: the input's first 24 bytes make a block sequence; every metric's exact keys are

@@ -27,7 +27,7 @@ def test_reads_header_and_live_counters(tmp_path):
     assert (st.used_key, st.overflow_keys, st.keys, st.overflowed) == (256, 17, 273, True)
     d = st.to_dict()
     assert d["schema_version"] == 1 and d["keys"] == 273 and d["overflow_keys"] == 17
-    # the counters sit where DESIGN.md says: used_key at offset 96, overflow_keys at 100
+    # the counters sit where docs/RUNTIME.md says: used_key at offset 96, overflow_keys at 100
     raw = p.read_bytes()
     assert struct.unpack_from("<II", raw, 96) == (256, 17)
 

@@ -1,4 +1,4 @@
-"""The census analysis and the census/trace file formats of docs/DESIGN.md."""
+"""The census analysis and the census/trace file formats of docs/RUNTIME.md."""
 
 import struct
 

@@ -1,6 +1,6 @@
 """Key traces: per execution, the (hashed key, hit count) records the map work replays.
 
-A trace comes from a probe (``traces/<metric>.bin``, format in docs/DESIGN.md) or is synthetic
+A trace comes from a probe (``traces/<metric>.bin``, format in docs/RUNTIME.md) or is synthetic
 (seeded). Records are kept as flat numpy arrays with per-execution offsets, the shape
 kernels/bench.c takes.
 """

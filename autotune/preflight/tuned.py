@@ -33,9 +33,10 @@ from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConf
 # or 1.25x the share the tuned probe saw, whichever is larger: "still fits" means no worse than what was tuned.
 TUNED_OVERFLOW_SLACK = 1.25
 # How far one target's overflow share moves between short probes: 60-s probes of libyaml by four
-# `autotune run`s (benchmarks/results/README.md, 2026-11-26) put 7.6-10.2 % of edge keys over 8 bits,
-# 5.9-9.0 % of caller keys (up to 1.52x between runs); preflight's probe is shorter. A share above
-# the limit but within this factor of it is a warning (a longer probe tells), beyond it an error.
+# `autotune run`s (benchmarks/results/overflow-spread-2026-11-26.md) put 7.6-10.2 % of edge keys
+# over 8 bits, 5.9-9.0 % of caller keys (up to 1.52x between runs); preflight's probe is shorter. A
+# share above the limit but within this factor of it is a warning (a longer probe tells), beyond it
+# an error.
 PROBE_OVERFLOW_SPREAD = 2.0
 AFL_HASHED_MAP_SLOTS = AFL_DEFAULT_MAP_SLOTS  # AFL++'s map for CLASSIC/NGRAM/CTX (autotune.vocabulary)
 AFL_GUARD_MODES = ("PCGUARD", "LTO", "")  # guard-numbered modes: collision-free, map = guards

@@ -1,6 +1,6 @@
 """`autotune probe`: a short crash-proof campaign that takes an exact census of coverage keys.
 
-- :mod:`client` talks to the harness's probe server (docs/DESIGN.md "The probe protocol");
+- :mod:`client` talks to the harness's probe server (docs/RUNTIME.md "The probe protocol");
 - :mod:`mutator` havoc mutations, :mod:`seeds` the bounded seed corpus;
 - :mod:`campaign` the loop (``run_probe``), :mod:`census` the analysis (BigMap's collision rate:
   autotune.vocabulary), :mod:`estimators` the Chao estimate of the total keys;

@@ -1,4 +1,4 @@
-"""The probe protocol (docs/DESIGN.md "The probe protocol"): commands, replies, binary files.
+"""The probe protocol (docs/RUNTIME.md "The probe protocol"): commands, replies, binary files.
 
 Python side only: packing commands, unpacking replies, reading the census and trace files the
 server writes. Everything is little-endian.

@@ -1,5 +1,5 @@
 """Helpers for the cov/driver/probe-server tests: build instrumented programs, read census and
-trace files, and a minimal probe client at the fd boundary (docs/DESIGN.md "The probe protocol")."""
+trace files, and a minimal probe client at the fd boundary (docs/RUNTIME.md "The probe protocol")."""
 
 from __future__ import annotations
 
