@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from autotune import demo
 from autotune.errors import AutotuneError
 
 DEFAULT_CFLAGS = "-O2 -g"  # --cflags of every command that builds a recipe
@@ -47,8 +48,6 @@ class TargetSpec:
 
 
 def demo_spec() -> TargetSpec:
-    from autotune import demo
-
     return TargetSpec(kind="demo", sources=(str(demo.harness_source()),), cflags=" ".join(demo.DEMO_CFLAGS))
 
 
