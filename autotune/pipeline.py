@@ -125,9 +125,9 @@ def run_pipeline(*, out_dir: Path, target: Target, probe: ProbeSettings = ProbeS
     The afl-fuzz instances of the campaign are ``tune.jobs`` (tune sizes maps for them) and
     ``race.instances`` (the race races portfolios of them); the CLI sets both, and the seed and the
     collision limit of every stage, from its one option each."""
-    from autotune.emit.write import emit_all
-    from autotune.probe.campaign import run_probe
-    from autotune.tune.api import tune_probe_dir
+    from autotune.emit.write import emit_all  # lazy: numpy
+    from autotune.probe.campaign import run_probe  # lazy: numpy
+    from autotune.tune.api import tune_probe_dir  # lazy: numpy
 
     harness, spec, corpus_dir, notice = target.harness, target.spec, target.corpus, progress.notice
     if probe.time_s <= 0:
@@ -171,7 +171,7 @@ def run_pipeline(*, out_dir: Path, target: Target, probe: ProbeSettings = ProbeS
                                 probe_dir=probe_dir, tune_evaluations=tuple(t.evaluation for t in tuned.trials),
                                 tune_dir=tune_dir, host=host)
             outcome = race_target(inputs=inputs, settings=race, progress=heard)
-    from autotune.preflight.tuned import load_recommendation
+    from autotune.preflight.tuned import load_recommendation  # lazy: numpy
 
     document = load_recommendation(race_dir if outcome is not None else tune_dir)  # what preflight will read
     return PipelineResult(out_dir=out_dir, host_profile=host_path, probe_dir=probe_dir, tune_dir=tune_dir,

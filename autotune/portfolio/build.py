@@ -48,7 +48,8 @@ def build_portfolio(*, spec, seeds: Path, out_dir: Path, settings: PortfolioSett
                     notice: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Build ``settings``' portfolio of the recipe ``spec`` with ``seeds`` into ``out_dir`` (module
     docstring); ``warn`` and ``notice`` hear what the user should know. Returns portfolio.json's document."""
-    from autotune.portfolio.launch import write_scripts
+    from autotune.portfolio.launch import write_scripts  # lazy: numpy
+
     out_dir = Path(out_dir).resolve()
     cfgs = parse_configs(list(settings.configs))
     hosts = (read_hosts(settings.hosts_file, default_root=out_dir / "hosts") if settings.hosts_file

@@ -44,8 +44,6 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from autotune.bugs import race as by_bugs
-from autotune.bugs.race import OBJECTIVES
 from autotune.configuration import Configuration
 from autotune.errors import AutotuneError
 # the race's defaults are options.py's (re-exported here, where the race's modules have always read them)
@@ -336,6 +334,8 @@ def rank_by_figures(rung_trials: Sequence[TrialFigures], names: Sequence[str], *
                     objective: str = "edges") -> list[str]:
     """``names`` best first by their trials in ``rung_trials``: median yardstick coverage (judged by
     bugs: autotune.bugs.race's rank key first), then median execs/s, then name."""
+    from autotune.bugs import race as by_bugs  # lazy: `autotune --help` loads race.core
+
     bugs = by_bugs.rung_bugs([t.bugs or {} for t in rung_trials]) if objective == "bugs" else ()
 
     def score(name: str) -> tuple:
@@ -358,6 +358,8 @@ class Rule:
     seed: int = 0  # the race's: a sampled permutation test draws with it
 
     def __post_init__(self) -> None:
+        from autotune.bugs.race import OBJECTIVES  # lazy: `autotune --help` loads race.core
+
         if self.objective not in OBJECTIVES:
             raise AutotuneError(f"unknown race objective {self.objective!r}",
                                 fix=f"use one of: {', '.join(OBJECTIVES)}")
@@ -414,6 +416,8 @@ def _decide(last: Rung, *, default: str, alpha: float, stopped_early: bool) -> D
 
 def _decide_by_bugs(last: Rung, *, default: str, alpha: float, seed: int) -> Decision:
     """The last rung's decision by bugs (autotune.bugs.race.decide); the medians are bugs triggered per trial."""
+    from autotune.bugs import race as by_bugs  # lazy: `autotune --help` loads race.core
+
     missing = [t for t in last.trials if t.bugs is None]
     if missing:
         raise AutotuneError(f"{len(missing)} trials of the last rung have no bug figures to judge by",

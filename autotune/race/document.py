@@ -91,7 +91,7 @@ def from_race(outcome: RaceOutcome, *, env_files: tuple[str, ...], tune: "TuneRe
 
 def tune_beside(tune_dir: str | Path | None) -> "TuneResult | None":
     """tune's result in ``tune_dir`` (the race's prior), None when there is none."""
-    from autotune.tune.result import load_tune_result
+    from autotune.tune.result import load_tune_result  # lazy: numpy
 
     if not tune_dir or not (Path(tune_dir) / REPORT_JSON).is_file():
         return None

@@ -194,7 +194,7 @@ def _evaluations(tune_dir: Path | None) -> tuple[Any, ...]:
     """tune's replay evaluations in ``tune_dir`` (the search's first proposals), none without it."""
     if tune_dir is None:
         return ()
-    from autotune.tune.result import load_tune_result
+    from autotune.tune.result import load_tune_result  # lazy: numpy
 
     return tuple(t.evaluation for t in load_tune_result(tune_dir).trials)
 
@@ -284,7 +284,7 @@ def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] 
     keys = dict(estimated_keys or {})
     overflow: dict[str, dict[int, float]] = {}
     if probe_dir is not None:
-        from autotune.tune.probe_inputs import inputs_from_probe
+        from autotune.tune.probe_inputs import inputs_from_probe  # lazy: numpy
 
         for m, f in inputs_from_probe(probe_dir).metrics.items():
             keys.setdefault(m, f.estimated_keys)
@@ -362,8 +362,8 @@ def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
     """The env files of the recommendation, race.md, race.json, then recommendation.json (autotune.recommendation:
     the one document preflight and validate read; race.json's ``written`` lists the files before it, as it
     always did). Returns race.json's ``written``."""
-    from autotune.emit.write import write_env_files, write_recommendation
-    from autotune.race.report import env_files, markdown
+    from autotune.emit.write import write_env_files, write_recommendation  # lazy: numpy
+    from autotune.race.report import env_files, markdown  # lazy: numpy
 
     envs = env_files(outcome, out_dir=out_dir)
     written = write_env_files(out_dir, envs)
@@ -377,6 +377,6 @@ def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
 
 def estimated_keys_of(probe_dir: Path) -> dict[str, float]:
     """Per metric, the probe census's estimate of the keys a campaign reaches (Chao1, at least those seen)."""
-    from autotune.tune.probe_inputs import inputs_from_probe
+    from autotune.tune.probe_inputs import inputs_from_probe  # lazy: numpy
 
     return {m: f.estimated_keys for m, f in inputs_from_probe(probe_dir).metrics.items()}
