@@ -25,7 +25,6 @@ from typing import Annotated, Any, Callable, Mapping, Optional, Sequence
 
 import typer
 
-from autotune import demo
 from autotune.errors import AutotuneError
 from autotune.race.options import (DEFAULT_BUDGET_S, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS,
                                    RaceBudget, RaceSettings)
@@ -152,6 +151,8 @@ class TargetOptions:
                 raise AutotuneError(f"corpus {self.corpus} is not a directory", fix="pass the corpus directory with --corpus")
             return self.corpus
         if self.demo:
+            from autotune import demo  # it reads the kernels directory when imported (target/recipe.py)
+
             return demo.seed_dir()
         if required:
             raise AutotuneError("no seed corpus given", fix="pass --corpus DIR")

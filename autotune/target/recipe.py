@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from autotune import demo
 from autotune.errors import AutotuneError
 
 DEFAULT_CFLAGS = "-O2 -g"  # --cflags of every command that builds a recipe
@@ -48,6 +47,8 @@ class TargetSpec:
 
 
 def demo_spec() -> TargetSpec:
+    from autotune import demo  # it reads the kernels directory when imported: only a demo needs it
+
     return TargetSpec(kind="demo", sources=(str(demo.harness_source()),), cflags=" ".join(demo.DEMO_CFLAGS))
 
 
