@@ -60,7 +60,8 @@ from typing import TYPE_CHECKING, Literal, Mapping, NamedTuple, Sequence
 from autotune.buildkinds import BUILD_KINDS, DEFAULT_KIND, KIND_VAR
 from autotune.buildkinds import KINDS as KINDS_BY_NAME
 from autotune.errors import AutotuneError
-from autotune.llvm import Toolchain, find_toolchain
+from autotune.llvm import ENTER_FIRST, Toolchain, clang_major, find_toolchain, hook_order
+from autotune.vocabulary import METRIC_SPECS
 
 if TYPE_CHECKING:  # configure calls the wrapper hundreds of times: import only what a run needs
     from pathlib import Path
@@ -109,8 +110,6 @@ def kind_param(env: Mapping[str, str], kind: str) -> int | None:
         return None
     value = env.get(p.var, "")
     if not value.isdigit() or not p.lo <= int(value) <= p.hi:
-        from autotune.vocabulary import METRIC_SPECS
-
         got = f"{p.var}={value}" if value else f"{p.var} is not set"
         metric, top = p.metric.format("N"), p.metric.format(p.hi)
         raise AutotuneError(f"{KIND_VAR}={kind} needs the N of its {metric} metric: {got}",
@@ -258,7 +257,7 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
     """
     argv = [toolchain.path, *KINDS[kind]]
     if early:
-        from autotune.paths import kernels_dir
+        from autotune.paths import kernels_dir  # start-up: see TYPE_CHECKING above
 
         argv.append(f"-fsanitize-coverage-allowlist={kernels_dir() / SANCOV_NONE}")
     if inv.mode != "info":
@@ -389,7 +388,7 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> Command:
     need_rt, need_driver = link_needs(inv)
     runtime = driver = None
     if need_rt:
-        from autotune.runtime import artifacts  # only links pay for the cache lookup
+        from autotune.runtime import artifacts  # only links pay for it and the cache lookup
 
         runtime = artifacts.runtime_archive()
         driver = artifacts.driver_object() if need_driver else None
@@ -397,8 +396,7 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> Command:
     stage = STAGE_LAST
     out_env = {k: v for k, v in env.items() if k != PLUGIN_STAGE_VAR}
     if inv.mode in ("compile", "link"):
-        from autotune.llvm import clang_major
-        from autotune.runtime import artifacts
+        from autotune.runtime import artifacts  # start-up: see TYPE_CHECKING above
 
         splits = plugin_needed(inv, env, kind)
         if splits or counts_sancov(kind):  # else no plugin: the compile needs no clang --version
@@ -410,8 +408,6 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> Command:
             kind_plugin = artifacts.pass_plugin(KIND_PLUGINS[kind], toolchain.path)
     enter_first = False
     if runtime is not None and kind in HOOKED_KINDS:
-        from autotune.llvm import ENTER_FIRST, hook_order
-
         enter_first = hook_order(toolchain.path) == ENTER_FIRST
     argv = rewrite(inv, toolchain=toolchain, runtime=runtime, driver=driver, kind=kind, plugin=plugin,
                    kind_plugin=kind_plugin, enter_first=enter_first, early=stage == STAGE_SANCOV_EARLY)

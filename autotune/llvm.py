@@ -141,8 +141,8 @@ def hook_order(clang: str) -> str:
     import hashlib
     import subprocess
 
-    from autotune.io import write_text_atomic
-    from autotune.paths import cache_dir
+    from autotune.io import write_text_atomic  # autotune-cc loads llvm: its start-up (cc.py)
+    from autotune.paths import cache_dir  # autotune-cc loads llvm: its start-up (cc.py)
 
     real = os.path.realpath(clang)
     key = hashlib.sha256(f"{real}\0{_version_text(real)}".encode()).hexdigest()[:16]

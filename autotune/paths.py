@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from autotune.errors import AutotuneError
+
 _PKG = Path(__file__).resolve().parent
 
 
@@ -17,8 +19,6 @@ def _data_dir(name: str) -> Path:
     for candidate in (_PKG / "_data" / name, _PKG.parent / name):
         if candidate.is_dir():
             return candidate
-    from autotune.errors import AutotuneError
-
     raise AutotuneError(
         f"autotune's bundled '{name}' directory is missing from the installation",
         fix="reinstall autotune (pip install --force-reinstall autotune)",

@@ -20,16 +20,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
-from autotune.errors import AutotuneError
+from autotune.afl import base_env, find_tool
+from autotune.errors import AutotuneError, ToolMissingError
 from autotune.filenames import ENV_FILES
 from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
 from autotune.probe.options import ProbeSettings
+from autotune.profile import detect_host, save_profile
 from autotune.race.options import RaceInputs, RaceProgress, RaceSettings
+from autotune.race.stage import RaceOutcome, check_budget, check_request, race_target
+from autotune.target import probe_harness
 from autotune.tune.options import TuneSettings
 
 if TYPE_CHECKING:
     from autotune.probe.result import ProbeResult
-    from autotune.race.stage import RaceOutcome
     from autotune.recommendation import Recommendation
     from autotune.target.recipe import TargetSpec
     from autotune.tune.result import TuneResult
@@ -122,19 +125,15 @@ def run_pipeline(*, out_dir: Path, target: Target, probe: ProbeSettings = ProbeS
     The afl-fuzz instances of the campaign are ``tune.jobs`` (tune sizes maps for them) and
     ``race.instances`` (the race races portfolios of them); the CLI sets both, and the seed and the
     collision limit of every stage, from its one option each."""
-    from autotune.emit.write import emit_all
-    from autotune.probe.campaign import run_probe
-    from autotune.profile import detect_host, save_profile
-    from autotune.target import probe_harness
-    from autotune.tune.api import tune_probe_dir
+    from autotune.emit.write import emit_all  # lazy: numpy
+    from autotune.probe.campaign import run_probe  # lazy: numpy
+    from autotune.tune.api import tune_probe_dir  # lazy: numpy
 
     harness, spec, corpus_dir, notice = target.harness, target.spec, target.corpus, progress.notice
     if probe.time_s <= 0:
         raise AutotuneError(f"probe time {probe.time_s} s is not positive", fix=f"pass --probe-time {DEFAULT_PROBE_TIME_S:g}")
     stage = progress.on_stage or (lambda _s: None)
     if race is not None:  # a request the race would refuse is refused before the build and the probe
-        from autotune.race.stage import check_budget, check_request
-
         check_request(strategy=race.strategy, judge=race.judge, spec=spec, binary=harness)
         check_budget(race)
     if spec is not None:  # a real library's build takes minutes: say what is going on
@@ -162,8 +161,6 @@ def run_pipeline(*, out_dir: Path, target: Target, probe: ProbeSettings = ProbeS
     written = emit_all(result=tuned, out_dir=tune_dir)
     race_dir = outcome = None
     if race is not None:
-        from autotune.race.stage import race_target
-
         stage("race: configurations judged in afl-fuzz against AFL++'s default, paired trials, one yardstick")
         race_dir = out_dir / "race"
         with (progress.race_board() if progress.race_board else nullcontext()) as board:
@@ -174,7 +171,7 @@ def run_pipeline(*, out_dir: Path, target: Target, probe: ProbeSettings = ProbeS
                                 probe_dir=probe_dir, tune_evaluations=tuple(t.evaluation for t in tuned.trials),
                                 tune_dir=tune_dir, host=host)
             outcome = race_target(inputs=inputs, settings=race, progress=heard)
-    from autotune.preflight.tuned import load_recommendation
+    from autotune.preflight.tuned import load_recommendation  # lazy: numpy
 
     document = load_recommendation(race_dir if outcome is not None else tune_dir)  # what preflight will read
     return PipelineResult(out_dir=out_dir, host_profile=host_path, probe_dir=probe_dir, tune_dir=tune_dir,
@@ -183,9 +180,6 @@ def run_pipeline(*, out_dir: Path, target: Target, probe: ProbeSettings = ProbeS
 
 
 def _afl_fuzz_installed() -> bool:
-    from autotune.afl import base_env, find_tool
-    from autotune.errors import ToolMissingError
-
     try:
         find_tool("afl-fuzz", env=base_env())
     except ToolMissingError:

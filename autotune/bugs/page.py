@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Collection, Mapping, Sequence
 
+from autotune.afl import base_env
 from autotune.errors import AutotuneError, DocumentError
 from autotune.io import write_bytes_atomic
 
@@ -123,8 +124,6 @@ def has_canaries(binary: str | os.PathLike) -> bool:
 
 def replay_env(env: Mapping[str, str] | None, page: Path) -> dict[str, str]:
     """The replay's environment: the caller's without AFL_/AUTOTUNE_ settings, the page, fatal off."""
-    from autotune.afl import base_env
-
     return {**base_env(env), FILE_VAR: str(page), FATAL_VAR: "0"}
 
 

@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 
 from autotune.bugs.page import FATAL_VAR, has_canaries, replay
 from autotune.errors import AutotuneError
+from autotune.paths import kernels_dir
 
 CHOICE = "bugs"  # autotune compare --yardstick bugs
 EDGE_CHOICE = "pcguard"  # the edge yardstick measured beside the bugs
@@ -29,8 +30,6 @@ PLOT_NAME = "bugs.png"
 def require_canaries(binary: str | Path) -> None:
     """AutotuneError naming the fix when ``binary`` has no AUTOTUNE_BUG site compiled in."""
     if not has_canaries(binary):
-        from autotune.paths import kernels_dir
-
         raise AutotuneError(
             f"the target has no known-bug canaries compiled in ({binary} carries no AUTOTUNE_BUG site), so "
             "--yardstick bugs has nothing to measure",

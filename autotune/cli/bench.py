@@ -10,6 +10,7 @@ import typer
 from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import JsonOpt, MaxMapBytesOpt, MinMapBytesOpt, OutDirOpt, ProbeDirOpt, SeedOpt
 from autotune.errors import AutotuneError
+from autotune.io import write_json_atomic, write_text_atomic
 
 HELP = (
     "Measure the per-execution cost of the coverage map on this host: flat and two-level layouts, every counter width, map sizes 8 KiB..128 MiB (powers of two), replaying a key trace from a probe (--probe) or a synthetic one (--synthetic-keys). Reset, classify+compare, hash and update per execution; medians of timed rounds after a warm-up; flat/two-level ratios beside BigMap's Figure 6. Writes bench.json, bench.md and host-profile.json to --out."
@@ -31,7 +32,6 @@ def bench_cmd(
     out_dir: OutDirOpt = Path("bench-out"),
     json_out: JsonOpt = False,
 ) -> None:
-    from autotune.io import write_json_atomic, write_text_atomic
     from autotune.measure.bench import BenchSettings, default_map_slots, run_bench
     from autotune.measure.host import current_host
     from autotune.measure.markdown import render_bench_md

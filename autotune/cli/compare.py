@@ -8,8 +8,10 @@ from typing import Annotated, Optional
 
 import typer
 
+from autotune.bugs.depth import BugScope
 from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import FuzzTimeOpt, JobsOpt, JsonOpt, NoPlotOpt, SeedOpt, TargetOptions, option_group
+from autotune.errors import AutotuneError
 
 HELP = (
     "Run K afl-fuzz trials of T minutes for each configuration (one afl-fuzz per core, interleaved), replay "
@@ -79,7 +81,6 @@ def compare_cmd(
     from autotune.compare.compare import JSON_NAME, MD_NAME, PLOT_NAME, run_compare
     from autotune.compare.config import parse_configs
     from autotune.compare.options import CompareSettings, MeasureSettings
-    from autotune.errors import AutotuneError
     from autotune.trials.coverage import CHOICES
 
     from autotune.bugs.yardstick import CHOICE as BUGS
@@ -90,8 +91,6 @@ def compare_cmd(
                             fix="pass --yardstick pcguard, --yardstick llvm-cov or --yardstick bugs")
     scope = None
     if depth or depths is not None:
-        from autotune.bugs.depth import BugScope
-
         if yardstick != BUGS or not depth or depths is None:
             raise AutotuneError("--depth and --depths restrict a judgement by bugs and go together",
                                 fix="pass --yardstick bugs --depth mid --depths benchmarks/results/bugtable-*.json")

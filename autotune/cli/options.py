@@ -28,8 +28,10 @@ import typer
 from autotune.errors import AutotuneError
 from autotune.race.options import (DEFAULT_BUDGET_S, DEFAULT_FINAL_REPEATS, DEFAULT_MIN_TRIAL_S, DEFAULT_REPEATS,
                                    RaceBudget, RaceSettings)
+from autotune.target import make_spec, probe_harness
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 from autotune.target.recipe import DEFAULT_CFLAGS, TargetSpec
+from autotune.vocabulary import METRICS
 
 # ---- output and reproducibility ---------------------------------------------------------------
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
@@ -123,8 +125,6 @@ class TargetOptions:
 
     def recipe(self) -> TargetSpec | None:
         """The recipe the options give (None: none, e.g. a harness binary alone)."""
-        from autotune.target import make_spec
-
         return make_spec(demo=self.demo, sources=list(self.source or []), cflags=self.cflags, ldflags=self.ldflags,
                          cxx=self.cxx, script=self.build_script)
 
@@ -141,8 +141,6 @@ class TargetOptions:
 
     def probe_harness(self) -> Path:
         """The binary the probe runs: the harness given, or the recipe built by `autotune cc`."""
-        from autotune.target import probe_harness
-
         harness, spec = self.binary_or_recipe()
         return probe_harness(harness=harness, spec=spec)
 
@@ -153,7 +151,7 @@ class TargetOptions:
                 raise AutotuneError(f"corpus {self.corpus} is not a directory", fix="pass the corpus directory with --corpus")
             return self.corpus
         if self.demo:
-            from autotune import demo
+            from autotune import demo  # it reads the kernels directory when imported (target/recipe.py)
 
             return demo.seed_dir()
         if required:
@@ -175,7 +173,6 @@ class RaceOptions:
 
     def metric_names(self) -> tuple[str, ...] | None:
         """The --metrics given, checked; None when not given (each strategy has its default)."""
-        from autotune.vocabulary import METRICS
         from autotune.race.stage import STRATEGIES
 
         if self.strategy not in STRATEGIES:

@@ -10,6 +10,7 @@ import typer
 
 from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import JsonOpt, OutDirOpt, TargetOptions, option_group
+from autotune.errors import AutotuneError
 
 HELP = (
     "Write a campaign of afl-fuzz instances as AFL++ documents parallel fuzzing: one -M main per machine "
@@ -47,8 +48,6 @@ def portfolio_cmd(
 
     spec = target.recipe()
     if spec is None:
-        from autotune.errors import AutotuneError
-
         raise AutotuneError("a portfolio needs the target's recipe: every configuration builds its own binary",
                             fix="give --demo, --source files or an OSS-Fuzz style --build-script")
     settings = PortfolioSettings(configs=config or ["default"], instances=instances, hosts_file=hosts,

@@ -10,6 +10,7 @@ import typer
 from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (JsonOpt, ProbeTimeOpt, ProcfsRootOpt, SeedOpt, SysfsRootOpt, TargetOptions,
                                   option_group)
+from autotune.probe.options import ProbeSettings
 
 HELP = (
     "Check that a tuned configuration still fits the target, its corpus and this host: re-run a short "
@@ -36,7 +37,6 @@ def preflight_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     from autotune.preflight.preflight import PreflightHost, github_annotations, run_preflight
-    from autotune.probe.options import ProbeSettings
     from autotune.preflight.render import preflight_table
     from autotune.preflight.tuned import load_tuned
 

@@ -11,6 +11,7 @@ from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (JsonOpt, OutDirOpt, ProbeEngineOpt, ProbeTimeOpt, SeedOpt, TargetOptions,
                                   TimeoutMsOpt, option_group)
 from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
+from autotune.probe.options import ProbeSettings
 
 HELP = (
     "Run a short coverage-guided campaign on a harness and take an exact census of the coverage keys "
@@ -43,7 +44,6 @@ def probe_cmd(
 
     from autotune.probe.campaign import run_probe
     from autotune.probe.display import live_view, summary_table
-    from autotune.probe.options import ProbeSettings
 
     settings = ProbeSettings(time_s=time_s, max_execs=max_execs, seed=seed, timeout_ms=timeout_ms,
                              max_input_bytes=max_input_bytes, capacity=capacity, max_trace_inputs=max_trace_inputs,

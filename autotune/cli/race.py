@@ -10,6 +10,8 @@ import typer
 from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (InstancesOpt, JobsOpt, JsonOpt, OutDirOpt, ProbeDirOpt, RaceOptions, SeedOpt,
                                   TargetOptions, option_group)
+from autotune.configuration import CC_AFL
+from autotune.race.options import RaceInputs
 
 HELP = (
     "Race AFL++'s default (afl-clang-fast PCGUARD; our runtime's guard metric without afl-clang-fast) "
@@ -44,7 +46,6 @@ def race_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     from autotune.cli.board import TrialBoard
-    from autotune.race.options import RaceInputs
     from autotune.race.stage import race_target
 
     harness, spec = target.binary_or_recipe()
@@ -60,7 +61,6 @@ def race_cmd(
 
 
 def print_race_summary(outcome, out_dir: Path) -> None:
-    from autotune.configuration import CC_AFL
     from autotune.race.report import portfolio_line
     from autotune.trials import host_cores
 

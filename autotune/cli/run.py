@@ -10,8 +10,12 @@ import typer
 from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionRateOpt, OutDirOpt, ProbeEngineOpt,
                                   ProbeTimeOpt, RaceOptions, SeedOpt, TargetOptions, TimeoutMsOpt, option_group)
+from autotune.cli.race import print_race_summary
+from autotune.cli.tune import calls_summary, print_summary, run_with_progress
 from autotune.probe.defaults import DEFAULT_PROBE_TIME_S
+from autotune.probe.options import ProbeSettings
 from autotune.tune.defaults import DEFAULT_CALLS, DEFAULT_MAX_COLLISION_RATE
+from autotune.tune.options import TuneSettings
 
 HELP = (
     "Profile this host, probe the target (a census of its coverage keys per metric), tune its coverage "
@@ -46,11 +50,7 @@ def run_cmd(
     from functools import partial
 
     from autotune.cli.board import TrialBoard
-    from autotune.cli.race import print_race_summary
-    from autotune.cli.tune import print_summary
     from autotune.pipeline import PipelineProgress, Target, run_pipeline
-    from autotune.probe.options import ProbeSettings
-    from autotune.tune.options import TuneSettings
 
     race = race_opts.settings(jobs=None, instances=instances, seed=seed, max_collision_rate=max_collision_rate)
     race = None if no_race else race  # the options are checked either way
@@ -89,7 +89,6 @@ def run_cmd(
 def _tune_stage(*, out_dir: Path, **kw):
     """The tune stage under a progress bar, then one summary line instead of a line per call (every
     call is in tune's report.md, which the pipeline writes to OUT/tune)."""
-    from autotune.cli.tune import calls_summary, run_with_progress
     from autotune.tune.run import run_tune
 
     result = run_with_progress(run_tune, calls_on_screen=False, **kw)

@@ -7,8 +7,11 @@ from typing import Annotated
 
 import typer
 
+from autotune.afl import base_env
 from autotune.cli.common import command, err, out, print_json
 from autotune.cli.options import JsonOpt, TargetOptions, option_group
+from autotune.io import write_bytes_atomic
+from autotune.portfolio.plot import render_union_plot
 
 HELP = (
     "A running or finished afl-fuzz campaign at a glance, like afl-whatsup: per instance execs/s, queue, "
@@ -32,15 +35,11 @@ def status_cmd(
     spec = target.recipe()
     yard = None
     if spec is not None:
-        from autotune.afl import base_env
         from autotune.trials import choose_yardstick
 
         yard = choose_yardstick(spec=spec, env=base_env())
     doc = portfolio_status(list(out_dirs), yardstick=yard)
     if plot is not None and "union" in doc:
-        from autotune.io import write_bytes_atomic
-        from autotune.portfolio.plot import render_union_plot
-
         write_bytes_atomic(plot, render_union_plot(doc))
         doc["plot"] = str(plot)
     if json_out:

@@ -12,6 +12,8 @@ from autotune.cli.options import (CallsOpt, InstancesOpt, JsonOpt, MaxCollisionR
                                   NoPlotOpt, OutDirOpt, ProbeDirOpt, SeedOpt)
 from autotune.tune.defaults import (DEFAULT_CALLS, DEFAULT_CONFIRM, DEFAULT_CONFIRM_REPEATS, DEFAULT_MAX_COLLISION_RATE,
                                      DEFAULT_SENSITIVITY_WEIGHT, MAX_MAP_POW2, MIN_MAP_POW2)
+from autotune.tune.options import TuneSettings
+from autotune.tune.space import map_pow2_range
 
 HELP = """Bayesian optimisation (scikit-optimize GP) over map size, counter width, coverage metric and
 layout for a probed target. Each point's execs/s is measured (the probe's harness replaying its
@@ -43,9 +45,7 @@ def tune_cmd(
 ) -> None:
     from autotune.emit.write import emit_all
     from autotune.tune.api import tune_probe_dir
-    from autotune.tune.options import TuneSettings
     from autotune.tune.run import run_tune
-    from autotune.tune.space import map_pow2_range
 
     pows = map_pow2_range(min_map_slots=min_map_bytes, max_map_slots=max_map_bytes)
     settings = TuneSettings(metric=metric, map_pow2=(pows[0], pows[1]), max_collision_rate=max_collision_rate,

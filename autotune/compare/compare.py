@@ -22,23 +22,29 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from autotune import afl, llvm
+from autotune.bugs import yardstick as bugs_yardstick
+from autotune.bugs.attribution import attribute_trial
+from autotune.bugs.plot import render_km_plot
+from autotune.bugs.survival import BugReport, bug_report
+from autotune.bugs.yardstick import PLOT_NAME as BUGS_PLOT
 from autotune.compare.options import CompareSettings
+from autotune.compare.plot import render_coverage_plot
+from autotune.compare.render import markdown
 from autotune.compare.result import (
     JSON_NAME, LLVM_COV_MEASURES, MD_NAME, MEASURES, PLOT_NAME, CompareResult, ConfigOutcome, CurvePoint, PairOutcome,
 )
 from autotune.configuration import CC_AFL, Configuration, check_serves
 from autotune.errors import AutotuneError
 from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_text_atomic
+from autotune.measure.host import current_host
 from autotune.stats import a12, a12_magnitude, mann_whitney, median_interval
 from autotune.target import TargetSpec, build
 from autotune.trials import TrialResult, TrialSpec, Yardstick, choose_yardstick, host_cores, interleaved, run_trials
+from autotune.trials.ensemble import portfolio_members, trial_inputs
 from autotune.trials.seeds import stage_seeds
-
-if TYPE_CHECKING:
-    from autotune.bugs.survival import BugReport
 
 
 def bug_report_of(outcomes: Sequence["ConfigOutcome"], seconds: float, scope=None) -> "BugReport | None":
@@ -47,8 +53,6 @@ def bug_report_of(outcomes: Sequence["ConfigOutcome"], seconds: float, scope=Non
     judgement to its bugs."""
     if not any(t.bugs is not None for o in outcomes for t in o.trials):
         return None
-    from autotune.bugs.survival import bug_report
-
     return bug_report(trials={o.config.name: [t.bugs for t in o.trials if t.bugs is not None] for o in outcomes},
                       indices={o.config.name: [t.spec.index for t in o.trials if t.bugs is not None] for o in outcomes},
                       horizon_s=float(seconds), scope=scope)
@@ -171,8 +175,6 @@ def ensemble_members(c: Configuration, binary_of: Callable[[Configuration], str]
                      afl_version: afl.AflppVersion | None = None) -> tuple:
     """The afl-fuzz instances of a portfolio configuration (autotune.trials.ensemble.portfolio_members),
     the secondaries' variations spelt for the afl-fuzz of ``afl_version``."""
-    from autotune.trials.ensemble import portfolio_members
-
     return portfolio_members([(binary_of(m), m.run_vars) for m in c.members], afl_version)
 
 
@@ -190,8 +192,6 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
     measure = settings.measure
     yardstick, jobs = measure.yardstick, measure.jobs
     say = progress or (lambda _m: None)
-    from autotune.bugs import yardstick as bugs_yardstick
-
     by_bugs = yardstick == bugs_yardstick.CHOICE
     if trials < 1 or seconds < 1:
         raise AutotuneError("trials and seconds must be at least 1", fix="pass --trials >= 1 and --minutes/--seconds > 0")
@@ -265,8 +265,6 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
                      f"(their trial.json); the wall time is this run's")
     host_doc = None
     if settings.host:
-        from autotune.measure.host import current_host
-
         host_doc = current_host()
     used_jobs = max(1, min(jobs or len(host_cores()), len(specs)))
     res = CompareResult(target=spec.to_dict(), corpus=str(corpus.resolve()), seeds=n_seeds, seconds=int(seconds),
@@ -280,9 +278,6 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
 def _attributed(r: TrialResult, yard: Yardstick, env: Mapping[str, str] | None) -> TrialResult:
     """A finished trial's time-to-bug, as the trial runner attributes it: its kept inputs replayed
     through the yardstick's binary (the canary build), the yardstick's per-input timeout."""
-    from autotune.bugs.attribution import attribute_trial
-    from autotune.trials.ensemble import trial_inputs
-
     afl_out = Path(r.spec.out_dir) / "afl-out"
     inputs = trial_inputs(afl_out, r.spec)
     res = r.with_bugs(attribute_trial(binary=yard.binary, kept=inputs, seconds=r.spec.seconds, env=env,
@@ -322,17 +317,10 @@ def outcome_notes(outcomes: Sequence[ConfigOutcome], yard: Yardstick) -> list[st
 
 
 def write_outputs(*, result: CompareResult, out_dir: Path, plot: bool = True) -> list[Path]:
-    from autotune.compare.render import markdown
-
     written = [write_json_atomic(out_dir / JSON_NAME, result.to_dict()),
                write_text_atomic(out_dir / MD_NAME, markdown(result))]
     if plot:
-        from autotune.compare.plot import render_coverage_plot
-
         written.append(write_bytes_atomic(out_dir / PLOT_NAME, render_coverage_plot(result)))
         if result.bugs is not None:
-            from autotune.bugs.plot import render_km_plot
-            from autotune.bugs.yardstick import PLOT_NAME as BUGS_PLOT
-
             written.append(write_bytes_atomic(out_dir / BUGS_PLOT, render_km_plot(result.bugs)))
     return written

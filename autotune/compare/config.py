@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
+from autotune.cc import KIND_VAR
 from autotune.configuration import CC_AFL, CC_AUTOTUNE, CC_VAR_PREFIX, Configuration
 from autotune.envfile import read_env_file
 from autotune.errors import AutotuneError
@@ -119,8 +120,6 @@ def parse_config(arg: str) -> Configuration:
     path = _existing(Path(spec), arg)
     values = dict(read_env_file(path).values)
     if any(k.startswith("AUTOTUNE_") for k in values):
-        from autotune.cc import KIND_VAR
-
         files = (str(path),)
         # the wrapper's compile-time variables (the build kind, the ngram kind's N, selects)
         build_vars, values = _split_cc(values)

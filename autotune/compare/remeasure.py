@@ -23,9 +23,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from autotune.bugs import yardstick as bugs_yardstick
+from autotune.bugs.attribution import attribute_trial
+from autotune.bugs.yardstick import CAMPAIGN_ENV, EDGE_CHOICE, require_canaries
 from autotune.compare.options import MeasureSettings
-from autotune.compare.compare import (JSON_NAME, CompareResult, compare_pairs, config_dir_name, outcome_notes,
-                                      outcome_of, write_outputs)
+from autotune.compare.compare import (JSON_NAME, CompareResult, bug_report_of, compare_pairs, config_dir_name,
+                                      outcome_notes, outcome_of, write_outputs)
 from autotune.errors import AutotuneError, DocumentError
 from autotune.io import read_json, write_json_atomic
 from autotune import afl
@@ -105,8 +108,6 @@ def remeasure_compare(*, source: Path, out_dir: Path, settings: MeasureSettings,
         raise AutotuneError(f"--out {out_dir} is in the compare being re-measured ({source}), which is only read",
                             fix=f"pass another --out, e.g. {source}-{yardstick}")
     spec = spec or TargetSpec.from_dict(old.target)
-    from autotune.bugs import yardstick as bugs_yardstick
-
     if yardstick == bugs_yardstick.CHOICE:
         return _remeasure_bugs(source=source, out_dir=out_dir, old=old, spec=spec, settings=settings, env=env,
                                say=say, t0=t0)
@@ -137,10 +138,6 @@ def _remeasure_bugs(*, source: Path, out_dir: Path, old: CompareResult, spec: Ta
                     env: Mapping[str, str] | None, say: Callable[[str], None], t0: float) -> CompareResult:
     """The source's edge figures kept, each trial's time-to-bug added (autotune.bugs.attribution),
     ``settings.jobs`` at once; ``settings.bug_scope`` restricts the judgement (autotune.bugs.depth.BugScope)."""
-    from autotune.bugs.attribution import attribute_trial
-    from autotune.bugs.yardstick import CAMPAIGN_ENV, EDGE_CHOICE, require_canaries
-    from autotune.compare.compare import bug_report_of
-
     canary_yard = choose_yardstick(spec=spec, env=afl.base_env(env), choice=EDGE_CHOICE)
     binary = canary_yard.binary
     require_canaries(binary)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from autotune.bugs.render import bugs_markdown
 from autotune.compare.result import CompareResult
 from autotune.llvm import compilers_text
 from autotune.stats import Summary, median
 from autotune.trials import aflpp_versions
+from autotune.trials.llvmcov.profiles import KINDS
 
 
 def _ci(s: Summary, fmt: str) -> str:
@@ -43,8 +45,6 @@ def _covered(o, kind: str) -> list[float]:
 
 def _llvm_cov_table(r: CompareResult) -> list[str]:
     """Covered branches, regions, lines and functions (median [min, max] over the trials, of the build's count)."""
-    from autotune.trials.llvmcov.profiles import KINDS
-
     first = next((t.yardstick.llvm_cov for o in r.configs for t in o.trials
                   if t.yardstick is not None and t.yardstick.llvm_cov), None)
     if first is None:
@@ -131,8 +131,6 @@ def markdown(r: CompareResult) -> str:
                          f"{p.test.u:g} | {p.test.p:.4f} ({p.test.method}) | {p.a12:.3f} | {p.magnitude} |")
     lines += _llvm_cov_table(r) + _remeasure_table(r, unit)
     if r.bugs is not None:
-        from autotune.bugs.render import bugs_markdown
-
         lines += bugs_markdown(r.bugs, aflpp=afl)
     lines += ["", f"## Coverage over time (yardstick {unit}, median [min, max] over the trials)", "",
               "| t (s) | " + " | ".join(o.config.name for o in r.configs) + " |",

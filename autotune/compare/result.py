@@ -5,15 +5,13 @@ autotune.compare.compare runs the campaigns that fill it; render and plot read i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
+from autotune.bugs.survival import BugReport
 from autotune.configuration import Configuration
 from autotune.io import scalars_from_dict
 from autotune.stats import MannWhitney, Summary
 from autotune.trials import TrialResult, Yardstick
-
-if TYPE_CHECKING:
-    from autotune.bugs.survival import BugReport
 
 SCHEMA_VERSION = 1
 JSON_NAME = "compare.json"
@@ -139,8 +137,6 @@ class CompareResult:
 def _bug_report_from(d: Mapping | None) -> "BugReport | None":
     if not d:
         return None
-    from autotune.bugs.survival import BugReport
-
     return BugReport.from_dict(d)
 
 

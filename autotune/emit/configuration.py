@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from autotune.buildkinds import BUILD_KINDS, KIND_VAR, KINDS
 from autotune.configuration import CC_AFL, Configuration
 from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
 from autotune.filenames import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
@@ -15,8 +16,6 @@ from autotune.vocabulary import COUNTER_BITS_VAR, INDEX_FILE_VAR, INDEX_SIZE_VAR
 
 def build_var_reason(var: str, value: str) -> str:
     """The reason for one of autotune cc's compile-time variables (autotune.buildkinds)."""
-    from autotune.buildkinds import BUILD_KINDS, KIND_VAR, KINDS
-
     if var == KIND_VAR:
         return "autotune cc's build kind: " + (KINDS[value].summary if value in KINDS else value)
     param = next((k.param for k in BUILD_KINDS if k.param and k.param.var == var), None)

@@ -8,6 +8,7 @@ import re
 import shlex
 from pathlib import Path
 
+from autotune.afl import RUNTIME_AFL_VARS
 from autotune.buildkinds import COUNTS_COUNTERS, KIND_VAR, kind_for
 from autotune.runtime.config import EnvVar, RuntimeConfig
 from autotune.tune.result import TuneResult
@@ -196,8 +197,6 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
 
 def runtime_afl_vars() -> list[EnvVar]:
     """afl-fuzz's variables for a target built with our runtime (afl.RUNTIME_AFL_VARS), with their reasons."""
-    from autotune.afl import RUNTIME_AFL_VARS
-
     return [EnvVar(k, v, why) for k, (v, why) in RUNTIME_AFL_VARS.items()]
 
 

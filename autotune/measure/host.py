@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autotune import profile as prof
+
 if TYPE_CHECKING:
     from autotune.profile.model import HostProfile
 
@@ -12,8 +14,6 @@ if TYPE_CHECKING:
 def host_profile(*, profile_path: Path | None = None) -> "HostProfile | None":
     """This host's profile (detected, or loaded from ``profile_path``); None if unavailable."""
     try:
-        from autotune import profile as prof
-
         return prof.load_profile(profile_path) if profile_path is not None else prof.detect_host()
     except ImportError:  # a profile source's optional module is missing: no profile
         return None

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from autotune.errors import AutotuneError, DocumentError
+from autotune.io import write_bytes_atomic
 from autotune.metrics import index_key
 from autotune.vocabulary import KEY_HASHES, METRICS
 
@@ -157,8 +158,6 @@ def synthetic_trace(*, n_keys: int, seed: int, n_execs: int = 64, keys_per_exec:
 
 def write_trace_file(path: str | Path, trace: KeyTrace) -> Path:
     """Write a trace in the probe's format (tests): ``keys`` become both the exact key and hk32."""
-    from autotune.io import write_bytes_atomic
-
     parts = []
     for e in range(trace.n_execs):
         lo, hi = int(trace.offsets[e]), int(trace.offsets[e + 1])

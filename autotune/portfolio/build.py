@@ -8,17 +8,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from autotune import afl
+from autotune.compare.config import parse_configs
 from autotune.errors import AutotuneError
 from autotune.io import write_json_atomic
-from autotune.portfolio.model import DEFAULT_SYNC_INTERVAL_S
+from autotune.portfolio.hosts import Host, read_hosts
+from autotune.portfolio.model import DEFAULT_SYNC_INTERVAL_S, make_portfolio
+from autotune.target import build
+from autotune.trials import host_cores
 
 PORTFOLIO_JSON = "portfolio.json"
 
 
 def this_host(*, out_dir: Path):
-    from autotune.portfolio.hosts import Host
-    from autotune.trials import host_cores
-
     name = "".join(c if c.isalnum() or c in "-_." else "-" for c in socket.gethostname().split(".")[0]) or "local"
     return Host(name=name, cpus=tuple(host_cores()), root=str(Path(out_dir).resolve() / "out"))
 
@@ -46,12 +48,7 @@ def build_portfolio(*, spec, seeds: Path, out_dir: Path, settings: PortfolioSett
                     notice: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Build ``settings``' portfolio of the recipe ``spec`` with ``seeds`` into ``out_dir`` (module
     docstring); ``warn`` and ``notice`` hear what the user should know. Returns portfolio.json's document."""
-    from autotune import afl
-    from autotune.compare.config import parse_configs
-    from autotune.portfolio.hosts import read_hosts
-    from autotune.portfolio.launch import write_scripts
-    from autotune.portfolio.model import make_portfolio
-    from autotune.target import build
+    from autotune.portfolio.launch import write_scripts  # lazy: numpy
 
     out_dir = Path(out_dir).resolve()
     cfgs = parse_configs(list(settings.configs))

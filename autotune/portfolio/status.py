@@ -15,6 +15,7 @@ from autotune.afl_output import instances_of, kept_inputs, read_fuzzer_stats
 from autotune.errors import AutotuneError
 from autotune.portfolio.launch import INDEX_DIR
 from autotune.runtime.afl_index import campaign_index
+from autotune.trials.yardstick import measure
 from autotune.vocabulary import INDEX_FILE_VAR
 
 # an instance whose fuzzer_stats has not been rewritten for this long is reported as stale
@@ -104,8 +105,6 @@ def portfolio_status(out_dirs: Path | list[Path], *, yardstick=None, work: Path 
                                      "crashes": sum(i.crashes for i in insts),
                                      "alive": sum(1 for i in insts if i.alive)}}
     if yardstick is not None:
-        from autotune.trials.yardstick import measure
-
         start = min(i.start_time for i in insts)
         inputs = [k for i in insts for k in kept_inputs(where[i.name], instance=i.name,
                                                         offset_ms=1000 * max(0, i.start_time - start))]

@@ -13,11 +13,15 @@ from pathlib import Path
 
 from autotune import afl
 from autotune.filenames import AFL_BUILD_ENV, AUTOTUNE_RUN_ENV
+from autotune.io import read_json
 from autotune.preflight.findings import PreflightFinding as F
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, PROBE_OVERFLOW_SPREAD, TUNED_OVERFLOW_SLACK, TunedDir
-from autotune.probe.result import ProbeResult
+from autotune.probe.result import ProbeResult, load_probe
+from autotune.profile import detect_host
+from autotune.profile.checks import run_host_checks
 from autotune.runtime.config import RuntimeConfig
 from autotune.target import build_vars_of, read_record, sha256_file
+from autotune.target.harness import has_probe_server
 from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
 from autotune.vocabulary import COUNTER_BITS_VAR, has_map_size
 from autotune.vocabulary import LAYOUTS, VARIABLES
@@ -132,8 +136,6 @@ def _overflow_share(ctx: Context, metric: str, width: int) -> float:
 
 def _tuned_share(ctx: Context, metric: str, width: int) -> float:
     """The overflow share the probe tune ran on saw (0 when that probe is not at hand)."""
-    from autotune.probe.result import load_probe
-
     if ctx.tuned.probe_dir is None or not (ctx.tuned.probe_dir / "probe.json").is_file():
         return 0.0
     try:
@@ -287,8 +289,6 @@ def check_build(ctx: Context) -> list[F]:
     """The binaries were built the way the tuned directory says (build records + SHA-256)."""
     t = ctx.tuned
     out = []
-    from autotune.target.harness import has_probe_server
-
     if has_probe_server(ctx.harness):
         out.append(F("harness_build", "ok", f"{ctx.harness} carries autotune's runtime and driver (autotune cc)"))
     else:
@@ -297,8 +297,6 @@ def check_build(ctx: Context) -> list[F]:
     want = build_vars_of(t.build_env.values)
     binary = ctx.afl_binary
     if binary is None:
-        from autotune.io import read_json
-
         vj = t.path / "validate.json"
         if not vj.is_file():
             out.append(F("afl_build", "warning", "no afl-cc build to check against afl-build.env (no --afl-binary, "
@@ -329,8 +327,6 @@ def check_build(ctx: Context) -> list[F]:
 
 
 def check_host_profile(ctx: Context) -> list[F]:
-    from autotune.profile import detect_host
-
     tuned = ctx.tuned.host
     if tuned is None:
         return [F("host_profile", "warning", "the recommendation does not record the host profile it was made for",
@@ -351,8 +347,6 @@ OVERRIDES = {"core_pattern": "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES", "cpu_gover
 
 
 def check_host(ctx: Context) -> list[F]:
-    from autotune.profile.checks import run_host_checks
-
     out = []
     for f in run_host_checks(procfs_root=ctx.procfs_root, sysfs_root=ctx.sysfs_root):
         if f.severity == "ok":

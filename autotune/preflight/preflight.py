@@ -19,6 +19,7 @@ from autotune import afl
 from autotune.preflight.checks import AFL_TOOLS, CHECKS, Context
 from autotune.preflight.findings import LEVELS, PreflightFinding
 from autotune.preflight.tuned import load_tuned
+from autotune.probe.campaign import run_probe
 from autotune.probe.options import ProbeSettings
 
 SCHEMA_VERSION = 1
@@ -85,8 +86,6 @@ def run_preflight(*, tuned_dir: Path, harness: Path, corpus_dir: Path | None,
     """Run the checks after a short probe of ``harness`` (``probe``: its settings, ``probe.time_s`` the
     budget; ``demo``: the demo target, as probe.json records); AutotuneError (exit 1) when preflight
     cannot run at all."""
-    from autotune.probe.campaign import run_probe
-
     env = host.env
     tuned = load_tuned(tuned_dir)
     run_env = afl.base_env(env) | {k: v for k, v in (env or {}).items() if k.startswith("AFL_")}

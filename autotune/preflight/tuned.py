@@ -27,6 +27,7 @@ from autotune.io import read_json
 from autotune.race.document import from_race, load_race_document, tune_beside
 from autotune.recommendation import Recommendation
 from autotune.runtime.config import RuntimeConfig
+from autotune.tune.result import load_tune_result
 from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, METRIC_TABLE, RuntimeConfigError
 
 # preflight accepts a counter-overflow share up to DEFAULT_MAX_COUNTER_OVERFLOW (autotune.tune.defaults),
@@ -49,8 +50,6 @@ def _present(path: Path, names: tuple[str, ...]) -> tuple[str, ...]:
 def derive_recommendation(path: Path) -> Recommendation:
     """The Recommendation of a directory written before recommendation.json existed: from race.json
     (and tune's report.json it names) or, without one, from report.json and autotune-run.env."""
-    from autotune.tune.result import load_tune_result
-
     path = Path(path)
     if (path / RACE_JSON).is_file():
         outcome = load_race_document(path / RACE_JSON)

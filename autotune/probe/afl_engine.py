@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from autotune import afl
+from autotune.afl_output import kept_inputs
 from autotune.errors import AutotuneError
+from autotune.trials.runner import run_trial
+from autotune.trials.trial import TrialSpec
 from autotune.vocabulary import LAYOUT_VAR, MAP_SIZE_VAR
 
 ENGINES = ("auto", "afl", "havoc")
@@ -95,10 +98,6 @@ def run_afl_engine(*, binary: Path, seeds: Sequence[tuple[str, bytes]], work: Pa
                    metrics: Sequence[str] | None) -> tuple[AflEngineRun, list[tuple[str, bytes]]]:
     """Run afl-fuzz for ``seconds`` on the union map from ``seeds``; its figures and every input it
     kept, named ``afl-<kind>:<file>``. AutotuneError when afl-fuzz does not run."""
-    from autotune.afl_output import kept_inputs
-    from autotune.trials.runner import run_trial
-    from autotune.trials.trial import TrialSpec
-
     shutil.rmtree(work, ignore_errors=True)
     in_dir = work / "in"
     in_dir.mkdir(parents=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from autotune.errors import DocumentError
+from autotune.io import write_bytes_atomic
 from autotune.probe.defaults import DEFAULT_CAPACITY, DEFAULT_MAX_INPUT, DEFAULT_TIMEOUT_MS  # noqa: F401 (the protocol's)
 from autotune.vocabulary import METRICS
 
@@ -107,8 +108,6 @@ def read_census(path: Path, *, metric: str | None = None) -> CensusTable:
 
 def write_census(path: Path, *, metric: str, records: np.ndarray, dropped: int = 0) -> None:
     """Write a census file (used by tests' fake server and by tools that rewrite a census)."""
-    from autotune.io import write_bytes_atomic
-
     rec = np.asarray(records, dtype=CENSUS_DTYPE)
     hdr = CENSUS_HEADER.pack(CENSUS_MAGIC, METRICS.index(metric), 0, len(rec), dropped)
     write_bytes_atomic(path, hdr + rec.tobytes())

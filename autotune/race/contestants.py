@@ -22,10 +22,14 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from autotune.buildkinds import inline_kind_for, kind_for
+from autotune.cc import KIND_VAR
 from autotune.configuration import CC_AFL, CC_AUTOTUNE
 from autotune.errors import AutotuneError
 from autotune.race.core import Contestant
-from autotune.vocabulary import KEY_HEADROOM, METRIC_VAR, RACE_MAP_POW2, SEED_VAR
+from autotune.runtime.config import RuntimeConfig
+from autotune.tune.space import dense_slots
+from autotune.vocabulary import KEY_HEADROOM, LAYOUTS, METRIC_VAR, METRICS, RACE_MAP_POW2, SEED_VAR
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
 
 DEFAULT_NAME = "aflpp-default"
@@ -55,9 +59,6 @@ def default_metrics(judge: str) -> tuple[str, ...]:
 
 def build_kind_for(metric: str) -> str:
     """The cheapest ``AUTOTUNE_CC_INSTRUMENT`` build kind whose runtime serves ``metric`` (autotune.buildkinds)."""
-    from autotune.buildkinds import kind_for
-    from autotune.vocabulary import METRICS
-
     if metric not in METRICS:
         raise AutotuneError(f"unknown metric {metric!r}", fix=f"use one of: {', '.join(METRICS)}")
     return kind_for(metric).name
@@ -66,8 +67,6 @@ def build_kind_for(metric: str) -> str:
 def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
     """Smallest hash space H = 2^k (RACE_MAP_POW2: 2^16..2^24) with Equation 1's collision rate at KEY_HEADROOM x keys
     within the limit (Layout.smallest_fit, the rule preflight checks by), else 2^24."""
-    from autotune.vocabulary import LAYOUTS
-
     fit = LAYOUTS["flat"].smallest_fit(keys=KEY_HEADROOM * max(1.0, float(keys)), limit=max_collision_rate,
                                        pow2=RACE_MAP_POW2)
     return fit[0] if fit else 1 << RACE_MAP_POW2[1]
@@ -76,8 +75,6 @@ def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
 def inline_kind_build(metric: str) -> dict[str, str] | None:
     """The compile-time variables of the inline build kind that counts ``metric`` (edge: the edge
     kind; ngram-N: the ngram kind with ``AUTOTUNE_CC_NGRAM=N``), None for another metric."""
-    from autotune.buildkinds import inline_kind_for
-
     kind = inline_kind_for(metric)
     return None if kind is None else kind.build_vars(metric)
 
@@ -88,8 +85,6 @@ def sized_settings(*, metric: str, layout: str, hash_slots: int, dense_slots: in
     """The AUTOTUNE_* run-time variables of ``metric`` on a map of ``hash_slots`` (and ``dense_slots``),
     written by the one writer of them (autotune.runtime.config.RuntimeConfig), without the block-id
     seed (the race's contestants run under the runtime's default)."""
-    from autotune.runtime.config import RuntimeConfig
-
     rc = RuntimeConfig.sized(metric=metric, layout=layout, hash_slots=hash_slots, dense_slots=dense_slots,
                              counter_bits=counter_bits, overflow=overflow, key_hash=key_hash, index_file=index_file)
     return {k: v for k, v in rc.env_values().items() if k != SEED_VAR}
@@ -113,8 +108,6 @@ def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision
                      index_file: str = "index.bin") -> dict[str, str]:
     """AUTOTUNE_* run-time variables of a candidate on the blocks or full build kind (docs/DESIGN.md
     "Runtime configuration"); the edge and ngram kinds' are :func:`edge_kind_settings`."""
-    from autotune.tune.space import dense_slots
-
     if metric == "guard":
         # one slot per guard: no index, no map size to choose; the guard kind's inline 8-bit counters are NeverZero
         return {METRIC_VAR: metric}
@@ -127,8 +120,6 @@ def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision
 def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys: Mapping[str, float] | None = None,
                      afl_cc: bool, max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE) -> list[Contestant]:
     """The default, then one candidate per metric (in the order given)."""
-    from autotune.cc import KIND_VAR
-
     if len(set(metrics)) != len(metrics):
         raise AutotuneError(f"a metric is named twice in {', '.join(metrics)}", fix="name each metric once")
     keys = dict(estimated_keys or {})

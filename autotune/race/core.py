@@ -334,7 +334,7 @@ def rank_by_figures(rung_trials: Sequence[TrialFigures], names: Sequence[str], *
                     objective: str = "edges") -> list[str]:
     """``names`` best first by their trials in ``rung_trials``: median yardstick coverage (judged by
     bugs: autotune.bugs.race's rank key first), then median execs/s, then name."""
-    from autotune.bugs import race as by_bugs
+    from autotune.bugs import race as by_bugs  # lazy: `autotune --help` loads race.core
 
     bugs = by_bugs.rung_bugs([t.bugs or {} for t in rung_trials]) if objective == "bugs" else ()
 
@@ -358,7 +358,7 @@ class Rule:
     seed: int = 0  # the race's: a sampled permutation test draws with it
 
     def __post_init__(self) -> None:
-        from autotune.bugs.race import OBJECTIVES
+        from autotune.bugs.race import OBJECTIVES  # lazy: `autotune --help` loads race.core
 
         if self.objective not in OBJECTIVES:
             raise AutotuneError(f"unknown race objective {self.objective!r}",
@@ -416,7 +416,7 @@ def _decide(last: Rung, *, default: str, alpha: float, stopped_early: bool) -> D
 
 def _decide_by_bugs(last: Rung, *, default: str, alpha: float, seed: int) -> Decision:
     """The last rung's decision by bugs (autotune.bugs.race.decide); the medians are bugs triggered per trial."""
-    from autotune.bugs import race as by_bugs
+    from autotune.bugs import race as by_bugs  # lazy: `autotune --help` loads race.core
 
     missing = [t for t in last.trials if t.bugs is None]
     if missing:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from autotune.configuration import Configuration
 from autotune.errors import DocumentError
 from autotune.filenames import RACE_JSON, REPORT_JSON
+from autotune.io import read_json
 from autotune.profile.model import HostProfile
 from autotune.race.core import RaceResult
 from autotune.recommendation import STAGE_RACE, Recommendation, recorded_execs_of
@@ -63,8 +64,6 @@ class RaceOutcome:
 
 def load_race_document(path: Path) -> RaceOutcome:
     """Read ``race.json``; DocumentError (exit 1) when it is missing, of another schema or malformed."""
-    from autotune.io import read_json
-
     doc = read_json(path)
     fix = "re-run `autotune run` or `autotune race` with this version of autotune"
     if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION or not isinstance(doc.get("race"), dict):
@@ -92,7 +91,7 @@ def from_race(outcome: RaceOutcome, *, env_files: tuple[str, ...], tune: "TuneRe
 
 def tune_beside(tune_dir: str | Path | None) -> "TuneResult | None":
     """tune's result in ``tune_dir`` (the race's prior), None when there is none."""
-    from autotune.tune.result import load_tune_result
+    from autotune.tune.result import load_tune_result  # lazy: numpy
 
     if not tune_dir or not (Path(tune_dir) / REPORT_JSON).is_file():
         return None

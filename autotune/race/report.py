@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from autotune.bugs import race as by_bugs
 from autotune.emit.configuration import race_env_files
 from autotune.llvm import compilers_text
 from autotune.trials import aflpp_versions
@@ -70,8 +71,6 @@ def markdown(outcome) -> str:
              f"paired afl-fuzz seeds; successive halving with eta {race.eta}; seed {race.seed}.", ""]
     lines += [f"**Recommended: {d.recommended}.** {d.reason}.", ""]
     if d.objective == "bugs":
-        from autotune.bugs import race as by_bugs
-
         lines += [f"**Judged by bugs** (known-bug canaries, fatal in the trials). {by_bugs.RULE}", ""]
     launch = portfolio_line(outcome, out_dir=Path("race"))
     if launch:

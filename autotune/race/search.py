@@ -50,16 +50,20 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
+from autotune.buildkinds import KIND_VAR, kind_for
 from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError
 from autotune import feasibility
 from autotune.mappoint import MapPoint
+from autotune.race.contestants import (DEFAULT_KEYS, EDGE_KIND_MAX_MAP_SLOTS, build_kind_for, inline_kind_build,
+                                       sized_settings)
 from autotune.race.core import (Contestant, RaceResult, Rule, RungPlan, RunTrials, TrialFigures, check_budget_shape,
                                 first_trial_s, most_that_fit, plan_rungs, rung_waves)
+from autotune.race.halving import halve
 from autotune.race.options import RaceBudget, RaceProgress, RaceSettings
 from autotune.surrogate import Row, Surrogate
 from autotune.surrogate import features as surrogate_features
-from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, METRIC_VAR, RACE_MAP_POW2
+from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, CONTEXT_METRICS, METRIC_VAR, RACE_MAP_POW2, has_map_size
 
 SPEED_WEIGHT = 0.02
 SEARCH_WIDTHS = (8, 16, 32)
@@ -87,8 +91,6 @@ class SpaceFacts:
     instances: int = 1  # afl-fuzz instances of the campaign, each scanning its own map every execution
 
     def keys_of(self, metric: str) -> float:
-        from autotune.race.contestants import DEFAULT_KEYS
-
         k = self.keys.get(metric)
         return max(1.0, float(k)) if k else float(DEFAULT_KEYS)
 
@@ -132,8 +134,6 @@ def rule_out(point: MapPoint, facts: SpaceFacts) -> str | None:
 
 def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[MapPoint], dict[str, int]]:
     """Every point the search may propose for ``metrics``, and how many were ruled out per reason."""
-    from autotune.vocabulary import has_map_size
-
     points: list[MapPoint] = []
     ruled: dict[str, int] = {}
     for m in metrics:
@@ -153,8 +153,6 @@ def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[
 
 
 def _inline_build(point: MapPoint, facts: SpaceFacts) -> dict[str, str] | None:
-    from autotune.race.contestants import EDGE_KIND_MAX_MAP_SLOTS, inline_kind_build
-
     if (not facts.inline or not point.hashed or point.layout != "flat" or point.width_bits != 8
             or point.overflow != "neverzero" or (1 << point.map_pow2) > EDGE_KIND_MAX_MAP_SLOTS):
         return None
@@ -164,9 +162,6 @@ def _inline_build(point: MapPoint, facts: SpaceFacts) -> dict[str, str] | None:
 def contestant_for(point: MapPoint, facts: SpaceFacts) -> Contestant:
     """The contestant running ``point``: the cheapest build kind serving it, and its run-time variables
     (autotune.runtime.config.RuntimeConfig, the one writer of AUTOTUNE_* settings)."""
-    from autotune.buildkinds import KIND_VAR, kind_for
-    from autotune.race.contestants import build_kind_for, sized_settings
-
     ov = "NeverZero" if point.overflow == "neverzero" else point.overflow
     inline = _inline_build(point, facts)
     if not point.hashed and point.width_bits == 8 and point.overflow == "neverzero":
@@ -201,8 +196,6 @@ def build_key(c: Contestant) -> tuple:
 
 
 def family(metric: str) -> str:
-    from autotune.vocabulary import CONTEXT_METRICS
-
     if metric == "guard":
         return "guard"
     if metric.startswith("ngram-"):
@@ -233,8 +226,6 @@ def nearest_feasible(point: MapPoint, space: Sequence[MapPoint]) -> MapPoint | N
 def sized_point(metric: str, space: Sequence[MapPoint]) -> MapPoint | None:
     """``metric`` as the race sizes it without a model: 8-bit NeverZero, the smallest feasible map,
     flat when that is small enough to count inline, else two-level."""
-    from autotune.race.contestants import EDGE_KIND_MAX_MAP_SLOTS
-
     mine = [p for p in space if p.metric == metric and p.width_bits == 8 and p.overflow == "neverzero"]
     if not mine:
         return None
@@ -595,8 +586,6 @@ def run_search(*, default: Contestant, space: Space, prepare: Prepare, run_trial
     --instances N: a portfolio with AFL++'s default as its main and the point on its secondaries;
     ``Contestant.tuned`` is the point's own). ``progress``: ``on_rung`` hears each rung, ``on_batch``
     the model's best after each batch, ``notice`` once what the budget buys (:func:`plan_sentence`)."""
-    from autotune.race.halving import halve
-
     if not default.is_default:
         raise AutotuneError("the search needs AFL++'s default as its default contestant",
                             fix="report this as a bug in autotune")

@@ -12,24 +12,35 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune import afl, llvm
+from autotune.afl import base_env, find_tool
+from autotune.bugs.race import OBJECTIVES
+from autotune.bugs.yardstick import CAMPAIGN_ENV, check_seeds, require_canaries
 from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
+from autotune.profile import detect_host
 from autotune.race.contestants import DEFAULT_KEYS, default_metrics, make_contestants
 from autotune.race.core import (Contestant, RaceResult, RungPlan, TrialFigures, TrialPlan, most_that_fit, plan_race,
                                 portfolio_of)
 from autotune.filenames import RACE_JSON
-from autotune.race.document import RaceOutcome
+from autotune.race.document import RaceOutcome, from_race, tune_beside
 from autotune.race.halving import run_race
 from autotune.race.options import RaceBudget, RaceInputs, RaceProgress, RaceSettings
+from autotune.race.search import Space, SpaceFacts, build_key, enumerate_space, prior_seeds, run_search
+from autotune.target import build
 from autotune.target.recipe import TargetSpec
+from autotune.trials import TrialSpec as AflTrial
+from autotune.trials import choose_yardstick, host_cores, run_trials, yardstick_for_binary
+from autotune.trials.coverage import KIND_CENSUS
+from autotune.trials.ensemble import portfolio_members
+from autotune.trials.seeds import stage_seeds
+from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
+from autotune.vocabulary import METRICS
 
 RACE_MD = "race.md"
 
 
 def _afl_cc_installed(env: Mapping[str, str]) -> bool:
-    from autotune.afl import find_tool
-
     try:
         find_tool("afl-clang-fast", env=env)
     except ToolMissingError:
@@ -63,12 +74,6 @@ def afl_backend(*, contestants: Mapping[str, Contestant], binaries: Mapping[str,
     ``contestants`` and ``binaries`` are read at each call: the search adds to them as it proposes.
     With ``bug_binary`` (judged by bugs) the trials run with fatal canaries and their kept inputs are
     replayed through it: each figure carries its time to trigger per bug."""
-    from autotune.bugs.yardstick import CAMPAIGN_ENV
-    from autotune.trials import TrialSpec as AflTrial
-    from autotune.trials import run_trials
-
-    from autotune.trials.ensemble import portfolio_members
-
     by_name = contestants
     versions: dict[str, Any] = {}
 
@@ -110,8 +115,6 @@ def build_contestants(*, contestants: Sequence[Contestant], spec: TargetSpec | N
                       env: Mapping[str, str], notice: Callable[[str], None] | None = None) -> dict[str, Path]:
     """The binary of each contestant: the recipe built by its compiler and build kind (cached), or,
     without a recipe, the one binary given for every contestant of our runtime."""
-    from autotune.target import build
-
     out: dict[str, Path] = {}
     if spec is not None and notice:
         def how(c: Contestant) -> str:
@@ -137,8 +140,6 @@ STRATEGIES = ("search", "list")
 def check_request(*, strategy: str, judge: str, spec: TargetSpec | None, binary: Path | None) -> None:
     """Refuse a race that cannot run as asked (strategy, objective, target), naming the fix; `autotune
     run` asks before its build and probe, so a wrong option costs no minutes."""
-    from autotune.bugs.race import OBJECTIVES
-
     if strategy not in STRATEGIES:
         raise AutotuneError(f"unknown race strategy {strategy!r}", fix=f"use one of: {', '.join(STRATEGIES)}")
     if judge not in OBJECTIVES:
@@ -153,8 +154,6 @@ def check_request(*, strategy: str, judge: str, spec: TargetSpec | None, binary:
 def _trials_at_once(settings: RaceSettings) -> int:
     """afl-fuzz trials run at once: the budget's ``jobs`` (default: a core each), fewer when every trial
     is a portfolio of ``settings.instances`` afl-fuzz, one core each."""
-    from autotune.trials import host_cores
-
     instances, strategy = settings.instances, settings.strategy
     jobs = settings.budget.jobs or len(host_cores())
     if instances < 1:
@@ -195,15 +194,13 @@ def _evaluations(tune_dir: Path | None) -> tuple[Any, ...]:
     """tune's replay evaluations in ``tune_dir`` (the search's first proposals), none without it."""
     if tune_dir is None:
         return ()
-    from autotune.tune.result import load_tune_result
+    from autotune.tune.result import load_tune_result  # lazy: numpy
 
     return tuple(t.evaluation for t in load_tune_result(tune_dir).trials)
 
 
 def _bug_binary(yard, *, seeds: Path, env: Mapping[str, str]) -> str:
     """Judged by bugs: the yardstick's canary build, checked before any afl-fuzz runs (autotune.bugs.yardstick)."""
-    from autotune.bugs.yardstick import check_seeds, require_canaries
-
     require_canaries(yard.binary)
     check_seeds(yard.binary, sorted(seeds.iterdir()), env=env)
     return yard.binary
@@ -222,11 +219,6 @@ def race_target(*, inputs: RaceInputs, settings: RaceSettings = RaceSettings(),
     edges) or ``bugs`` (a target with known-bug canaries, the list strategy: autotune.bugs.race states the
     objective and the decision rule). ``inputs.tune_evaluations`` None: those of tune's report in
     ``inputs.tune_dir``, if given. ``settings.budget.jobs`` None: a core each (fewer for portfolios)."""
-    from autotune.afl import base_env, find_tool
-    from autotune.trials import choose_yardstick, yardstick_for_binary
-    from autotune.trials.seeds import stage_seeds
-    from autotune.trials.coverage import KIND_CENSUS
-
     spec, binary, probe_dir, estimated_keys = inputs.spec, inputs.binary, inputs.probe_dir, inputs.estimated_keys
     out_dir, notice, instances = inputs.out_dir, progress.notice, settings.instances
     tune_evaluations = _evaluations(inputs.tune_dir) if inputs.tune_evaluations is None else inputs.tune_evaluations
@@ -240,8 +232,6 @@ def race_target(*, inputs: RaceInputs, settings: RaceSettings = RaceSettings(),
     jobs = settings.budget.jobs
     host = inputs.host
     if host is None:
-        from autotune.profile import detect_host
-
         host = detect_host()
     afl_cc = spec is not None and _afl_cc_installed(env)
     if probe_dir is not None and estimated_keys is None:
@@ -291,13 +281,10 @@ def search_facts(*, probe_dir: Path | None, estimated_keys: Mapping[str, float] 
     """What rules the search's points out: the probe census's keys and counter overflow per metric,
     the per-core L2 and the shared LLC (race_target passes its host profile's; None: unknown, no cache
     rule), the limits."""
-    from autotune.race.search import SpaceFacts
-    from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
-
     keys = dict(estimated_keys or {})
     overflow: dict[str, dict[int, float]] = {}
     if probe_dir is not None:
-        from autotune.tune.probe_inputs import inputs_from_probe
+        from autotune.tune.probe_inputs import inputs_from_probe  # lazy: numpy
 
         for m, f in inputs_from_probe(probe_dir).metrics.items():
             keys.setdefault(m, f.estimated_keys)
@@ -338,9 +325,6 @@ class Builds:
         return failed
 
     def _build(self, t: Contestant) -> Path | str:
-        from autotune.race.search import build_key
-        from autotune.target import build
-
         key = build_key(t)
         if key not in self.built:
             if self.spec is None:
@@ -361,9 +345,6 @@ def _search(*, default: Contestant, facts, tune_evaluations: Sequence[Any], prep
             wrap: Callable[[Contestant], Contestant] | None) -> RaceResult:
     """The search as the stage runs it: the space ``facts`` allow for ``settings.metrics`` (default: all),
     tune's evaluations as its first proposals, contestants built as they are proposed (``prepare``)."""
-    from autotune.vocabulary import METRICS
-    from autotune.race.search import Space, enumerate_space, prior_seeds, run_search
-
     names = tuple(settings.metrics or METRICS)
     points, ruled = enumerate_space(metrics=names, facts=facts)
     seeds = prior_seeds(space=points, tune_evaluations=tune_evaluations)
@@ -381,9 +362,8 @@ def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
     """The env files of the recommendation, race.md, race.json, then recommendation.json (autotune.recommendation:
     the one document preflight and validate read; race.json's ``written`` lists the files before it, as it
     always did). Returns race.json's ``written``."""
-    from autotune.emit.write import write_env_files, write_recommendation
-    from autotune.race.document import from_race, tune_beside
-    from autotune.race.report import env_files, markdown
+    from autotune.emit.write import write_env_files, write_recommendation  # lazy: numpy
+    from autotune.race.report import env_files, markdown  # lazy: numpy
 
     envs = env_files(outcome, out_dir=out_dir)
     written = write_env_files(out_dir, envs)
@@ -397,6 +377,6 @@ def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
 
 def estimated_keys_of(probe_dir: Path) -> dict[str, float]:
     """Per metric, the probe census's estimate of the keys a campaign reaches (Chao1, at least those seen)."""
-    from autotune.tune.probe_inputs import inputs_from_probe
+    from autotune.tune.probe_inputs import inputs_from_probe  # lazy: numpy
 
     return {m: f.estimated_keys for m, f in inputs_from_probe(probe_dir).metrics.items()}

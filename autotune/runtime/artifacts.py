@@ -29,9 +29,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from autotune.buildkinds import KINDS, plugin_name
-from autotune.errors import AutotuneError
+from autotune.errors import AutotuneError, ToolMissingError
+from autotune.llvm import find_clang, plugin_tools
 from autotune.paths import kernels_dir
-from autotune.runtime.build import Compiler, build_artifact
+from autotune.runtime.build import Compiler, build_artifact, find_compiler
 
 # kernels/*.c files that are not part of the runtime archive:
 # driver.c has main() (linked only for -fsanitize=fuzzer), bench.c is the benchmark program.
@@ -85,10 +86,6 @@ def pass_plugin(source_name: str, clang: str | None = None) -> Path:
     ``plugin/autotune_edges.cpp`` is ``autotune-edges``) for the LLVM of ``clang`` (default: the
     clang autotune cc runs), by that LLVM's clang++ and headers, and return its path."""
     import subprocess
-
-    from autotune.errors import ToolMissingError
-    from autotune.llvm import find_clang, plugin_tools
-    from autotune.runtime.build import find_compiler
 
     source = kernels_dir() / source_name
     if not source.is_file():

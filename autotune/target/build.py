@@ -27,10 +27,14 @@ import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import autotune.cc
+from autotune.afl import find_tool
+from autotune.cc import LINK_LIBS
 from autotune.errors import AutotuneError
 from autotune.io import file_lock
 from autotune.llvm import find_toolchain
 from autotune.paths import CANARY_INCLUDE_VAR, cache_dir, kernels_dir
+from autotune.runtime import artifacts
 from autotune.target.record import read_record, sha256_file, write_record
 from autotune.target.recipe import TargetSpec
 
@@ -71,8 +75,6 @@ def build(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str], env:
 
 def _compilers(cc_kind: str, env: Mapping[str, str]) -> tuple[str, str]:
     if cc_kind == "afl":
-        from autotune.afl import find_tool
-
         return find_tool("afl-clang-fast", env=env), find_tool("afl-clang-fast++", env=env)
     if cc_kind == "plain":
         return find_toolchain(cxx=False, env=env).path, find_toolchain(cxx=True, env=env).path
@@ -88,9 +90,6 @@ def _engine(cc_kind: str) -> tuple[str, ...]:
     libAFLDriver), or for plain our driver and runtime, linked as the wrapper links them."""
     if cc_kind != "plain":
         return (FUZZING_ENGINE,)
-    from autotune.cc import LINK_LIBS
-    from autotune.runtime import artifacts
-
     return (str(artifacts.driver_object()), "-Wl,--whole-archive", str(artifacts.runtime_archive()),
             "-Wl,--no-whole-archive", *LINK_LIBS)
 
@@ -108,9 +107,6 @@ def _build_key(*, spec: TargetSpec, cc_kind: str, build_vars: Mapping[str, str],
     ver = subprocess.run([compilers[0], "--version"], capture_output=True, env=dict(env), timeout=60)
     h.update(ver.stdout)
     if cc_kind == "autotune":
-        import autotune.cc
-        from autotune.runtime import artifacts
-
         # the wrapper's flags, the runtime it links and the pass plugins it loads (paths carry their hashes)
         h.update(f"{artifacts.runtime_archive()}{artifacts.driver_object()}{artifacts.select_plugin()}".encode())
         kind = autotune.cc.build_kind(env)

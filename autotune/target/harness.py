@@ -16,7 +16,10 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from autotune.afl import base_env
+from autotune.cc import KIND_VAR, plan
 from autotune.errors import AutotuneError
+from autotune.target.build import build
 from autotune.target.recipe import TargetSpec, demo_spec
 
 
@@ -35,9 +38,6 @@ def probe_harness(*, harness: Path | None, spec: TargetSpec | None, env: Mapping
         raise AutotuneError("give exactly one target: a harness binary, --source files, --build-script or --demo",
                             fix="e.g. `autotune probe ./fuzz_target -c corpus/` or `autotune probe --demo`")
     if spec is not None:
-        from autotune.afl import base_env
-        from autotune.target.build import build
-
         return build(spec=spec, cc_kind="autotune", build_vars={}, env=base_env(env))
     assert harness is not None
     if not harness.is_file():
@@ -51,9 +51,6 @@ def probe_harness(*, harness: Path | None, spec: TargetSpec | None, env: Mapping
 def demo_harness(*, cc_kind: str = "autotune") -> Path:
     """The bundled demo harness built with ``cc_kind`` (autotune: the full build kind; plain:
     no instrumentation, the same driver and runtime), cached."""
-    from autotune.afl import base_env
-    from autotune.target.build import build
-
     return build(spec=demo_spec(), cc_kind=cc_kind, build_vars={}, env=base_env())
 
 
@@ -74,8 +71,6 @@ def build_harness(
     The binary appears at ``output`` only when the build succeeded (atomic rename).
     Raises AutotuneError carrying the compiler's message when it fails.
     """
-    from autotune.cc import KIND_VAR, plan
-
     output = Path(output)
     for s in sources:
         if not Path(s).is_file():

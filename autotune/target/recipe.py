@@ -47,7 +47,7 @@ class TargetSpec:
 
 
 def demo_spec() -> TargetSpec:
-    from autotune import demo
+    from autotune import demo  # it reads the kernels directory when imported: only a demo needs it
 
     return TargetSpec(kind="demo", sources=(str(demo.harness_source()),), cflags=" ".join(demo.DEMO_CFLAGS))
 

@@ -10,8 +10,9 @@ import threading
 from pathlib import Path
 from typing import Callable, Mapping, Sequence, TypeVar
 
+from autotune.bugs.attribution import attribute_trial
 from autotune.errors import AutotuneError
-from autotune.trials.ensemble import run_ensemble_trial
+from autotune.trials.ensemble import run_ensemble_trial, trial_inputs
 from autotune.trials.trial import TrialResult, TrialSpec, run_single_trial
 from autotune.trials.coverage import CURVE_POINTS, Yardstick
 from autotune.trials.yardstick import measure
@@ -93,8 +94,6 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
     groups of N, one worker a group (at most ``jobs`` groups). With ``bug_binary`` (a canary build of
     the target) each trial's kept inputs are also replayed through it for their time-to-bug
     (autotune.bugs.attribution), on the same core after the yardstick."""
-    from autotune.trials.ensemble import trial_inputs
-
     size = max([len(s.members) for s in specs] + [1])
     pool = list(cores) if cores is not None else host_cores()
     if size > 1:
@@ -116,8 +115,6 @@ def run_trials(*, specs: Sequence[TrialSpec], yardstick: Yardstick | None, jobs:
                           env=caller_env, core=core[0] if isinstance(core, tuple) else core, points=points)
             res = res.with_yardstick(cov)
         if bug_binary is not None:
-            from autotune.bugs.attribution import attribute_trial
-
             afl_out = Path(spec.out_dir) / "afl-out"
             inputs = trial_inputs(afl_out, spec)
             # a hang costs the yardstick's per-input timeout here too (the canary counts up to then still count)

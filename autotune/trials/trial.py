@@ -18,9 +18,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from autotune import afl
+from autotune.bugs.attribution import TrialBugs
 from autotune.errors import AutotuneError
 from autotune.runtime.afl_index import campaign_index
 from autotune.afl_output import KINDS, PlotData, instance_dir, kept_inputs, read_fuzzer_stats, read_plot_data
@@ -34,9 +35,6 @@ START_SLACK_S = 600  # afl-fuzz's calibration and dry run come before its -V clo
 STAT_FIELDS = {"execs_per_sec": float, "execs_done": int, "corpus_count": int, "edges_found": int,
                "total_edges": int, "saved_crashes": int, "saved_hangs": int, "run_time": int}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-if TYPE_CHECKING:
-    from autotune.bugs.attribution import TrialBugs
 
 
 @dataclass(frozen=True)
@@ -140,8 +138,6 @@ class TrialResult:
 def _bugs_from(d: Mapping | None) -> "TrialBugs | None":
     if not d:
         return None
-    from autotune.bugs.attribution import TrialBugs
-
     return TrialBugs.from_dict(d)
 
 

@@ -44,6 +44,9 @@ from autotune import afl
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.afl_output import KeptInput
 from autotune.afl import pin_prefix
+from autotune.runtime.afl_index import read_index_stats
+from autotune.target import build, sha256_file
+from autotune.trials.llvmcov import build_coverage, find_llvm_tools, measure_llvmcov
 from autotune.vocabulary import INDEX_FILE_VAR
 from autotune.trials.coverage import (
     CENSUS_ENV, CHOICES, CURVE_POINTS, DESCRIPTIONS, KIND_CENSUS, KIND_LLVMCOV, KIND_PCGUARD, Yardstick, YardstickCoverage,
@@ -56,8 +59,6 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def yardstick_for_binary(*, kind: str, binary: Path, tools: Mapping | None = None) -> Yardstick:
     """A yardstick of a binary built elsewhere (``kind``: aflpp-pcguard, autotune-census-edge, or
     llvm-cov-branches with its ``tools``)."""
-    from autotune.target import sha256_file
-
     if kind not in DESCRIPTIONS:
         raise AutotuneError(f"unknown yardstick kind {kind!r}", fix=f"use one of {', '.join(DESCRIPTIONS)}")
     if kind == KIND_LLVMCOV and not tools:
@@ -69,13 +70,9 @@ def yardstick_for_binary(*, kind: str, binary: Path, tools: Mapping | None = Non
 def choose_yardstick(*, spec, env: Mapping[str, str], choice: str = "pcguard") -> Yardstick:
     """``choice`` pcguard: AFL++'s default PCGUARD build of ``spec`` when afl-clang-fast exists, else
     our census build; llvm-cov: the source-based coverage build (autotune.trials.llvmcov)."""
-    from autotune.target import build
-
     if choice not in CHOICES:
         raise AutotuneError(f"unknown yardstick {choice!r}", fix=f"use one of {', '.join(CHOICES)}")
     if choice == "llvm-cov":
-        from autotune.trials.llvmcov import build_coverage, find_llvm_tools
-
         tools = find_llvm_tools(env)
         binary = build_coverage(spec=spec, tools=tools, env=env)
         return yardstick_for_binary(kind=KIND_LLVMCOV, binary=binary, tools=tools.to_dict())
@@ -118,8 +115,6 @@ def measure(*, yardstick: Yardstick, inputs: Sequence[KeptInput], seconds: float
     and coverage over time. ``work`` is scratch space (emptied, left with the index file only).
     The llvm-cov yardstick replays by autotune.trials.llvmcov.measure_llvmcov."""
     if yardstick.kind == KIND_LLVMCOV:
-        from autotune.trials.llvmcov import measure_llvmcov
-
         return measure_llvmcov(yardstick=yardstick, inputs=inputs, seconds=seconds, work=work, env=env, core=core,
                                points=points)
     benv = {**afl.base_env(env), **afl.HOST_ENV, **yardstick.env}
@@ -156,8 +151,6 @@ def measure(*, yardstick: Yardstick, inputs: Sequence[KeptInput], seconds: float
     unique_crashes = len({s for k, (_, s) in zip(names.values(), per_input) if k.kind == "crashes"})
     index_keys = overflow = None
     if idx is not None and idx.is_file():
-        from autotune.runtime.afl_index import read_index_stats
-
         st = read_index_stats(path=idx)
         index_keys, overflow = st.keys, st.overflow_keys
     shutil.rmtree(staged, ignore_errors=True)

@@ -13,8 +13,14 @@ from typing import Any, Callable
 from autotune.errors import AutotuneError
 from autotune.probe.result import ProbeResult
 from autotune.profile.model import HostProfile
+from autotune.tune.backends import CachedMeasurer
+from autotune.tune.cache import attach, cache_identity
 from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE
+from autotune.tune.objective import ObjectiveSettings
 from autotune.tune.options import TuneSettings
+from autotune.tune.probe_inputs import inputs_from_probe
+from autotune.tune.run import make_measurer, make_space, run_tune
+from autotune.tune.space import check_map_pow2
 
 
 def tune_probe_dir(*, probe_dir: Path, out_dir: Path, host: HostProfile | None, probe: ProbeResult | None = None,
@@ -27,13 +33,6 @@ def tune_probe_dir(*, probe_dir: Path, out_dir: Path, host: HostProfile | None, 
     ``notice`` receives one-line messages for the user. Returns the TuneResult; the caller writes
     it (autotune.emit.write.emit_all).
     """
-    from autotune.tune.backends import CachedMeasurer
-    from autotune.tune.cache import attach, cache_identity
-    from autotune.tune.objective import ObjectiveSettings
-    from autotune.tune.probe_inputs import inputs_from_probe
-    from autotune.tune.run import make_measurer, make_space, run_tune
-    from autotune.tune.space import check_map_pow2
-
     t = settings
     max_collision_rate, jobs, calls = t.max_collision_rate, t.jobs, t.calls
     confirm_k, confirm_repeats, sensitivity_weight = t.confirm_k, t.confirm_repeats, t.sensitivity_weight

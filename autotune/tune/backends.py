@@ -103,8 +103,8 @@ class BenchMeasurer:
         self.round_s = round_s
 
     def measure(self, config: MapPoint) -> Measurement:
-        from autotune.measure import native
-        from autotune.measure.bench import case_from_raw
+        from autotune.measure import native  # lazy: numpy
+        from autotune.measure.bench import case_from_raw  # lazy: numpy
 
         raw = native.run_case(trace=self.traces(config.metric), layout=config.layout, width_bits=config.width_bits,
                               map_slots=config.map_slots, capacity=self.dense_for(config),

@@ -70,6 +70,6 @@ class TuneInputs:
 
 
 def overflow_shares(max_hits) -> dict[int, float]:
-    from autotune.tune.precision import counter_overflow_share
+    from autotune.tune.precision import counter_overflow_share  # lazy: numpy
 
     return {w: counter_overflow_share(max_hits=max_hits, width_bits=w) for w in WIDTHS}

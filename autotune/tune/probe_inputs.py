@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autotune.errors import AutotuneError
+from autotune.probe import load_probe
 from autotune.probe.result import ProbeResult
 from autotune.tune.inputs import MetricFacts, TuneInputs
 from autotune.tune.space import WIDTHS
@@ -12,8 +13,6 @@ from autotune.tune.space import WIDTHS
 
 def inputs_from_probe(probe: ProbeResult | str | Path) -> TuneInputs:
     """The facts tune needs from a probe: its ProbeResult (with its directory), or its directory."""
-    from autotune.probe import load_probe
-
     res = probe if isinstance(probe, ProbeResult) else load_probe(probe)
     if res.out_dir is None:
         raise AutotuneError("the probe result names no directory (its corpus and census files)",

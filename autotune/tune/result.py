@@ -15,6 +15,7 @@ from typing import Any
 
 from autotune.errors import DocumentError
 from autotune.filenames import REPORT_JSON
+from autotune.io import read_json
 from autotune.mappoint import MapPoint
 from autotune.profile.model import HostProfile
 from autotune.tune.inputs import TuneInputs
@@ -161,8 +162,6 @@ class TuneResult:
 def load_tune_result(path: str | Path) -> TuneResult:
     """Read ``<dir>/report.json`` (or the report.json path given); DocumentError if missing, corrupt
     or of another schema version."""
-    from autotune.io import read_json
-
     p = Path(path)
     file = p / FILE_NAME if p.is_dir() else p
     return TuneResult.from_dict(read_json(file), path=file)

@@ -8,7 +8,12 @@ from typing import Any, Callable
 
 from autotune.errors import AutotuneError
 from autotune.mappoint import MapPoint
+from autotune.measure import native
+from autotune.measure.bench import case_from_raw
+from autotune.measure.trace import probe_trace, synthetic_trace
 from autotune.profile.model import HostProfile
+from autotune.tune.probe_inputs import corpus_files
+from autotune.tune.replay import ReplayMeasurer
 from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, LAYOUTS
 from autotune.tune.backends import BenchMeasurer, CachedMeasurer, Measurer
 from autotune.tune.confirm import Confirmation, confirm
@@ -50,13 +55,9 @@ def make_measurer(*, backend: str, inputs: TuneInputs, seed: int) -> Measurer:
     def ws(c: MapPoint) -> int:
         return working_set_bytes(config=c, n_keys=inputs.facts(c.metric).estimated_keys, dense=dense_for(c))
 
-    from autotune.tune.probe_inputs import corpus_files
-
     files = corpus_files(inputs)
     can_replay = bool(inputs.harness and inputs.harness.is_file() and files)
     if backend == "replay" or (backend == "auto" and can_replay):
-        from autotune.tune.replay import ReplayMeasurer
-
         if not inputs.harness:
             raise AutotuneError("the probe names no harness binary", fix="tune with --backend bench")
         return ReplayMeasurer(harness=inputs.harness, inputs=files, seed=int(inputs.extra.get("probe_seed", 0)),
@@ -67,8 +68,6 @@ def make_measurer(*, backend: str, inputs: TuneInputs, seed: int) -> Measurer:
                             fix="re-run `autotune probe` (it times every execution)")
     if inputs.probe_dir is None:
         raise AutotuneError("the bench backend needs the probe's traces", fix="pass --probe DIR")
-    from autotune.measure.trace import probe_trace
-
     traces = functools.lru_cache(maxsize=None)(lambda m: probe_trace(inputs.probe_dir, metric=m))
     return BenchMeasurer(traces=traces, target_exec_ns=inputs.target_exec_ns, dense_for=dense_for)
 
@@ -76,10 +75,6 @@ def make_measurer(*, backend: str, inputs: TuneInputs, seed: int) -> Measurer:
 def flat_ns_per_byte() -> Callable[[int], float]:
     """ns per working-set byte of a flat 8-bit map of that working set (bench.c, measured lazily,
     cached per power of two): the cache-pressure curve the --jobs model reads."""
-    from autotune.measure import native
-    from autotune.measure.bench import case_from_raw
-    from autotune.measure.trace import synthetic_trace
-
     trace = synthetic_trace(n_keys=512, seed=0, n_execs=4)
     cache: dict[int, float] = {}
 

@@ -29,6 +29,7 @@ from autotune.io import write_json_atomic
 from autotune.mappoint import MapPoint
 from autotune.preflight.tuned import AFL_HASHED_MAP_SLOTS, load_tuned
 from autotune.probe.result import ProbeResult, load_probe
+from autotune.runtime.afl_index import read_index_stats
 from autotune.target import TargetSpec, build, build_vars_of, demo_spec
 from autotune.recommendation import Recommendation
 from autotune.validate import afl_runs, predict
@@ -171,8 +172,6 @@ def run_validate(*, tuned_dir: Path, spec: TargetSpec | None = None, fuzz_s: int
         sm = afl_runs.showmap(binary=binary, corpus=corpus, env=run_env, work=vdir)
         index_stats = None
         if idx_path and Path(idx_path).is_file():
-            from autotune.runtime.afl_index import read_index_stats
-
             s = read_index_stats(path=idx_path)
             index_stats = {"used_key": s.used_key, "overflow_keys": s.overflow_keys, "keys": s.keys}
             Path(idx_path).unlink()
