@@ -200,10 +200,11 @@ def test_the_plugins_compile_warning_free(tmp_path, clang):
 
     cfg, cxx, _ = plugin_tools(clang)
     include = subprocess.run([cfg, "--includedir"], capture_output=True, text=True, check=True).stdout.strip()
+    # clang's -Wall -Wextra warnings all come from its front end: -fsyntax-only sees every one of them
+    # without the optimiser and the link (the plugins themselves are built by the tests that load them)
     for source in (artifacts.EDGE_PLUGIN_SOURCE, artifacts.PLUGIN_SOURCE, artifacts.COUNTER_PLUGIN_SOURCE):
-        p = subprocess.run([cxx, *artifacts.PLUGIN_CXXFLAGS, "-Werror", "-isystem", include, "-shared",
-                            str(kernels_dir() / source), "-o", str(tmp_path / "p.so")], capture_output=True,
-                           text=True, timeout=600)
+        p = subprocess.run([cxx, *artifacts.PLUGIN_CXXFLAGS, "-Werror", "-isystem", include, "-fsyntax-only",
+                            str(kernels_dir() / source)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
         assert p.returncode == 0 and p.stderr == "", p.stderr
 
 
