@@ -56,10 +56,10 @@ LIBJPEG_TURBO = ScriptTarget(package="libjpeg-turbo", folder=HERE / "libjpeg_tur
                              harness="libjpeg_turbo_harness.c", proof="turbojpeg.h",
                              source_var="LIBJPEG_TURBO_SRC", cflags="-O2 -g", samples=("testimages/*.jpg",))
 JSONCPP = ScriptTarget(package="libjsoncpp", folder=HERE / "jsoncpp", harness="jsoncpp_harness.cpp",
-                       proof="include/json/reader.h", source_var="JSONCPP_SRC", cflags="-O1 -g",  # the tests
+                       proof="include/json/reader.h", source_var="JSONCPP_SRC", cflags="-O2 -g",
                        samples=("test/data/*.json",))  # its own tests' documents, valid and invalid
 LIBTIFF = ScriptTarget(package="tiff", folder=HERE / "libtiff", harness="libtiff_harness.c",
-                       proof="libtiff/tiffio.h", source_var="LIBTIFF_SRC", cflags="-O1 -g",  # as lz4's: the tests
+                       proof="libtiff/tiffio.h", source_var="LIBTIFF_SRC", cflags="-O2 -g",
                        samples=("test/images/*.tif", "test/images/*.tiff"),  # its own tests' images
                        # small seeds keep afl-fuzz fast (its docs: small inputs); 14 of the 25 images
                        max_seed_bytes=16 << 10)
