@@ -6,6 +6,7 @@ tests/test_race.py (test_race_on_the_demo_in_the_real_afl_fuzz) and the README's
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import replace
 from types import SimpleNamespace
@@ -16,8 +17,10 @@ from autotune.errors import AutotuneError
 from autotune.mappoint import MapPoint
 from autotune.race.core import Contestant, RaceResult, TrialFigures
 from autotune.race.options import RaceBudget, RaceSettings
-from autotune.race.search import (Space, SpaceFacts, budget_for, contestant_for, enumerate_space, fit_search,
-                                  nearest_feasible, plan_search, plan_sentence, prior_seeds, rule_out, run_search)
+from autotune.race.search import (REPLAY_SD, SPEED_ELASTICITY, SPEED_WEIGHT, Model, Space, SpaceFacts, budget_for,
+                                  contestant_for, enumerate_space, fit_search, nearest_feasible, plan_search,
+                                  plan_sentence, prior_seeds, replay_rows, rule_out, run_search)
+from autotune.surrogate import REPLAY_FIDELITY
 
 METRICS = ("guard", "edge", "ngram-2", "ngram-4", "ngram-8", "caller", "ctx")
 FACTS = SpaceFacts(keys={"guard": 2000.0, "edge": 3000.0, "ngram-2": 8000.0, "ngram-4": 20000.0,
@@ -50,14 +53,15 @@ def synthetic(truth, *, noise=8.0):
     return prepare, run_trials, points, built
 
 
-def search(truth, *, budget_s=3600, seed=1, facts=FACTS, metrics=METRICS, prepare=None, **kw):
+def search(truth, *, budget_s=3600, seed=1, facts=FACTS, metrics=METRICS, prepare=None, replay=(), **kw):
     space, ruled = enumerate_space(metrics=metrics, facts=facts)
     seeds = prior_seeds(space=space)
     prep, run_trials, points, built = synthetic(truth)
     for p in space:
         points[p.name] = p
 
-    return run_search(default=DEFAULT, space=Space(points=tuple(space), facts=facts, seeds=tuple(seeds), ruled_out=ruled),
+    return run_search(default=DEFAULT, space=Space(points=tuple(space), facts=facts, seeds=tuple(seeds), ruled_out=ruled,
+                                                   replay=tuple(replay)),
                       prepare=prepare or prep, run_trials=run_trials,
                       settings=RaceSettings(seed=seed, budget=RaceBudget(budget_s=budget_s, jobs=2)), **kw), space
 
@@ -321,3 +325,50 @@ def test_maps_for_instances_sharing_the_last_level_cache():
     why = rule_out(p, four)
     assert why is not None and why.startswith("cache") and "4 instances" in why
     assert rule_out(MapPoint("edge", "twolevel", 20, 8), four) is None  # its dense array is small
+
+
+def tune_eval(point, eps, lost=0.0, overflow=0.0, feasible=True):
+    """One of tune's replay evaluations as the race reads it (autotune.tune.objective.Evaluation's fields)."""
+    return SimpleNamespace(config=point, execs_per_s=eps, feasible=feasible,
+                           precision=SimpleNamespace(lost_keys=lost, counter_overflow=overflow))
+
+
+def test_tunes_evaluations_join_the_model_on_the_races_scale():
+    guard_tune = MapPoint.of_slots(metric="guard", layout="flat", map_slots=2048, width_bits=8)
+    evs = [tune_eval(guard_tune, 100_000), tune_eval(MapPoint("edge", "flat", 16, 8), 50_000, lost=0.1),
+           tune_eval(MapPoint("ngram-8", "twolevel", 22, 16), 25_000, overflow=0.02, feasible=False),
+           tune_eval(MapPoint("edge", "flat", 20, 8), 0.0)]  # a replay that measured nothing is no data
+    rows = dict(replay_rows(evs))
+    assert len(rows) == 3
+    # guard is the reference (our runtime's count of AFL++'s coverage), on the race's guard point
+    assert rows[MapPoint("guard", "flat", 0, 8)] == 0.0
+    k = SPEED_ELASTICITY + SPEED_WEIGHT
+    assert rows[MapPoint("edge", "flat", 16, 8)] == pytest.approx(math.log(0.9) + k * math.log(0.5))
+    assert rows[MapPoint("ngram-8", "twolevel", 22, 16)] == pytest.approx(math.log(0.98) + k * math.log(0.25))
+    # without a guard evaluation the fastest configuration is the reference
+    assert dict(replay_rows(evs[1:3]))[MapPoint("edge", "flat", 16, 8)] == pytest.approx(math.log(0.9))
+    assert replay_rows([]) == ()
+
+    # the model is fitted on replay alone, before any afl-fuzz trial, and its posterior at the race's
+    # first rung orders points as replay does
+    model = Model(facts=FACTS, seed=3, replay=replay_rows(evs))
+    assert model.fit()
+    (g, _), (e, _), (n8, _) = model.predict([MapPoint("guard", "flat", 0, 8), MapPoint("edge", "flat", 16, 8),
+                                            MapPoint("ngram-8", "twolevel", 22, 16)], 0.0)
+    assert g > e > n8
+    assert all(f == REPLAY_FIDELITY and v == REPLAY_SD ** 2 for _, f, _, v in model._rows())
+
+
+def test_afl_fuzz_trials_outweigh_a_replay_that_misleads():
+    """Replay says ngram-4 is the slowest and worst; afl-fuzz finds it best: the search still recommends
+    it, and race.json keeps the replay rows it learnt from."""
+    space, _ = enumerate_space(metrics=METRICS, facts=FACTS)
+    picks = random.Random(7).sample(space, 30)  # about what a tune of 24-48 calls evaluates
+    evs = [tune_eval(p, 5_000.0 if p.metric == "ngram-4" else 20_000.0, lost=0.3 if p.metric == "ngram-4" else 0.0)
+           for p in picks + [p for p in space if p.metric == "ngram-4"][:3]]
+    r, _ = search(rich_wins, replay=replay_rows(evs))
+    assert r.contestant(r.decision.recommended).name.startswith("ngram-4")
+    rows = r.search["replay"]["rows"]
+    assert len(rows) == len(evs) and r.search["replay"]["fidelity"] == REPLAY_FIDELITY
+    assert RaceResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+

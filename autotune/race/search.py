@@ -32,7 +32,9 @@ collisions over the limit at twice the estimated keys, a map afl-fuzz's handshak
 a flat map or dense array larger than the per-core L2 that afl-fuzz would stream every execution,
 a wrapping counter where the census saw counts overflow), and tune's best configuration of each
 metric family by replay (guard, edge, N-gram, call context) seeds the first batch, so afl-fuzz
-time goes to what replay cannot tell.
+time goes to what replay cannot tell. tune's evaluations are also the model's data: the cheap
+fidelity (autotune.surrogate.REPLAY_FIDELITY), each on the race's scale by :func:`replay_rows`, so
+one model spans both fidelities and learns from the trials how far to trust the replay.
 
 Fidelity by successive halving (Jamieson and Talwalkar, AISTATS 2016): every proposal gets
 ``repeats`` trials of t0 seconds; the better 1/eta by the model's posterior mean (which pools a
@@ -61,7 +63,7 @@ from autotune.race.core import (Contestant, RaceResult, Rule, RungPlan, RunTrial
                                 first_trial_s, most_that_fit, plan_rungs, rung_waves)
 from autotune.race.halving import halve
 from autotune.race.options import RaceBudget, RaceProgress, RaceSettings
-from autotune.surrogate import Row, Surrogate
+from autotune.surrogate import REPLAY_FIDELITY, Row, Surrogate
 from autotune.surrogate import features as surrogate_features
 from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, CONTEXT_METRICS, METRIC_VAR, RACE_MAP_POW2, has_map_size
 
@@ -73,6 +75,11 @@ OVERFLOWS = ("neverzero", "saturate", "wrap")
 MAX_PROPOSALS = 24
 DEFAULT_PAIR_SD = 0.05  # prior noise of one pair's y before any pair has been seen twice
 MIN_PAIR_VAR = 1e-5
+# tune's replayed evaluations on the race's scale (:func:`replay_rows`): in the first rungs of 16
+# recorded searches (32 observations, AFL++ 4.04c, benchmarks/results/replay-elasticity-2026-12-02.md)
+# ln(edges over the default's) followed 0.26 x ln(execs/s over the default's), r = 0.90, residual sd 0.12
+SPEED_ELASTICITY = 0.26
+REPLAY_SD = 0.12
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,7 @@ class Space:
     facts: SpaceFacts
     seeds: tuple[tuple[MapPoint, str], ...] = ()
     ruled_out: Mapping[str, int] = field(default_factory=dict)
+    replay: tuple[tuple[MapPoint, float], ...] = ()  # tune's evaluations as observations (:func:`replay_rows`)
 
 
 def _dense(point: MapPoint, facts: SpaceFacts) -> int | None:
@@ -280,6 +288,29 @@ def prior_seeds(*, space: Sequence[MapPoint], tune_evaluations: Sequence[Any] = 
     return out
 
 
+def replay_rows(tune_evaluations: Sequence[Any]) -> tuple[tuple[MapPoint, float], ...]:
+    """tune's replay evaluations as observations of the race's objective at the replay fidelity: each
+    point with ``ln(1 - lost keys) + ln(1 - counts overflowed) + (SPEED_ELASTICITY + SPEED_WEIGHT) *
+    ln(execs/s over the reference's)``, the reference being the fastest guard configuration replayed
+    (our runtime's count of AFL++'s default coverage), else the fastest configuration. The keys a map
+    loses are edges afl-fuzz cannot tell apart; a faster configuration covers more in a rung by the
+    measured elasticity. Infeasible evaluations are data too (they are what the rule keeps out)."""
+    evs = [ev for ev in tune_evaluations if float(ev.execs_per_s) > 0]
+    if not evs:
+        return ()
+    guards = [float(ev.execs_per_s) for ev in evs if ev.config.metric == "guard"]
+    ref = max(guards or [float(ev.execs_per_s) for ev in evs])
+    out = []
+    for ev in evs:
+        p, c = ev.precision, ev.config
+        y = (math.log(max(1e-6, 1.0 - float(p.lost_keys))) + math.log(max(1e-6, 1.0 - float(p.counter_overflow)))
+             + (SPEED_ELASTICITY + SPEED_WEIGHT) * math.log(float(ev.execs_per_s) / ref))
+        point = MapPoint(metric="guard", layout="flat", map_pow2=0, width_bits=c.width_bits,
+                         overflow=c.overflow) if c.metric == "guard" else c
+        out.append((point, y))
+    return tuple(out)
+
+
 # ---- the model ---------------------------------------------------------------------------------
 
 
@@ -332,10 +363,13 @@ def pair_objective(cand: Sequence[TrialFigures], default: Sequence[TrialFigures]
 
 class Model:
     """The race's view of the one optimiser (autotune.surrogate): its observations (each the median of
-    its pairs, with the pooled pair variance scaled to that median) fitted at their fidelities."""
+    its pairs, with the pooled pair variance scaled to that median) fitted at their fidelities, beside
+    tune's replayed evaluations (``replay``, :func:`replay_rows`) at the replay fidelity, each of
+    variance ``REPLAY_SD`` squared."""
 
-    def __init__(self, *, facts: SpaceFacts, seed: int):
+    def __init__(self, *, facts: SpaceFacts, seed: int, replay: Sequence[tuple[MapPoint, float]] = ()):
         self.facts = facts
+        self.replay = tuple(replay)
         self.obs: list[Observation] = []
         self.surrogate = Surrogate(featurize=lambda p, f: features(p, facts, f), seed=seed)
 
@@ -348,7 +382,8 @@ class Model:
 
     def _rows(self) -> list[Row]:
         var = self.pair_var()
-        return [(o.point, o.fidelity, o.y, var * o.y_var_factor) for o in self.obs]
+        return ([(p, REPLAY_FIDELITY, y, REPLAY_SD ** 2) for p, y in self.replay]
+                + [(o.point, o.fidelity, o.y, var * o.y_var_factor) for o in self.obs])
 
     def fit(self) -> bool:
         """Fit on the observations; False when there is too little to fit."""
@@ -460,7 +495,7 @@ class ModelProposer:
         self.on_batch = on_batch
         self.space_size, self.ruled_out = len(space.points), dict(space.ruled_out)
         self.rng = random.Random(seed)
-        self.model = Model(facts=facts, seed=seed)
+        self.model = Model(facts=facts, seed=seed, replay=space.replay)
         self.built: dict[str, Contestant] = {default.name: default}
         self.points: dict[str, MapPoint] = {}
         self.proposals: list[dict] = []
@@ -569,11 +604,15 @@ class ModelProposer:
         return tuple([self.built[self.default.name]] + [self.built[n] for n in self.points])
 
     def history(self) -> dict:
-        return {"strategy": "search", "speed_weight": SPEED_WEIGHT, "facts": self.facts.to_dict(),
-                "space": {"points": self.space_size, "ruled_out": self.ruled_out},
-                "batches": list(self.batches), "pair_sd": round(math.sqrt(self.model.pair_var()), 6),
-                "proposals": self.proposals, "observations": [o.to_dict() for o in self.model.obs],
-                "convergence": self.convergence, "dropped": self.dropped}
+        out = {"strategy": "search", "speed_weight": SPEED_WEIGHT, "facts": self.facts.to_dict(),
+               "space": {"points": self.space_size, "ruled_out": self.ruled_out},
+               "batches": list(self.batches), "pair_sd": round(math.sqrt(self.model.pair_var()), 6),
+               "proposals": self.proposals, "observations": [o.to_dict() for o in self.model.obs],
+               "convergence": self.convergence, "dropped": self.dropped}
+        if self.model.replay:  # tune's evaluations as the model's cheap-fidelity data
+            out["replay"] = {"fidelity": REPLAY_FIDELITY, "sd": REPLAY_SD, "speed_elasticity": SPEED_ELASTICITY,
+                             "rows": [{"point": p.to_race_dict(), "objective": round(y, 6)} for p, y in self.model.replay]}
+        return out
 
 
 def run_search(*, default: Contestant, space: Space, prepare: Prepare, run_trials: RunTrials,

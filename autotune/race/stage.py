@@ -26,7 +26,7 @@ from autotune.filenames import RACE_JSON
 from autotune.race.document import RaceOutcome, from_race, tune_beside
 from autotune.race.halving import run_race
 from autotune.race.options import RaceBudget, RaceInputs, RaceProgress, RaceSettings
-from autotune.race.search import Space, SpaceFacts, build_key, enumerate_space, prior_seeds, run_search
+from autotune.race.search import Space, SpaceFacts, build_key, enumerate_space, prior_seeds, replay_rows, run_search
 from autotune.target import build
 from autotune.target.recipe import TargetSpec
 from autotune.trials import TrialSpec as AflTrial
@@ -344,7 +344,8 @@ def _search(*, default: Contestant, facts, tune_evaluations: Sequence[Any], prep
             settings: RaceSettings, progress: RaceProgress,
             wrap: Callable[[Contestant], Contestant] | None) -> RaceResult:
     """The search as the stage runs it: the space ``facts`` allow for ``settings.metrics`` (default: all),
-    tune's evaluations as its first proposals, contestants built as they are proposed (``prepare``)."""
+    tune's evaluations as its first proposals and as the model's cheap-fidelity data, contestants built
+    as they are proposed (``prepare``)."""
     names = tuple(settings.metrics or METRICS)
     points, ruled = enumerate_space(metrics=names, facts=facts)
     seeds = prior_seeds(space=points, tune_evaluations=tune_evaluations)
@@ -353,7 +354,11 @@ def _search(*, default: Contestant, facts, tune_evaluations: Sequence[Any], prep
                         f"({sum(ruled.values())} ruled out by the census and the host: "
                         + ", ".join(f"{k} {v}" for k, v in sorted(ruled.items())) + "); first proposals: "
                         + ", ".join(p.name for p, _ in seeds))
-    space = Space(points=tuple(points), facts=facts, seeds=tuple(seeds), ruled_out=ruled)
+    replay = replay_rows(tune_evaluations)
+    if progress.notice and replay:
+        progress.notice(f"search: tune's {len(replay)} replayed evaluations join the model as observations "
+                        "at the replay fidelity")
+    space = Space(points=tuple(points), facts=facts, seeds=tuple(seeds), ruled_out=ruled, replay=replay)
     return run_search(default=default, space=space, prepare=prepare, run_trials=backend, settings=settings,
                       progress=progress, wrap=wrap)
 
