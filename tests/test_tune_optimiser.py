@@ -59,6 +59,31 @@ def test_optimiser_is_reproducible_with_a_seed():
     assert [t.evaluation.config for t in runs[0].trials] == [t.evaluation.config for t in runs[1].trials]
 
 
+def test_the_search_stops_when_every_feasible_point_is_measured():
+    """The collision limit leaves 8 of 144 points: the search measures those and stops, spending no
+    call on a point the rule rules out; with none left by the rule it searches the whole grid."""
+    inputs = recorded_inputs()
+    space = small_space(inputs)
+    settings = ObjectiveSettings()  # 8 of the 144 points within 2 % at twice the keys
+
+    def ok(c):
+        return infeasible(config=c, facts=inputs.facts(c.metric), settings=settings) is None
+
+    feasible = [c for c in space.grid() if ok(c)]
+    assert len(feasible) == 8
+    fake = RecordedMeasurer(FIGURES["execs_per_s"])
+    found = optimise(inputs=inputs, measurer=fake, space=space, settings=settings, calls=60, seed=2)
+    # beside AFL++'s own 64 KiB map (measured as the reference, feasible or not), the feasible points only
+    searched = [t for t in found.trials if t.phase != "afl-default"]
+    assert {t.evaluation.config for t in searched} == set(feasible)
+    assert all(t.evaluation.feasible for t in searched) and len(found.trials) <= len(feasible) + 1
+    none = ObjectiveSettings(max_collision_rate=0.01)
+    assert not any(infeasible(config=c, facts=inputs.facts(c.metric), settings=none) is None for c in space.grid())
+    found = optimise(inputs=inputs, measurer=RecordedMeasurer(FIGURES["execs_per_s"]), space=space, settings=none,
+                     calls=10, seed=2)
+    assert len(found.trials) == 10 and not found.best.feasible
+
+
 def test_cached_measurer_measures_each_point_once():
     fake = RecordedMeasurer({"edge/flat/8192/8": 10.0})
     cm = CachedMeasurer(fake)

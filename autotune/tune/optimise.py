@@ -167,8 +167,8 @@ def optimise(*, inputs: TuneInputs, measurer: Measurer, space: SearchSpace, sett
         n_polish = int(round(POLISH_SHARE * calls)) if calls - len(seeds) - n_init > 4 else 0
         while len(trials) < calls:
             seen = {t.evaluation.config for t in trials}
-            left = [c for c in pool if c not in seen] or [c for c in grid if c not in seen]
-            if not left:
+            left = [c for c in pool if c not in seen]
+            if not left:  # every point the rule leaves is measured: more calls would measure what it rules out
                 break
             if len(trials) - len(seeds) < n_init:
                 run(left[rng.randrange(len(left))], "initial")
