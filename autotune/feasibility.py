@@ -60,12 +60,12 @@ def rule_out(point: MapPoint, *, estimated_keys: float, overflow: Mapping[int, f
                 f"counter loses them (limit {limits.max_counter_overflow:.0%})")
     if not point.hashed:
         return None
-    lost = lost_at_headroom(point, estimated_keys=estimated_keys)
+    lay, dense = LAYOUTS[point.layout], dense_slots_of(point, estimated_keys)
+    lost = lay.lost_keys(hash_slots=1 << point.map_pow2, dense_slots=dense, n_keys=headroom_keys(estimated_keys))
     if lost > limits.max_collision_rate:
         return (f"collisions: {lost:.1%} of {KEY_HEADROOM:g}x the census's keys lost "
                 f"(limit {limits.max_collision_rate:.0%})")
-    lay = LAYOUTS[point.layout]
-    slots = lay.afl_map_slots(hash_slots=1 << point.map_pow2, dense_slots=dense_slots_of(point, estimated_keys))
+    slots = lay.afl_map_slots(hash_slots=1 << point.map_pow2, dense_slots=dense)
     if slots > AFL_MAX_MAP_SLOTS:
         return f"map: afl-fuzz's handshake carries at most 2^{AFL_MAX_MAP_SLOTS.bit_length() - 1} slots"
     scanned = slots * point.width_bits // 8

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 import warnings
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 from autotune.mappoint import MapPoint
 from autotune.vocabulary import CONTEXT_METRICS, RACE_MAP_POW2
@@ -30,7 +30,7 @@ REPLAY_FIDELITY = -1.0
 # (point, fidelity, y, noise variance of y)
 Row = tuple[MapPoint, float, float, float]
 Prediction = tuple[float, float]  # (mean, sd)
-Proposal = tuple[MapPoint, str, "Prediction | None", "float | None"]  # point, why, prediction, EI
+Proposal = tuple[MapPoint, str, Optional[Prediction], Optional[float]]  # point, why, prediction, EI
 
 
 def features(point: MapPoint, *, keys: float, inline: bool, fidelity: float) -> list[float]:

@@ -65,6 +65,7 @@ from autotune.race.halving import halve
 from autotune.race.options import RaceBudget, RaceProgress, RaceSettings
 from autotune.surrogate import REPLAY_FIDELITY, Row, Surrogate
 from autotune.surrogate import features as surrogate_features
+from autotune.tune.defaults import DEFAULT_MAX_COLLISION_RATE, DEFAULT_MAX_COUNTER_OVERFLOW
 from autotune.vocabulary import AFL_DEFAULT_MAP_SLOTS, CONTEXT_METRICS, METRIC_VAR, RACE_MAP_POW2, has_map_size
 
 SPEED_WEIGHT = 0.02
@@ -91,8 +92,8 @@ class SpaceFacts:
     keys: Mapping[str, float] = field(default_factory=dict)
     overflow: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
     l2_bytes: int | None = None
-    max_collision_rate: float = 0.02
-    max_counter_overflow: float = 0.05
+    max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE
+    max_counter_overflow: float = DEFAULT_MAX_COUNTER_OVERFLOW
     inline: bool = True
     llc_bytes: int | None = None  # the last-level cache the instances share
     instances: int = 1  # afl-fuzz instances of the campaign, each scanning its own map every execution
