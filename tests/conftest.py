@@ -23,3 +23,37 @@ def _isolated_cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AUTOTUNE_CACHE_DIR", str(cache))
         yield cache
+
+
+# ---- the suite's order (tests/suite_order.py) ----------------------------------------------------
+
+def pytest_addoption(parser):
+    parser.addoption("--store-durations", action="store_true",
+                     help="write each test module's measured seconds to tests/durations.json (the suite's order)")
+
+
+def _module_of(item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    from suite_order import balanced_order, load_durations
+
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    items[:] = balanced_order(items, _module_of, load_durations(), workers)
+
+
+_SECONDS: dict = {}
+
+
+def pytest_runtest_logreport(report):
+    module = report.nodeid.split("::", 1)[0]
+    _SECONDS[module] = _SECONDS.get(module, 0.0) + float(getattr(report, "duration", 0.0) or 0.0)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if config.getoption("--store-durations") and not hasattr(config, "workerinput") and _SECONDS:
+        from suite_order import store_durations
+
+        store_durations(_SECONDS)
