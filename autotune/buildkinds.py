@@ -61,6 +61,7 @@ class BuildKind:
     env_note: str = ""  # why autotune-run.env's header names it (tune's env files)
     plugin: str | None = None  # kernels/ source of its own pass plugin, loaded after the select plugin
     param: KindParam | None = None
+    link_script: str | None = None  # kernels/ linker script every program link of the kind takes (-Wl,-T)
 
     @property
     def hooked(self) -> bool:
@@ -126,7 +127,7 @@ BUILD_KINDS: tuple[BuildKind, ...] = (
               serves_text="`guard` only (8-bit NeverZero counters, as AFL++'s PCGUARD)",
               cost="one inline increment, no call",
               env_note="clang's inline 8-bit counters, NeverZero: no call per block",
-              plugin="plugin/autotune_counters.cpp"),
+              plugin="plugin/autotune_counters.cpp", link_script="guard_counters.ld"),
     BuildKind("edge", ("-g",), "edge", CENSUS_NONE, COUNTS_AREA,
               summary="edges counted inline, as AFL++'s CLASSIC counts them",
               serves_text="`edge` only, as AFL++'s CLASSIC counts it (flat map, 8-bit NeverZero)",

@@ -123,6 +123,17 @@ def kind_marker(kind: str) -> str:
     return f"-Wl,--defsym=autotune_instrument_kind=autotune_kind_{kind}"
 
 
+def kind_link_flags(kind: str) -> tuple[str, ...]:
+    """What a program link of ``kind`` takes besides the runtime: its linker script, if it has one (the
+    guard kind's counters on pages of their own, kernels/guard_counters.ld), then its marker."""
+    script = KINDS_BY_NAME[kind].link_script
+    if script is None:
+        return (kind_marker(kind),)
+    from autotune.paths import kernels_dir  # start-up: see TYPE_CHECKING above
+
+    return (f"-Wl,-T,{kernels_dir() / script}", kind_marker(kind))
+
+
 # The link flag that tells the runtime the compiler put a function's entry hook before its entry
 # block's guard (autotune.llvm.hook_order; kernels/cov_thread.c); the guard-first order needs none.
 ENTER_FIRST_MARKER = "-Wl,--defsym=autotune_hook_order=autotune_order_enter_first"
@@ -276,7 +287,7 @@ def rewrite(inv: Invocation, *, toolchain: Toolchain, runtime: Path | None, driv
     if runtime is not None:
         if inv.has_lang:
             argv += ["-x", "none"]
-        argv += ["-Wl,--whole-archive", str(runtime), "-Wl,--no-whole-archive", *LINK_LIBS, kind_marker(kind)]
+        argv += ["-Wl,--whole-archive", str(runtime), "-Wl,--no-whole-archive", *LINK_LIBS, *kind_link_flags(kind)]
         if enter_first:
             argv.append(ENTER_FIRST_MARKER)
     return argv

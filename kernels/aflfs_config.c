@@ -158,6 +158,10 @@ void aflfs_read_config(aflfs_config *c) {
   c->futex = env_choice("AUTOTUNE_AFL_FUTEX", on_off, 2,
                         "set AUTOTUNE_AFL_FUTEX to 1 (accept AFL++ 5.x's futex sync when afl-fuzz offers it, "
                         "the default) or 0 (pipes only)") == 0;
+  static const char *const guard_maps[] = {"pages", "copy"};
+  c->guard_pages = env_choice("AUTOTUNE_AFL_GUARD_MAP", guard_maps, 2,
+                              "set AUTOTUNE_AFL_GUARD_MAP to pages (a guard build counts straight into afl's map "
+                              "where it fits, the default) or copy (its counters copied after each input)") == 0;
   static const char *const handshakes[] = {"auto", "old", "versioned"}; /* aflfs_handshake's order */
   c->handshake = (aflfs_handshake)env_choice(
       "AUTOTUNE_AFL_HANDSHAKE", handshakes, 3,

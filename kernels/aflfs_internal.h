@@ -45,6 +45,7 @@ typedef struct aflfs_config {
   aflfs_handshake handshake; /* AUTOTUNE_AFL_HANDSHAKE (auto: decided at the hello) */
   int child_reports;      /* AUTOTUNE_AFL_STATUS=child (the default): a persistent child talks to afl */
   int futex;              /* AUTOTUNE_AFL_FUTEX: accept AFL++ 5.x's futex sync when offered (default) */
+  int guard_pages;        /* AUTOTUNE_AFL_GUARD_MAP=pages (default): afl's map over a guard build's counters */
   const char *index_file; /* AUTOTUNE_INDEX_FILE or NULL */
   uint32_t union_mask;    /* AUTOTUNE_AFL_UNION: these metrics' keys together in afl's map (0: off) */
 } aflfs_config;

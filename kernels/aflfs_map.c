@@ -114,9 +114,29 @@ static void *index_file_map(const aflfs_config *c) {
   return p + sizeof *h;
 }
 
+/* A guard build's counters on pages of their own (kernels/guard_counters.ld, cov_cnt_map_pages):
+ * afl's whole segment attached over them (SHM_REMAP), so that every block counts straight into
+ * afl's map, as in AFL++'s PCGUARD build. Nothing is copied after an input, and what a child
+ * counted is in the map when afl-fuzz kills it (a hang, whatever AFL_KILL_SIGNAL is). NULL (the
+ * copy then) when the segment is larger than those pages hold, e.g. afl-fuzz's map set larger than
+ * the program's with AFL_MAP_SIZE. The bytes are the guard metric's slots either way. */
+static void *attach_over_counters(const aflfs_config *c) {
+  size_t span;
+  uint8_t *page;
+  uint64_t id;
+  struct shmid_ds ds;
+  if (!c->guard_pages || c->metric != COV_M_GUARD || c->map.width_bits != 8 || c->union_mask ||
+      !(page = cov_cnt_map_pages(&span)) || aflfs_parse_u64(getenv("__AFL_SHM_ID"), &id) || id > INT_MAX ||
+      shmctl((int)id, IPC_STAT, &ds) != 0 || ds.shm_segsz > span || ds.shm_segsz < c->map_bytes)
+    return NULL;
+  void *p = shmat((int)id, page, SHM_REMAP);
+  return p == (void *)-1 ? NULL : p;
+}
+
 void aflfs_map_setup(aflfs_state *s) {
   aflfs_config *c = &s->cfg;
-  s->afl_map = aflfs_shm_attach("__AFL_SHM_ID", 0);
+  s->afl_map = attach_over_counters(c);
+  if (!s->afl_map) s->afl_map = aflfs_shm_attach("__AFL_SHM_ID", 0);
   if (c->union_mask) { /* no metric's map: the events of each execution fill afl's map (aflfs_run_one) */
     cov_map_sink_set(NULL, -1);
     cov_event_sink_set(c->union_mask);

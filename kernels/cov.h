@@ -132,6 +132,11 @@ uint32_t cov_guard_slots(void);
 /* The map the guard metric gives afl-fuzz: slots 0..cov_guard_slots() (guard g at slot g, slot 0
  * unused as in AFL++'s PCGUARD), rounded up to a multiple of 64 (afl-fuzz rounds so). */
 uint64_t cov_guard_map_bytes(void);
+/* A guard build linked with kernels/guard_counters.ld: the page its counters start on (byte 0 is
+ * slot 0, counter i is at byte i + 1: the guard metric's slot layout) and in *span the bytes from
+ * there that hold nothing else, when every counter registered is there (one region); else NULL.
+ * Whatever is mapped over those bytes is where the blocks count (aflfs_map.c: afl's segment). */
+uint8_t *cov_cnt_map_pages(size_t *span);
 
 /* ---- run-time configuration (AUTOTUNE_* variables, docs/DESIGN.md) -------------------------- */
 typedef struct cov_config {

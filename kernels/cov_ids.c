@@ -154,10 +154,30 @@ uint32_t cov_ncnt_regions;
 uint32_t cov_ncounters;
 static int cov_cnt_lost; /* a region beyond COV_CNT_REGIONS (not counted) */
 
+/* kernels/guard_counters.ld's marks (autotune cc links every guard program with it; weak: 0 in a
+ * link without it): the section's first page, whose byte 0 no block counts, and the end of the
+ * counters proper; the section itself runs on to a page boundary 68 KiB further. */
+extern uint8_t autotune_cnt_page[] __attribute__((weak));
+extern uint8_t autotune_cnt_used[] __attribute__((weak));
+uint8_t *cov_cnt_page; /* that page when the counters registered are the script's section, else NULL */
+size_t cov_cnt_span;   /* the section's bytes from that page: what afl's segment may cover */
+
 void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop);
 void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop) {
   if (start >= stop) return;
+  uint8_t *page = autotune_cnt_page, *used = autotune_cnt_used;
+  int own_pages = page && start == page && used > start && used <= stop;
+  size_t span = (size_t)(stop - start);
+  if (own_pages) { /* the counters proper: byte 0 is slot 0's, the tail is room for afl's segment */
+    start = page + 1;
+    stop = used;
+    if (start >= stop) return;
+  }
   pthread_mutex_lock(&cov_init_lock);
+  if (own_pages && !cov_cnt_page) {
+    cov_cnt_page = page;
+    cov_cnt_span = span;
+  }
   for (uint32_t i = 0; i < cov_ncnt_regions; i++)
     if (cov_cnt[i].start == start) { /* registered already (one module, two constructors) */
       pthread_mutex_unlock(&cov_init_lock);
@@ -172,6 +192,15 @@ void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop) {
     cov_cnt_lost = 1;
   }
   pthread_mutex_unlock(&cov_init_lock);
+}
+
+uint8_t *cov_cnt_map_pages(size_t *span) {
+  pthread_mutex_lock(&cov_init_lock);
+  uint8_t *page = cov_cnt_page && cov_ncnt_regions == 1 && !cov_cnt_lost && cov_cnt[0].start == cov_cnt_page + 1
+                      ? cov_cnt_page : NULL;
+  *span = page ? cov_cnt_span : 0;
+  pthread_mutex_unlock(&cov_init_lock);
+  return page;
 }
 
 /* ---- inline edges (AUTOTUNE_CC_INSTRUMENT=edge, and ngram) ---------------------------------- */

@@ -139,6 +139,8 @@ typedef struct cov_cnt_region {
 extern cov_cnt_region cov_cnt[COV_CNT_REGIONS] COV_HIDDEN;
 extern uint32_t cov_ncnt_regions COV_HIDDEN;
 extern uint32_t cov_ncounters COV_HIDDEN;
+extern uint8_t *cov_cnt_page COV_HIDDEN; /* guard_counters.ld's page of the counters (cov_ids.c), or NULL */
+extern size_t cov_cnt_span COV_HIDDEN;
 
 /* The inline edges of an edge or ngram build (kernels/plugin/autotune_edges.cpp). Default
  * visibility: instrumented shared objects refer to them. */

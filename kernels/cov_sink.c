@@ -294,7 +294,11 @@ void cov_map_sink_set(bm_map *map, int metric) {
     pthread_mutex_unlock(&cov_init_lock);
     if (cov_build_counts(cov_build_kind()) == COV_COUNTS_COUNTERS) { /* inline counters: copied at cov_exec_end */
       cnt_clear();
-      if (map->width_bits == 8 && (uint64_t)cov_ncounters < map->index_slots) {
+      size_t span;
+      uint8_t *page = cov_cnt_map_pages(&span);
+      if (page && (uint8_t *)map->counters == page) {
+        /* the map is mapped over the counters (aflfs_map.c): they count in it, nothing to copy */
+      } else if (map->width_bits == 8 && (uint64_t)cov_ncounters < map->index_slots) {
         cov_cnt_dst = (uint8_t *)map->counters + 1;
         cov_cnt_room = cov_ncounters; /* within the map: slots 1..counters < H */
         cnt_install_handlers();

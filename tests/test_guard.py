@@ -78,17 +78,24 @@ _libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
 _libc.shmdt.argtypes = [ctypes.c_void_p]
 
 
-def direct_map(binary: Path, files: list[Path], env: dict[str, str], size: int = 1 << 16) -> tuple[bytes, int]:
+def direct_map(binary: Path, files: list[Path], env: dict[str, str], size: int = 1 << 16,
+               kill_after_s: float | None = None) -> tuple[bytes, int]:
     """afl's map after the runtime ran ``files`` in its no-fork-server mode (what afl-showmap's
-    single-file mode and AFL_NO_FORKSRV do): (the map, exit status)."""
+    single-file mode and AFL_NO_FORKSRV do): (the map, exit status). ``kill_after_s``: a run still
+    going then is killed with SIGKILL, as afl-fuzz ends a hang by default (status -9)."""
     sid = _libc.shmget(0, size, 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
     assert sid >= 0
     p = _libc.shmat(sid, None, 0)
     try:
         ctypes.memset(p, 0, size)
-        proc = subprocess.run([str(binary), *map(str, files)], env={**env, "__AFL_SHM_ID": str(sid)},
-                              capture_output=True, timeout=120)
-        return ctypes.string_at(p, size), proc.returncode
+        try:
+            rc = subprocess.run([str(binary), *map(str, files)], env={**env, "__AFL_SHM_ID": str(sid)},
+                                capture_output=True, timeout=kill_after_s or 120).returncode
+        except subprocess.TimeoutExpired:  # subprocess.run killed it (SIGKILL) and waited
+            if kill_after_s is None:
+                raise
+            rc = -9
+        return ctypes.string_at(p, size), rc
     finally:
         _libc.shmdt(p)
         _libc.shmctl(sid, 0, None)  # IPC_RMID
@@ -189,11 +196,13 @@ def test_blocks_build_probes_edge_and_ngram(demo_bins, tmp_path):
 # ---- the inline-counter build under afl ---------------------------------------------------------
 
 def _guards(binary: Path) -> int:
-    """The inline counters of a guard build: the size of its __sancov_cntrs section."""
-    out = subprocess.run(["objdump", "-h", str(binary)], capture_output=True, text=True, check=True).stdout
-    m = re.search(r"__sancov_cntrs\s+([0-9a-f]+)", out)
-    assert m, out
-    return int(m.group(1), 16)
+    """The inline counters of a guard build: its __sancov_cntrs section's counters, between
+    kernels/guard_counters.ld's marks (slot 0's byte before them, afl's room after them)."""
+    out = subprocess.run(["nm", str(binary)], capture_output=True, text=True, check=True).stdout
+    marks = dict((name, int(addr, 16)) for addr, _, name in (ln.split() for ln in out.splitlines() if ln.count(" ") == 2)
+                 if name in ("autotune_cnt_page", "autotune_cnt_used"))
+    assert len(marks) == 2, out
+    return marks["autotune_cnt_used"] - marks["autotune_cnt_page"] - 1
 
 
 @needs_afl
@@ -357,28 +366,37 @@ def test_inline_counters_reach_the_map_on_a_crash_and_at_exit(afl_bins, tmp_path
 
 @pytest.mark.slow
 def test_inline_runtime_under_asan_and_ubsan(tmp_path):
-    """The runtime (cov_ids.c's counter registration, cov_sink.c's copy and crash handler) compiled with ASan+UBSan,
-    linked with an inline-counter harness: replay, a crash through the handler, direct mode."""
-    from autotune.cc import KINDS, LINK_LIBS, kind_marker
+    """The runtime (cov_ids.c's counter registration, cov_sink.c's copy and crash handler, aflfs_map.c's map over
+    the counters' pages) compiled with ASan+UBSan, linked with an inline-counter harness as autotune cc links it
+    (kernels/guard_counters.ld) and without the script: replay, a crash, direct mode; the same map both ways."""
+    from autotune.cc import KINDS, LINK_LIBS, kind_link_flags, kind_marker
 
     san = SANITIZE
     objs = runtime_objects(opt="-O1", san=san)
-    exe = tmp_path / "crashy"
-    subprocess.run(["clang", "-O0", "-g", *san, *KINDS["guard"], str(PROGRAMS / "crashy.c"), *objs, "-o", str(exe),
-                    *LINK_LIBS, kind_marker("guard")], check=True, capture_output=True, text=True, timeout=300)
     in_dir = tmp_path / "in"
     in_dir.mkdir()
     for i, data in enumerate((b"a", b"z", b"q")):
         (in_dir / f"s{i}").write_bytes(data)
+    (tmp_path / "S").write_bytes(b"S")
+    (tmp_path / "H").write_bytes(b"H")
     env = clean_env(ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:handle_segv=0:handle_abort=0",
                     UBSAN_OPTIONS="halt_on_error=1")
-    doc = replay(exe, in_dir, AUTOTUNE_METRIC="guard", ASAN_OPTIONS=env["ASAN_OPTIONS"])
-    assert doc["covered_slots"] > 0
-    m, rc = direct_map(exe, [in_dir / "s0"], {**env, "AUTOTUNE_METRIC": "guard"})
-    assert rc == 0 and any(m)
-    (tmp_path / "S").write_bytes(b"S")
-    m, rc = direct_map(exe, [tmp_path / "S"], {**env, "AUTOTUNE_METRIC": "guard"})
-    assert rc == -11 and any(m)  # the handler copied, then the fault took its course (no ASan report)
+    maps = {}
+    for how, link in (("pages", kind_link_flags("guard")), ("copy", (kind_marker("guard"),))):
+        exe = tmp_path / f"crashy-{how}"
+        subprocess.run(["clang", "-O0", "-g", *san, *KINDS["guard"], str(PROGRAMS / "crashy.c"), *objs, "-o", str(exe),
+                        *LINK_LIBS, *link], check=True, capture_output=True, text=True, timeout=300)
+        doc = replay(exe, in_dir, AUTOTUNE_METRIC="guard", ASAN_OPTIONS=env["ASAN_OPTIONS"])
+        assert doc["covered_slots"] > 0
+        m, rc = direct_map(exe, [in_dir / "s0"], {**env, "AUTOTUNE_METRIC": "guard"})
+        assert rc == 0 and any(m) and m[0] == 0
+        maps[how] = m
+        m, rc = direct_map(exe, [tmp_path / "S"], {**env, "AUTOTUNE_METRIC": "guard"})
+        assert rc == -11 and any(m)  # counted in the map (pages) or copied by the handler; no ASan report
+        # a hang killed with SIGKILL: on the counters' pages its path is in afl's map; copied, nothing is
+        m, rc = direct_map(exe, [tmp_path / "H"], {**env, "AUTOTUNE_METRIC": "guard"}, kill_after_s=2)
+        assert rc == -9 and any(m) == (how == "pages"), how
+    assert maps["pages"] == maps["copy"]  # counter i at slot i + 1 both ways
     # the guard fast hook of a blocks build (trace-pc-guard), under the same sanitizers
     blocks = tmp_path / "crashy-blocks"
     subprocess.run(["clang", "-O0", "-g", *san, *KINDS["blocks"], str(PROGRAMS / "crashy.c"), *objs, "-o",
