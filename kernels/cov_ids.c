@@ -156,7 +156,7 @@ static int cov_cnt_lost; /* a region beyond COV_CNT_REGIONS (not counted) */
 
 /* kernels/guard_counters.ld's marks (autotune cc links every guard program with it; weak: 0 in a
  * link without it): the section's first page, whose byte 0 no block counts, and the end of the
- * counters proper; the section itself runs on to a page boundary 68 KiB further. */
+ * counters proper; the section itself runs on to a page boundary 8 MiB + 4 KiB further. */
 extern uint8_t autotune_cnt_page[] __attribute__((weak));
 extern uint8_t autotune_cnt_used[] __attribute__((weak));
 uint8_t *cov_cnt_page; /* that page when the counters registered are the script's section, else NULL */
