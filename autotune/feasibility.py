@@ -61,7 +61,7 @@ def rule_out(point: MapPoint, *, estimated_keys: float, overflow: Mapping[int, f
     if not point.hashed:
         return None
     lay, dense = LAYOUTS[point.layout], dense_slots_of(point, estimated_keys)
-    lost = lay.lost_keys(hash_slots=1 << point.map_pow2, dense_slots=dense, n_keys=headroom_keys(estimated_keys))
+    lost = lost_at_headroom(point, estimated_keys=estimated_keys, dense=dense)
     if lost > limits.max_collision_rate:
         return (f"collisions: {lost:.1%} of {KEY_HEADROOM:g}x the census's keys lost "
                 f"(limit {limits.max_collision_rate:.0%})")
@@ -79,12 +79,14 @@ def rule_out(point: MapPoint, *, estimated_keys: float, overflow: Mapping[int, f
     return None
 
 
-def lost_at_headroom(point: MapPoint, *, estimated_keys: float) -> float:
+def lost_at_headroom(point: MapPoint, *, estimated_keys: float, dense: int | None = None) -> float:
     """The share of KEY_HEADROOM x ``estimated_keys`` keys ``point`` loses (0 for guard): the measure
-    the collision rule compares with its limit."""
+    the collision rule compares with its limit. ``dense``: the point's dense slots, if the caller has them."""
     if not point.hashed:
         return 0.0
-    return LAYOUTS[point.layout].lost_keys(hash_slots=1 << point.map_pow2, dense_slots=dense_slots_of(point, estimated_keys),
+    if dense is None:
+        dense = dense_slots_of(point, estimated_keys)
+    return LAYOUTS[point.layout].lost_keys(hash_slots=1 << point.map_pow2, dense_slots=dense,
                                            n_keys=headroom_keys(estimated_keys))
 
 
