@@ -238,7 +238,7 @@ def test_the_search_on_the_demo_in_the_real_afl_fuzz_and_preflight_on_its_recomm
     out = tmp_path / "race"
     probe = CliRunner().invoke(app, ["probe", "--demo", "--probe-time", "3", "-o", str(tmp_path / "probe")])
     assert probe.exit_code == 0, probe.output
-    res = CliRunner().invoke(app, ["race", "--demo", "--metrics", "guard,edge", "--repeats", "1", "--final-repeats", "1", "--budget", "60",
+    res = CliRunner().invoke(app, ["race", "--demo", "--metrics", "guard,edge", "--repeats", "1", "--final-repeats", "1", "--budget", "40",
                                    "--min-trial", "4", "--seed", "3", "--probe", str(tmp_path / "probe"),
                                    "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output

@@ -47,7 +47,7 @@ def test_lz4_probe_tune_validate_preflight(lz4, tmp_path, monkeypatch):
     r = _cli("probe", str(harness), "-c", str(corpus), "--probe-time", "8", "-o", str(tmp_path / "probe"))
     assert r.exit_code == 0, r.output
     tuned = tmp_path / "tuned"
-    r = _cli("tune", "--probe", str(tmp_path / "probe"), "--out", str(tuned), "--calls", "12", "--no-plot")
+    r = _cli("tune", "--probe", str(tmp_path / "probe"), "--out", str(tuned), "--calls", "8", "--confirm", "2", "--confirm-repeats", "2", "--no-plot")
     assert r.exit_code == 0, r.output
 
     r = _cli("validate", str(tuned), "--build-script", str(lz4.build_script), "--source", str(lz4.harness_source),

@@ -4,7 +4,9 @@
 the artefact's path encodes a hash of its sources, the headers beside them, the flags and the
 compiler's identity, so a changed source builds a new artefact and an unchanged one is reused.
 Two processes building the same artefact at once are serialised by an flock on a lock file, and
-the artefact appears by atomic rename, never half-written.
+the artefact appears by atomic rename, never half-written. What the compiler said while building
+it (its warnings) is kept beside it in ``build.log`` (:data:`BUILD_LOG`), written before the
+artefact appears, so that a warning-free build can be checked on the build that was used.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ from autotune.paths import cache_dir, kernels_dir
 Kind = Literal["shared", "object", "archive", "plugin"]
 
 C_STD_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-fPIC", "-D_GNU_SOURCE"]
+# the compiler's output while building an artefact, beside it (empty: a warning-free build)
+BUILD_LOG = "build.log"
+# bumped when the cache's layout changes (2: build.log beside each artefact)
+CACHE_FORMAT = b"2"
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,7 @@ def find_compiler(preferred: Sequence[str] = (*CLANG_NAMES, "cc", "gcc")) -> Com
 
 
 def _digest(sources: Sequence[Path], flags: Sequence[str], compiler: Compiler, kind: str) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(CACHE_FORMAT)
     h.update(kind.encode())
     h.update(compiler.path.encode())
     h.update(compiler.version.encode())
@@ -102,28 +108,32 @@ def build_artifact(
             return target
         with tempfile.TemporaryDirectory(dir=out_dir, prefix=".tmp-") as tmp:
             tmp_path = Path(tmp)
+            said: list[str] = []
             if kind in ("shared", "plugin"):
                 tmp_target = tmp_path / target.name
-                _run([compiler.path, *all_flags, "-shared", "-o", str(tmp_target), *map(str, srcs)], name)
+                said.append(_run([compiler.path, *all_flags, "-shared", "-o", str(tmp_target), *map(str, srcs)], name))
             elif kind == "object":
                 tmp_target = tmp_path / target.name
-                _run([compiler.path, *all_flags, "-c", "-o", str(tmp_target), str(srcs[0])], name)
+                said.append(_run([compiler.path, *all_flags, "-c", "-o", str(tmp_target), str(srcs[0])], name))
             else:
                 objs = []
                 for i, s in enumerate(srcs):
                     o = tmp_path / f"{i}-{s.stem}.o"
-                    _run([compiler.path, *all_flags, "-c", "-o", str(o), str(s)], name)
+                    said.append(_run([compiler.path, *all_flags, "-c", "-o", str(o), str(s)], name))
                     objs.append(str(o))
                 tmp_target = tmp_path / target.name
                 ar = shutil.which("ar") or shutil.which("llvm-ar")
                 if not ar:
                     raise ToolMissingError("ar", "binutils")
-                _run([ar, "rcs", str(tmp_target), *objs], name)
+                said.append(_run([ar, "rcs", str(tmp_target), *objs], name))
+            (tmp_path / BUILD_LOG).write_text("".join(said))
+            os.replace(tmp_path / BUILD_LOG, out_dir / BUILD_LOG)
             os.replace(tmp_target, target)
     return target
 
 
-def _run(cmd: list[str], name: str) -> None:
+def _run(cmd: list[str], name: str) -> str:
+    """Run one step of a build; what it printed on stderr (its warnings), or an error naming it."""
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except FileNotFoundError as exc:
@@ -133,3 +143,4 @@ def _run(cmd: list[str], name: str) -> None:
             f"building the runtime part '{name}' failed:\n{' '.join(cmd)}\n{proc.stderr.strip()}",
             fix="check that clang is installed and working (apt-get install -y clang)",
         )
+    return proc.stderr
