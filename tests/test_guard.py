@@ -209,7 +209,6 @@ def inline_counters(binary: Path) -> int:
     return int(m.group(1), 16) if m else 0
 
 
-
 @needs_afl
 def test_inline_build_under_afl_showmap_reports_the_guard_map(afl_bins, tmp_path):
     binary = afl_bins["branchy-guard"]
