@@ -79,9 +79,15 @@ def test_a_killed_child_leaves_its_hang_path_in_the_map(bins, tmp_path):
                       clean_env(**GUARD, **afl.runtime_afl_env(str(bins["guard"]), GUARD)))
     assert all(ours.values()) and len(set(ours.values())) == 3, ours
     # afl's default SIGKILL: nothing runs in a killed child, but the guard build's counters are afl's
-    # map (kernels/guard_counters.ld, AUTOTUNE_AFL_GUARD_MAP=pages): the paths are there all the same
+    # map (kernels/guard_counters.ld, AUTOTUNE_AFL_GUARD_MAP=pages): the paths are there all the same.
+    # Compared on the slots both runs hold: a hang loop's own slots come and go from run to run under
+    # either signal (a CI run had H3's {14, 16} in one and not the other; 20 afl-showmap runs here:
+    # H2's and H3's loop slots in 2 of 40 maps classified, in nearly all with -r, at counts spread
+    # over 1-255, whatever count the kill found); the path into each hang is in every run.
     killed = _hang_maps(bins["guard"], tmp_path / "sigkill", clean_env(**GUARD))
-    assert killed == ours, killed
+    paths = {h: killed[h] & ours[h] for h in HANGS}
+    assert all(paths.values()) and len(set(paths.values())) == 3, (killed, ours)
+    assert all(len(paths[h]) >= 3 for h in HANGS), (killed, ours)  # the harness's entry, its case, the hang's entry
     # copied after each input instead (AUTOTUNE_AFL_GUARD_MAP=copy), a killed child copies nothing
     copied = _hang_maps(bins["guard"], tmp_path / "copy", clean_env(**GUARD, AUTOTUNE_AFL_GUARD_MAP="copy"))
     assert not any(copied.values()), copied
