@@ -37,13 +37,20 @@ COUNTS_HOOKS, COUNTS_COUNTERS, COUNTS_AREA = "hooks", "counters", "area"
 
 @dataclass(frozen=True)
 class KindParam:
-    """A compile-time parameter a kind needs (the pass reads it from the compile's environment)."""
+    """A compile-time parameter a kind needs (the pass reads it from the compile's environment): one of
+    ``values``, the build of ``values[i]`` serving ``metrics[i]``."""
 
     var: str
-    lo: int
-    hi: int
-    metric: str  # the metric a build of value v serves: metric.format(v)
-    reason: str  # why autotune-build.env sets it: reason.format(v)
+    values: tuple[str, ...]
+    metrics: tuple[str, ...]
+    reason: str  # why autotune-build.env sets it: reason.format(value)
+    needs: str  # what the wrapper's refusal says the kind needs ("the N of its ngram-N metric")
+    choice: str  # its fix's choice ("an N from 2 to 8 (the runtime's ngram-2 .. ngram-8)")
+    example: str  # the value its fix suggests
+
+    def metric(self, value: str | None) -> str | None:
+        """The metric a build of ``value`` serves (None: not a value of this parameter)."""
+        return dict(zip(self.values, self.metrics)).get(value or "")
 
 
 @dataclass(frozen=True)
@@ -85,21 +92,20 @@ class BuildKind:
         if self.serves == SERVES_NOSTACK:
             return tuple(m.name for m in METRIC_TABLE if not m.call_context)
         if self.serves == SERVES_PARAM and self.param:
-            return tuple(self.param.metric.format(v) for v in range(self.param.lo, self.param.hi + 1))
+            return self.param.metrics
         return (self.serves,)
 
     def serves_metric(self, metric: str, *, param: str | None = None) -> bool:
         """Whether the runtime on a build of this kind (with ``param``, its parameter's value) serves ``metric``."""
         if self.serves == SERVES_PARAM and self.param:
-            return metric == self.param.metric.format(param)
+            return metric == self.param.metric(param)
         return metric in self.metrics()
 
     def param_of(self, metric: str) -> str | None:
         """The parameter value whose build serves ``metric`` (None: no parameter, or none serves it)."""
         if self.param is None:
             return None
-        return next((str(v) for v in range(self.param.lo, self.param.hi + 1) if self.param.metric.format(v) == metric),
-                    None)
+        return next((v for v, m in zip(self.param.values, self.param.metrics) if m == metric), None)
 
     def build_vars(self, metric: str | None = None) -> dict[str, str]:
         """The compile-time variables of this kind (for a parametrised kind, the build serving ``metric``)."""
@@ -137,8 +143,20 @@ BUILD_KINDS: tuple[BuildKind, ...] = (
               serves_text="`ngram-N` of that N only, as AFL++'s NGRAM-N counts it (flat map, 8-bit NeverZero)",
               cost="one inline update and a window shift, no call", plugin="plugin/autotune_edges.cpp",
               # AFL++ takes 2..16 (NGRAM_SIZE_MAX); the runtime's metrics are ngram-2 .. ngram-8 (kernels/cov_keys.h)
-              param=KindParam("AUTOTUNE_CC_NGRAM", 2, 8, "ngram-{}",
-                              "the ngram kind's N: the last {} blocks make a key")),
+              param=KindParam("AUTOTUNE_CC_NGRAM", tuple(str(n) for n in range(2, 9)),
+                              tuple(f"ngram-{n}" for n in range(2, 9)),
+                              "the ngram kind's N: the last {} blocks make a key", needs="the N of its ngram-N metric",
+                              choice="an N from 2 to 8 (the runtime's ngram-2 .. ngram-8)", example="8")),
+    BuildKind("ctx", ("-g",), SERVES_PARAM, CENSUS_NONE, COUNTS_AREA,
+              summary="edges in their call context counted inline, as AFL++'s CTX, CALLER and CTX-K count them",
+              serves_text="the call-context metric it was built for (`ctx`, `caller`, `ctx-K`), as AFL++'s "
+                          "CTX, CALLER, CTX-K count it (flat map, 8-bit NeverZero)",
+              cost="one inline update per block; per call, one to four stores", plugin="plugin/autotune_edges.cpp",
+              param=KindParam("AUTOTUNE_CC_CTX", ("ctx", "caller", "ctx-2", "ctx-4", "ctx-8"),
+                              ("ctx", "caller", "ctx-2", "ctx-4", "ctx-8"),
+                              "the ctx kind's metric: each edge keyed with its {} call context",
+                              needs="the call-context metric it counts", choice="ctx, caller, ctx-2, ctx-4 or ctx-8",
+                              example="ctx-2")),
 )
 KINDS: dict[str, BuildKind] = {k.name: k for k in BUILD_KINDS}
 assert DEFAULT_KIND in KINDS
@@ -179,7 +197,7 @@ def markdown_table() -> str:
     for k in BUILD_KINDS:
         name = f"`{k.name}`" + (" (default)" if k.name == DEFAULT_KIND else "")
         if k.param:
-            name += f" (with `{k.param.var}=N`, {k.param.lo}..{k.param.hi})"
+            name += f" (with `{k.param.var}`: {k.param.choice})"
         adds = [f"`{' '.join(k.flags)}`"]
         if k.plugin:
             adds.append(f"our pass `-fpass-plugin=<{plugin_name(k.plugin)}.so>`")

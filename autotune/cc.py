@@ -42,6 +42,15 @@ N up to 16 and so does the pass; the runtime names the metrics ngram-2 .. ngram-
 takes 2 .. 8. The runtime serves such a build only ``AUTOTUNE_METRIC=ngram-N`` of its N (the
 default when unset) and refuses the rest as for the edge kind.
 
+The ctx kind (``AUTOTUNE_CC_INSTRUMENT=ctx AUTOTUNE_CC_CTX=ctx|caller|ctx-2|ctx-4|ctx-8``, required) is
+the same pass on the same blocks, keyed by the edge and its function's call context:
+``idx = (cur ^ prev ^ X) & mask``, X the xor of the function ids of its K nearest instrumented callers
+(all of them for ctx, one for caller), read once when the function is entered; each function with
+calls hands its callees their state before each call and stores its own back before it returns. That
+is AFL++'s CTX, CALLER and CTX-K key and our runtime's ctx-like key under ``AUTOTUNE_KEY_HASH=afl``,
+without a runtime call per block or per call (the full kind's function hooks). The runtime serves such a
+build only the metric it was built for and refuses the rest as for the edge kind.
+
 Compile-only invocations (``-c``, ``-S``, ``-E``, ``-M``, ``-MM``, ``-fsyntax-only``), invocations
 without inputs (``--version``, ``-print-*``) and shared/relocatable links (``-shared``, ``-r``)
 get no runtime: a shared library's guards resolve against the program that loads it.
@@ -95,10 +104,10 @@ def build_kind(env: Mapping[str, str]) -> str:
     return kind
 
 
-def kind_param(env: Mapping[str, str], kind: str) -> int | None:
-    """The value of the kind's compile-time parameter (the ngram kind's N, ``AUTOTUNE_CC_NGRAM``), None
-    for a kind without one; AutotuneError when it is missing or out of range, or when another kind's
-    parameter is given (it would not apply)."""
+def kind_param(env: Mapping[str, str], kind: str) -> str | None:
+    """The value of the kind's compile-time parameter (the ngram kind's N, ``AUTOTUNE_CC_NGRAM``; the ctx
+    kind's metric, ``AUTOTUNE_CC_CTX``), None for a kind without one; AutotuneError when it is missing or
+    not one of its values, or when another kind's parameter is given (it would not apply)."""
     for other in BUILD_KINDS:
         p = other.param
         if p is not None and p is not KINDS_BY_NAME[kind].param and env.get(p.var, ""):
@@ -109,13 +118,12 @@ def kind_param(env: Mapping[str, str], kind: str) -> int | None:
     if p is None:
         return None
     value = env.get(p.var, "")
-    if not value.isdigit() or not p.lo <= int(value) <= p.hi:
+    if p.metric(value) is None:
         got = f"{p.var}={value}" if value else f"{p.var} is not set"
-        metric, top = p.metric.format("N"), p.metric.format(p.hi)
-        raise AutotuneError(f"{KIND_VAR}={kind} needs the N of its {metric} metric: {got}",
-                            fix=f"set {p.var} to an N from {p.lo} to {p.hi} (the runtime's {p.metric.format(p.lo)} "
-                                f".. {top}), e.g. {p.var}={p.hi} as AFL++'s {METRIC_SPECS[top].afl_instrument}")
-    return int(value)
+        raise AutotuneError(f"{KIND_VAR}={kind} needs {p.needs}: {got}",
+                            fix=f"set {p.var} to {p.choice}, e.g. {p.var}={p.example} as AFL++'s "
+                                f"{METRIC_SPECS[p.metric(p.example)].afl_instrument}")
+    return value
 
 
 def kind_marker(kind: str) -> str:

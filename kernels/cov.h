@@ -103,7 +103,8 @@ void cov_keys(const uint32_t w[8], const uint64_t cx[5], uint64_t exact[COV_N_ME
 /* The link records the kind (`--defsym=autotune_instrument_kind=autotune_kind_<kind>`); what
  * registered at start-up decides too: inline counters without guards are a guard build, modules
  * of the edge pass without guards or counters an edge build, of its ngram mode (all with one N) an
- * ngram build; two of them mixed (or ngram modules of different N): COV_BUILD_MIXED. */
+ * ngram build, of its ctx mode (all with one context) a ctx build; two of them mixed (or modules of
+ * different N or context): COV_BUILD_MIXED. */
 enum {
 #define COV_BUILD_ENUM(ID, NAME, SERVES, CENSUS, COUNTS, FIX) COV_BUILD_##ID,
   COV_BUILD_KINDS(COV_BUILD_ENUM)
@@ -123,6 +124,9 @@ uint32_t cov_edge_blocks_registered(void);
 int cov_edge_inline_active(void);
 /* Ngram build: the N its modules were compiled with (0: none registered). */
 uint32_t cov_ngram_n(void);
+/* The one metric a build of kind counts inline (an edge, ngram or ctx build: its modules' metric),
+ * -1 for another kind or none registered. */
+int cov_build_metric(int kind);
 /* 0 if this build can serve metric (map sink) / the census of metric_mask, else -1 with a
  * one-line message naming the build kind and the fix. */
 int cov_metric_check(int metric, char *err, size_t errlen);

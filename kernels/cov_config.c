@@ -55,7 +55,7 @@ static int pow2_in(uint64_t v, unsigned lo, unsigned hi) {
   return v && !(v & (v - 1)) && v >= (1ull << lo) && v <= (1ull << hi);
 }
 
-/* "<VAR>=<value>: a program built with AUTOTUNE_CC_INSTRUMENT=edge|ngram <why>; fix: unset it (or <ok>), or
+/* "<VAR>=<value>: a program built with AUTOTUNE_CC_INSTRUMENT=edge|ngram|ctx <why>; fix: unset it (or <ok>), or
  * rebuild with AUTOTUNE_CC_INSTRUMENT=blocks" */
 static int edge_refuse(char *err, size_t errlen, const char *var, const char *val, const char *why,
                        const char *ok) {
@@ -68,11 +68,12 @@ static int edge_refuse(char *err, size_t errlen, const char *var, const char *va
 
 /* The edge build counts inline as AFL++'s CLASSIC: 8-bit NeverZero counters in a flat map, the
  * slot (cur ^ prev) & (map size - 1) of compile-time block ids; the ngram build as AFL++'s NGRAM-N,
- * the same way (the slot (cur ^ p1 ^ .. ^ p(N-1)) & (map size - 1), p = id >> 1). Settings they
+ * the same way (the slot (cur ^ p1 ^ .. ^ p(N-1)) & (map size - 1), p = id >> 1); the ctx build as
+ * AFL++'s CTX, CALLER and CTX-K (the slot (cur ^ prev ^ ctx) & (map size - 1)). Settings they
  * cannot follow are refused when given; unset, they take these values. */
 static int edge_config_check(cov_config *cfg, char *err, size_t errlen) {
   const char *v;
-  const int ngram = cov_build_kind() == COV_BUILD_NGRAM;
+  const int kind = cov_build_kind(), ngram = kind == COV_BUILD_NGRAM, ctx = kind == COV_BUILD_CTX;
   if ((v = getenv("AUTOTUNE_LAYOUT")) && *v && cfg->layout != BM_FLAT)
     return edge_refuse(err, errlen, "AUTOTUNE_LAYOUT", v, "counts inline into a flat map", "flat");
   if (cfg->counter_bits != 8) {
@@ -83,12 +84,15 @@ static int edge_config_check(cov_config *cfg, char *err, size_t errlen) {
   if ((v = getenv("AUTOTUNE_OVERFLOW")) && *v && cfg->overflow != BM_NEVERZERO)
     return edge_refuse(err, errlen, "AUTOTUNE_OVERFLOW", v,
                        ngram ? "counts as AFL++'s NGRAM does, skipping zero on overflow (NeverZero)"
+                       : ctx ? "counts as AFL++'s CTX does, skipping zero on overflow (NeverZero)"
                              : "counts as AFL++'s CLASSIC does, skipping zero on overflow (NeverZero)",
                        "neverzero");
   if ((v = getenv("AUTOTUNE_KEY_HASH")) && *v && cfg->key_hash != COV_KEY_AFL)
     return edge_refuse(err, errlen, "AUTOTUNE_KEY_HASH", v,
                        ngram ? "keys each N-gram as AFL++'s NGRAM does, cur ^ (p1 >> 1) ^ .. ^ (p(N-1) >> 1) of "
                                "block ids fixed at compile time"
+                       : ctx ? "keys each edge in its call context as AFL++'s CTX does, (cur ^ prev >> 1 ^ ctx) of "
+                               "block and function ids fixed at compile time"
                              : "keys each edge as AFL++'s CLASSIC does, (cur ^ prev >> 1) of block ids fixed at "
                                "compile time",
                        "afl");
@@ -105,8 +109,8 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   memset(cfg, 0, sizeof *cfg);
   cfg->seed = 0;
   cfg->metric = COV_M_EDGE;
-  if (cov_build_serves(cov_build_kind()) == COV_SERVES_NGRAM_N && cov_ngram_build_metric() >= 0)
-    cfg->metric = cov_ngram_build_metric();
+  if (cov_build_metric(cov_build_kind()) >= 0) /* an inline kind's one metric */
+    cfg->metric = cov_build_metric(cov_build_kind());
   cfg->layout = BM_TWOLEVEL;
   cfg->index_size = 1ull << 24;
   cfg->map_size = 65536;

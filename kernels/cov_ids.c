@@ -252,6 +252,37 @@ void autotune_ngram_register(uint32_t blocks, uint32_t n) { /* a constructor of 
 
 uint32_t cov_ngram_n(void) { return __atomic_load_n(&cov_ngram_n_v, __ATOMIC_ACQUIRE); }
 
+/* The ctx mode of the same pass (AUTOTUNE_CC_INSTRUMENT=ctx, AUTOTUNE_CC_CTX=ctx|caller|ctx-K) counts
+ * each block's edge xor its function's context X into the same area; the state a function reads when
+ * it is entered is the thread-local autotune_ctx_hist: [0] X, [1] Y (the xor of its K-1 nearest
+ * callers), [4..K+2] those callers' ids (kernels/plugin/autotune_edges.cpp). Zeroed when an execution
+ * starts, as prev. Each module registers K + 1 (1: the whole stack, 2: caller, 3, 5, 9: ctx-2/4/8). */
+__thread uint32_t autotune_ctx_hist[COV_CTX_HIST_WORDS] __attribute__((tls_model("initial-exec"), aligned(16)));
+static uint32_t cov_ctx_modules, cov_ctx_conflict;
+uint32_t cov_ctx_k_v;
+
+void autotune_ctx_register(uint32_t blocks, uint32_t k1);
+void autotune_ctx_register(uint32_t blocks, uint32_t k1) { /* a constructor of each ctx module */
+  uint32_t expected = 0;
+  if (!__atomic_compare_exchange_n(&cov_ctx_k_v, &expected, k1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+      expected != k1)
+    __atomic_store_n(&cov_ctx_conflict, 1u, __ATOMIC_RELEASE); /* modules of two contexts: a mixed build */
+  __atomic_fetch_add(&cov_ctx_modules, 1u, __ATOMIC_ACQ_REL);
+  __atomic_fetch_add(&cov_edge_blocks, blocks, __ATOMIC_ACQ_REL);
+}
+
+/* The metric a ctx build counts (-1: none registered, or a K the runtime does not name). */
+static int cov_ctx_build_metric(void) {
+  switch (__atomic_load_n(&cov_ctx_k_v, __ATOMIC_ACQUIRE)) {
+  case 1: return COV_M_CTX;
+  case 2: return COV_M_CALLER;
+  case 3: return COV_M_CTX2;
+  case 5: return COV_M_CTX4;
+  case 9: return COV_M_CTX8;
+  default: return -1;
+  }
+}
+
 uint32_t cov_edge_blocks_registered(void) { return __atomic_load_n(&cov_edge_blocks, __ATOMIC_ACQUIRE); }
 int cov_edge_inline_active(void) { return cov_edge_on; }
 
@@ -299,8 +330,14 @@ int cov_build_kind(void) {
   int guards = cov_guard_count() > 0, counters = cov_ncounters > 0;
   int edges = __atomic_load_n(&cov_edge_modules, __ATOMIC_ACQUIRE) > 0;
   int ngrams = __atomic_load_n(&cov_ngram_modules, __ATOMIC_ACQUIRE) > 0;
-  if (guards + counters + edges + ngrams > 1 || __atomic_load_n(&cov_ngram_conflict, __ATOMIC_ACQUIRE))
+  int ctxs = __atomic_load_n(&cov_ctx_modules, __ATOMIC_ACQUIRE) > 0;
+  if (guards + counters + edges + ngrams + ctxs > 1 || __atomic_load_n(&cov_ngram_conflict, __ATOMIC_ACQUIRE) ||
+      __atomic_load_n(&cov_ctx_conflict, __ATOMIC_ACQUIRE))
     return COV_BUILD_MIXED;
+  if (ctxs || linked == COV_BUILD_CTX) /* as edge below */
+    return (ctxs && linked >= 0 && linked != COV_BUILD_CTX) || guards || counters || edges || ngrams
+               ? COV_BUILD_MIXED
+               : COV_BUILD_CTX;
   if (ngrams || linked == COV_BUILD_NGRAM) /* as edge below */
     return (ngrams && linked >= 0 && linked != COV_BUILD_NGRAM) || guards || counters || edges
                ? COV_BUILD_MIXED
@@ -352,7 +389,8 @@ static int kind_error(char *err, size_t errlen, const char *what, int needs_hook
   kinds_where(hooks, sizeof hooks, COV_COUNTS_HOOKS, 0);
   if (k == COV_BUILD_MIXED)
     snprintf(err, errlen, "this program mixes objects of different build kinds (inline counters of "
-             "AUTOTUNE_CC_INSTRUMENT=%s, inline edges of %s (or ngram of two N), trace-pc-guard of %s); "
+             "AUTOTUNE_CC_INSTRUMENT=%s, inline edges of %s (or ngram of two N, ctx of two contexts), "
+             "trace-pc-guard of %s); "
              "fix: rebuild every object and the link with one AUTOTUNE_CC_INSTRUMENT",
              kinds_where(counters, sizeof counters, COV_COUNTS_COUNTERS, 0),
              kinds_where(area, sizeof area, COV_COUNTS_AREA, 0), hooks);
@@ -373,12 +411,22 @@ int cov_ngram_build_metric(void) {
   return n >= 2 && n <= COV_M_NGRAM8 + 1 ? COV_M_NGRAM2 + (int)n - 2 : -1;
 }
 
+int cov_build_metric(int kind) {
+  int serves = cov_build_serves(kind);
+  if (cov_build_counts(kind) != COV_COUNTS_AREA) return -1;
+  return serves >= 0                      ? serves
+         : serves == COV_SERVES_NGRAM_N ? cov_ngram_build_metric()
+         : serves == COV_SERVES_CTX_K   ? cov_ctx_build_metric()
+                                          : -1;
+}
+
 /* Whether a build that serves ``serves`` (cov_kinds.h SERVES or CENSUS) serves metric. */
 static int serves_metric(int serves, int metric) {
   switch (serves) {
   case COV_SERVES_ALL: return 1;
   case COV_SERVES_NOSTACK: return !cov_metric_needs_stack(metric);
   case COV_SERVES_NGRAM_N: return metric == cov_ngram_build_metric();
+  case COV_SERVES_CTX_K: return metric == cov_ctx_build_metric();
   case COV_SERVES_NONE: return 0;
   default: return metric == serves;
   }
@@ -400,6 +448,19 @@ int cov_metric_check(int metric, char *err, size_t errlen) {
                "AUTOTUNE_CC_NGRAM=%u, which counts ngram-%u inline and nothing else; fix: set "
                "AUTOTUNE_METRIC=ngram-%u (or unset it), or rebuild with %sAUTOTUNE_CC_INSTRUMENT=blocks "
                "(edge, ngram-N, guard) or full (every metric)", m, n, n, n, rebuild);
+    }
+    return -1;
+  }
+  if (serves == COV_SERVES_CTX_K) {
+    int built = cov_ctx_build_metric();
+    const char *b = built >= 0 ? cov_metric_names[built] : "?";
+    if (err && errlen) {
+      int want_ctx = cov_metric_needs_stack(metric);
+      char rebuild[64] = "";
+      if (want_ctx) snprintf(rebuild, sizeof rebuild, "AUTOTUNE_CC_CTX=%s or ", m);
+      snprintf(err, errlen, "AUTOTUNE_METRIC=%s: this program was built with AUTOTUNE_CC_INSTRUMENT=ctx "
+               "AUTOTUNE_CC_CTX=%s, which counts %s inline and nothing else; fix: set AUTOTUNE_METRIC=%s (or "
+               "unset it), or rebuild with %sAUTOTUNE_CC_INSTRUMENT=full (every metric)", m, b, b, b, rebuild);
     }
     return -1;
   }

@@ -150,6 +150,9 @@ extern __thread uint32_t autotune_ngram_hist[COV_NGRAM_HIST_WORDS]
     __attribute__((tls_model("initial-exec"), aligned(16)));
 extern int cov_edge_on COV_HIDDEN;           /* the edge area points at the map sink */
 extern uint32_t cov_ngram_n_v COV_HIDDEN;    /* the N of an ngram build's modules (0: none) */
+#define COV_CTX_HIST_WORDS 12 /* X, Y, padding, a window of up to 7 callers in 16-byte aligned vectors */
+extern __thread uint32_t autotune_ctx_hist[COV_CTX_HIST_WORDS] __attribute__((tls_model("initial-exec"), aligned(16)));
+extern uint32_t cov_ctx_k_v COV_HIDDEN;      /* K + 1 of a ctx build's modules (0: none) */
 /* Point the edge area at map (mask: its slots - 1), or at the dummy (map NULL). */
 void cov_edge_area_set(uint8_t *map, uint32_t mask) COV_HIDDEN;
 /* The metric an ngram build counts: ngram-N of its modules' N, -1 if none. */

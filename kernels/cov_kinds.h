@@ -16,15 +16,16 @@
  *           the link names (`-Wl,--defsym=autotune_instrument_kind=autotune_kind_<name>`)
  *   SERVES  the metrics the runtime serves (map sink, replay, afl-fuzz): COV_SERVES_ALL,
  *           COV_SERVES_NOSTACK (every metric not keyed by the call stack: no function hooks),
- *           COV_SERVES_NGRAM_N (ngram-N of the N the build's modules were compiled with), or one
+ *           COV_SERVES_NGRAM_N (ngram-N of the N the build's modules were compiled with),
+ *           COV_SERVES_CTX_K (the call-context metric its modules were compiled with), or one
  *           metric's id COV_M_<ID>
  *   CENSUS  the census (the probe) it takes: COV_SERVES_ALL, COV_SERVES_NOSTACK or COV_SERVES_NONE
  *   COUNTS  how its blocks count: COV_COUNTS_HOOKS (trace-pc-guard calls into the sinks),
  *           COV_COUNTS_COUNTERS (clang's inline 8-bit counters, NeverZero, added into the map at
  *           each execution's end: 8-bit NeverZero only), COV_COUNTS_AREA (our pass, inline into a
  *           flat 8-bit NeverZero map keyed by AFL++'s hash: cov_config.c edge_config_check)
- *   FIX     cov_metric_check's fix for a metric it does not serve (COV_SERVES_NGRAM_N: its own
- *           message names the N) */
+ *   FIX     cov_metric_check's fix for a metric it does not serve (COV_SERVES_NGRAM_N and
+ *           COV_SERVES_CTX_K: their own message names the metric built) */
 #ifndef AUTOTUNE_COV_KINDS_H
 #define AUTOTUNE_COV_KINDS_H
 
@@ -32,6 +33,7 @@
 #define COV_SERVES_NOSTACK (-2)
 #define COV_SERVES_NGRAM_N (-3)
 #define COV_SERVES_NONE (-4)
+#define COV_SERVES_CTX_K (-5)
 enum { COV_COUNTS_HOOKS, COV_COUNTS_COUNTERS, COV_COUNTS_AREA };
 
 #define COV_BUILD_KINDS(X)                                                                        \
@@ -45,6 +47,7 @@ enum { COV_COUNTS_HOOKS, COV_COUNTS_COUNTERS, COV_COUNTS_AREA };
   X(EDGE, edge, COV_M_EDGE, COV_SERVES_NONE, COV_COUNTS_AREA,                                     \
     "set AUTOTUNE_METRIC=edge, or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks "                    \
     "(edge, ngram-N, guard) or full (every metric)")                                              \
-  X(NGRAM, ngram, COV_SERVES_NGRAM_N, COV_SERVES_NONE, COV_COUNTS_AREA, "")
+  X(NGRAM, ngram, COV_SERVES_NGRAM_N, COV_SERVES_NONE, COV_COUNTS_AREA, "")                       \
+  X(CTX, ctx, COV_SERVES_CTX_K, COV_SERVES_NONE, COV_COUNTS_AREA, "")
 
 #endif

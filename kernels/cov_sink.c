@@ -274,7 +274,7 @@ void cov_map_sink_set(bm_map *map, int metric) {
   int kind = cov_build_kind();
   if (cov_build_counts(kind) == COV_COUNTS_AREA) { /* no hooks: the blocks count into the edge area */
     cov_edge_area_set(NULL, 0);
-    int served = cov_build_serves(kind) >= 0 ? cov_build_serves(kind) : cov_ngram_build_metric();
+    int served = cov_build_metric(kind);
     if (map && metric == served && map->layout == BM_FLAT && map->width_bits == 8 &&
         map->index_slots <= (1ull << 32))
       cov_edge_area_set((uint8_t *)map->counters, (uint32_t)(map->index_slots - 1));
@@ -366,6 +366,7 @@ void cov_exec_begin(void) {
   cov_in_exec = 1;
   autotune_edge_prev = 0; /* the calling thread's (an edge build's blocks; others never read it) */
   if (__atomic_load_n(&cov_ngram_n_v, __ATOMIC_RELAXED)) memset(autotune_ngram_hist, 0, sizeof autotune_ngram_hist); /* an ngram build's */
+  if (__atomic_load_n(&cov_ctx_k_v, __ATOMIC_RELAXED)) memset(autotune_ctx_hist, 0, sizeof autotune_ctx_hist); /* a ctx build's */
   if (cov_edge_on) return; /* no hooks, no per-thread state to reset */
   /* the guard metric keeps no per-thread state (no history, no stack, pending blocks are
    * committed at cov_exec_end): nothing to reset */

@@ -101,7 +101,7 @@ def assert_afl_fuzz_full_stability(binary: Path, tmp_path: Path) -> None:
 def assert_race_puts_it_on_the_kind(*, metric: str, keys: float, build_vars: dict[str, str], others=()) -> dict:
     """The race's contestant for ``metric`` with ``keys`` estimated keys (its flat map fits the inline
     kinds' largest map) is built with ``build_vars`` and runs a flat map as AFL++ does; with 50,000 keys
-    it goes to the two-level map on the blocks kind. The contestants (with ``others``), by name."""
+    it goes to the two-level map on a hooked kind. The contestants (with ``others``), by name."""
     from autotune.race.contestants import EDGE_KIND_MAX_MAP_SLOTS, index_slots_for, make_contestants
 
     cs = {c.name: c for c in make_contestants(metrics=(*others, metric), estimated_keys={metric: keys}, afl_cc=True)}
@@ -110,9 +110,12 @@ def assert_race_puts_it_on_the_kind(*, metric: str, keys: float, build_vars: dic
     assert cs[metric].build_vars == build_vars
     assert cs[metric].env == {"AUTOTUNE_METRIC": metric, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
                               "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "afl"}
-    # too many keys for a flat map of that size: the two-level map on the blocks kind
+    # too many keys for a flat map of that size: the two-level map on the cheapest hooked kind serving it
+    # (blocks; full for a call-context metric)
+    from autotune.buildkinds import kind_for
+
     big = {c.name: c for c in make_contestants(metrics=(metric,), estimated_keys={metric: 50000.0}, afl_cc=True)}
-    assert big[metric].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "blocks"}
+    assert big[metric].build_vars == {"AUTOTUNE_CC_INSTRUMENT": kind_for(metric).name} != build_vars
     assert big[metric].env["AUTOTUNE_LAYOUT"] == "twolevel"
     return cs
 

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "BUILD_KINDS.md"
 # cov_kinds.h's SERVES / CENSUS / COUNTS constants in the registry's words
 C_SERVES = {"COV_SERVES_ALL": buildkinds.SERVES_ALL, "COV_SERVES_NOSTACK": buildkinds.SERVES_NOSTACK,
-            "COV_SERVES_NGRAM_N": buildkinds.SERVES_PARAM, "COV_SERVES_NONE": buildkinds.CENSUS_NONE}
+            "COV_SERVES_NGRAM_N": buildkinds.SERVES_PARAM, "COV_SERVES_CTX_K": buildkinds.SERVES_PARAM,
+            "COV_SERVES_NONE": buildkinds.CENSUS_NONE}
 C_COUNTS = {"COV_COUNTS_HOOKS": buildkinds.COUNTS_HOOKS, "COV_COUNTS_COUNTERS": buildkinds.COUNTS_COUNTERS,
             "COV_COUNTS_AREA": buildkinds.COUNTS_AREA}
 
@@ -72,9 +73,11 @@ def test_the_inline_kinds():
     for n in range(2, 9):
         assert inline_kind_for(f"ngram-{n}").build_vars(f"ngram-{n}") == {"AUTOTUNE_CC_INSTRUMENT": "ngram",
                                                                           "AUTOTUNE_CC_NGRAM": str(n)}
-    assert all(inline_kind_for(m) is None for m in ("guard", "ctx", "caller", "ctx-8"))
-    assert [k.name for k in BUILD_KINDS if k.inline] == ["edge", "ngram"]
-    assert [k.name for k in BUILD_KINDS if not k.splits_selects] == ["edge", "ngram"]
+    for m in CONTEXT_METRICS:
+        assert inline_kind_for(m).build_vars(m) == {"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": m}
+    assert inline_kind_for("guard") is None
+    assert [k.name for k in BUILD_KINDS if k.inline] == ["edge", "ngram", "ctx"]
+    assert [k.name for k in BUILD_KINDS if not k.splits_selects] == ["edge", "ngram", "ctx"]
 
 
 @pytest.mark.parametrize("metric", METRICS)
@@ -88,4 +91,8 @@ def test_what_a_build_serves(metric):
         ngram_n = {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": str(n)}
         assert serves(ngram_n, metric) == (metric == f"ngram-{n}")
     assert not serves({"AUTOTUNE_CC_INSTRUMENT": "ngram"}, metric)
+    for m in CONTEXT_METRICS:
+        assert serves({"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": m}, metric) == (metric == m)
+    assert not serves({"AUTOTUNE_CC_INSTRUMENT": "ctx"}, metric)
+    assert not serves({"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": "ctx-3"}, metric)
     assert not serves({"AUTOTUNE_CC_INSTRUMENT": "pcguard"}, metric)

@@ -11,7 +11,7 @@ from autotune.buildkinds import BUILD_KINDS, KIND_VAR, KINDS
 from autotune.configuration import CC_AFL, Configuration
 from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
 from autotune.filenames import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
-from autotune.vocabulary import COUNTER_BITS_VAR, INDEX_FILE_VAR, INDEX_SIZE_VAR, KEY_HASH_VAR, LAYOUT_VAR, MAP_SIZE_VAR, METRIC_VAR, OVERFLOW_VAR
+from autotune.vocabulary import CONTEXT_METRICS, METRIC_SPECS, COUNTER_BITS_VAR, INDEX_FILE_VAR, INDEX_SIZE_VAR, KEY_HASH_VAR, LAYOUT_VAR, MAP_SIZE_VAR, METRIC_VAR, OVERFLOW_VAR
 
 
 def build_var_reason(var: str, value: str) -> str:
@@ -25,6 +25,16 @@ def build_var_reason(var: str, value: str) -> str:
 def build_variables(config: Configuration) -> list[EnvVar]:
     """The configuration's compile-time variables, in order, each with its reason."""
     return [EnvVar(k, v, build_var_reason(k, v)) for k, v in config.build]
+
+
+def _inline_hash(metric: str) -> str:
+    """AUTOTUNE_KEY_HASH=afl's reason on an inline kind's flat map: the AFL++ key it counts."""
+    if metric.startswith("ngram-"):
+        return "AFL++'s NGRAM hash (cur ^ p1 >> 1 ^ .. ^ p(N-1) >> 1) of compile-time block ids"
+    if metric in CONTEXT_METRICS:
+        return (f"AFL++'s {METRIC_SPECS[metric].afl_instrument} hash (cur ^ prev >> 1 ^ the xor of the callers' "
+                "function ids) of compile-time ids")
+    return "AFL++'s edge hash (cur ^ prev >> 1) of compile-time block ids"
 
 
 def race_run_variables(chosen: Configuration, *, index_file: str) -> list[EnvVar]:
@@ -48,9 +58,7 @@ def race_run_variables(chosen: Configuration, *, index_file: str) -> list[EnvVar
                                      "saturate": "saturate: a counter stops at its largest value",
                                      "wrap": "wrap: a counter past its largest value starts again at 0"
                                      }.get(settings.get(OVERFLOW_VAR, "neverzero"), "overflow policy"),
-               KEY_HASH_VAR: ("AFL++'s NGRAM hash (cur ^ p1 >> 1 ^ .. ^ p(N-1) >> 1) of compile-time block ids"
-                                     if chosen.name.startswith("ngram-")
-                                     else "AFL++'s edge hash (cur ^ prev >> 1) of compile-time block ids") if flat
+               KEY_HASH_VAR: _inline_hash(settings.get(METRIC_VAR, chosen.name)) if flat
                                     else "exact keys (collision-free before the index)",
                INDEX_FILE_VAR: "slot assignments kept across afl tool runs (resume, afl-cmin, afl-showmap)"}
     run = [EnvVar(k, v, reasons.get(k, "runtime setting")) for k, v in sorted(settings.items())]

@@ -11,11 +11,13 @@
   whose Equation 1 collision rate (BigMap, DSN 2021) at twice the census's estimated keys is
   within ``max_collision_rate``, and the dense map has room for twice the estimated keys
   (``tune.space.dense_slots``), so the map afl-fuzz scans is only as large as the keys need.
-- Except edge and ngram-N when that H is at most ``EDGE_KIND_MAX_MAP_SLOTS``: then edge runs on
-  the edge build kind and ngram-N on the ngram kind built for its N (``AUTOTUNE_CC_NGRAM``), which
-  count inline into a flat map of H slots (no call per block: about CLASSIC's / NGRAM-N's
-  instructions per execution, where the blocks kind's hook cost 1.1-1.8x / 1.05-2.5x), at the price
-  of afl-fuzz scanning all H slots instead of the dense map.
+- Except edge, ngram-N and the call-context metrics when that H is at most ``EDGE_KIND_MAX_MAP_SLOTS``:
+  then edge runs on the edge build kind, ngram-N on the ngram kind built for its N
+  (``AUTOTUNE_CC_NGRAM``) and ctx, caller and ctx-K on the ctx kind built for it (``AUTOTUNE_CC_CTX``),
+  which count inline into a flat map of H slots (no call per block: about CLASSIC's / NGRAM-N's
+  instructions per execution, where the blocks kind's hook cost 1.1-1.8x / 1.05-2.5x; the full kind
+  adds two calls per function call for the contexts), at the price of afl-fuzz scanning all H slots
+  instead of the dense map.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
 
 def inline_kind_build(metric: str) -> dict[str, str] | None:
     """The compile-time variables of the inline build kind that counts ``metric`` (edge: the edge
-    kind; ngram-N: the ngram kind with ``AUTOTUNE_CC_NGRAM=N``), None for another metric."""
+    kind; ngram-N: the ngram kind with ``AUTOTUNE_CC_NGRAM=N``; a call-context metric: the ctx kind with
+    ``AUTOTUNE_CC_CTX``), None for guard."""
     kind = inline_kind_for(metric)
     return None if kind is None else kind.build_vars(metric)
 

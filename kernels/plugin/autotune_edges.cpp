@@ -1,10 +1,12 @@
 // autotune_edges.cpp - the pass of `autotune cc`'s inline build kinds, an LLVM pass plugin for clang 14
 // to 21 (new pass manager). Our own code. Two modes, chosen by the environment of the compile (autotune cc
 // sets it and checks the values; kernels/cov_ids.c and cov_sink.c serve the result):
-// - edge (AUTOTUNE_CC_INSTRUMENT unset or not "ngram"): edges counted as AFL++'s CLASSIC mode does
+// - edge (AUTOTUNE_CC_INSTRUMENT unset or another kind): edges counted as AFL++'s CLASSIC mode does
 //   (afl-llvm-pass), with the map size chosen at run time;
 // - ngram (AUTOTUNE_CC_INSTRUMENT=ngram, AUTOTUNE_CC_NGRAM=N, 2 <= N <= 16 as AFL++'s NGRAM_SIZE_MAX):
-//   N-grams of blocks keyed as AFL++'s NGRAM-N does (see "ngram" below).
+//   N-grams of blocks keyed as AFL++'s NGRAM-N does (see "ngram" below);
+// - ctx (AUTOTUNE_CC_INSTRUMENT=ctx, AUTOTUNE_CC_CTX=ctx|caller|ctx-2|ctx-4|ctx-8): edges keyed with the
+//   call context, as AFL++'s CTX, CALLER and CTX-K do (see "ctx" below).
 //
 // edge: at each instrumented block, inline (no call):
 //   idx = (cur ^ prev) & mask;  map[idx] = map[idx] + 1, skipping 0 (NeverZero);  prev = cur >> 1
@@ -55,6 +57,25 @@
 // reduction, and 32-bit ids so the map may exceed 2^16 slots). Fewer than N-1 blocks into an
 // execution, the missing ones are 0 (the runtime zeroes the window when an execution starts), as in
 // AFL++. Each module registers (blocks, N) (autotune_ngram_register); the runtime serves ngram-N only.
+//
+// ctx (K callers: K = 0 for the whole call stack (ctx), 1 (caller), 2, 4 or 8 (ctx-K)): a function's
+// context X is the xor of its K nearest instrumented callers' function ids (all of them for K = 0),
+// read once when the function is entered; each of its blocks counts
+//   idx = (cur ^ prev ^ X) & mask;  map[idx]++ (NeverZero);  prev = cur >> 1
+// (the edge key xor the context: the runtime's ctx-like key under AUTOTUNE_KEY_HASH=afl, kernels/cov_keys.h).
+// A function's id F is the id its block 2^32 - 1 would have (blockId below). The thread-local, 16-byte
+// aligned uint32_t autotune_ctx_hist[12] holds what the next function entered reads: [0] its X, [1] Y,
+// the xor of its K-1 nearest callers, and [4..K+2] those callers' ids, newest first (K >= 3 only; K = 2
+// keeps its one caller in Y). A function with calls computes its callees' state when it is entered,
+//   X' = X ^ F (K = 0);  X' = F (K = 1);  X' = F ^ Y,  Y' = F ^ Y ^ w[K-2],  w' = F, w[0..K-3] (K >= 2),
+// stores it before each call (intrinsics and inline asm excepted) and stores its own state back before
+// each return. Stored before the call, not once at the entry: a callee that returned, an exception or a
+// longjmp may have left another function's state, and the next call still hands the right one on; stored
+// back at the return: a caller we do not instrument (a libFuzzer driver, qsort calling a comparator) finds
+// its callees' state as it left it. Functions without calls store nothing. The runtime zeroes the state
+// when an execution starts, so the harness entry point (called by the uninstrumented driver) has X = 0.
+// AFL++'s pass (CTX, CALLER, CTX-K) stores the callees' state at the entry and restores it at the returns.
+// Each module registers (blocks, K + 1) (autotune_ctx_register); the runtime serves that metric only.
 //
 // AUTOTUNE_EDGES_DEBUG=1 (at compile time) prints every instrumented block on stderr as
 // "[autotune-edges] <module> <function> <index> <id as 8 hex digits>" and a per-module count.
@@ -139,23 +160,50 @@ constexpr unsigned kNgramMax = 16;   // AFL++'s NGRAM_SIZE_MAX
 constexpr unsigned kWindowAt = 4;    // the window's first word (16-byte aligned): X, then 3 words of padding
 constexpr unsigned kHistWords = kWindowAt + kNgramMax;  // 4 vectors hold a window of N - 1 <= 15 blocks
 
-// 0 for the edge mode, else the N of AUTOTUNE_CC_NGRAM under AUTOTUNE_CC_INSTRUMENT=ngram (a bad N is
-// a compile error: autotune cc refuses it before, so only a direct -fpass-plugin user meets this).
-unsigned ngramFromEnv() {
+constexpr unsigned kCtxHistWords = 12;  // X, Y, 2 words of padding, a window of up to 7 callers (2 vectors)
+constexpr uint32_t kFunctionIndex = 0xffffffffu;  // a function's id is its block 2^32 - 1's
+
+// The pass's mode from the compile's environment: ngram > 0 for the ngram mode, ctx > 0 (K + 1) for the
+// ctx mode, neither for the edge mode. A bad value is a compile error: autotune cc refuses it before, so
+// only a direct -fpass-plugin user meets this.
+struct Mode {
+  unsigned ngram = 0;  // N
+  unsigned ctx = 0;    // K + 1: 1 for the whole call stack (ctx), 2 for caller, 3, 5, 9 for ctx-2/4/8
+  unsigned callers() const { return ctx - 1; }
+};
+
+Mode modeFromEnv() {
+  Mode m;
   const char *kind = std::getenv("AUTOTUNE_CC_INSTRUMENT");
-  if (!kind || StringRef(kind) != "ngram") return 0;
-  const char *v = std::getenv("AUTOTUNE_CC_NGRAM");
-  unsigned n = 0;
-  if (!v || StringRef(v).getAsInteger(10, n) || n < 2 || n > kNgramMax)
-    report_fatal_error(Twine("autotune-edges: AUTOTUNE_CC_INSTRUMENT=ngram needs AUTOTUNE_CC_NGRAM=N with ") +
-                           "2 <= N <= " + Twine(kNgramMax) + " (got '" + (v ? v : "") + "')",
-                       false);
-  return n;
+  if (kind && StringRef(kind) == "ngram") {
+    const char *v = std::getenv("AUTOTUNE_CC_NGRAM");
+    if (!v || StringRef(v).getAsInteger(10, m.ngram) || m.ngram < 2 || m.ngram > kNgramMax)
+      report_fatal_error(Twine("autotune-edges: AUTOTUNE_CC_INSTRUMENT=ngram needs AUTOTUNE_CC_NGRAM=N with ") +
+                             "2 <= N <= " + Twine(kNgramMax) + " (got '" + (v ? v : "") + "')",
+                         false);
+  } else if (kind && StringRef(kind) == "ctx") {
+    const char *v = std::getenv("AUTOTUNE_CC_CTX");
+    const StringRef s(v ? v : "");
+    m.ctx = s == "ctx" ? 1 : s == "caller" ? 2 : s == "ctx-2" ? 3 : s == "ctx-4" ? 5 : s == "ctx-8" ? 9 : 0;
+    if (!m.ctx)
+      report_fatal_error(Twine("autotune-edges: AUTOTUNE_CC_INSTRUMENT=ctx needs AUTOTUNE_CC_CTX=ctx, caller, ") +
+                             "ctx-2, ctx-4 or ctx-8 (got '" + s + "')",
+                         false);
+  }
+  return m;
+}
+
+// Whether a call hands the context on: not an intrinsic, not inline asm.
+bool passesContext(const CallBase &CB) {
+  if (CB.isInlineAsm()) return false;
+  const Function *Callee = CB.getCalledFunction();
+  return !(Callee && Callee->isIntrinsic());
 }
 
 struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
-    const unsigned ngram = ngramFromEnv();
+    const Mode mode = modeFromEnv();
+    const unsigned ngram = mode.ngram;
     LLVMContext &C = M.getContext();
     Type *I8 = Type::getInt8Ty(C), *I32 = Type::getInt32Ty(C);
 #if LLVM_VERSION_MAJOR >= 17  // opaque pointers only
@@ -181,9 +229,20 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
       Prev = new GlobalVariable(M, PrevTy, false, GlobalValue::ExternalLinkage, nullptr, prevName, nullptr,
                                 exe ? GlobalValue::LocalExecTLSModel : GlobalValue::InitialExecTLSModel);
     if (ngram) Prev->setAlignment(Align(16));  // as kernels/cov_ids.c defines it
+    // ctx: uint32_t autotune_ctx_hist[kCtxHistWords] (X, Y, the window), 16-byte aligned
+    ArrayType *CtxTy = ArrayType::get(I32, kCtxHistWords);
+    GlobalVariable *Ctx = nullptr;
+    if (mode.ctx) {
+      Ctx = dyn_cast_or_null<GlobalVariable>(M.getNamedValue("autotune_ctx_hist"));
+      if (!Ctx)
+        Ctx = new GlobalVariable(M, CtxTy, false, GlobalValue::ExternalLinkage, nullptr, "autotune_ctx_hist", nullptr,
+                                 exe ? GlobalValue::LocalExecTLSModel : GlobalValue::InitialExecTLSModel);
+      Ctx->setAlignment(Align(16));
+    }
     if (exe) {
       Area->setDSOLocal(true);
       Prev->setDSOLocal(true);
+      if (Ctx) Ctx->setDSOLocal(true);
     }
     MDNode *NoSan = MDNode::get(C, {});
     const unsigned NoSanKind = M.getMDKindID("nosanitize");
@@ -192,18 +251,90 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
     const char *dbg = std::getenv("AUTOTUNE_EDGES_DEBUG");
     const bool debug = dbg && *dbg == '1';
     const StringRef module = M.getSourceFileName();
+    auto *V4 = FixedVectorType::get(I32, 4);
+#if LLVM_VERSION_MAJOR >= 17  // opaque pointers: a word's pointer is the vector's
+    auto vecPtr = [](IRBuilder<> &, Value *W) { return W; };
+#else
+    auto vecPtr = [&](IRBuilder<> &B, Value *W) { return B.CreateBitCast(W, V4->getPointerTo()); };
+#endif
     uint32_t blocks = 0;
     for (Function &F : M) {
       if (ignored(F)) continue;
       SmallVector<std::pair<BasicBlock *, uint32_t>, 64> work;  // decide on the unchanged CFG
+      SmallVector<CallBase *, 16> calls;
+      SmallVector<ReturnInst *, 4> rets;
       uint32_t index = 0;
       for (BasicBlock &BB : F) {
         if (selected(BB, F)) work.push_back({&BB, index});
         ++index;
+        if (!mode.ctx) continue;
+        for (Instruction &I : BB) {
+          if (auto *CB = dyn_cast<CallBase>(&I)) {
+            if (passesContext(*CB)) calls.push_back(CB);
+          } else if (auto *R = dyn_cast<ReturnInst>(&I)) {
+            auto *Tail = dyn_cast_or_null<CallInst>(R->getPrevNode());
+            if (!(Tail && Tail->isMustTailCall())) rets.push_back(R);  // nothing may come between the two
+          }
+        }
+      }
+      // ctx: the function's context X (and its callers' state), read at its entry; the state its
+      // callees read, stored before each call; its own, stored back before each return
+      Value *X = nullptr;
+      Instruction *EntryAfter = nullptr;  // the entry block's instrumentation goes after the reads
+      if (mode.ctx) {
+        const unsigned K = mode.callers();
+        const uint32_t fid = blockId(module, F.getName(), kFunctionIndex);
+        IRBuilder<> B(&*F.getEntryBlock().getFirstInsertionPt());
+        auto word = [&](unsigned i) { return B.CreateConstInBoundsGEP2_32(CtxTy, Ctx, 0, i); };
+        const unsigned W = K >= 3 ? K - 1 : 0, nvec = (W + 3) / 4;  // the window: K - 1 callers (K >= 3)
+        LoadInst *LX = B.CreateLoad(I32, word(0), "at.ctx");
+        nosan(LX);
+        X = LX;
+        Value *Y = nullptr;
+        SmallVector<Value *, 2> vecs;
+        if (K >= 2) {
+          LoadInst *LY = B.CreateLoad(I32, word(1), "at.ctx.y");
+          nosan(LY);
+          Y = LY;
+        }
+        for (unsigned k = 0; k < nvec; ++k) {
+          LoadInst *L = B.CreateAlignedLoad(V4, vecPtr(B, word(4 + 4 * k)), Align(16));
+          nosan(L);
+          vecs.push_back(L);
+        }
+        EntryAfter = &*B.GetInsertPoint();
+        if (!calls.empty()) {
+          // the callees' state, computed once at the entry
+          Constant *Fid = B.getInt32(fid);
+          Value *X2 = K == 0 ? B.CreateXor(X, Fid) : K == 1 ? static_cast<Value *>(Fid) : B.CreateXor(Y, Fid);
+          Value *Y2 = nullptr;
+          SmallVector<Value *, 2> vecs2;
+          if (K == 2) {
+            Y2 = Fid;
+          } else if (K >= 3) {
+            Value *Out = B.CreateExtractElement(vecs[(W - 1) / 4], uint64_t((W - 1) % 4), "at.ctx.out");
+            Y2 = B.CreateXor(X2, Out);
+            // shift one lane: new v[k] = <v[k-1][3], v[k][0], v[k][1], v[k][2]>, v[-1][3] = F
+            Value *In = B.CreateInsertElement(PoisonValue::get(V4), Fid, uint64_t(3));
+            for (unsigned k = 0; k < nvec; ++k)
+              vecs2.push_back(B.CreateShuffleVector(vecs[k], k ? vecs[k - 1] : In, ArrayRef<int>{7, 0, 1, 2}));
+          }
+          EntryAfter = &*B.GetInsertPoint();
+          auto store = [&](Instruction *Before, Value *SX, Value *SY, ArrayRef<Value *> SV) {
+            IRBuilder<> S(Before);
+            nosan(S.CreateStore(SX, S.CreateConstInBoundsGEP2_32(CtxTy, Ctx, 0, 0)));
+            if (SY) nosan(S.CreateStore(SY, S.CreateConstInBoundsGEP2_32(CtxTy, Ctx, 0, 1)));
+            for (unsigned k = 0; k < SV.size(); ++k)
+              nosan(S.CreateAlignedStore(SV[k], vecPtr(S, S.CreateConstInBoundsGEP2_32(CtxTy, Ctx, 0, 4 + 4 * k)),
+                                         Align(16)));
+          };
+          for (CallBase *CB : calls) store(CB, X2, Y2, vecs2);
+          for (ReturnInst *R : rets) store(R, X, Y, vecs);
+        }
       }
       for (auto &[BB, idx] : work) {
         const uint32_t cur = blockId(module, F.getName(), idx);
-        IRBuilder<> B(&*BB->getFirstInsertionPt());
+        IRBuilder<> B(BB == &F.getEntryBlock() && EntryAfter ? EntryAfter : &*BB->getFirstInsertionPt());
         auto word = [&](unsigned i) { return B.CreateConstInBoundsGEP2_32(HistTy, Prev, 0, i); };
         Value *PrevWord = ngram ? word(0) : Prev;  // edge: prev; ngram: X
         LoadInst *P = B.CreateLoad(I32, PrevWord, "at.prev");
@@ -212,7 +343,9 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
         LoadInst *Mask = B.CreateLoad(I32, B.CreateStructGEP(AreaTy, Area, 1), "at.mask");
         nosan(Mask);
         Mask->setMetadata(LLVMContext::MD_invariant_load, NoSan);
-        Value *Idx = B.CreateAnd(B.CreateXor(P, B.getInt32(cur)), Mask);
+        Value *Key = B.CreateXor(P, B.getInt32(cur));
+        if (X) Key = B.CreateXor(Key, X);  // ctx: the edge in the function's context
+        Value *Idx = B.CreateAnd(Key, Mask);
         LoadInst *Map = B.CreateLoad(I8P, B.CreateStructGEP(AreaTy, Area, 0), "at.map");
         nosan(Map);
         Map->setMetadata(LLVMContext::MD_invariant_load, NoSan);
@@ -227,16 +360,10 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
           nosan(B.CreateStore(Half, PrevWord));
         } else {
           // the window's vectors, loaded whole; the block leaving it is lane (N-2) % 4 of vector (N-2) / 4
-          auto *V4 = FixedVectorType::get(I32, 4);
-#if LLVM_VERSION_MAJOR >= 17  // opaque pointers: a word's pointer is the vector's
-          auto vecPtr = [](Value *W) { return W; };
-#else
-          auto vecPtr = [&](Value *W) { return B.CreateBitCast(W, V4->getPointerTo()); };
-#endif
           const unsigned W = ngram - 1, nvec = (W + 3) / 4;
           SmallVector<Value *, 4> vecs;
           for (unsigned k = 0; k < nvec; ++k) {
-            LoadInst *L = B.CreateAlignedLoad(V4, vecPtr(word(kWindowAt + 4 * k)), Align(16));
+            LoadInst *L = B.CreateAlignedLoad(V4, vecPtr(B, word(kWindowAt + 4 * k)), Align(16));
             nosan(L);
             vecs.push_back(L);
           }
@@ -245,7 +372,7 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
           Value *In = B.CreateInsertElement(PoisonValue::get(V4), Half, uint64_t(3));
           for (unsigned k = 0; k < nvec; ++k) {
             Value *Shifted = B.CreateShuffleVector(vecs[k], k ? vecs[k - 1] : In, ArrayRef<int>{7, 0, 1, 2});
-            nosan(B.CreateAlignedStore(Shifted, vecPtr(word(kWindowAt + 4 * k)), Align(16)));
+            nosan(B.CreateAlignedStore(Shifted, vecPtr(B, word(kWindowAt + 4 * k)), Align(16)));
           }
           nosan(B.CreateStore(B.CreateXor(P, B.CreateXor(Out, Half)), word(0)));
         }
@@ -258,19 +385,23 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
     if (debug) {
       errs() << "[autotune-edges] " << module << ": " << blocks << " blocks instrumented";
       if (ngram) errs() << " (ngram-" << ngram << ")";
+      if (mode.ctx) errs() << " (ctx, " << mode.callers() << " callers)";
       errs() << "\n";
     }
-    if (!blocks) return PreservedAnalyses::all();
-    // void autotune_edge_register(uint32_t blocks) / autotune_ngram_register(uint32_t blocks, uint32_t n),
-    // from a constructor of this module
-    FunctionCallee Reg = ngram ? M.getOrInsertFunction("autotune_ngram_register", Type::getVoidTy(C), I32, I32)
-                               : M.getOrInsertFunction("autotune_edge_register", Type::getVoidTy(C), I32);
+    if (!blocks && !mode.ctx) return PreservedAnalyses::all();
+    // void autotune_edge_register(uint32_t blocks), autotune_ngram_register(uint32_t blocks, uint32_t n) or
+    // autotune_ctx_register(uint32_t blocks, uint32_t k_plus_1), from a constructor of this module (a ctx
+    // module registers even without blocks: its functions hand the context on)
+    const char *reg = ngram ? "autotune_ngram_register" : mode.ctx ? "autotune_ctx_register" : "autotune_edge_register";
+    FunctionCallee Reg = ngram || mode.ctx ? M.getOrInsertFunction(reg, Type::getVoidTy(C), I32, I32)
+                                           : M.getOrInsertFunction(reg, Type::getVoidTy(C), I32);
     Function *Ctor = Function::Create(FunctionType::get(Type::getVoidTy(C), false), GlobalValue::InternalLinkage,
-                                      ngram ? "autotune.ngram_ctor" : "autotune.edge_ctor", M);
+                                      ngram ? "autotune.ngram_ctor" : mode.ctx ? "autotune.ctx_ctor" : "autotune.edge_ctor",
+                                      M);
     Ctor->addFnAttr(Attribute::NoUnwind);
     IRBuilder<> B(BasicBlock::Create(C, "", Ctor));
-    if (ngram)
-      B.CreateCall(Reg, {B.getInt32(blocks), B.getInt32(ngram)});
+    if (ngram || mode.ctx)
+      B.CreateCall(Reg, {B.getInt32(blocks), B.getInt32(ngram ? ngram : mode.ctx)});
     else
       B.CreateCall(Reg, {B.getInt32(blocks)});
     B.CreateRetVoid();
