@@ -36,9 +36,9 @@ Instructions: callgrind's exact count of LLVMFuzzerTestOneInput (inclusive) per 
 the fuzzer, a figure the host's noise does not move.
 
 Build kinds (--build-kinds, issue 13): instructions per execution only (callgrind), our build
-kinds (AUTOTUNE_CC_INSTRUMENT=guard, edge, ngram, blocks, full; --variants picks some)
+kinds (AUTOTUNE_CC_INSTRUMENT=guard, edge, ngram, ctx, blocks, full; --variants picks some)
 against afl-clang-fast's PCGUARD (default),
-CLASSIC and NGRAM-8 on the same inputs: the queue of one afl-fuzz campaign (--seconds, -s 1) of
+CLASSIC, NGRAM-8, CLASSIC,CTX and CLASSIC,CTX-2 on the same inputs: the queue of one afl-fuzz campaign (--seconds, -s 1) of
 the PCGUARD build from the target's seeds, up to --callgrind-inputs of it. Ours count
 LLVMFuzzerTestOneInput plus the runtime's per-execution work around it (cov_exec_begin,
 cov_exec_end: the inline build's counter copy), in replay mode (the map sink configured as
@@ -154,18 +154,28 @@ KIND_VARIANTS: list[tuple[str, tuple[str, str | None], dict[str, str]]] = [
     ("ngram-8/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
     ("ngram-8/ngram-build", ("ours", "ngram"), {"AUTOTUNE_METRIC": "ngram-8", **FLAT_64K}),
     ("aflpp-ngram8", ("afl", "NGRAM-8"), {}),
+    ("ctx/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "ctx", **FLAT_64K}),
+    ("ctx/ctx-build", ("ours", "ctx"), {"AUTOTUNE_METRIC": "ctx", **FLAT_64K}),
+    ("aflpp-ctx", ("afl", "CLASSIC,CTX"), {}),
+    ("ctx-2/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "ctx-2", **FLAT_64K}),
+    ("ctx-2/ctx-build", ("ours", "ctx"), {"AUTOTUNE_METRIC": "ctx-2", **FLAT_64K}),
+    ("aflpp-ctx2", ("afl", "CLASSIC,CTX-2"), {}),
 ]
 # compile-time variables of a variant besides its build kind (AUTOTUNE_CC_SELECTS: the edge kind splits
 # selects only when asked, the other kinds unless told not to)
 BUILD_VARS: dict[str, dict[str, str]] = {"edge/edge-build-selects": {"AUTOTUNE_CC_SELECTS": "1"},
                                          "edge/blocks-build-noselects": {"AUTOTUNE_CC_SELECTS": "0"},
-                                         "ngram-8/ngram-build": {"AUTOTUNE_CC_NGRAM": "8"}}
+                                         "ngram-8/ngram-build": {"AUTOTUNE_CC_NGRAM": "8"},
+                                         "ctx/ctx-build": {"AUTOTUNE_CC_CTX": "ctx"},
+                                         "ctx-2/ctx-build": {"AUTOTUNE_CC_CTX": "ctx-2"}}
 PAIRS = [("guard/guard-build", "aflpp-pcguard"), ("guard/blocks-build", "aflpp-pcguard"),
          ("edge/edge-build", "aflpp-classic"), ("edge/edge-build-selects", "aflpp-classic"),
          ("edge/blocks-build", "aflpp-classic"), ("edge/blocks-build-noselects", "aflpp-classic"),
          ("edge/full-build", "aflpp-classic"),
          ("ngram-8/blocks-build", "aflpp-ngram8"), ("ngram-8/full-build", "aflpp-ngram8"),
-         ("ngram-8/ngram-build", "aflpp-ngram8")]
+         ("ngram-8/ngram-build", "aflpp-ngram8"),
+         ("ctx/full-build", "aflpp-ctx"), ("ctx/ctx-build", "aflpp-ctx"),
+         ("ctx-2/full-build", "aflpp-ctx2"), ("ctx-2/ctx-build", "aflpp-ctx2")]
 
 
 def kind_binary(target: str, builder: str, kind: str | None, cc_vars: dict[str, str] | None = None) -> Path:
