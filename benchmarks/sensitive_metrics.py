@@ -7,6 +7,10 @@ For each target and metric (ngram-4, ngram-8, ctx) and each map exponent P of --
                          Debian's AFL++ as built, a larger P the same AFL++ 5.02c with MAP_SIZE 2^P
                          (benchmarks/aflpp_bigmap.sh P makes it; this script refuses to run without
                          it). afl-fuzz sees 2^P bytes.
+  ours-<metric>-in<P>    (--layouts inline) autotune cc's inline kind for the metric (ngram kind for
+                         ngram-N, ctx kind for ctx and ctx-2: no runtime call per block or call),
+                         counting into a flat map of 2^P slots with AFL++'s hash, as AFL++'s build
+                         does; afl-fuzz sees 2^P bytes.
   ours-<metric>-tl<P>    autotune cc (blocks kind for ngram-N, full kind for ctx), our runtime with
                          AUTOTUNE_METRIC=<metric>, a two-level map: index of 2^P slots (as many as
                          AFL++'s map of 2^P, so Equation 1 gives both the same collision rate) and a
@@ -30,8 +34,11 @@ index and a 2^20 dense map, n' = the slots AFL++'s build at MAP_SIZE 2^24 occupi
 build at 2^P occupies. Reported: Equation 1 (BigMap, DSN 2021) at 2^P of each census, and measured
 1 - k_P / n and 1 - m_P / n'.
 
-Goal (the issue's): per P, median execs/s of ours / AFL++'s >= 3 with Mann-Whitney p < 0.05, a
-measured collision rate no worse, yardstick edges not significantly fewer.
+Goal (issue 36's, two-level): per P, median execs/s of ours / AFL++'s >= 3 with Mann-Whitney p < 0.05, a
+measured collision rate no worse, yardstick edges not significantly fewer. Inline (issue 54's): ours /
+AFL++'s >= 0.9 at 2^16 and >= 1.5 at a larger P, p < 0.05 for the larger ratio. Every variant of ours is
+also compared with AFL++'s 2^16 build when it ran (vs_aflpp16): the issue's question is ours at a size
+with few collisions against AFL++'s default size.
 
 Run inside the sid root (plan: benchmarks/results/plan-2026-11-27-sensitive-metrics.md):
   bash .ci/aflpp-current.sh && for p in 20 22 24; do bash benchmarks/aflpp_bigmap.sh $p; done
@@ -68,8 +75,11 @@ from autotune.stats import a12, mann_whitney, median  # noqa: E402
 from autotune.target import build, demo_spec  # noqa: E402
 
 SCHEMA_VERSION = 1
-AFL_INSTRUMENT = {"ngram-4": "NGRAM-4", "ngram-8": "NGRAM-8", "ctx": "CTX"}
-OUR_KIND = {"ngram-4": "blocks", "ngram-8": "blocks", "ctx": "full"}  # autotune/cc.py KINDS: what serves it
+AFL_INSTRUMENT = {"ngram-4": "NGRAM-4", "ngram-8": "NGRAM-8", "ctx": "CTX", "ctx-2": "CTX-2"}
+OUR_KIND = {"ngram-4": "blocks", "ngram-8": "blocks", "ctx": "full", "ctx-2": "full"}  # the hooked kind serving it
+LAYOUTS = ("twolevel", "inline")
+INLINE_GOAL = {16: 0.9}  # issue 54: ours / AFL++ at 2^16; at a larger P, INLINE_GOAL_LARGE
+INLINE_GOAL_LARGE = 1.5
 STOCK_POW2 = 16  # Debian's afl++ 5.02c: MAP_SIZE_POW2 16 (include/config.h)
 BIGMAP_BASE = Path(os.environ.get("AUTOTUNE_AFLPP_ROOT", "/var/cache/autotune/aflpp-sid")).parent
 CENSUS_INDEX_POW2 = 24  # the census's index: Equation 1 loses ~n / 2^25 of n keys
@@ -84,7 +94,7 @@ COVERAGE = re.compile(r"A coverage of (\d+) edges were achieved out of (\d+) exi
 @dataclass(frozen=True)
 class Variant:
     name: str
-    side: str  # "aflpp" or "ours"
+    side: str  # "aflpp", "ours" (two-level map, hooked build) or "inline" (flat map, inline kind)
     metric: str
     pow2: int  # AFL++'s MAP_SIZE_POW2, or log2 of our index: the slots keys hash into
     dense_slots: int  # the map afl-fuzz sees
@@ -125,17 +135,36 @@ def aflpp_path(pow2: int, env: dict[str, str]) -> dict[str, str]:
     return {**env, "PATH": f"{d / 'bin'}:{env.get('PATH', os.defpath)}", "AFL_MAP_SIZE": str(1 << pow2)}
 
 
-def variants(spec: object, env: dict[str, str], metric: str, maps: list[int], dense_slots: int) -> list[Variant]:
-    ours_bin = build(spec=spec, cc_kind="autotune", build_vars={"AUTOTUNE_CC_INSTRUMENT": OUR_KIND[metric]}, env=env)
+def inline_binary(spec: object, env: dict[str, str], metric: str) -> str:
+    """The target built with autotune cc's inline kind for ``metric`` (autotune.buildkinds.inline_kind_for)."""
+    from autotune.buildkinds import inline_kind_for
+
+    return str(build(spec=spec, cc_kind="autotune", build_vars=inline_kind_for(metric).build_vars(metric), env=env))
+
+
+def variants(spec: object, env: dict[str, str], metric: str, maps: list[int], dense_slots: int,
+             layouts: tuple[str, ...] = ("twolevel",)) -> list[Variant]:
+    ours_bin = (build(spec=spec, cc_kind="autotune", build_vars={"AUTOTUNE_CC_INSTRUMENT": OUR_KIND[metric]}, env=env)
+                if "twolevel" in layouts else None)
+    inline_bin = inline_binary(spec, env, metric) if "inline" in layouts else None
     out = []
     for p in maps:
         afl_bin = build(spec=spec, cc_kind="afl", build_vars={"AFL_LLVM_INSTRUMENT": AFL_INSTRUMENT[metric]},
                         env=aflpp_path(p, env))
         out.append(Variant(f"aflpp-{metric}-map{p}", "aflpp", metric, p, 1 << p, str(afl_bin), aflpp_run_env(p)))
-        dense = min(dense_slots, 1 << p)
-        out.append(Variant(f"ours-{metric}-tl{p}", "ours", metric, p, dense, str(ours_bin),
-                           ours_env(metric, index_pow2=p, dense_slots=dense)))
+        if inline_bin:
+            out.append(Variant(f"ours-{metric}-in{p}", "inline", metric, p, 1 << p, inline_bin, inline_env(metric, p)))
+        if ours_bin:
+            dense = min(dense_slots, 1 << p)
+            out.append(Variant(f"ours-{metric}-tl{p}", "ours", metric, p, dense, str(ours_bin),
+                               ours_env(metric, index_pow2=p, dense_slots=dense)))
     return out
+
+
+def inline_env(metric: str, pow2: int) -> dict[str, str]:
+    """Our inline kind's run-time variables: a flat map of 2^pow2 slots, AFL++'s hash (what the kind serves)."""
+    return {"AUTOTUNE_METRIC": metric, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(1 << pow2),
+            "AUTOTUNE_KEY_HASH": "afl", **aflpp_run_env(pow2)}
 
 
 def aflpp_run_env(pow2: int) -> dict[str, str]:
@@ -208,17 +237,24 @@ def collisions(vs: list[Variant], queues: list[Path], work: Path, limit: int, af
     corpus = work / "union"
     n_inputs = union_corpus(queues, corpus, limit)
     n_afl = showmap(aflpp_census, corpus, work / "aflpp-census.map", aflpp_run_env(AFLPP_CENSUS_POW2))
-    ours = next(v for v in vs if v.side == "ours")
-    census_idx = work / "census.idx"
-    showmap(ours.binary, corpus, work / "census.map",
-            {**ours_env(ours.metric, index_pow2=CENSUS_INDEX_POW2, dense_slots=CENSUS_DENSE_SLOTS),
-             "AUTOTUNE_INDEX_FILE": str(census_idx)})
-    c = read_index_stats(path=census_idx)
-    n = c.keys
+    ours = next((v for v in vs if v.side == "ours"), None)
+    n, c = None, None
+    if ours is not None:
+        census_idx = work / "census.idx"
+        showmap(ours.binary, corpus, work / "census.map",
+                {**ours_env(ours.metric, index_pow2=CENSUS_INDEX_POW2, dense_slots=CENSUS_DENSE_SLOTS),
+                 "AUTOTUNE_INDEX_FILE": str(census_idx)})
+        c = read_index_stats(path=census_idx)
+        n = c.keys
+    inline = next((v for v in vs if v.side == "inline"), None)
+    n_inline = (showmap(inline.binary, corpus, work / "inline-census.map", inline_env(inline.metric, 24))
+                if inline is not None else None)  # its own keys: our pass's blocks, AFL++'s hash, 2^24 slots
     rows = {}
     for v in vs:
         if v.side == "aflpp":
             kept, census = showmap(v.binary, corpus, work / f"{v.name}.map", v.run_env), n_afl
+        elif v.side == "inline":
+            kept, census = showmap(v.binary, corpus, work / f"{v.name}.map", v.run_env), n_inline
         else:
             idx = work / f"{v.name}.idx"
             showmap(v.binary, corpus, work / f"{v.name}.map", {**v.run_env, "AUTOTUNE_INDEX_FILE": str(idx)})
@@ -227,8 +263,9 @@ def collisions(vs: list[Variant], queues: list[Path], work: Path, limit: int, af
         rows[v.name] = {"slots_pow2": v.pow2, "kept": kept, "census": census,
                         "measured_collision_rate": round(1 - kept / census, 4) if census else None,
                         "eq1_collision_rate": round(collision_rate(1 << v.pow2, census), 4)}
-    return {"inputs": n_inputs, "census_keys": n, "census_overflow_keys": c.overflow_keys,
-            "census_eq1_at_2p24": round(collision_rate(1 << CENSUS_INDEX_POW2, n), 5),
+    return {"inputs": n_inputs, "census_keys": n, "census_overflow_keys": c.overflow_keys if c else None,
+            "census_eq1_at_2p24": round(collision_rate(1 << CENSUS_INDEX_POW2, n), 5) if n else None,
+            "inline_census_slots": n_inline,
             "aflpp_census_slots": n_afl, "aflpp_census_eq1_at_2p24": round(collision_rate(1 << 24, n_afl), 5),
             "variants": rows}
 
@@ -246,8 +283,18 @@ def summarise(vs: list[Variant], runs: dict[str, list[dict]], coll: dict | None)
                        "yardstick_edges_median": median(ys) if ys else None, "yardstick_edges": ys,
                        "total_edges": sorted({r["total_edges"] for r in rs}),
                        **({"overflow_keys": [r["overflow_keys"] for r in rs]} if v.side == "ours" else {})}
+    cr_all = (coll or {}).get("variants", {})
     for v in vs:
-        if v.side != "ours":
+        me, base = out[v.name], out.get(f"aflpp-{v.metric}-map{STOCK_POW2}")
+        if v.side != "aflpp" and base and base["execs_per_s"] and me["execs_per_s"]:
+            mw16 = mann_whitney(me["execs_per_s"], base["execs_per_s"])
+            mine_c = cr_all.get(v.name, {}).get("measured_collision_rate")
+            base_c = cr_all.get(f"aflpp-{v.metric}-map{STOCK_POW2}", {}).get("measured_collision_rate")
+            me["vs_aflpp16"] = {"execs_per_s_ratio": round(me["execs_per_s_median"] / base["execs_per_s_median"], 3),
+                                "execs_p": round(mw16.p, 4), "measured_collision_rate": mine_c,
+                                "aflpp16_measured_collision_rate": base_c}
+    for v in vs:
+        if v.side == "aflpp":
             continue
         them = out.get(f"aflpp-{v.metric}-map{v.pow2}")
         me = out[v.name]
@@ -265,11 +312,15 @@ def summarise(vs: list[Variant], runs: dict[str, list[dict]], coll: dict | None)
         mine_c, theirs_c = cr.get(v.name), cr.get(f"aflpp-{v.metric}-map{v.pow2}")
         no_worse = (mine_c["measured_collision_rate"] <= theirs_c["measured_collision_rate"]
                     if mine_c and theirs_c else None)
+        if v.side == "inline":  # issue 54: speed at the same size (the same keys, the same collisions)
+            goal = INLINE_GOAL.get(v.pow2, INLINE_GOAL_LARGE)
+            met = ratio >= goal and (goal <= 1 or mw.p < 0.05)
+        else:
+            goal = GOAL_RATIO
+            met = bool(ratio >= goal and mw.p < 0.05 and no_worse and cov.get("edges_not_fewer", False))
         me["vs_aflpp"] = {"execs_per_s_ratio": round(ratio, 3), "execs_p": round(mw.p, 4),
                           "execs_a12": round(a12(me["execs_per_s"], them["execs_per_s"]), 3),
-                          "collision_rate_no_worse": no_worse, **cov,
-                          "goal_met": bool(ratio >= GOAL_RATIO and mw.p < 0.05 and no_worse
-                                           and cov.get("edges_not_fewer", False))}
+                          "collision_rate_no_worse": no_worse, **cov, "goal_ratio": goal, "goal_met": bool(met)}
     return out
 
 
@@ -293,7 +344,7 @@ def resume_entry(doc: dict, tname: str, metric: str, names: list[str]) -> tuple[
 
 def run_metric(tname: str, metric: str, a: argparse.Namespace, doc: dict, save) -> None:
     spec, env, seeds = target(tname)
-    vs = variants(spec, env, metric, a.maps, a.dense_slots)
+    vs = variants(spec, env, metric, a.maps, a.dense_slots, a.layouts)
     pcguard = build(spec=spec, cc_kind="afl", build_vars={}, env=env)  # the yardstick: AFL++'s default
     aflpp_census = build(spec=spec, cc_kind="afl", build_vars={"AFL_LLVM_INSTRUMENT": AFL_INSTRUMENT[metric]},
                          env=aflpp_path(AFLPP_CENSUS_POW2, env))
@@ -344,7 +395,8 @@ def markdown(doc: dict) -> str:
         lost = (f"; from {q['used']} of {q['campaigns']} campaigns' queues, the rest lost with a machine"
                 if q and q["used"] < q["campaigns"] else "")
         lines += [f"### {e['target']}, {e['metric']} (census on {c.get('inputs', '?')} inputs{lost}: ours "
-                  f"{c.get('census_keys', '?')} keys, AFL++ {c.get('aflpp_census_slots', '?')} slots at 2^24)", "",
+                  f"{c.get('census_keys', '?')} keys, inline {c.get('inline_census_slots', '?')} slots, "
+                  f"AFL++ {c.get('aflpp_census_slots', '?')} slots at 2^24)", "",
                   "| variant | slots | afl-fuzz map | execs/s | yardstick edges | eq.1 | measured "
                   "| ours/AFL++ execs/s (p) | edges p, A12 | goal |", "|---|---|---|---|---|---|---|---|---|---|"]
         for name, r in s.items():
@@ -366,7 +418,14 @@ def parse_maps(text: str) -> list[int]:
     return maps
 
 
-SETTINGS = ("seconds", "trials", "maps", "dense_slots", "census_inputs")  # what --resume must see unchanged
+SETTINGS = ("seconds", "trials", "maps", "dense_slots", "census_inputs", "layouts")  # what --resume must see unchanged
+
+
+def parse_layouts(text: str) -> tuple[str, ...]:
+    out = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not out or any(x not in LAYOUTS for x in out):
+        raise SystemExit(f"--layouts: comma-separated {', '.join(LAYOUTS)}, got {text}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -375,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--metrics", default="ngram-8", help=f"comma-separated: {', '.join(AFL_INSTRUMENT)}")
     ap.add_argument("--maps", default="16,20,22", type=parse_maps, help="map exponents P (AFL++'s MAP_SIZE_POW2, "
                     "our index's log2): 16 is Debian's AFL++, the others need benchmarks/aflpp_bigmap.sh P")
+    ap.add_argument("--layouts", default="twolevel", type=parse_layouts,
+                    help="our variants: twolevel (hooked build, two-level map), inline (the metric's inline kind, "
+                         "flat map); comma-separated")
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=1, help="afl-fuzz campaigns at once (2 only on idle cores)")
@@ -397,10 +459,12 @@ def main(argv: list[str] | None = None) -> int:
            "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                                     check=False).stdout.strip() or None,
            "seconds": a.seconds, "trials": a.trials, "jobs": a.jobs, "maps": a.maps, "dense_slots": a.dense_slots,
-           "census_inputs": a.census_inputs, "results": []}
+           "census_inputs": a.census_inputs, "layouts": list(a.layouts), "results": []}
     prior = a.out / "sensitive_metrics.json"
     if a.resume and prior.is_file():
         old = json.loads(prior.read_text())
+        old.setdefault("layouts", ["twolevel"])  # documents written before --layouts
+        doc["layouts"] = list(a.layouts)
         differ = [k for k in SETTINGS if old.get(k) != doc[k]]
         if differ:
             raise SystemExit(f"--resume: {prior} was run with other settings ({', '.join(differ)}); "

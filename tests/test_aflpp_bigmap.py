@@ -55,6 +55,34 @@ def test_the_goal_needs_speed_significance_collisions_and_coverage():
     assert not sm.summarise(vs, runs, None)["ours-ngram-8-tl22"]["vs_aflpp"]["goal_met"]  # no census yet
 
 
+def test_the_inline_goal_is_speed_at_the_same_size_and_every_variant_meets_aflpps_default_size():
+    """Issue 54: our inline kind against AFL++'s build of the same metric at the same size (the same
+    hash, the same collisions): >= 0.9x at 2^16, >= 1.5x (significant) at a larger size; and every
+    variant of ours beside AFL++'s 2^16 build (vs_aflpp16), the user's alternative."""
+    sm = _sensitive_metrics()
+    vs = [sm.Variant(n, side, "ctx", p, 1 << p, "/bin/true", {}) for n, side, p in (
+        ("aflpp-ctx-map16", "aflpp", 16), ("ours-ctx-in16", "inline", 16),
+        ("aflpp-ctx-map18", "aflpp", 18), ("ours-ctx-in18", "inline", 18))]
+    def runs(*eps):
+        return [{"execs_per_s": e, "yardstick_edges": 100, "total_edges": 1} for e in eps]
+    r = {"aflpp-ctx-map16": runs(1000, 1010, 990, 1005, 995), "ours-ctx-in16": runs(920, 930, 910, 925, 915),
+         "aflpp-ctx-map18": runs(600, 610, 590, 605, 595), "ours-ctx-in18": runs(880, 890, 870, 885, 875)}
+    coll = {"variants": {"aflpp-ctx-map16": {"measured_collision_rate": 0.6},
+                         "ours-ctx-in18": {"measured_collision_rate": 0.2}}}
+    got = sm.summarise(vs, r, coll)
+    assert got["ours-ctx-in16"]["vs_aflpp"]["goal_ratio"] == 0.9 and got["ours-ctx-in16"]["vs_aflpp"]["goal_met"]
+    assert got["ours-ctx-in18"]["vs_aflpp"]["goal_ratio"] == 1.5 and not got["ours-ctx-in18"]["vs_aflpp"]["goal_met"]
+    v16 = got["ours-ctx-in18"]["vs_aflpp16"]
+    assert v16["execs_per_s_ratio"] == pytest.approx(880 / 1000) and v16["execs_p"] < 0.05
+    assert v16["measured_collision_rate"] == 0.2 and v16["aflpp16_measured_collision_rate"] == 0.6
+    assert "vs_aflpp16" not in got["aflpp-ctx-map18"]
+    r["ours-ctx-in18"] = runs(940, 950, 930, 945, 935)  # 1.56x AFL++'s 2^18
+    assert sm.summarise(vs, r, coll)["ours-ctx-in18"]["vs_aflpp"]["goal_met"]
+    assert sm.inline_env("ctx", 24)["AFL_MAP_SIZE"] == str(1 << 24) and sm.parse_layouts("inline") == ("inline",)
+    with pytest.raises(SystemExit):
+        sm.parse_layouts("flat")
+
+
 def test_maps_are_debians_or_the_scripts_and_large_ones_are_offered():
     sm = _sensitive_metrics()
     assert sm.parse_maps("22,16,20") == [16, 20, 22]
