@@ -240,14 +240,20 @@ __thread uint32_t autotune_ngram_hist[COV_NGRAM_HIST_WORDS]
 static uint32_t cov_ngram_modules, cov_ngram_conflict;
 uint32_t cov_ngram_n_v;
 
+/* A module of a parametrised inline kind registers its blocks and its parameter (ngram: N; ctx: K + 1):
+ * the first module's parameter is the build's, another one marks the build mixed. */
+static void register_param(uint32_t *param, uint32_t *modules, uint32_t *conflict, uint32_t blocks, uint32_t value) {
+  uint32_t expected = 0;
+  if (!__atomic_compare_exchange_n(param, &expected, value, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+      expected != value)
+    __atomic_store_n(conflict, 1u, __ATOMIC_RELEASE);
+  __atomic_fetch_add(modules, 1u, __ATOMIC_ACQ_REL);
+  __atomic_fetch_add(&cov_edge_blocks, blocks, __ATOMIC_ACQ_REL);
+}
+
 void autotune_ngram_register(uint32_t blocks, uint32_t n);
 void autotune_ngram_register(uint32_t blocks, uint32_t n) { /* a constructor of each ngram module */
-  uint32_t expected = 0;
-  if (!__atomic_compare_exchange_n(&cov_ngram_n_v, &expected, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
-      expected != n)
-    __atomic_store_n(&cov_ngram_conflict, 1u, __ATOMIC_RELEASE); /* modules of two N: a mixed build */
-  __atomic_fetch_add(&cov_ngram_modules, 1u, __ATOMIC_ACQ_REL);
-  __atomic_fetch_add(&cov_edge_blocks, blocks, __ATOMIC_ACQ_REL);
+  register_param(&cov_ngram_n_v, &cov_ngram_modules, &cov_ngram_conflict, blocks, n);
 }
 
 uint32_t cov_ngram_n(void) { return __atomic_load_n(&cov_ngram_n_v, __ATOMIC_ACQUIRE); }
@@ -263,12 +269,7 @@ uint32_t cov_ctx_k_v;
 
 void autotune_ctx_register(uint32_t blocks, uint32_t k1);
 void autotune_ctx_register(uint32_t blocks, uint32_t k1) { /* a constructor of each ctx module */
-  uint32_t expected = 0;
-  if (!__atomic_compare_exchange_n(&cov_ctx_k_v, &expected, k1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
-      expected != k1)
-    __atomic_store_n(&cov_ctx_conflict, 1u, __ATOMIC_RELEASE); /* modules of two contexts: a mixed build */
-  __atomic_fetch_add(&cov_ctx_modules, 1u, __ATOMIC_ACQ_REL);
-  __atomic_fetch_add(&cov_edge_blocks, blocks, __ATOMIC_ACQ_REL);
+  register_param(&cov_ctx_k_v, &cov_ctx_modules, &cov_ctx_conflict, blocks, k1);
 }
 
 /* The metric a ctx build counts (-1: none registered, or a K the runtime does not name). */

@@ -152,3 +152,40 @@ def sanitized_maps(binary: Path, tmp_path: Path, inputs: dict[str, bytes]) -> di
         assert rc == 0, name
         maps[name] = {i: b for i, b in enumerate(m) if b}
     return maps
+
+
+def assert_mixing_refused(tmp_path: Path, *, funcs: Path, dispatch: str, funcs_env: dict[str, str],
+                          kind_env: dict[str, str]) -> None:
+    """funcs.c compiled under ``funcs_env``, the dispatcher under ``kind_env`` and the program linked
+    under it: the runtime stops at start-up (exit 2) naming the mixed build."""
+    from test_edge_kind import _run
+
+    d = tmp_path / "mixed"
+    d.mkdir(parents=True)
+    (d / "dispatch.c").write_text(dispatch)
+    _run([AUTOTUNE_CC, "-O1", "-c", str(funcs), "-o", "funcs.o"], clean_env(**funcs_env), d)
+    _run([AUTOTUNE_CC, "-O1", "-c", "dispatch.c", "-o", "dispatch.o"], clean_env(**kind_env), d)
+    _run([AUTOTUNE_CC, "-fsanitize=fuzzer", "funcs.o", "dispatch.o", "-o", "mixed"], clean_env(**kind_env), d)
+    (tmp_path / "x").write_bytes(b"a")
+    p = subprocess.run([str(d / "mixed"), str(tmp_path / "x")], capture_output=True, timeout=60, text=True,
+                       env=clean_env(AUTOTUNE_REPLAY_ROUNDS="1"))
+    assert p.returncode == 2 and "mixes objects of different build kinds" in p.stderr, p.stderr
+
+
+def assert_wrapper_refuses(tmp_path: Path, env: dict[str, str], needle: str) -> None:
+    """autotune cc under ``env`` refuses a compile with one line holding ``needle`` and writes nothing."""
+    (tmp_path / "t.c").write_text("int main(void) { return 0; }\n")
+    p = subprocess.run([AUTOTUNE_CC, "-c", "t.c", "-o", "t.o"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=60, env=clean_env(**env))
+    assert p.returncode != 0 and p.stderr.startswith("autotune-cc: error: ") and needle in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and not (tmp_path / "t.o").exists()
+
+
+def assert_plugin_refuses(tmp_path: Path, env: dict[str, str], needle: str) -> None:
+    """Our pass loaded by hand (-fpass-plugin, no wrapper) under ``env``: a compile error holding ``needle``."""
+    from autotune.runtime import artifacts
+
+    (tmp_path / "t.c").write_text("int f(int x) { return x ? 1 : 2; }\n")
+    p = subprocess.run(["clang", "-O1", f"-fpass-plugin={artifacts.edge_plugin()}", "-c", "t.c", "-o", "t.o"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60, env=clean_env(**env))
+    assert p.returncode != 0 and needle in p.stderr, p.stderr

@@ -23,8 +23,9 @@ import pytest
 from autotune import demo
 from autotune.target import build_harness
 from inline_kinds import (AFL_CC, AFL_FUZZ, AFL_SHOWMAP, AUTOTUNE_CC, assert_afl_fuzz_full_stability,
-                          assert_blocks_as_afl, assert_probe_refuses, assert_race_puts_it_on_the_kind,
-                          assert_serves_explicitly, assert_showmap_refuses, build_sanitized, sanitized_maps)
+                          assert_blocks_as_afl, assert_mixing_refused, assert_plugin_refuses, assert_probe_refuses,
+                          assert_race_puts_it_on_the_kind, assert_serves_explicitly, assert_showmap_refuses,
+                          assert_wrapper_refuses, build_sanitized, sanitized_maps)
 from test_edge_kind import DISPATCH, INPUTS, _run, assert_refused, block_id, nonzero
 from test_guard import _showmap_maps, clean_env, direct_map, replay
 
@@ -172,18 +173,9 @@ def test_the_probe_refuses_an_ngram_build(demo_ngram, tmp_path):
     {"AUTOTUNE_CC_INSTRUMENT": "blocks"},  # guards in an ngram link
 ])
 def test_a_program_mixing_kinds_or_n_is_refused(known, tmp_path, funcs_env):
-    d = tmp_path / "mixed"
-    (d / "dispatch.c").parent.mkdir(parents=True)
-    (d / "dispatch.c").write_text(DISPATCH)
     # dispatch.c instrumented with N = 8, funcs.c with funcs_env
-    _run([AUTOTUNE_CC, "-O1", "-c", str(known["funcs"]), "-o", "funcs.o"], clean_env(**funcs_env), d)
-    kind = {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "8"}
-    _run([AUTOTUNE_CC, "-O1", "-c", "dispatch.c", "-o", "dispatch.o"], clean_env(**kind), d)
-    _run([AUTOTUNE_CC, "-fsanitize=fuzzer", "funcs.o", "dispatch.o", "-o", "mixed"], clean_env(**kind), d)
-    (tmp_path / "x").write_bytes(b"a")
-    p = subprocess.run([str(d / "mixed"), str(tmp_path / "x")], capture_output=True, timeout=60, text=True,
-                       env=clean_env(AUTOTUNE_REPLAY_ROUNDS="1"))
-    assert p.returncode == 2 and "mixes objects of different build kinds" in p.stderr, p.stderr
+    assert_mixing_refused(tmp_path, funcs=known["funcs"], dispatch=DISPATCH, funcs_env=funcs_env,
+                          kind_env={"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "8"})
 
 
 @pytest.mark.parametrize("env, needle", [
@@ -197,22 +189,13 @@ def test_a_program_mixing_kinds_or_n_is_refused(known, tmp_path, funcs_env):
                                                                   "AUTOTUNE_CC_INSTRUMENT=ngram only, not edge"),
 ])
 def test_the_wrapper_refuses_a_bad_n(tmp_path, env, needle):
-    (tmp_path / "t.c").write_text("int main(void) { return 0; }\n")
-    p = subprocess.run([AUTOTUNE_CC, "-c", "t.c", "-o", "t.o"], cwd=tmp_path, capture_output=True, text=True,
-                       timeout=60, env=clean_env(**env))
-    assert p.returncode != 0 and p.stderr.startswith("autotune-cc: error: ") and needle in p.stderr, p.stderr
-    assert p.stderr.count("\n") == 1 and not (tmp_path / "t.o").exists()
+    assert_wrapper_refuses(tmp_path, env, needle)
 
 
 def test_the_plugin_alone_refuses_a_bad_n(tmp_path):
     """Loaded by hand (-fpass-plugin) under AUTOTUNE_CC_INSTRUMENT=ngram with a bad N: a compile error."""
-    from autotune.runtime import artifacts
-
-    (tmp_path / "t.c").write_text("int f(int x) { return x ? 1 : 2; }\n")
-    p = subprocess.run(["clang", "-O1", f"-fpass-plugin={artifacts.edge_plugin()}", "-c", "t.c", "-o", "t.o"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                       env=clean_env(AUTOTUNE_CC_INSTRUMENT="ngram", AUTOTUNE_CC_NGRAM="17"))
-    assert p.returncode != 0 and "AUTOTUNE_CC_NGRAM=N with 2 <= N <= 16 (got '17')" in p.stderr, p.stderr
+    assert_plugin_refuses(tmp_path, {"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "17"},
+                          "AUTOTUNE_CC_NGRAM=N with 2 <= N <= 16 (got '17')")
 
 
 @needs_afl
