@@ -51,6 +51,13 @@ is AFL++'s CTX, CALLER and CTX-K key and our runtime's ctx-like key under ``AUTO
 without a runtime call per block or per call (the full kind's function hooks). The runtime serves such a
 build only the metric it was built for and refuses the rest as for the edge kind.
 
+``AUTOTUNE_CC_INDEX=1`` (any inline kind) makes the pass count each key through the runtime's
+two-level map instead of a flat map: the key's entry in the index (``key & (H - 1)``, H from
+``AUTOTUNE_INDEX_SIZE`` at run time) holds its dense slot + 1, a key not seen yet calls the runtime once
+to get the next slot, and afl-fuzz scans only the dense counters (``AUTOTUNE_MAP_SIZE``): collisions
+only in the index, which may be large, at a flat map's per-block cost plus one load. Such a build runs
+``AUTOTUNE_LAYOUT=twolevel`` only.
+
 Compile-only invocations (``-c``, ``-S``, ``-E``, ``-M``, ``-MM``, ``-fsyntax-only``), invocations
 without inputs (``--version``, ``-print-*``) and shared/relocatable links (``-shared``, ``-r``)
 get no runtime: a shared library's guards resolve against the program that loads it.
@@ -316,6 +323,22 @@ FUZZING_DEFINES: tuple[str, ...] = ("-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION=
 FUZZING_CODEGEN: tuple[str, ...] = ("-funroll-loops",)
 
 SELECTS_VAR = "AUTOTUNE_CC_SELECTS"
+# An inline kind's pass counts through the runtime's two-level map (its index, then the dense
+# counters afl-fuzz scans) instead of a flat map: "1"; unset or "0": the flat map.
+INDEX_VAR = "AUTOTUNE_CC_INDEX"
+
+
+def check_index(env: Mapping[str, str], kind: str) -> bool:
+    """Whether ``AUTOTUNE_CC_INDEX=1`` asks the inline kind ``kind`` to count through the two-level
+    map's index; AutotuneError for another value, or for a kind that does not count inline."""
+    value = env.get(INDEX_VAR, "") or "0"
+    if value not in ("0", "1"):
+        raise AutotuneError(f"{INDEX_VAR}={value} is not 0 or 1",
+                            fix=f"set {INDEX_VAR}=1 (count through a two-level map's index) or 0 (a flat map)")
+    if value == "1" and not KINDS_BY_NAME[kind].inline:
+        raise AutotuneError(f"{INDEX_VAR}=1 applies to the inline kinds ({KIND_VAR}={' or '.join(INLINE_KINDS)}), "
+                            f"not {kind}", fix=f"unset {INDEX_VAR}, or set {KIND_VAR} to an inline kind")
+    return value == "1"
 
 
 # From this LLVM on, AFL++'s PCGUARD pass runs at the OptimizerEarly extension point (before it, at
@@ -401,7 +424,8 @@ def plan(args: Sequence[str], *, cxx: bool, env: Mapping[str, str]) -> Command:
     """The real compiler's argv and environment for a wrapper invocation (``env``: the wrapper's);
     builds the runtime artefacts if needed."""
     kind = build_kind(env)
-    kind_param(env, kind)  # checked here: the pass reads it from the compiler's environment
+    kind_param(env, kind)  # checked here: the pass reads it (and INDEX_VAR) from the compiler's environment
+    check_index(env, kind)
     toolchain = find_toolchain(cxx=cxx, env=env)
     inv = parse_args(args)
     need_rt, need_driver = link_needs(inv)

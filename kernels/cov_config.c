@@ -74,8 +74,12 @@ static int edge_refuse(char *err, size_t errlen, const char *var, const char *va
 static int edge_config_check(cov_config *cfg, char *err, size_t errlen) {
   const char *v;
   const int kind = cov_build_kind(), ngram = kind == COV_BUILD_NGRAM, ctx = kind == COV_BUILD_CTX;
-  if ((v = getenv("AUTOTUNE_LAYOUT")) && *v && cfg->layout != BM_FLAT)
-    return edge_refuse(err, errlen, "AUTOTUNE_LAYOUT", v, "counts inline into a flat map", "flat");
+  const int indexed = cov_build_indexed();
+  if ((v = getenv("AUTOTUNE_LAYOUT")) && *v && cfg->layout != (indexed ? BM_TWOLEVEL : BM_FLAT))
+    return edge_refuse(err, errlen, "AUTOTUNE_LAYOUT", v,
+                       indexed ? "counts inline through a two-level map's index (AUTOTUNE_CC_INDEX=1)"
+                               : "counts inline into a flat map",
+                       indexed ? "twolevel" : "flat");
   if (cfg->counter_bits != 8) {
     char bits[8];
     snprintf(bits, sizeof bits, "%u", cfg->counter_bits);
@@ -99,7 +103,7 @@ static int edge_config_check(cov_config *cfg, char *err, size_t errlen) {
   if (cfg->seed != 0)
     return edge_refuse(err, errlen, "AUTOTUNE_SEED", getenv("AUTOTUNE_SEED"),
                        "has block ids fixed at compile time (kernels/plugin/autotune_edges.cpp)", "0");
-  cfg->layout = BM_FLAT;
+  cfg->layout = indexed ? BM_TWOLEVEL : BM_FLAT;
   cfg->overflow = BM_NEVERZERO;
   cfg->key_hash = COV_KEY_AFL;
   return 0;

@@ -217,9 +217,14 @@ uint8_t *cov_cnt_map_pages(size_t *span) {
 struct autotune_edge_area_s {
   uint8_t *map;
   uint32_t mask;
+  uint32_t *index; /* an indexed build (AUTOTUNE_CC_INDEX=1): the two-level map's index, key & imask */
+  uint32_t imask;
 };
 static uint8_t cov_edge_dummy[64];
-__attribute__((aligned(64))) struct autotune_edge_area_s autotune_edge_area = {cov_edge_dummy, 0};
+static uint32_t cov_index_dummy[1] = {1}; /* before a map: every key has slot 0 of the dummy (map[1]) */
+__attribute__((aligned(64))) struct autotune_edge_area_s autotune_edge_area = {cov_edge_dummy, 0, cov_index_dummy, 0};
+static bm_map *cov_index_map; /* the two-level map an indexed build counts into (NULL: the dummy) */
+static uint32_t cov_index_modules;
 __thread uint32_t autotune_edge_prev __attribute__((tls_model("initial-exec")));
 static uint32_t cov_edge_modules, cov_edge_blocks; /* registered by the instrumented modules */
 int cov_edge_on;
@@ -287,6 +292,35 @@ static int cov_ctx_build_metric(void) {
 uint32_t cov_edge_blocks_registered(void) { return __atomic_load_n(&cov_edge_blocks, __ATOMIC_ACQUIRE); }
 int cov_edge_inline_active(void) { return cov_edge_on; }
 
+/* An indexed build (kernels/plugin/autotune_edges.cpp under AUTOTUNE_CC_INDEX=1) counts each key at
+ * map[index[key & imask]]: the index entry is the key's dense slot + 1 (bigmap.h's encoding) and map
+ * points one byte before the dense counters. A key not seen yet (entry 0) calls this, which assigns
+ * its slot in the shared index as the two-level map does (bm_twolevel_assign) and returns the entry. */
+void autotune_index_register(void);
+void autotune_index_register(void) { __atomic_fetch_add(&cov_index_modules, 1u, __ATOMIC_ACQ_REL); }
+uint32_t autotune_index_assign(uint32_t h);
+uint32_t autotune_index_assign(uint32_t h) {
+  bm_map *m = __atomic_load_n(&cov_index_map, __ATOMIC_ACQUIRE);
+  return m ? bm_twolevel_assign(m, h & (uint32_t)m->index_mask) + 1 : 1;
+}
+
+int cov_build_indexed(void) { return __atomic_load_n(&cov_index_modules, __ATOMIC_ACQUIRE) > 0; }
+
+void cov_edge_index_set(bm_map *m) {
+  if (m) { /* attach: the counters and the index before the mask that lets keys reach into it */
+    __atomic_store_n(&cov_index_map, m, __ATOMIC_RELEASE);
+    __atomic_store_n(&autotune_edge_area.map, (uint8_t *)((uintptr_t)m->counters - 1), __ATOMIC_RELEASE);
+    __atomic_store_n(&autotune_edge_area.index, m->index, __ATOMIC_RELEASE);
+    __atomic_store_n(&autotune_edge_area.imask, (uint32_t)m->index_mask, __ATOMIC_RELEASE);
+  } else {
+    __atomic_store_n(&autotune_edge_area.imask, 0u, __ATOMIC_RELEASE);
+    __atomic_store_n(&autotune_edge_area.index, cov_index_dummy, __ATOMIC_RELEASE);
+    __atomic_store_n(&autotune_edge_area.map, cov_edge_dummy, __ATOMIC_RELEASE);
+    __atomic_store_n(&cov_index_map, (bm_map *)NULL, __ATOMIC_RELEASE);
+  }
+  cov_edge_on = m != NULL;
+}
+
 void cov_edge_area_set(uint8_t *map, uint32_t mask) {
   if (map) { /* attach: the map before the mask that lets indices reach into it */
     __atomic_store_n(&autotune_edge_area.map, map, __ATOMIC_RELEASE);
@@ -332,8 +366,12 @@ int cov_build_kind(void) {
   int edges = __atomic_load_n(&cov_edge_modules, __ATOMIC_ACQUIRE) > 0;
   int ngrams = __atomic_load_n(&cov_ngram_modules, __ATOMIC_ACQUIRE) > 0;
   int ctxs = __atomic_load_n(&cov_ctx_modules, __ATOMIC_ACQUIRE) > 0;
+  uint32_t indexed = __atomic_load_n(&cov_index_modules, __ATOMIC_ACQUIRE);
   if (guards + counters + edges + ngrams + ctxs > 1 || __atomic_load_n(&cov_ngram_conflict, __ATOMIC_ACQUIRE) ||
-      __atomic_load_n(&cov_ctx_conflict, __ATOMIC_ACQUIRE))
+      __atomic_load_n(&cov_ctx_conflict, __ATOMIC_ACQUIRE) ||
+      (indexed && indexed != __atomic_load_n(&cov_edge_modules, __ATOMIC_ACQUIRE) +
+                                  __atomic_load_n(&cov_ngram_modules, __ATOMIC_ACQUIRE) +
+                                  __atomic_load_n(&cov_ctx_modules, __ATOMIC_ACQUIRE))) /* some indexed, some not */
     return COV_BUILD_MIXED;
   if (ctxs || linked == COV_BUILD_CTX) /* as edge below */
     return (ctxs && linked >= 0 && linked != COV_BUILD_CTX) || guards || counters || edges || ngrams

@@ -155,6 +155,10 @@ extern __thread uint32_t autotune_ctx_hist[COV_CTX_HIST_WORDS] __attribute__((tl
 extern uint32_t cov_ctx_k_v COV_HIDDEN;      /* K + 1 of a ctx build's modules (0: none) */
 /* Point the edge area at map (mask: its slots - 1), or at the dummy (map NULL). */
 void cov_edge_area_set(uint8_t *map, uint32_t mask) COV_HIDDEN;
+/* An indexed build: point the area at the two-level map m (its counters and index), or at the dummy (NULL). */
+void cov_edge_index_set(bm_map *m) COV_HIDDEN;
+/* Whether the inline modules count through the two-level map's index (AUTOTUNE_CC_INDEX=1). */
+int cov_build_indexed(void) COV_HIDDEN;
 /* The metric an ngram build counts: ngram-N of its modules' N, -1 if none. */
 int cov_ngram_build_metric(void) COV_HIDDEN;
 

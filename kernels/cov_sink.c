@@ -274,10 +274,14 @@ void cov_map_sink_set(bm_map *map, int metric) {
   int kind = cov_build_kind();
   if (cov_build_counts(kind) == COV_COUNTS_AREA) { /* no hooks: the blocks count into the edge area */
     cov_edge_area_set(NULL, 0);
-    int served = cov_build_metric(kind);
-    if (map && metric == served && map->layout == BM_FLAT && map->width_bits == 8 &&
-        map->index_slots <= (1ull << 32))
-      cov_edge_area_set((uint8_t *)map->counters, (uint32_t)(map->index_slots - 1));
+    cov_edge_index_set(NULL);
+    int served = cov_build_metric(kind), indexed = cov_build_indexed();
+    if (map && metric == served && map->width_bits == 8 && map->index_slots <= (1ull << 32)) {
+      if (!indexed && map->layout == BM_FLAT)
+        cov_edge_area_set((uint8_t *)map->counters, (uint32_t)(map->index_slots - 1));
+      else if (indexed && map->layout == BM_TWOLEVEL)
+        cov_edge_index_set(map);
+    }
     map_sink_off();
     return;
   }

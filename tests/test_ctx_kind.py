@@ -26,7 +26,7 @@ import pytest
 from autotune import demo
 from autotune.target import build_harness
 from autotune.vocabulary import CONTEXT_METRICS
-from inline_kinds import (AFL_CC, AFL_FUZZ, AFL_SHOWMAP, AUTOTUNE_CC, assert_afl_fuzz_full_stability,
+from inline_kinds import (AFL_CC, AFL_FUZZ, AFL_SHOWMAP, AUTOTUNE_CC, SANITIZER_RUN, assert_afl_fuzz_full_stability,
                           assert_blocks_as_afl, assert_mixing_refused, assert_plugin_refuses, assert_probe_refuses,
                           assert_race_puts_it_on_the_kind, assert_serves_explicitly, assert_showmap_refuses,
                           assert_wrapper_refuses, build_sanitized, sanitized_maps)
@@ -63,14 +63,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
 INPUTS = {"a": b"a", "abc": b"abcab", "none": b"xyz", "d": b"d", "repeat300": b"b" * 300, "mixed": b"cadcbbbxad"}
 
 
-def ctx_map(funcs: Path, data: bytes, metric: str, map_size: int = 1 << 16) -> dict[int, int]:
-    """The map one execution leaves under the definition, walking the calls: each function's block
-    counts (cur ^ prev ^ X) with X the xor of its nearest K callers' function ids (all for ctx; only
-    instrumented callers: the dispatcher is none), prev = the previous block's id >> 1 (0 at the
-    start), 8-bit NeverZero counters."""
+def ctx_keys(funcs: Path, data: bytes, metric: str) -> list[int]:
+    """The keys one execution counts under the definition, in order, walking the calls: each function's
+    block counts (cur ^ prev ^ X) with X the xor of its nearest K callers' function ids (all for ctx;
+    only instrumented callers: the dispatcher is none), prev = the previous block's id >> 1 (0 at the
+    start)."""
     k = CALLERS[metric]
     fid = {f: block_id(str(funcs), f, FUNCTION_INDEX) for f in CALLS}
-    out: dict[int, int] = {}
+    keys: list[int] = []
     prev = 0
 
     def enter(f: str, callers: list[str]) -> None:
@@ -78,9 +78,7 @@ def ctx_map(funcs: Path, data: bytes, metric: str, map_size: int = 1 << 16) -> d
         near = callers if k is None else callers[:k]
         x = reduce(lambda a, b: a ^ b, (fid[c] for c in near), 0)
         cur = block_id(str(funcs), f, 0)
-        slot = (cur ^ prev ^ x) & (map_size - 1)
-        c = (out.get(slot, 0) + 1) & 0xFF
-        out[slot] = c + (c == 0)
+        keys.append(cur ^ prev ^ x)
         prev = cur >> 1
         for callee in CALLS[f]:
             enter(callee, [f, *callers])
@@ -88,15 +86,39 @@ def ctx_map(funcs: Path, data: bytes, metric: str, map_size: int = 1 << 16) -> d
     for b in data:
         if chr(b) in "abcd":
             enter(f"f{chr(b)}", [])
+    return keys
+
+
+def neverzero(slots: list[int]) -> dict[int, int]:
+    """8-bit NeverZero counters after counting each slot of ``slots`` once."""
+    out: dict[int, int] = {}
+    for slot in slots:
+        c = (out.get(slot, 0) + 1) & 0xFF
+        out[slot] = c + (c == 0)
     return out
 
 
-def build_known(d: Path, funcs: Path, metric: str, funcs_env: dict[str, str] | None = None) -> Path:
-    """funcs.c by autotune cc (the ctx kind for ``metric``, or ``funcs_env``), the dispatcher by plain
-    clang, linked by autotune cc with the ctx kind."""
+def ctx_map(funcs: Path, data: bytes, metric: str, map_size: int = 1 << 16) -> dict[int, int]:
+    """The flat map one execution leaves: each key at key & (map size - 1)."""
+    return neverzero([key & (map_size - 1) for key in ctx_keys(funcs, data, metric)])
+
+
+def indexed_map(funcs: Path, data: bytes, metric: str, index_slots: int, dense_slots: int) -> dict[int, int]:
+    """The dense map an indexed build leaves after one execution in a fresh index: each index entry
+    (key & (index slots - 1)) gets the next dense slot the first time it is seen, the last slot once
+    the dense map is full (bigmap.h's two-level map)."""
+    entries = [key & (index_slots - 1) for key in ctx_keys(funcs, data, metric)]
+    order = list(dict.fromkeys(entries))
+    return neverzero([min(order.index(e), dense_slots - 1) for e in entries])
+
+
+def build_known(d: Path, funcs: Path, metric: str, funcs_env: dict[str, str] | None = None, *,
+                indexed: bool = False) -> Path:
+    """funcs.c by autotune cc (the ctx kind for ``metric``, indexed or not, or ``funcs_env``), the
+    dispatcher by plain clang, linked by autotune cc with the ctx kind."""
     d.mkdir(parents=True, exist_ok=True)
     (d / "dispatch.c").write_text(DISPATCH)
-    kind = {"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": metric}
+    kind = {"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": metric, **({"AUTOTUNE_CC_INDEX": "1"} if indexed else {})}
     _run([AUTOTUNE_CC, "-O1", "-c", str(funcs), "-o", "funcs.o"], clean_env(**(funcs_env or kind)), d)
     _run(["clang", "-O1", "-c", "dispatch.c", "-o", "dispatch.o"], clean_env(), d)
     _run([AUTOTUNE_CC, "-fsanitize=fuzzer", "funcs.o", "dispatch.o", "-o", "known"], clean_env(**kind), d)
@@ -110,7 +132,9 @@ def known(tmp_path_factory) -> dict:
     funcs = src_dir / "funcs.c"
     funcs.write_text(FUNCS)
     builds = {m: build_known(src_dir / m, funcs, m) for m in CONTEXT_METRICS}
-    return {"funcs": funcs, "builds": builds, "again": build_known(src_dir / "again", funcs, "ctx-2")}
+    indexed = {m: build_known(src_dir / f"{m}-indexed", funcs, m, indexed=True) for m in ("ctx", "ctx-2")}
+    return {"funcs": funcs, "builds": builds, "again": build_known(src_dir / "again", funcs, "ctx-2"),
+            "indexed": indexed}
 
 
 def test_the_map_holds_the_context_keys_at_the_documented_ids(known, tmp_path):
@@ -125,6 +149,37 @@ def test_the_map_holds_the_context_keys_at_the_documented_ids(known, tmp_path):
     f = tmp_path / "mixed"
     got, rc = direct_map(known["builds"]["ctx-4"], [f], clean_env(AUTOTUNE_MAP_SIZE="1024"))
     assert rc == 0 and nonzero(got) == ctx_map(funcs, INPUTS["mixed"], "ctx-4", 1024) and max(nonzero(got)) < 1024
+
+
+@pytest.mark.parametrize("index_slots, dense_slots", [(1 << 16, 1024), (1024, 64)])  # the runtime's smallest
+def test_an_indexed_build_counts_each_key_in_a_dense_slot_of_its_own(known, tmp_path, index_slots, dense_slots):
+    """AUTOTUNE_CC_INDEX=1: each key's index entry (key & (H - 1)) takes the next dense slot when first
+    seen, as the two-level map assigns them (bigmap.h): afl's map is the dense counters, in the order
+    the keys came (the runtime's smallest index and dense map too)."""
+    funcs = known["funcs"]
+    for m, binary in known["indexed"].items():
+        for name, data in INPUTS.items():
+            f = tmp_path / f"{m}-{name}"
+            f.write_bytes(data)
+            env = clean_env(AUTOTUNE_METRIC=m, AUTOTUNE_LAYOUT="twolevel", AUTOTUNE_INDEX_SIZE=str(index_slots),
+                            AUTOTUNE_MAP_SIZE=str(dense_slots))
+            got, rc = direct_map(binary, [f], env)
+            assert rc == 0 and nonzero(got) == indexed_map(funcs, data, m, index_slots, dense_slots), (m, name)
+    # the layout is the build's when AUTOTUNE_LAYOUT is unset
+    got, rc = direct_map(known["indexed"]["ctx"], [tmp_path / "ctx-mixed"], clean_env(AUTOTUNE_MAP_SIZE="1024"))
+    assert rc == 0 and nonzero(got) == indexed_map(funcs, INPUTS["mixed"], "ctx", 1 << 24, 1024)
+
+
+def test_an_indexed_build_refuses_a_flat_map_and_a_mixed_link(known, tmp_path):
+    assert_refused(known["indexed"]["ctx-2"], tmp_path, {"AUTOTUNE_LAYOUT": "flat"},
+                   "AUTOTUNE_LAYOUT=flat: a program built with AUTOTUNE_CC_INSTRUMENT=ctx counts inline through a "
+                   "two-level map's index (AUTOTUNE_CC_INDEX=1); fix: unset it (or twolevel)")
+    assert_refused(known["builds"]["ctx-2"], tmp_path, {"AUTOTUNE_LAYOUT": "twolevel"},
+                   "AUTOTUNE_LAYOUT=twolevel: a program built with AUTOTUNE_CC_INSTRUMENT=ctx counts inline into a "
+                   "flat map")
+    assert_mixing_refused(tmp_path, funcs=known["funcs"], dispatch=DISPATCH,
+                          funcs_env={"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": "ctx-2", "AUTOTUNE_CC_INDEX": "1"},
+                          kind_env={"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": "ctx-2"})
 
 
 def test_the_contexts_tell_apart_what_the_edges_do_not(known):
@@ -185,7 +240,8 @@ def demo_ctx(tmp_path_factory) -> Path:
      "AUTOTUNE_METRIC=ctx: this program was built with AUTOTUNE_CC_INSTRUMENT=ctx AUTOTUNE_CC_CTX=ctx-2, which counts "
      "ctx-2 inline and nothing else; fix: set AUTOTUNE_METRIC=ctx-2 (or unset it), or rebuild with "
      "AUTOTUNE_CC_CTX=ctx or AUTOTUNE_CC_INSTRUMENT=full"),
-    ({"AUTOTUNE_METRIC": "edge"}, "fix: set AUTOTUNE_METRIC=ctx-2 (or unset it), or rebuild with AUTOTUNE_CC_INSTRUMENT=full"),
+    ({"AUTOTUNE_METRIC": "edge"},
+     "fix: set AUTOTUNE_METRIC=ctx-2 (or unset it), or rebuild with AUTOTUNE_CC_INSTRUMENT=full"),
     ({"AUTOTUNE_METRIC": "guard"}, "fix: set AUTOTUNE_METRIC=ctx-2"),
     ({"AUTOTUNE_LAYOUT": "twolevel"}, "AUTOTUNE_LAYOUT=twolevel: a program built with AUTOTUNE_CC_INSTRUMENT=ctx"),
     ({"AUTOTUNE_COUNTER_BITS": "16"}, "AUTOTUNE_COUNTER_BITS=16: a program built with AUTOTUNE_CC_INSTRUMENT=ctx"),
@@ -224,6 +280,10 @@ def test_a_program_mixing_kinds_or_contexts_is_refused(known, tmp_path, funcs_en
     ({"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": "2"}, "AUTOTUNE_CC_CTX=2 (fix:"),
     ({"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": "4", "AUTOTUNE_CC_CTX": "ctx"},
      "AUTOTUNE_CC_CTX=ctx applies to AUTOTUNE_CC_INSTRUMENT=ctx only, not ngram"),
+    ({"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": "ctx", "AUTOTUNE_CC_INDEX": "2"},
+     "AUTOTUNE_CC_INDEX=2 is not 0 or 1"),
+    ({"AUTOTUNE_CC_INSTRUMENT": "blocks", "AUTOTUNE_CC_INDEX": "1"},
+     "AUTOTUNE_CC_INDEX=1 applies to the inline kinds (AUTOTUNE_CC_INSTRUMENT=edge or ngram or ctx), not blocks"),
 ])
 def test_the_wrapper_refuses_a_bad_context(tmp_path, env, needle):
     assert_wrapper_refuses(tmp_path, env, needle)
@@ -263,9 +323,12 @@ def test_afl_showmap_reads_the_known_contexts(known, tmp_path, persistent):
 
 
 @needs_afl
-def test_afl_fuzz_runs_the_ctx_build_with_full_stability(tmp_path):
+@pytest.mark.parametrize("indexed", [False, True])
+def test_afl_fuzz_runs_the_ctx_build_with_full_stability(tmp_path, indexed):
+    """Also counted through the index: the fork server's children assign slots in the index they
+    share, so a key keeps its slot from one execution to the next."""
     binary = build_harness(sources=[PROGRAMS_AFL / "branchy.c"], output=tmp_path / "branchy", extra_cflags=["-O0"],
-                           kind="ctx", cc_vars={"AUTOTUNE_CC_CTX": "ctx"})
+                           kind="ctx", cc_vars={"AUTOTUNE_CC_CTX": "ctx", **({"AUTOTUNE_CC_INDEX": "1"} if indexed else {})})
     assert_afl_fuzz_full_stability(binary, tmp_path)
 
 
@@ -290,3 +353,11 @@ def test_ctx_runtime_and_harness_under_asan_and_ubsan(known, tmp_path):
     maps = sanitized_maps(known_san, tmp_path, {name: INPUTS[name] for name in ("abc", "repeat300", "mixed")})
     for name, m in maps.items():
         assert m == ctx_map(funcs, INPUTS[name], "ctx-8"), name
+    # counted through the index: the slow path's call into the runtime (autotune_index_assign) too
+    d = tmp_path / "indexed"
+    d.mkdir()
+    indexed = build_sanitized(d, funcs, DISPATCH, kind="ctx", cc_env={"AUTOTUNE_CC_INSTRUMENT": "ctx",
+                                                                      "AUTOTUNE_CC_CTX": "ctx-8", "AUTOTUNE_CC_INDEX": "1"})
+    for name in ("abc", "repeat300", "mixed"):
+        got, rc = direct_map(indexed, [tmp_path / name], clean_env(**SANITIZER_RUN, AUTOTUNE_MAP_SIZE="1024"))
+        assert rc == 0 and nonzero(got) == indexed_map(funcs, INPUTS[name], "ctx-8", 1 << 24, 1024), name

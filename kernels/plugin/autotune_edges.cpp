@@ -77,6 +77,15 @@
 // AFL++'s pass (CTX, CALLER, CTX-K) stores the callees' state at the entry and restores it at the returns.
 // Each module registers (blocks, K + 1) (autotune_ctx_register); the runtime serves that metric only.
 //
+// indexed (AUTOTUNE_CC_INDEX=1, any mode): the key counts through the runtime's two-level map instead of
+// a flat map (BigMap, DSN 2021; kernels/bigmap.h), inline as well:
+//   e = area.index[key & area.imask];  if (e == 0) e = autotune_index_assign(key & imask);  map[e]++ (NeverZero)
+// e is the key's dense slot + 1 (bigmap.h's encoding; 0: not seen yet, a cold call that assigns the next
+// slot in the index the fork server's children share) and area.map points one byte before the dense
+// counters, which afl-fuzz scans: as many as the keys need, with collisions only in the index (sized at
+// run time, AUTOTUNE_INDEX_SIZE). The module registers it (autotune_index_register); the runtime refuses a
+// flat layout for such a build, and a flat one's modules mixed with indexed ones.
+//
 // AUTOTUNE_EDGES_DEBUG=1 (at compile time) prints every instrumented block on stderr as
 // "[autotune-edges] <module> <function> <index> <id as 8 hex digits>" and a per-module count.
 #include "llvm/Config/llvm-config.h"
@@ -93,6 +102,8 @@
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <cstdint>
@@ -216,7 +227,20 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
     // shared library) through the GOT and the initial-exec model (the variable is in the
     // executable's static TLS block, where the runtime is linked).
     const bool exe = M.getPIELevel() != PIELevel::Default || M.getPICLevel() == PICLevel::NotPIC;
-    StructType *AreaTy = StructType::get(C, {I8P, I32});
+    // {uint8_t *map; uint32_t mask; uint32_t *index; uint32_t imask;}: the last two for an indexed build
+#if LLVM_VERSION_MAJOR >= 17
+    PointerType *I32P = PointerType::getUnqual(C);
+#else
+    PointerType *I32P = PointerType::getUnqual(I32);
+#endif
+    StructType *AreaTy = StructType::get(C, {I8P, I32, I32P, I32});
+    const char *ix = std::getenv("AUTOTUNE_CC_INDEX");
+    const bool indexed = ix && StringRef(ix) == "1";
+    FunctionCallee Assign;
+    if (indexed) {
+      Assign = M.getOrInsertFunction("autotune_index_assign", I32, I32);
+      if (auto *AF = dyn_cast<Function>(Assign.getCallee())) AF->addFnAttr(Attribute::NoUnwind);
+    }
     auto *Area = dyn_cast_or_null<GlobalVariable>(M.getNamedValue("autotune_edge_area"));
     if (!Area)
       Area = new GlobalVariable(M, AreaTy, false, GlobalValue::ExternalLinkage, nullptr, "autotune_edge_area");
@@ -334,27 +358,55 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
       }
       for (auto &[BB, idx] : work) {
         const uint32_t cur = blockId(module, F.getName(), idx);
-        IRBuilder<> B(BB == &F.getEntryBlock() && EntryAfter ? EntryAfter : &*BB->getFirstInsertionPt());
+        Instruction *Before = BB == &F.getEntryBlock() && EntryAfter ? EntryAfter : &*BB->getFirstInsertionPt();
+        IRBuilder<> B(Before);
         auto word = [&](unsigned i) { return B.CreateConstInBoundsGEP2_32(HistTy, Prev, 0, i); };
         Value *PrevWord = ngram ? word(0) : Prev;  // edge: prev; ngram: X
         LoadInst *P = B.CreateLoad(I32, PrevWord, "at.prev");
         P->setVolatile(true);
         nosan(P);
-        LoadInst *Mask = B.CreateLoad(I32, B.CreateStructGEP(AreaTy, Area, 1), "at.mask");
-        nosan(Mask);
-        Mask->setMetadata(LLVMContext::MD_invariant_load, NoSan);
+        auto invariant = [&](Type *T, unsigned field, const char *name) {
+          LoadInst *L = B.CreateLoad(T, B.CreateStructGEP(AreaTy, Area, field), name);
+          nosan(L);
+          L->setMetadata(LLVMContext::MD_invariant_load, NoSan);
+          return L;
+        };
+        LoadInst *Mask = indexed ? nullptr : invariant(I32, 1, "at.mask");
         Value *Key = B.CreateXor(P, B.getInt32(cur));
         if (X) Key = B.CreateXor(Key, X);  // ctx: the edge in the function's context
-        Value *Idx = B.CreateAnd(Key, Mask);
-        LoadInst *Map = B.CreateLoad(I8P, B.CreateStructGEP(AreaTy, Area, 0), "at.map");
-        nosan(Map);
-        Map->setMetadata(LLVMContext::MD_invariant_load, NoSan);
+        Value *Idx, *H = nullptr;
+        Instruction *Entry = nullptr, *IsNew = nullptr;
+        if (indexed) {  // the index's entry of the key: slot + 1, 0 for a key not seen yet
+          H = B.CreateAnd(Key, invariant(I32, 3, "at.imask"));
+          LoadInst *Index = invariant(I32P, 2, "at.index");
+          LoadInst *E = B.CreateLoad(I32, B.CreateGEP(I32, Index, B.CreateZExt(H, B.getInt64Ty())), "at.entry");
+          nosan(E);
+          Entry = E;
+          IsNew = cast<Instruction>(B.CreateICmpEQ(E, B.getInt32(0)));
+          Idx = E;  // the map is the counters - 1: map[slot + 1]
+        } else {
+          Idx = B.CreateAnd(Key, Mask);
+        }
+        LoadInst *Map = invariant(I8P, 0, "at.map");
         Value *Slot = B.CreateGEP(I8, Map, B.CreateZExt(Idx, B.getInt64Ty()));
         LoadInst *Old = B.CreateLoad(I8, Slot);
         nosan(Old);
         Value *Inc = B.CreateAdd(Old, B.getInt8(1));
         Inc = B.CreateAdd(Inc, B.CreateZExt(B.CreateICmpEQ(Inc, B.getInt8(0)), I8));  // NeverZero
         nosan(B.CreateStore(Inc, Slot));
+        if (indexed) {  // a new key: the runtime assigns its slot (cold), then the count goes on as above
+          Instruction *ThenTerm = SplitBlockAndInsertIfThen(IsNew, Map, false,
+                                                            MDBuilder(C).createBranchWeights(1, 1 << 20));
+          IRBuilder<> T(ThenTerm);
+          CallInst *New = T.CreateCall(Assign, {H});
+          New->setMetadata(NoSanKind, NoSan);
+          BasicBlock *Tail = Map->getParent();  // begins with the map's load
+          PHINode *Phi = PHINode::Create(I32, 2, "at.slot1", &*Tail->begin());
+          Phi->addIncoming(Entry, Entry->getParent());
+          Phi->addIncoming(New, ThenTerm->getParent());
+          cast<Instruction>(cast<Instruction>(Slot)->getOperand(1))->setOperand(0, Phi);  // zext(slot + 1)
+          B.SetInsertPoint(Before);  // the block's own code, now in the tail
+        }
         Constant *Half = B.getInt32(cur >> 1);
         if (ngram <= 2) {  // edge, or ngram-2: the window is the previous block alone
           nosan(B.CreateStore(Half, PrevWord));
@@ -404,6 +456,7 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
       B.CreateCall(Reg, {B.getInt32(blocks), B.getInt32(ngram ? ngram : mode.ctx)});
     else
       B.CreateCall(Reg, {B.getInt32(blocks)});
+    if (indexed) B.CreateCall(M.getOrInsertFunction("autotune_index_register", Type::getVoidTy(C)));
     B.CreateRetVoid();
     appendToGlobalCtors(M, Ctor, 2);
     return PreservedAnalyses::none();
