@@ -11,6 +11,10 @@ For each target and metric (ngram-4, ngram-8, ctx) and each map exponent P of --
                          ngram-N, ctx kind for ctx and ctx-2: no runtime call per block or call),
                          counting into a flat map of 2^P slots with AFL++'s hash, as AFL++'s build
                          does; afl-fuzz sees 2^P bytes.
+  ours-<metric>-ix<P>    (--layouts indexed) the same inline kind built with AUTOTUNE_CC_INDEX=1: counted
+                         inline through our two-level map, an index of 2^--index-pow2 slots (the
+                         collisions) and a dense map of 2^P slots, which is what afl-fuzz sees: as
+                         many bytes as AFL++'s map of 2^P.
   ours-<metric>-tl<P>    autotune cc (blocks kind for ngram-N, full kind for ctx), our runtime with
                          AUTOTUNE_METRIC=<metric>, a two-level map: index of 2^P slots (as many as
                          AFL++'s map of 2^P, so Equation 1 gives both the same collision rate) and a
@@ -77,7 +81,8 @@ from autotune.target import build, demo_spec  # noqa: E402
 SCHEMA_VERSION = 1
 AFL_INSTRUMENT = {"ngram-4": "NGRAM-4", "ngram-8": "NGRAM-8", "ctx": "CTX", "ctx-2": "CTX-2"}
 OUR_KIND = {"ngram-4": "blocks", "ngram-8": "blocks", "ctx": "full", "ctx-2": "full"}  # the hooked kind serving it
-LAYOUTS = ("twolevel", "inline")
+LAYOUTS = ("twolevel", "inline", "indexed")
+INDEX_POW2 = 22  # --index-pow2: the indexed variants' index
 INLINE_GOAL = {16: 0.9}  # issue 54: ours / AFL++ at 2^16; at a larger P, INLINE_GOAL_LARGE
 INLINE_GOAL_LARGE = 1.5
 STOCK_POW2 = 16  # Debian's afl++ 5.02c: MAP_SIZE_POW2 16 (include/config.h)
@@ -135,18 +140,21 @@ def aflpp_path(pow2: int, env: dict[str, str]) -> dict[str, str]:
     return {**env, "PATH": f"{d / 'bin'}:{env.get('PATH', os.defpath)}", "AFL_MAP_SIZE": str(1 << pow2)}
 
 
-def inline_binary(spec: object, env: dict[str, str], metric: str) -> str:
-    """The target built with autotune cc's inline kind for ``metric`` (autotune.buildkinds.inline_kind_for)."""
+def inline_binary(spec: object, env: dict[str, str], metric: str, *, indexed: bool = False) -> str:
+    """The target built with autotune cc's inline kind for ``metric`` (autotune.buildkinds.inline_kind_for),
+    counting through our two-level map's index when ``indexed`` (AUTOTUNE_CC_INDEX=1)."""
     from autotune.buildkinds import inline_kind_for
 
-    return str(build(spec=spec, cc_kind="autotune", build_vars=inline_kind_for(metric).build_vars(metric), env=env))
+    build_vars = {**inline_kind_for(metric).build_vars(metric), **({"AUTOTUNE_CC_INDEX": "1"} if indexed else {})}
+    return str(build(spec=spec, cc_kind="autotune", build_vars=build_vars, env=env))
 
 
 def variants(spec: object, env: dict[str, str], metric: str, maps: list[int], dense_slots: int,
-             layouts: tuple[str, ...] = ("twolevel",)) -> list[Variant]:
+             layouts: tuple[str, ...] = ("twolevel",), index_pow2: int = INDEX_POW2) -> list[Variant]:
     ours_bin = (build(spec=spec, cc_kind="autotune", build_vars={"AUTOTUNE_CC_INSTRUMENT": OUR_KIND[metric]}, env=env)
                 if "twolevel" in layouts else None)
     inline_bin = inline_binary(spec, env, metric) if "inline" in layouts else None
+    indexed_bin = inline_binary(spec, env, metric, indexed=True) if "indexed" in layouts else None
     out = []
     for p in maps:
         afl_bin = build(spec=spec, cc_kind="afl", build_vars={"AFL_LLVM_INSTRUMENT": AFL_INSTRUMENT[metric]},
@@ -154,11 +162,20 @@ def variants(spec: object, env: dict[str, str], metric: str, maps: list[int], de
         out.append(Variant(f"aflpp-{metric}-map{p}", "aflpp", metric, p, 1 << p, str(afl_bin), aflpp_run_env(p)))
         if inline_bin:
             out.append(Variant(f"ours-{metric}-in{p}", "inline", metric, p, 1 << p, inline_bin, inline_env(metric, p)))
+        if indexed_bin:  # pow2: the index's (the collisions), as for the two-level variants
+            out.append(Variant(f"ours-{metric}-ix{p}", "indexed", metric, index_pow2, 1 << p, indexed_bin,
+                               indexed_env(metric, index_pow2=index_pow2, dense_pow2=p)))
         if ours_bin:
             dense = min(dense_slots, 1 << p)
             out.append(Variant(f"ours-{metric}-tl{p}", "ours", metric, p, dense, str(ours_bin),
                                ours_env(metric, index_pow2=p, dense_slots=dense)))
     return out
+
+
+def indexed_env(metric: str, *, index_pow2: int, dense_pow2: int) -> dict[str, str]:
+    """An indexed inline build's run-time variables: index 2^index_pow2, dense map 2^dense_pow2, AFL++'s hash."""
+    return {"AUTOTUNE_METRIC": metric, "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(1 << index_pow2),
+            "AUTOTUNE_MAP_SIZE": str(1 << dense_pow2), "AUTOTUNE_KEY_HASH": "afl", **aflpp_run_env(dense_pow2)}
 
 
 def inline_env(metric: str, pow2: int) -> dict[str, str]:
@@ -186,7 +203,7 @@ def campaign(v: Variant, seeds: list[Path], run_dir: Path, seconds: int, rng_see
     for i, s in enumerate(seeds):
         shutil.copyfile(s, run_dir / "in" / f"seed{i:03d}")
     env_extra = dict(v.run_env)
-    if v.side == "ours":
+    if v.side in ("ours", "indexed"):
         env_extra["AUTOTUNE_INDEX_FILE"] = str(run_dir / "index.bin")
     cmd = ["afl-fuzz", "-i", str(run_dir / "in"), "-o", str(run_dir / "out"), "-V", str(seconds), "-s", str(rng_seed),
            "--", v.binary]
@@ -202,7 +219,7 @@ def campaign(v: Variant, seeds: list[Path], run_dir: Path, seconds: int, rng_see
            "edges_found": int(st["edges_found"]), "total_edges": int(st["total_edges"]),
            "corpus_count": int(st["corpus_count"]), "stability": st["stability"],
            "saved_crashes": int(st["saved_crashes"]), "queue": str(inst / "queue")}
-    if v.side == "ours":
+    if v.side in ("ours", "indexed"):
         s = read_index_stats(path=run_dir / "index.bin")
         res.update(used_key=s.used_key, overflow_keys=s.overflow_keys)
     return res
@@ -249,12 +266,22 @@ def collisions(vs: list[Variant], queues: list[Path], work: Path, limit: int, af
     inline = next((v for v in vs if v.side == "inline"), None)
     n_inline = (showmap(inline.binary, corpus, work / "inline-census.map", inline_env(inline.metric, 24))
                 if inline is not None else None)  # its own keys: our pass's blocks, AFL++'s hash, 2^24 slots
+    indexed = next((v for v in vs if v.side == "indexed"), None)
+    if indexed is not None and n_inline is None:  # the same keys through the index: a 2^24 index, 2^22 dense
+        cidx = work / "indexed-census.idx"
+        showmap(indexed.binary, corpus, work / "indexed-census.map",
+                {**indexed_env(indexed.metric, index_pow2=24, dense_pow2=22), "AUTOTUNE_INDEX_FILE": str(cidx)})
+        n_inline = read_index_stats(path=cidx).used_key
     rows = {}
     for v in vs:
         if v.side == "aflpp":
             kept, census = showmap(v.binary, corpus, work / f"{v.name}.map", v.run_env), n_afl
         elif v.side == "inline":
             kept, census = showmap(v.binary, corpus, work / f"{v.name}.map", v.run_env), n_inline
+        elif v.side == "indexed":  # the inline build's keys (the same pass and hash), kept in its dense map
+            idx = work / f"{v.name}.idx"
+            showmap(v.binary, corpus, work / f"{v.name}.map", {**v.run_env, "AUTOTUNE_INDEX_FILE": str(idx)})
+            kept, census = read_index_stats(path=idx).used_key, n_inline
         else:
             idx = work / f"{v.name}.idx"
             showmap(v.binary, corpus, work / f"{v.name}.map", {**v.run_env, "AUTOTUNE_INDEX_FILE": str(idx)})
@@ -282,7 +309,8 @@ def summarise(vs: list[Variant], runs: dict[str, list[dict]], coll: dict | None)
                        "execs_per_s_median": median(eps) if eps else None, "execs_per_s": eps,
                        "yardstick_edges_median": median(ys) if ys else None, "yardstick_edges": ys,
                        "total_edges": sorted({r["total_edges"] for r in rs}),
-                       **({"overflow_keys": [r["overflow_keys"] for r in rs]} if v.side == "ours" else {})}
+                       **({"overflow_keys": [r.get("overflow_keys") for r in rs]} if v.side in ("ours", "indexed")
+                          else {})}
     cr_all = (coll or {}).get("variants", {})
     for v in vs:
         me, base = out[v.name], out.get(f"aflpp-{v.metric}-map{STOCK_POW2}")
@@ -296,7 +324,8 @@ def summarise(vs: list[Variant], runs: dict[str, list[dict]], coll: dict | None)
     for v in vs:
         if v.side == "aflpp":
             continue
-        them = out.get(f"aflpp-{v.metric}-map{v.pow2}")
+        dense_pow2 = v.dense_slots.bit_length() - 1  # indexed: compared at the map afl-fuzz scans
+        them = out.get(f"aflpp-{v.metric}-map{dense_pow2 if v.side == 'indexed' else v.pow2}")
         me = out[v.name]
         if not them or not me["execs_per_s"] or not them["execs_per_s"]:
             continue
@@ -312,8 +341,8 @@ def summarise(vs: list[Variant], runs: dict[str, list[dict]], coll: dict | None)
         mine_c, theirs_c = cr.get(v.name), cr.get(f"aflpp-{v.metric}-map{v.pow2}")
         no_worse = (mine_c["measured_collision_rate"] <= theirs_c["measured_collision_rate"]
                     if mine_c and theirs_c else None)
-        if v.side == "inline":  # issue 54: speed at the same size (the same keys, the same collisions)
-            goal = INLINE_GOAL.get(v.pow2, INLINE_GOAL_LARGE)
+        if v.side in ("inline", "indexed"):  # issue 54: speed against AFL++'s map of the size afl-fuzz scans
+            goal = INLINE_GOAL.get(v.pow2 if v.side == "inline" else dense_pow2, INLINE_GOAL_LARGE)
             met = ratio >= goal and (goal <= 1 or mw.p < 0.05)
         else:
             goal = GOAL_RATIO
@@ -344,7 +373,7 @@ def resume_entry(doc: dict, tname: str, metric: str, names: list[str]) -> tuple[
 
 def run_metric(tname: str, metric: str, a: argparse.Namespace, doc: dict, save) -> None:
     spec, env, seeds = target(tname)
-    vs = variants(spec, env, metric, a.maps, a.dense_slots, a.layouts)
+    vs = variants(spec, env, metric, a.maps, a.dense_slots, a.layouts, a.index_pow2)
     pcguard = build(spec=spec, cc_kind="afl", build_vars={}, env=env)  # the yardstick: AFL++'s default
     aflpp_census = build(spec=spec, cc_kind="afl", build_vars={"AFL_LLVM_INSTRUMENT": AFL_INSTRUMENT[metric]},
                          env=aflpp_path(AFLPP_CENSUS_POW2, env))
@@ -418,7 +447,7 @@ def parse_maps(text: str) -> list[int]:
     return maps
 
 
-SETTINGS = ("seconds", "trials", "maps", "dense_slots", "census_inputs", "layouts")  # what --resume must see unchanged
+SETTINGS = ("seconds", "trials", "maps", "dense_slots", "census_inputs", "layouts", "index_pow2")  # what --resume must see unchanged
 
 
 def parse_layouts(text: str) -> tuple[str, ...]:
@@ -437,6 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layouts", default="twolevel", type=parse_layouts,
                     help="our variants: twolevel (hooked build, two-level map), inline (the metric's inline kind, "
                          "flat map); comma-separated")
+    ap.add_argument("--index-pow2", type=int, default=INDEX_POW2, help="the indexed variants' index: 2^this slots")
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=1, help="afl-fuzz campaigns at once (2 only on idle cores)")
@@ -459,11 +489,12 @@ def main(argv: list[str] | None = None) -> int:
            "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                                     check=False).stdout.strip() or None,
            "seconds": a.seconds, "trials": a.trials, "jobs": a.jobs, "maps": a.maps, "dense_slots": a.dense_slots,
-           "census_inputs": a.census_inputs, "layouts": list(a.layouts), "results": []}
+           "census_inputs": a.census_inputs, "layouts": list(a.layouts), "index_pow2": a.index_pow2, "results": []}
     prior = a.out / "sensitive_metrics.json"
     if a.resume and prior.is_file():
         old = json.loads(prior.read_text())
         old.setdefault("layouts", ["twolevel"])  # documents written before --layouts
+        old.setdefault("index_pow2", INDEX_POW2)
         doc["layouts"] = list(a.layouts)
         differ = [k for k in SETTINGS if old.get(k) != doc[k]]
         if differ:

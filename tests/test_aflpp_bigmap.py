@@ -78,6 +78,15 @@ def test_the_inline_goal_is_speed_at_the_same_size_and_every_variant_meets_aflpp
     assert "vs_aflpp16" not in got["aflpp-ctx-map18"]
     r["ours-ctx-in18"] = runs(940, 950, 930, 945, 935)  # 1.56x AFL++'s 2^18
     assert sm.summarise(vs, r, coll)["ours-ctx-in18"]["vs_aflpp"]["goal_met"]
+    # indexed: its pow2 is the index's (2^22), compared with AFL++'s map of the size afl-fuzz scans (2^18)
+    ix = sm.Variant("ours-ctx-ix18", "indexed", "ctx", 22, 1 << 18, "/bin/true", {})
+    r["ours-ctx-ix18"] = runs(700, 710, 690, 705, 695)
+    got = sm.summarise([*vs, ix], r, coll)["ours-ctx-ix18"]
+    assert got["vs_aflpp"]["execs_per_s_ratio"] == round(700 / 600, 3) and got["vs_aflpp"]["goal_ratio"] == 1.5
+    assert got["vs_aflpp16"]["execs_per_s_ratio"] == pytest.approx(0.7)
+    assert sm.indexed_env("ctx", index_pow2=22, dense_pow2=18) == {
+        "AUTOTUNE_METRIC": "ctx", "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(1 << 22),
+        "AUTOTUNE_MAP_SIZE": str(1 << 18), "AUTOTUNE_KEY_HASH": "afl"}
     assert sm.inline_env("ctx", 24)["AFL_MAP_SIZE"] == str(1 << 24) and sm.parse_layouts("inline") == ("inline",)
     with pytest.raises(SystemExit):
         sm.parse_layouts("flat")
