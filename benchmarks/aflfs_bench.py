@@ -139,6 +139,7 @@ def lz4_target() -> dict | None:
 # ---- build kinds vs afl-clang-fast (issue 13) ------------------------------------------------------
 
 FLAT_64K = {"AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": "65536"}  # AFL++'s hashed modes: flat 2^16
+INDEXED_64K = {"AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(1 << 22), "AUTOTUNE_MAP_SIZE": "65536"}  # an indexed build: 2^22 index, 2^16 dense
 # (variant, (builder, our build kind or AFL_LLVM_INSTRUMENT; None = AFL++'s default PCGUARD), runtime env)
 KIND_VARIANTS: list[tuple[str, tuple[str, str | None], dict[str, str]]] = [
     ("guard/guard-build", ("ours", "guard"), {"AUTOTUNE_METRIC": "guard"}),
@@ -156,9 +157,11 @@ KIND_VARIANTS: list[tuple[str, tuple[str, str | None], dict[str, str]]] = [
     ("aflpp-ngram8", ("afl", "NGRAM-8"), {}),
     ("ctx/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "ctx", **FLAT_64K}),
     ("ctx/ctx-build", ("ours", "ctx"), {"AUTOTUNE_METRIC": "ctx", **FLAT_64K}),
+    ("ctx/ctx-build-indexed", ("ours", "ctx"), {"AUTOTUNE_METRIC": "ctx", **INDEXED_64K}),
     ("aflpp-ctx", ("afl", "CLASSIC,CTX"), {}),
     ("ctx-2/full-build", ("ours", "full"), {"AUTOTUNE_METRIC": "ctx-2", **FLAT_64K}),
     ("ctx-2/ctx-build", ("ours", "ctx"), {"AUTOTUNE_METRIC": "ctx-2", **FLAT_64K}),
+    ("ctx-2/ctx-build-indexed", ("ours", "ctx"), {"AUTOTUNE_METRIC": "ctx-2", **INDEXED_64K}),
     ("aflpp-ctx2", ("afl", "CLASSIC,CTX-2"), {}),
 ]
 # compile-time variables of a variant besides its build kind (AUTOTUNE_CC_SELECTS: the edge kind splits
@@ -167,7 +170,9 @@ BUILD_VARS: dict[str, dict[str, str]] = {"edge/edge-build-selects": {"AUTOTUNE_C
                                          "edge/blocks-build-noselects": {"AUTOTUNE_CC_SELECTS": "0"},
                                          "ngram-8/ngram-build": {"AUTOTUNE_CC_NGRAM": "8"},
                                          "ctx/ctx-build": {"AUTOTUNE_CC_CTX": "ctx"},
-                                         "ctx-2/ctx-build": {"AUTOTUNE_CC_CTX": "ctx-2"}}
+                                         "ctx-2/ctx-build": {"AUTOTUNE_CC_CTX": "ctx-2"},
+                                         "ctx/ctx-build-indexed": {"AUTOTUNE_CC_CTX": "ctx", "AUTOTUNE_CC_INDEX": "1"},
+                                         "ctx-2/ctx-build-indexed": {"AUTOTUNE_CC_CTX": "ctx-2", "AUTOTUNE_CC_INDEX": "1"}}
 PAIRS = [("guard/guard-build", "aflpp-pcguard"), ("guard/blocks-build", "aflpp-pcguard"),
          ("edge/edge-build", "aflpp-classic"), ("edge/edge-build-selects", "aflpp-classic"),
          ("edge/blocks-build", "aflpp-classic"), ("edge/blocks-build-noselects", "aflpp-classic"),
@@ -175,7 +180,8 @@ PAIRS = [("guard/guard-build", "aflpp-pcguard"), ("guard/blocks-build", "aflpp-p
          ("ngram-8/blocks-build", "aflpp-ngram8"), ("ngram-8/full-build", "aflpp-ngram8"),
          ("ngram-8/ngram-build", "aflpp-ngram8"),
          ("ctx/full-build", "aflpp-ctx"), ("ctx/ctx-build", "aflpp-ctx"),
-         ("ctx-2/full-build", "aflpp-ctx2"), ("ctx-2/ctx-build", "aflpp-ctx2")]
+         ("ctx-2/full-build", "aflpp-ctx2"), ("ctx-2/ctx-build", "aflpp-ctx2"),
+         ("ctx/ctx-build-indexed", "aflpp-ctx"), ("ctx-2/ctx-build-indexed", "aflpp-ctx2")]
 
 
 def kind_binary(target: str, builder: str, kind: str | None, cc_vars: dict[str, str] | None = None) -> Path:
