@@ -401,7 +401,8 @@ struct EdgeCoverage : PassInfoMixin<EdgeCoverage> {
           CallInst *New = T.CreateCall(Assign, {H});
           New->setMetadata(NoSanKind, NoSan);
           BasicBlock *Tail = Map->getParent();  // begins with the map's load
-          PHINode *Phi = PHINode::Create(I32, 2, "at.slot1", &*Tail->begin());
+          IRBuilder<> J(Tail, Tail->begin());  // a builder, not an Instruction * position (deprecated in LLVM 21)
+          PHINode *Phi = J.CreatePHI(I32, 2, "at.slot1");
           Phi->addIncoming(Entry, Entry->getParent());
           Phi->addIncoming(New, ThenTerm->getParent());
           cast<Instruction>(cast<Instruction>(Slot)->getOperand(1))->setOperand(0, Phi);  // zext(slot + 1)
