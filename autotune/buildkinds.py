@@ -22,6 +22,11 @@ from typing import Mapping
 from autotune.vocabulary import METRIC_TABLE
 
 KIND_VAR = "AUTOTUNE_CC_INSTRUMENT"
+# An inline kind's pass counts through the runtime's two-level map (its index, then the dense
+# counters afl-fuzz scans) instead of a flat map: "1"; unset or "0": the flat map.
+INDEX_VAR = "AUTOTUNE_CC_INDEX"
+INDEX_REASON = ("count inline through our two-level map: the index (AUTOTUNE_INDEX_SIZE, sized at run time) "
+                "keeps collisions out, afl-fuzz scans only the dense map (AUTOTUNE_MAP_SIZE)")
 DEFAULT_KIND = "full"
 HOOKS_FLAG = "-finstrument-functions-after-inlining"  # function entry/exit hooks: the call stack
 
@@ -107,11 +112,16 @@ class BuildKind:
             return None
         return next((v for v, m in zip(self.param.values, self.param.metrics) if m == metric), None)
 
-    def build_vars(self, metric: str | None = None) -> dict[str, str]:
-        """The compile-time variables of this kind (for a parametrised kind, the build serving ``metric``)."""
+    def build_vars(self, metric: str | None = None, *, indexed: bool = False) -> dict[str, str]:
+        """The compile-time variables of this kind (for a parametrised kind, the build serving ``metric``;
+        ``indexed``: an inline kind counting through the two-level map's index, ``AUTOTUNE_CC_INDEX=1``)."""
+        if indexed and not self.inline:
+            raise ValueError(f"the {self.name} kind does not count inline: it has no indexed build")
         out = {KIND_VAR: self.name}
         if self.param is not None and metric is not None:
             out[self.param.var] = self.param_of(metric) or ""
+        if indexed:
+            out[INDEX_VAR] = "1"
         return out
 
     def admits(self, *, counter_bits: int, overflow: str) -> bool:

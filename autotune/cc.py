@@ -73,7 +73,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Literal, Mapping, NamedTuple, Sequence
 
-from autotune.buildkinds import BUILD_KINDS, DEFAULT_KIND, KIND_VAR
+from autotune.buildkinds import BUILD_KINDS, DEFAULT_KIND, INDEX_VAR, KIND_VAR
 from autotune.buildkinds import KINDS as KINDS_BY_NAME
 from autotune.errors import AutotuneError
 from autotune.llvm import ENTER_FIRST, Toolchain, clang_major, find_toolchain, hook_order
@@ -323,9 +323,6 @@ FUZZING_DEFINES: tuple[str, ...] = ("-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION=
 FUZZING_CODEGEN: tuple[str, ...] = ("-funroll-loops",)
 
 SELECTS_VAR = "AUTOTUNE_CC_SELECTS"
-# An inline kind's pass counts through the runtime's two-level map (its index, then the dense
-# counters afl-fuzz scans) instead of a flat map: "1"; unset or "0": the flat map.
-INDEX_VAR = "AUTOTUNE_CC_INDEX"
 
 
 def check_index(env: Mapping[str, str], kind: str) -> bool:

@@ -110,13 +110,15 @@ def assert_race_puts_it_on_the_kind(*, metric: str, keys: float, build_vars: dic
     assert cs[metric].build_vars == build_vars
     assert cs[metric].env == {"AUTOTUNE_METRIC": metric, "AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": str(h),
                               "AUTOTUNE_COUNTER_BITS": "8", "AUTOTUNE_OVERFLOW": "neverzero", "AUTOTUNE_KEY_HASH": "afl"}
-    # too many keys for a flat map of that size: the two-level map on the cheapest hooked kind serving it
-    # (blocks; full for a call-context metric)
-    from autotune.buildkinds import kind_for
-
+    # too many keys for a flat map of that size: the same kind built indexed, counting AFL++'s key inline
+    # through a two-level map whose index holds them within the limit and whose dense map has room for them
     big = {c.name: c for c in make_contestants(metrics=(metric,), estimated_keys={metric: 50000.0}, afl_cc=True)}
-    assert big[metric].build_vars == {"AUTOTUNE_CC_INSTRUMENT": kind_for(metric).name} != build_vars
-    assert big[metric].env["AUTOTUNE_LAYOUT"] == "twolevel"
+    assert big[metric].build_vars == {**build_vars, "AUTOTUNE_CC_INDEX": "1"}
+    env = big[metric].env
+    assert env["AUTOTUNE_LAYOUT"] == "twolevel" and env["AUTOTUNE_KEY_HASH"] == "afl"
+    assert int(env["AUTOTUNE_INDEX_SIZE"]) == index_slots_for(keys=50000.0, max_collision_rate=0.02) > EDGE_KIND_MAX_MAP_SLOTS
+    assert 100000 <= int(env["AUTOTUNE_MAP_SIZE"]) < int(env["AUTOTUNE_INDEX_SIZE"])
+    assert env.get("AUTOTUNE_COUNTER_BITS", "8") == "8" and env.get("AUTOTUNE_OVERFLOW", "neverzero") == "neverzero"
     return cs
 
 

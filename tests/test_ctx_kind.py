@@ -334,7 +334,7 @@ def test_afl_fuzz_runs_the_ctx_build_with_full_stability(tmp_path, indexed):
 
 # ---- the race -------------------------------------------------------------------------------------------
 
-def test_the_race_runs_a_context_metric_on_the_ctx_kind_when_its_flat_map_fits():
+def test_the_race_runs_a_context_metric_on_the_ctx_kind_flat_or_indexed():
     for m, keys in (("caller", 900.0), ("ctx-2", 1500.0), ("ctx", 2000.0)):
         assert_race_puts_it_on_the_kind(metric=m, keys=keys,
                                         build_vars={"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": m})

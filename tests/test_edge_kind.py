@@ -362,7 +362,7 @@ def test_a_crash_keeps_its_edges_in_afl_s_map(afl_bins, tmp_path):
 
 # ---- the race -------------------------------------------------------------------------------------------
 
-def test_the_race_runs_edge_on_the_edge_kind_when_its_flat_map_fits():
+def test_the_race_runs_edge_on_the_edge_kind_flat_or_indexed():
     assert_race_puts_it_on_the_kind(metric="edge", keys=400.0, build_vars={"AUTOTUNE_CC_INSTRUMENT": "edge"},
                                     others=("guard",))
 

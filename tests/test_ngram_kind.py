@@ -234,12 +234,14 @@ def test_afl_fuzz_runs_the_ngram_build_with_full_stability(tmp_path):
 
 # ---- the race -------------------------------------------------------------------------------------------
 
-def test_the_race_runs_ngram_on_the_ngram_kind_when_its_flat_map_fits():
+def test_the_race_runs_ngram_on_the_ngram_kind_flat_or_indexed():
     for m, keys in (("ngram-4", 400.0), ("ngram-8", 900.0)):
         cs = assert_race_puts_it_on_the_kind(
             metric=m, keys=keys, build_vars={"AUTOTUNE_CC_INSTRUMENT": "ngram", "AUTOTUNE_CC_NGRAM": m.split("-")[1]},
             others=("caller",))
-        assert cs["caller"].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "full"}
+        # caller without a census (the race's default keys): the ctx kind built for it, indexed
+        assert cs["caller"].build_vars == {"AUTOTUNE_CC_INSTRUMENT": "ctx", "AUTOTUNE_CC_CTX": "caller",
+                                           "AUTOTUNE_CC_INDEX": "1"}
 
 
 def test_the_race_env_files_name_the_n(tmp_path):

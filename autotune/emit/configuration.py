@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from autotune.buildkinds import BUILD_KINDS, KIND_VAR, KINDS
+from autotune.buildkinds import BUILD_KINDS, INDEX_REASON, INDEX_VAR, KIND_VAR, KINDS
 from autotune.configuration import CC_AFL, Configuration
 from autotune.emit.envfiles import EnvVar, render_env, runtime_afl_vars
 from autotune.filenames import AFL_BUILD_ENV, AFL_RUN_ENV, AUTOTUNE_BUILD_ENV, AUTOTUNE_RUN_ENV
@@ -18,6 +18,8 @@ def build_var_reason(var: str, value: str) -> str:
     """The reason for one of autotune cc's compile-time variables (autotune.buildkinds)."""
     if var == KIND_VAR:
         return "autotune cc's build kind: " + (KINDS[value].summary if value in KINDS else value)
+    if var == INDEX_VAR:
+        return INDEX_REASON if value == "1" else "count inline into a flat map"
     param = next((k.param for k in BUILD_KINDS if k.param and k.param.var == var), None)
     return param.reason.format(value) if param else "autotune cc compile-time setting"
 
@@ -43,7 +45,8 @@ def race_run_variables(chosen: Configuration, *, index_file: str) -> list[EnvVar
     settings = dict(chosen.settings)
     if INDEX_FILE_VAR in settings:
         settings[INDEX_FILE_VAR] = index_file
-    flat = settings.get(LAYOUT_VAR) == "flat"  # the edge kind's map
+    flat = settings.get(LAYOUT_VAR) == "flat"  # an inline kind's flat map
+    afl_keys = settings.get(KEY_HASH_VAR) == "afl"  # an inline kind's keys (flat or through the index)
     reasons = {METRIC_VAR: f"coverage metric {chosen.name}",
                LAYOUT_VAR: "flat map, counted inline" if flat else "two-level map (BigMap)",
                INDEX_SIZE_VAR: "index slots (the hash space): Equation 1 collisions within the limit at twice "
@@ -58,7 +61,7 @@ def race_run_variables(chosen: Configuration, *, index_file: str) -> list[EnvVar
                                      "saturate": "saturate: a counter stops at its largest value",
                                      "wrap": "wrap: a counter past its largest value starts again at 0"
                                      }.get(settings.get(OVERFLOW_VAR, "neverzero"), "overflow policy"),
-               KEY_HASH_VAR: _inline_hash(settings.get(METRIC_VAR, chosen.name)) if flat
+               KEY_HASH_VAR: _inline_hash(settings.get(METRIC_VAR, chosen.name)) if afl_keys
                                     else "exact keys (collision-free before the index)",
                INDEX_FILE_VAR: "slot assignments kept across afl tool runs (resume, afl-cmin, afl-showmap)"}
     run = [EnvVar(k, v, reasons.get(k, "runtime setting")) for k, v in sorted(settings.items())]

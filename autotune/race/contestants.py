@@ -11,13 +11,15 @@
   whose Equation 1 collision rate (BigMap, DSN 2021) at twice the census's estimated keys is
   within ``max_collision_rate``, and the dense map has room for twice the estimated keys
   (``tune.space.dense_slots``), so the map afl-fuzz scans is only as large as the keys need.
-- Except edge, ngram-N and the call-context metrics when that H is at most ``EDGE_KIND_MAX_MAP_SLOTS``:
-  then edge runs on the edge build kind, ngram-N on the ngram kind built for its N
-  (``AUTOTUNE_CC_NGRAM``) and ctx, caller and ctx-K on the ctx kind built for it (``AUTOTUNE_CC_CTX``),
-  which count inline into a flat map of H slots (no call per block: about CLASSIC's / NGRAM-N's
-  instructions per execution, where the blocks kind's hook cost 1.1-1.8x / 1.05-2.5x; the full kind
-  adds two calls per function call for the contexts), at the price of afl-fuzz scanning all H slots
-  instead of the dense map.
+- Edge, ngram-N and the call-context metrics count inline, on the kind built for them: edge on the
+  edge kind, ngram-N on the ngram kind built for its N (``AUTOTUNE_CC_NGRAM``), ctx, caller and ctx-K
+  on the ctx kind built for it (``AUTOTUNE_CC_CTX``): no call per block (about CLASSIC's / NGRAM-N's /
+  CTX's instructions per execution, where the blocks kind's hook cost 1.1-1.8x / 1.05-2.5x and the
+  full kind's hooks 1.2-9.4x CTX's). When that H is at most ``EDGE_KIND_MAX_MAP_SLOTS`` into a flat
+  map of H slots (afl-fuzz scans all H); above, the same kind built indexed (``AUTOTUNE_CC_INDEX=1``)
+  counts through the two-level map of the same H and dense size (1.01-1.20x CTX's instructions with
+  every key's first sight, benchmarks/results/build-kinds-2026-12-02-ctx-indexed-demo-lz4-libyaml.md).
+  Only guard has no inline kind of its own: its inline counters are the guard kind's.
 """
 
 from __future__ import annotations
@@ -74,12 +76,12 @@ def index_slots_for(*, keys: float, max_collision_rate: float) -> int:
     return fit[0] if fit else 1 << RACE_MAP_POW2[1]
 
 
-def inline_kind_build(metric: str) -> dict[str, str] | None:
+def inline_kind_build(metric: str, *, indexed: bool = False) -> dict[str, str] | None:
     """The compile-time variables of the inline build kind that counts ``metric`` (edge: the edge
     kind; ngram-N: the ngram kind with ``AUTOTUNE_CC_NGRAM=N``; a call-context metric: the ctx kind with
-    ``AUTOTUNE_CC_CTX``), None for guard."""
+    ``AUTOTUNE_CC_CTX``), counting through the two-level map's index when ``indexed``; None for guard."""
     kind = inline_kind_for(metric)
-    return None if kind is None else kind.build_vars(metric)
+    return None if kind is None else kind.build_vars(metric, indexed=indexed)
 
 
 def sized_settings(*, metric: str, layout: str, hash_slots: int, dense_slots: int | None = None,
@@ -108,16 +110,18 @@ def edge_kind_settings(*, estimated_keys: float | None, max_collision_rate: floa
 
 
 def runtime_settings(*, metric: str, estimated_keys: float | None, max_collision_rate: float,
-                     index_file: str = "index.bin") -> dict[str, str]:
-    """AUTOTUNE_* run-time variables of a candidate on the blocks or full build kind (docs/DESIGN.md
-    "Runtime configuration"); the edge and ngram kinds' are :func:`edge_kind_settings`."""
+                     index_file: str = "index.bin", indexed: bool = False) -> dict[str, str]:
+    """AUTOTUNE_* run-time variables of a candidate's two-level map on the blocks or full build kind
+    (docs/DESIGN.md "Runtime configuration"), or on an inline kind built indexed (``indexed``: AFL++'s
+    key of the metric, as the kind counts it); the inline kinds' flat maps are :func:`edge_kind_settings`."""
     if metric == "guard":
         # one slot per guard: no index, no map size to choose; the guard kind's inline 8-bit counters are NeverZero
         return {METRIC_VAR: metric}
     keys = max(1.0, float(estimated_keys)) if estimated_keys else float(DEFAULT_KEYS)
     h = index_slots_for(keys=keys, max_collision_rate=max_collision_rate)
     return sized_settings(metric=metric, layout="twolevel", hash_slots=h,
-                          dense_slots=dense_slots(map_slots=h, estimated_keys=keys), index_file=index_file)
+                          dense_slots=dense_slots(map_slots=h, estimated_keys=keys), index_file=index_file,
+                          key_hash="afl" if indexed else "exact")
 
 
 def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys: Mapping[str, float] | None = None,
@@ -142,6 +146,12 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
         if inline is not None:
             settings, build = inline, inline_kind_build(m) or {}
             desc = f"our runtime, {m} (flat, {settings['AUTOTUNE_MAP_SIZE']} slots, counted inline)"
+        elif inline_kind_build(m) is not None:  # too many keys for a flat map: the same kind, indexed
+            settings = runtime_settings(metric=m, estimated_keys=keys.get(m), max_collision_rate=max_collision_rate,
+                                        indexed=True)
+            build = inline_kind_build(m, indexed=True) or {}
+            desc = (f"our runtime, {m} (twolevel, index {settings['AUTOTUNE_INDEX_SIZE']}, "
+                    f"{settings['AUTOTUNE_MAP_SIZE']} slots, counted inline through the index)")
         else:
             settings = runtime_settings(metric=m, estimated_keys=keys.get(m), max_collision_rate=max_collision_rate)
             build = {KIND_VAR: build_kind_for(m)}
@@ -149,5 +159,5 @@ def make_contestants(*, metrics: Sequence[str] = DEFAULT_METRICS, estimated_keys
                                           f"{settings['AUTOTUNE_MAP_SIZE']} slots)" if m != "guard"
                                           else " (a counter per guard)")
         out.append(Contestant(name=m, settings=tuple(sorted(settings.items())), cc_kind=CC_AUTOTUNE,
-                              build=tuple(build.items()), description=f"{desc}, {build[KIND_VAR]} build"))
+                              build=tuple(sorted(build.items())), description=f"{desc}, {build[KIND_VAR]} build"))
     return out

@@ -162,10 +162,14 @@ def enumerate_space(*, metrics: Sequence[str], facts: SpaceFacts) -> tuple[list[
 
 
 def _inline_build(point: MapPoint, facts: SpaceFacts) -> dict[str, str] | None:
-    if (not facts.inline or not point.hashed or point.layout != "flat" or point.width_bits != 8
-            or point.overflow != "neverzero" or (1 << point.map_pow2) > EDGE_KIND_MAX_MAP_SLOTS):
+    """The inline kind's build of a hashed 8-bit NeverZero point (what the inline kinds count): a flat
+    map of at most ``EDGE_KIND_MAX_MAP_SLOTS`` slots, or a two-level map counted through its index
+    (``AUTOTUNE_CC_INDEX=1``); None when the point needs a hooked kind."""
+    if not facts.inline or not point.hashed or point.width_bits != 8 or point.overflow != "neverzero":
         return None
-    return inline_kind_build(point.metric)
+    if point.layout == "flat":
+        return inline_kind_build(point.metric) if (1 << point.map_pow2) <= EDGE_KIND_MAX_MAP_SLOTS else None
+    return inline_kind_build(point.metric, indexed=True)
 
 
 def contestant_for(point: MapPoint, facts: SpaceFacts) -> Contestant:
@@ -181,11 +185,18 @@ def contestant_for(point: MapPoint, facts: SpaceFacts) -> Contestant:
         settings = sized_settings(metric=point.metric, layout="flat", hash_slots=AFL_DEFAULT_MAP_SLOTS,
                                   counter_bits=point.width_bits, overflow=point.overflow)
         desc = f"our runtime, guard ({point.width_bits}-bit {ov} counters)"
-    elif inline is not None:
+    elif inline is not None and point.layout == "flat":
         build = inline
         h = 1 << point.map_pow2
         settings = sized_settings(metric=point.metric, layout="flat", hash_slots=h, key_hash="afl")
         desc = f"our runtime, {point.metric} (flat, {h} slots, 8-bit NeverZero, counted inline)"
+    elif inline is not None:  # two-level, counted inline through the index
+        build = inline
+        dense = _dense(point, facts)
+        settings = sized_settings(metric=point.metric, layout="twolevel", hash_slots=1 << point.map_pow2,
+                                  dense_slots=dense, key_hash="afl", index_file="index.bin")
+        desc = (f"our runtime, {point.metric} (twolevel, index 2^{point.map_pow2}, {dense} slots, 8-bit NeverZero, "
+                "counted inline through the index)")
     else:
         build = {KIND_VAR: build_kind_for(point.metric)}
         dense = _dense(point, facts)
@@ -196,7 +207,7 @@ def contestant_for(point: MapPoint, facts: SpaceFacts) -> Contestant:
                 else f"{1 << point.map_pow2} slots")
         desc = f"our runtime, {point.metric} ({point.layout}, {size}, {point.width_bits}-bit {ov})"
     return Contestant(name=point.name, settings=tuple(sorted(settings.items())), cc_kind=CC_AUTOTUNE,
-                      build=tuple(build.items()), description=f"{desc}, {build[KIND_VAR]} build")
+                      build=tuple(sorted(build.items())), description=f"{desc}, {build[KIND_VAR]} build")
 
 
 def build_key(c: Contestant) -> tuple:
