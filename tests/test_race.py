@@ -436,6 +436,81 @@ def test_the_portfolio_line_launches_the_recommendation_on_the_seeds_the_race_ra
     assert "--config default" not in line and "guard on every instance" in line
 
 
+def test_the_list_races_portfolios_against_aflpp_s_and_oss_fuzz_s_practice(tmp_path):
+    """--instances 2 with the list strategy: AFL++'s default portfolio is the default; OSS-Fuzz's practice
+    (AFL++'s own CLASSIC,CTX-2 build on the secondary) comes first among the candidates, then each listed
+    metric on the secondary; a recommended alternative of AFL++'s own is written as afl-build.env (its
+    AFL_LLVM_INSTRUMENT) and launched with AFL++'s default as the main."""
+    from types import SimpleNamespace
+
+    from autotune.emit.configuration import race_env_files
+    from autotune.race.contestants import make_contestants
+    from autotune.race.report import portfolio_line
+    from autotune.race.stage import portfolio_contestants
+
+    single = make_contestants(metrics=("ngram-4", "caller"), estimated_keys={"ngram-4": 900.0, "caller": 900.0},
+                              afl_cc=True)
+    cs = portfolio_contestants(single, instances=2, afl_cc=True)
+    assert [c.name for c in cs] == ["aflpp-default-x2", "x2-aflpp-classic-ctx2", "x2-ngram-4", "x2-caller"]
+    assert cs[0].is_default and not any(c.is_default for c in cs[1:])
+    assert all([m.name for m in c.members][0] == "aflpp-default" and len(c.members) == 2 for c in cs)
+    alt = cs[1].tuned
+    assert alt.cc_kind == "afl" and alt.build_vars == {"AFL_LLVM_INSTRUMENT": "CLASSIC,CTX-2"} and not alt.settings
+    assert cs[2].tuned.build_vars["AUTOTUNE_CC_INSTRUMENT"] == "ngram"
+    # without afl-clang-fast (or without a recipe) no alternative of AFL++'s own
+    assert [c.name for c in portfolio_contestants(single, instances=3, afl_cc=False)] == [
+        "aflpp-default-x3", "x3-ngram-4", "x3-caller"]
+    files = race_env_files(alt, why="the race: it won", index_file=str(tmp_path / "i.bin"))
+    assert set(files) == {"afl-build.env", "afl-run.env"}
+    assert "AFL_LLVM_INSTRUMENT=CLASSIC,CTX-2" in files["afl-build.env"].splitlines()
+    assert "-S" in files["afl-build.env"] and "-M" in files["afl-build.env"]
+    race = SimpleNamespace(decision=SimpleNamespace(recommended=cs[1].name), contestant={c.name: c for c in cs}.__getitem__)
+    line = portfolio_line(SimpleNamespace(race=race, target={"kind": "demo"}), out_dir=tmp_path / "race")
+    assert line.startswith(f"autotune portfolio --demo --config default --config {tmp_path}/race/afl-build.env "
+                           "--instances 2")
+
+
+@pytest.mark.slow
+def test_run_judges_portfolios_by_bugs_with_oss_fuzz_s_practice_beside(tmp_path):
+    """`autotune race --demo --instances 2 --strategy list --judge bugs`: every contestant a 2-instance
+    portfolio (AFL++'s default -M, its secondary -S), OSS-Fuzz's CLASSIC,CTX-2 secondary among them, each
+    trial's union replayed through the canary build; the recommendation and how to launch it."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+    from autotune.target import read_record
+    from autotune.trials import host_cores
+
+    if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
+        pytest.skip("afl++ is not installed (apt-get install -y afl++)")
+    if len(host_cores()) < 2:
+        pytest.skip("a 2-instance portfolio needs 2 cores")
+    out = tmp_path / "race"
+    res = CliRunner().invoke(app, ["race", "--demo", "--instances", "2", "--strategy", "list", "--judge", "bugs",
+                                   "--metrics", "ngram-4", "--repeats", "1", "--final-repeats", "1", "--budget", "30",
+                                   "--min-trial", "4", "--seed", "3", "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    r = RaceResult.from_dict(doc["race"])
+    # OSS-Fuzz's practice comes first among the candidates: 30 s race it alone (ngram-4's portfolio is
+    # tested under the search: test_the_search_races_portfolios_with_instances)
+    assert [c.name for c in r.contestants] == ["aflpp-default-x2", "x2-aflpp-classic-ctx2"]
+    assert "Left out to fit the budget: x2-ngram-4." in (out / "race.md").read_text()
+    assert r.decision.objective == "bugs"
+    rec = read_record(Path(doc["binaries"]["x2-aflpp-classic-ctx2#1"]))
+    assert rec["cc_kind"] == "afl" and rec["build_vars"] == {"AFL_LLVM_INSTRUMENT": "CLASSIC,CTX-2"}
+    assert doc["binaries"]["x2-aflpp-classic-ctx2#0"] == doc["binaries"]["aflpp-default-x2#0"]  # the same main
+    first = r.rungs[0]
+    assert {t.contestant for t in first.trials} == {c.name for c in r.contestants}
+    assert all(t.bugs is not None and t.coverage > 100 for t in first.trials)
+    for c in r.contestants:
+        afl_out = out / "trials" / "rung-0" / c.name / "trial-0" / "afl-out"
+        assert (afl_out / "main" / "fuzzer_stats").is_file() and (afl_out / "s1" / "fuzzer_stats").is_file()
+    assert "A portfolio of 2 afl-fuzz instances: `autotune portfolio --demo" in (out / "race.md").read_text()
+
+
 def test_the_decision_pairs_trials_by_afl_fuzz_seed():
     """The seed moves both sides of a pair alike (lz4: ~600 or ~1,400 edges in 28 s by -s alone): a
     candidate 1-2 % ahead in every pair is a significant win by the signed-rank test on the pairs,

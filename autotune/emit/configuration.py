@@ -15,7 +15,10 @@ from autotune.vocabulary import CONTEXT_METRICS, METRIC_SPECS, COUNTER_BITS_VAR,
 
 
 def build_var_reason(var: str, value: str) -> str:
-    """The reason for one of autotune cc's compile-time variables (autotune.buildkinds)."""
+    """The reason for one of autotune cc's compile-time variables (autotune.buildkinds), or of
+    afl-clang-fast's ``AFL_LLVM_INSTRUMENT``."""
+    if var == "AFL_LLVM_INSTRUMENT":
+        return f"afl-clang-fast's instrumentation: {value} (AFL++'s own build of it)"
     if var == KIND_VAR:
         return "autotune cc's build kind: " + (KINDS[value].summary if value in KINDS else value)
     if var == INDEX_VAR:
@@ -69,13 +72,20 @@ def race_run_variables(chosen: Configuration, *, index_file: str) -> list[EnvVar
 
 
 def race_env_files(chosen: Configuration, *, why: str, index_file: str) -> dict[str, str]:
-    """{file name: text}: afl-build.env (and afl-run.env) when AFL++'s default (``chosen``, an
-    afl-clang-fast configuration) is recommended, else also autotune-build.env and autotune-run.env
-    for ``chosen`` on our runtime; ``why`` the race's reason, on every file."""
+    """{file name: text}: afl-build.env (and afl-run.env) when an afl-clang-fast configuration
+    (``chosen``: AFL++'s default, or the secondaries' build of a portfolio alternative such as OSS-Fuzz's
+    CLASSIC,CTX-2, its variables in afl-build.env) is recommended, else also autotune-build.env and
+    autotune-run.env for ``chosen`` on our runtime; ``why`` the race's reason, on every file."""
     afl_title = ["afl-build.env: AFL++'s default, recommended by autotune's race in afl-fuzz",
                  "build the target with afl-clang-fast (-fsanitize=fuzzer for a libFuzzer harness) and no AFL_LLVM_*",
                  "variables: PCGUARD, one counter per SanitizerCoverage guard, is AFL++'s default", why]
     afl_run = ["afl-run.env: nothing to set for afl-fuzz: the target reports its own map size", why]
+    if chosen.cc_kind == CC_AFL and chosen.build:
+        title = [f"afl-build.env: the secondaries' (-S) build recommended by autotune's race: {chosen.description}",
+                 "build a second copy of the target with afl-clang-fast under this file for the -S instances; the -M",
+                 "main is AFL++'s default build (afl-clang-fast, no AFL_LLVM_* variables)", why]
+        return {AFL_BUILD_ENV: render_env(title=title, variables=build_variables(chosen)),
+                AFL_RUN_ENV: render_env(title=afl_run, variables=[])}
     if chosen.cc_kind == CC_AFL:
         return {AFL_BUILD_ENV: render_env(title=afl_title, variables=[]),
                 AFL_RUN_ENV: render_env(title=afl_run, variables=[])}

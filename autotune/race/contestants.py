@@ -56,6 +56,15 @@ DEFAULT_KEYS = 1 << 14  # sizing without a probe's census
 EDGE_KIND_MAX_MAP_SLOTS = 1 << 17
 
 
+# What users run on their secondaries today besides AFL++'s default: OSS-Fuzz's compile_afl builds
+# about a fifth of its AFL++ targets CLASSIC,CTX-2 (AFL++'s own call-context build, in its 64 KiB
+# map). A portfolio race (--instances N) races it as an alternative to AFL++'s default portfolio.
+ALTERNATIVE_SECONDARIES: tuple[Contestant, ...] = (
+    Contestant(name="aflpp-classic-ctx2", cc_kind=CC_AFL, build=(("AFL_LLVM_INSTRUMENT", "CLASSIC,CTX-2"),),
+               description="OSS-Fuzz's practice: AFL++'s own CLASSIC,CTX-2 build (afl-clang-fast, 64 KiB map)"),
+)
+
+
 def default_metrics(judge: str) -> tuple[str, ...]:
     """The list strategy's candidates, in priority order, when --metrics is not given."""
     return BUG_METRICS if judge == "bugs" else DEFAULT_METRICS

@@ -6,6 +6,7 @@ import statistics
 from pathlib import Path
 
 from autotune.bugs import race as by_bugs
+from autotune.configuration import CC_AFL
 from autotune.emit.configuration import race_env_files
 from autotune.llvm import compilers_text
 from autotune.trials import aflpp_versions
@@ -54,6 +55,8 @@ def portfolio_line(outcome, *, out_dir: Path, cores: int = 1) -> str | None:
     if c.is_default:
         return (f"{head} --config default --instances {n}   "
                 f"(AFL++'s default portfolio: {n} x afl-clang-fast, -M + -S with AFL++'s variations)")
+    if c.members and c.tuned.cc_kind == CC_AFL:  # an alternative of AFL++'s own (OSS-Fuzz's CLASSIC,CTX-2 -S)
+        return f"{head} --config default --config {out_dir}/afl-build.env --instances {n}   (-M AFL++'s default, -S {c.tuned.name})"
     if c.members:
         return f"{head} --config default --config {out_dir}/autotune-run.env --instances {n}   (-M AFL++'s default, -S {c.tuned.name})"
     return (f"{head} --config {out_dir}/autotune-run.env --instances {n}   ({c.tuned.name} on every instance, -M + -S "

@@ -19,7 +19,7 @@ from autotune.configuration import CC_AUTOTUNE
 from autotune.errors import AutotuneError, ToolMissingError
 from autotune.io import write_json_atomic, write_text_atomic
 from autotune.profile import detect_host
-from autotune.race.contestants import DEFAULT_KEYS, default_metrics, make_contestants
+from autotune.race.contestants import ALTERNATIVE_SECONDARIES, DEFAULT_KEYS, default_metrics, make_contestants
 from autotune.race.core import (Contestant, RaceResult, RungPlan, TrialFigures, TrialPlan, most_that_fit, plan_race,
                                 portfolio_of)
 from autotune.filenames import RACE_JSON
@@ -154,15 +154,13 @@ def check_request(*, strategy: str, judge: str, spec: TargetSpec | None, binary:
 def _trials_at_once(settings: RaceSettings) -> int:
     """afl-fuzz trials run at once: the budget's ``jobs`` (default: a core each), fewer when every trial
     is a portfolio of ``settings.instances`` afl-fuzz, one core each."""
-    instances, strategy = settings.instances, settings.strategy
+    instances = settings.instances
     jobs = settings.budget.jobs or len(host_cores())
     if instances < 1:
         raise AutotuneError(f"--instances {instances}: a campaign needs at least one afl-fuzz instance",
                             fix="give --instances 1 or more")
     if instances == 1:
         return jobs
-    if strategy != "search":
-        raise AutotuneError("--instances races portfolios with the search only", fix="drop --strategy list")
     cores = len(host_cores())
     if cores < instances:
         raise AutotuneError(f"a portfolio of {instances} instances needs {instances} cores; this machine has "
@@ -174,7 +172,8 @@ def _listed(settings: RaceSettings, *, estimated_keys: Mapping[str, float] | Non
             notice: Callable[[str], None] | None) -> tuple[list[Contestant], tuple[str, ...], tuple[RungPlan, ...]]:
     """The list strategy's contestants (``settings.metrics``, default the judge's ``default_metrics``, each
     sized by the census), as many as the budget races: (contestants, those left out, the plan).
-    ``recipe`` False: one binary, which every contestant runs."""
+    ``recipe`` False: one binary, which every contestant runs. With ``settings.instances`` above 1 each
+    is a portfolio (:func:`portfolio_contestants`)."""
     contestants = make_contestants(metrics=tuple(settings.metrics or default_metrics(settings.judge)),
                                    estimated_keys=estimated_keys, afl_cc=afl_cc,
                                    max_collision_rate=settings.max_collision_rate)
@@ -182,12 +181,27 @@ def _listed(settings: RaceSettings, *, estimated_keys: Mapping[str, float] | Non
         contestants = [Contestant(name=c.name, is_default=c.is_default, settings=c.settings,
                                   description=c.description.rsplit(",", 1)[0] + ", the given binary",
                                   cc_kind=CC_AUTOTUNE) for c in contestants]
+    if settings.instances > 1:
+        contestants = portfolio_contestants(contestants, instances=settings.instances, afl_cc=afl_cc and recipe)
     contestants, dropped, plan = fit_to_budget(contestants, budget=settings.budget)
     if dropped and notice:
         n = len(contestants) - 1
         notice(f"the budget of {settings.budget.budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
                f"{', '.join(dropped)} (raise --budget to race them)")
     return contestants, dropped, plan
+
+
+def portfolio_contestants(contestants: Sequence[Contestant], *, instances: int, afl_cc: bool) -> list[Contestant]:
+    """The list's contestants as ``instances``-instance portfolios (AFL++'s default as the -M main in
+    each): AFL++'s default portfolio (the default), then, with afl-clang-fast, OSS-Fuzz's practice (its
+    CLASSIC,CTX-2 build of AFL++'s own on the secondaries: race.contestants.ALTERNATIVE_SECONDARIES),
+    then each candidate on the secondaries, in the list's order."""
+    default = next(c for c in contestants if c.is_default)
+    out = [portfolio_of(default=default, secondary=None, instances=instances)]
+    if afl_cc:
+        out += [portfolio_of(default=default, secondary=s, instances=instances) for s in ALTERNATIVE_SECONDARIES]
+    return out + [portfolio_of(default=default, secondary=c, instances=instances)
+                  for c in contestants if not c.is_default]
 
 
 def _evaluations(tune_dir: Path | None) -> tuple[Any, ...]:
