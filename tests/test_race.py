@@ -361,8 +361,9 @@ def test_run_refuses_too_small_a_budget_before_anything_runs(tmp_path, monkeypat
 @pytest.mark.slow
 def test_the_search_races_portfolios_with_instances(tmp_path):
     """`autotune race --instances 2`: AFL++'s default portfolio (two afl-clang-fast instances, -M and -S)
-    against portfolios with AFL++'s default as the main and the search's configuration on the
-    secondary, every trial two afl-fuzz on two cores; the recommendation says how to launch it."""
+    against OSS-Fuzz's practice (AFL++'s own CLASSIC,CTX-2 build on the secondary, raced first, outside
+    the search's space) and portfolios with AFL++'s default as the main and the search's configuration on
+    the secondary, every trial two afl-fuzz on two cores; the recommendation says how to launch it."""
     import shutil
 
     from typer.testing import CliRunner
@@ -376,14 +377,19 @@ def test_the_search_races_portfolios_with_instances(tmp_path):
         pytest.skip("a 2-instance portfolio needs 2 cores")
     out = tmp_path / "race"
     res = CliRunner().invoke(app, ["race", "--demo", "--instances", "2", "--metrics", "guard", "--repeats", "1",
-                                   "--final-repeats", "1", "--budget", "40", "--min-trial", "4", "--seed", "3",
+                                   "--final-repeats", "1", "--budget", "55", "--min-trial", "4", "--seed", "3",
                                    "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     r = RaceResult.from_dict(json.loads(res.stdout)["race"])
-    default, cand = r.contestants[0], r.contestants[1]
+    default, alt, cand = r.contestants
     assert default.is_default and [m.name for m in default.members] == ["aflpp-default", "aflpp-default"]
+    assert alt.name == "x2-aflpp-classic-ctx2" and alt.tuned.build_vars == {"AFL_LLVM_INSTRUMENT": "CLASSIC,CTX-2"}
     assert [m.name for m in cand.members] == ["aflpp-default", "guard"] and cand.tuned.name == "guard"
-    for c in (default, cand):
+    alts = r.search["alternatives"]
+    assert alts["names"] == [alt.name] and [o["rung"] for o in alts["observations"]][0] == 0
+    assert all(o["name"] != alt.name for o in r.search["observations"])  # never in the model
+    assert {t.contestant for t in r.rungs[0].trials} == {default.name, alt.name, cand.name}
+    for c in (default, alt, cand):
         afl_out = out / "trials" / "rung-0" / c.name / "trial-0" / "afl-out"
         assert (afl_out / "main" / "fuzzer_stats").is_file() and (afl_out / "s1" / "fuzzer_stats").is_file()
     assert "A portfolio of 2 afl-fuzz instances: `autotune portfolio --demo" in (out / "race.md").read_text()

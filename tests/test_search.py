@@ -372,3 +372,36 @@ def test_afl_fuzz_trials_outweigh_a_replay_that_misleads():
     assert len(rows) == len(evs) and r.search["replay"]["fidelity"] == REPLAY_FIDELITY
     assert RaceResult.from_dict(json.loads(json.dumps(r.to_dict()))) == r
 
+
+
+@pytest.mark.parametrize("alt_edges, wins", [(1200.0, True), (900.0, False)])
+def test_an_alternative_outside_the_space_races_first_by_its_own_pairs(alt_edges, wins):
+    """An alternative (OSS-Fuzz's portfolio in the real race) enters the first batch before the prior's
+    seeds, is ranked by the median of its own pairs, never joins the model, and is recommended when it
+    beats the default and everything the search proposed; else it is reported and loses."""
+    space, ruled = enumerate_space(metrics=METRICS, facts=FACTS)
+    prep, run_points, points, built = synthetic(rich_wins)
+    for p in space:
+        points[p.name] = p
+    alt = Contestant(name="oss", cc_kind="afl", build=(("AFL_LLVM_INSTRUMENT", "CLASSIC,CTX-2"),))
+
+    def run_trials(specs):
+        mine = [s for s in specs if s.contestant == "oss"]
+        out = list(run_points([s for s in specs if s.contestant != "oss"]))
+        return out + [TrialFigures(contestant="oss", rung=s.rung, repeat=s.repeat, seconds=s.seconds,
+                                   coverage=int(alt_edges * (1 + 0.01 * s.rung)) + s.repeat, execs_per_s=8000.0,
+                                   queue=100) for s in mine]
+
+    r = run_search(default=DEFAULT, space=Space(points=tuple(space), facts=FACTS, seeds=tuple(prior_seeds(space=space)),
+                                                ruled_out=ruled),
+                   prepare=prep, run_trials=run_trials, alternatives=(alt,),
+                   settings=RaceSettings(seed=1, budget=RaceBudget(budget_s=3600, jobs=2)))
+    assert built[0] == "oss" and r.contestants[1].name == "oss"  # built and raced first
+    assert "oss" in r.rungs[0].entered and r.search["alternatives"]["names"] == ["oss"]
+    assert all(o["name"] != "oss" for o in r.search["observations"])
+    assert all(p["name"] != "oss" for p in r.search["proposals"])
+    first = next(o for o in r.search["alternatives"]["observations"] if o["rung"] == 0)
+    assert first["objective"] > 0.15 if wins else first["objective"] < -0.05
+    assert (r.decision.recommended == "oss") is wins
+    back = RaceResult.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert back == r

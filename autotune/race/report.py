@@ -126,6 +126,10 @@ def search_markdown(search: dict) -> list[str]:
         lines.append(f"| {o['name']} | {origin.get(o['name'], '?')} | {o['rung']} | {o['seconds']} | "
                      f"{', '.join(map(str, o['coverage']))} ({', '.join(map(str, o['default_coverage']))}) | "
                      f"{o['execs_ratio']:.2f} | {pred_s} | {o['objective']:+.3f} |")
+    for o in (search.get("alternatives") or {}).get("observations", []):
+        lines.append(f"| {o['name']} | alternative (outside the space, not modelled) | {o['rung']} | {o['seconds']} | "
+                     f"{', '.join(map(str, o['coverage']))} ({', '.join(map(str, o['default_coverage']))}) | "
+                     f"{o['execs_ratio']:.2f} | - | {o['objective']:+.3f} |")
     if search.get("dropped"):
         lines += ["", "Dropped (their build kind's other configurations were not proposed again):", ""]
         lines += [f"- {d['name']}: {d['reason']}" for d in search["dropped"]]

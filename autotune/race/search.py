@@ -500,8 +500,13 @@ class ModelProposer:
 
     def __init__(self, *, default: Contestant, space: Space, prepare: Prepare, plan: Sequence[RungPlan],
                  batches: Sequence[int], seed: int, wrap: Callable[[Contestant], Contestant] | None = None,
-                 on_batch: Callable[[dict], None] | None = None):
+                 on_batch: Callable[[dict], None] | None = None, alternatives: Sequence[Contestant] = ()):
         facts = space.facts
+        # configurations outside the space (OSS-Fuzz's portfolio): first in the first batch, judged by
+        # their own pairs, never in the model (they have no point)
+        self.pending_alternatives: list[Contestant] | None = list(alternatives)
+        self.alternatives: dict[str, Contestant] = {}
+        self.alternative_obs: list[dict] = []
         self.default, self.facts, self.prepare, self.plan, self.batches = default, facts, prepare, plan, batches
         self.wrap = wrap or (lambda c: c)
         self.on_batch = on_batch
@@ -528,11 +533,16 @@ class ModelProposer:
         """Up to ``n`` proposals, built: at the first call the prior's seeds (those beyond ``n`` go back to
         the model's pool), then the model's."""
         first, queue = self.seeds is not None, []
-        if self.seeds is not None:
-            queue = self.seeds[:n]
-            self.pool += [p for p, *_ in self.seeds[n:]]
-            self.seeds = None
         chosen: list[str] = []
+        if self.pending_alternatives is not None:
+            for c in self.pending_alternatives[:n]:
+                if self._build_alternative(c):
+                    chosen.append(c.name)
+            self.pending_alternatives = None
+        if self.seeds is not None:
+            queue = self.seeds[:n - len(chosen)]
+            self.pool += [p for p, *_ in self.seeds[n - len(chosen):]]
+            self.seeds = None
         while len(chosen) < n:
             if not queue:
                 if not self.pool:
@@ -547,6 +557,16 @@ class ModelProposer:
             raise AutotuneError("no configuration of the search could be built",
                                 fix="see the build errors in race.json's search.dropped")
         return chosen
+
+    def _build_alternative(self, c: Contestant) -> bool:
+        """An alternative built and recorded (False: its build failed, recorded as dropped)."""
+        failures = self.prepare([c])
+        if c.name in failures:
+            self.dropped.append({"name": c.name, "reason": failures[c.name]})
+            return False
+        self.built[c.name] = c
+        self.alternatives[c.name] = c
+        return True
 
     def _build(self, p: MapPoint, origin: str, pred: tuple[float, float] | None, ei: float | None) -> Contestant | None:
         """``p``'s contestant built and recorded as proposed; None when its build kind failed."""
@@ -573,8 +593,18 @@ class ModelProposer:
         """Each of ``names`` observed at ``rung`` (its pairs with the default's trials), then the model's best."""
         self.afl_seconds += len(figures) * seconds
         fid = self.fidelity(rung)
+        for name in (n for n in names if n in self.alternatives):
+            mine = [t for t in figures if t.contestant == name]
+            pairs = pair_objective(mine, base)
+            self.alternative_obs.append({
+                "name": name, "rung": rung, "seconds": seconds, "objective": round(statistics.median(pairs), 6),
+                "pairs": [round(v, 6) for v in pairs], "coverage": [t.coverage for t in sorted(mine, key=lambda t: t.repeat)],
+                "default_coverage": [t.coverage for t in sorted(base, key=lambda t: t.repeat)],
+                "execs_ratio": round(statistics.median(t.execs_per_s for t in mine)
+                                     / max(1e-3, statistics.median(t.execs_per_s for t in base)), 4)})
+        names = [n for n in names if n not in self.alternatives]
         fitted = self.model.fit()
-        preds = self.model.predict([self.points[n] for n in names], fid) if fitted else [None] * len(names)
+        preds = self.model.predict([self.points[n] for n in names], fid) if fitted and names else [None] * len(names)
         for name, pred in zip(names, preds):
             mine = [t for t in figures if t.contestant == name]
             ratio = statistics.median(t.execs_per_s for t in mine) / max(1e-3, statistics.median(
@@ -589,17 +619,22 @@ class ModelProposer:
     def rank(self, *, rung: int, names: Sequence[str], figures: Sequence[TrialFigures]) -> list[str]:
         """By the model's posterior mean at the rung's fidelity (no model yet: the rung's observations),
         then median execs/s, then name."""
-        if self.model.fit():
-            means = dict(zip(names, (m for m, _ in self.model.predict([self.points[n] for n in names],
-                                                                     self.fidelity(rung)))))
+        points = [n for n in names if n not in self.alternatives]
+        if points and self.model.fit():
+            means = dict(zip(points, (m for m, _ in self.model.predict([self.points[n] for n in points],
+                                                                      self.fidelity(rung)))))
         else:
-            means = {o.name: o.y for o in self.model.obs if o.rung == rung and o.name in names}
+            means = {o.name: o.y for o in self.model.obs if o.rung == rung and o.name in points}
+        # an alternative by its own pairs at this rung (the model knows nothing of it)
+        means.update({o["name"]: o["objective"] for o in self.alternative_obs if o["rung"] == rung and o["name"] in names})
         eps = {n: statistics.median(t.execs_per_s for t in figures if t.contestant == n) for n in names}
         return sorted(names, key=lambda n: (-means[n], -eps[n], n))
 
     def _note_progress(self, rung: int) -> None:
         """The model's best so far against the afl-fuzz seconds spent (RaceResult.search's convergence)."""
         names = list(self.points)
+        if not names:  # only alternatives so far: nothing modelled yet
+            return
         if self.model.fit():
             means = self.model.predict([self.points[n] for n in names], self.fidelity(rung))
             i = max(range(len(names)), key=lambda j: means[j][0])
@@ -613,7 +648,8 @@ class ModelProposer:
             self.on_batch(self.convergence[-1])
 
     def contestants(self) -> tuple[Contestant, ...]:
-        return tuple([self.built[self.default.name]] + [self.built[n] for n in self.points])
+        return tuple([self.built[self.default.name]] + list(self.alternatives.values())
+                     + [self.built[n] for n in self.points])
 
     def history(self) -> dict:
         out = {"strategy": "search", "speed_weight": SPEED_WEIGHT, "facts": self.facts.to_dict(),
@@ -621,6 +657,8 @@ class ModelProposer:
                "batches": list(self.batches), "pair_sd": round(math.sqrt(self.model.pair_var()), 6),
                "proposals": self.proposals, "observations": [o.to_dict() for o in self.model.obs],
                "convergence": self.convergence, "dropped": self.dropped}
+        if self.alternatives:
+            out["alternatives"] = {"names": list(self.alternatives), "observations": self.alternative_obs}
         if self.model.replay:  # tune's evaluations as the model's cheap-fidelity data
             out["replay"] = {"fidelity": REPLAY_FIDELITY, "sd": REPLAY_SD, "speed_elasticity": SPEED_ELASTICITY,
                              "rows": [{"point": p.to_race_dict(), "objective": round(y, 6)} for p, y in self.model.replay]}
@@ -630,13 +668,15 @@ class ModelProposer:
 def run_search(*, default: Contestant, space: Space, prepare: Prepare, run_trials: RunTrials,
                settings: RaceSettings, progress: RaceProgress = RaceProgress(),
                wrap: Callable[[Contestant], Contestant] | None = None,
-               max_proposals: int = MAX_PROPOSALS) -> RaceResult:
+               max_proposals: int = MAX_PROPOSALS, alternatives: Sequence[Contestant] = ()) -> RaceResult:
     """Search ``space`` against ``default`` in afl-fuzz and decide what to recommend (module docstring),
     by edges at ``settings.alpha``, within ``settings.budget`` (its ``jobs`` set), seeded by
     ``settings.seed``. ``wrap``: what a point's contestant becomes before it runs (autotune run
     --instances N: a portfolio with AFL++'s default as its main and the point on its secondaries;
-    ``Contestant.tuned`` is the point's own). ``progress``: ``on_rung`` hears each rung, ``on_batch``
-    the model's best after each batch, ``notice`` once what the budget buys (:func:`plan_sentence`)."""
+    ``Contestant.tuned`` is the point's own). ``alternatives``: configurations outside the space (OSS-Fuzz's
+    portfolio) raced first in the first batch and judged by their own pairs, never modelled.
+    ``progress``: ``on_rung`` hears each rung, ``on_batch`` the model's best after each batch, ``notice``
+    once what the budget buys (:func:`plan_sentence`)."""
     if not default.is_default:
         raise AutotuneError("the search needs AFL++'s default as its default contestant",
                             fix="report this as a bug in autotune")
@@ -646,13 +686,16 @@ def run_search(*, default: Contestant, space: Space, prepare: Prepare, run_trial
     feasible = set(space.points)
     space = replace(space, seeds=tuple((p, why) for p, why in space.seeds if p in feasible))
     budget = settings.budget
-    plan, batches = fit_search(space_size=len(space.points), seeds=len(space.seeds), budget=budget,
-                               max_proposals=max_proposals)
+    n_alt = len(alternatives)
+    plan, batches = fit_search(space_size=len(space.points) + n_alt, seeds=len(space.seeds) + n_alt, budget=budget,
+                               max_proposals=max_proposals + n_alt)
     if progress.notice:
-        progress.notice("search: " + plan_sentence(plan=plan, batches=batches, seeds=len(space.seeds),
-                                                   space_size=len(space.points), budget=budget,
-                                                   max_proposals=max_proposals))
+        progress.notice("search: " + plan_sentence(plan=plan, batches=batches, seeds=len(space.seeds) + n_alt,
+                                                   space_size=len(space.points) + n_alt, budget=budget,
+                                                   max_proposals=max_proposals + n_alt)
+                        + (f" (the first {n_alt}: {', '.join(c.name for c in alternatives)}, outside the space)"
+                           if n_alt else ""))
     proposer = ModelProposer(default=default, space=space, prepare=prepare, plan=plan, batches=batches,
-                             seed=settings.seed, wrap=wrap, on_batch=progress.on_batch)
+                             seed=settings.seed, wrap=wrap, on_batch=progress.on_batch, alternatives=alternatives)
     return halve(proposer=proposer, rule=Rule(alpha=settings.alpha, seed=settings.seed), plan=plan, batches=batches,
                  default=default.name, run_trials=run_trials, budget=budget, on_rung=progress.on_rung)

@@ -274,10 +274,12 @@ def race_target(*, inputs: RaceInputs, settings: RaceSettings = RaceSettings(),
                              max_collision_rate=settings.max_collision_rate, inline=spec is not None,
                              llc_bytes=host.llc_bytes, instances=instances)
         wrap = (lambda c: portfolio_of(default=single, secondary=c, instances=instances)) if instances > 1 else None
+        alternatives = (tuple(portfolio_of(default=single, secondary=s, instances=instances)
+                              for s in ALTERNATIVE_SECONDARIES) if instances > 1 and afl_cc else ())
         race = _search(default=default, facts=facts, tune_evaluations=tune_evaluations,
                        prepare=Builds(spec=spec, binary=binary, env=env, default=default, binaries=binaries,
                                       by_name=by_name, notice=notice),
-                       backend=backend, settings=settings, progress=progress, wrap=wrap)
+                       backend=backend, settings=settings, progress=progress, wrap=wrap, alternatives=alternatives)
         dropped = tuple(d["name"] for d in race.search["dropped"])
     target = spec.to_dict() if isinstance(spec, TargetSpec) else {"kind": "binary", "binary": str(binary)}
     outcome = RaceOutcome(race=race, yardstick=yard.to_dict(), binaries={k: str(v) for k, v in binaries.items()},
@@ -346,20 +348,22 @@ class Builds:
             else:
                 kind = t.build_vars.get("AUTOTUNE_CC_INSTRUMENT", "")
                 if self.notice:
-                    self.notice(f"building {t.name}'s target (autotune cc, {kind} kind; cached once built)")
+                    how = f"autotune cc, {kind} kind" if t.cc_kind == CC_AUTOTUNE else (
+                        f"{t.compiler}, {', '.join(f'{k}={v}' for k, v in t.build)}")
+                    self.notice(f"building {t.name}'s target ({how}; cached once built)")
                 try:
                     self.built[key] = build(spec=self.spec, cc_kind=t.cc_kind, build_vars=t.build_vars, env=self.env)
                 except AutotuneError as exc:
-                    self.built[key] = f"{kind} build failed: {exc.message}"
+                    self.built[key] = f"{kind or t.compiler} build failed: {exc.message}"
         return self.built[key]
 
 
 def _search(*, default: Contestant, facts, tune_evaluations: Sequence[Any], prepare: Builds, backend,
             settings: RaceSettings, progress: RaceProgress,
-            wrap: Callable[[Contestant], Contestant] | None) -> RaceResult:
+            wrap: Callable[[Contestant], Contestant] | None, alternatives: Sequence[Contestant] = ()) -> RaceResult:
     """The search as the stage runs it: the space ``facts`` allow for ``settings.metrics`` (default: all),
     tune's evaluations as its first proposals and as the model's cheap-fidelity data, contestants built
-    as they are proposed (``prepare``)."""
+    as they are proposed (``prepare``); ``alternatives`` (OSS-Fuzz's portfolio) raced first, outside the space."""
     names = tuple(settings.metrics or METRICS)
     points, ruled = enumerate_space(metrics=names, facts=facts)
     seeds = prior_seeds(space=points, tune_evaluations=tune_evaluations)
@@ -374,7 +378,7 @@ def _search(*, default: Contestant, facts, tune_evaluations: Sequence[Any], prep
                         "at the replay fidelity")
     space = Space(points=tuple(points), facts=facts, seeds=tuple(seeds), ruled_out=ruled, replay=replay)
     return run_search(default=default, space=space, prepare=prepare, run_trials=backend, settings=settings,
-                      progress=progress, wrap=wrap)
+                      progress=progress, wrap=wrap, alternatives=alternatives)
 
 
 def write_outputs(*, outcome: RaceOutcome, out_dir: Path) -> list[Path]:
