@@ -11,7 +11,8 @@ its finished run's ``run/race/race.json`` and ``autotune-run.env``; sensitive_me
 the campaigns' queues (afl-out/) are not, and are not needed to resume. So the archive holds:
 
 - every file named in KEEP_NAMES, every ``*.env`` and ``*.md``, wherever it is under OUT;
-- the ``seeds/`` directories (the corpus as afl-fuzz got it);
+- the ``seeds/`` directories (the corpus as afl-fuzz got it), and sensitive_metrics.py's census inputs
+  (``collisions/union/``: a cell whose trials finished runs its census from them on another machine);
 - nothing under a directory named in SKIP_DIRS (afl-fuzz's output, builds), nothing over
   MAX_FILE_BYTES.
 
@@ -51,7 +52,8 @@ def wanted(rel: PurePosixPath) -> bool:
     """Whether the file at ``rel`` (relative to OUT) belongs in the archive."""
     if any(part in SKIP_DIRS for part in rel.parts[:-1]):
         return False
-    return rel.name in KEEP_NAMES or rel.name.endswith(KEEP_SUFFIXES) or "seeds" in rel.parts[:-1]
+    return (rel.name in KEEP_NAMES or rel.name.endswith(KEEP_SUFFIXES) or "seeds" in rel.parts[:-1]
+            or rel.parts[-3:-1] == ("collisions", "union"))  # sensitive_metrics.py's census inputs
 
 
 def state_files(out: Path) -> list[tuple[str, Path]]:

@@ -250,9 +250,14 @@ def collisions(vs: list[Variant], queues: list[Path], work: Path, limit: int, af
     """Each variant's keys kept against its own instrumentation's census: ours against our build at a
     2^24 index, AFL++'s against its build at MAP_SIZE 2^24 (``aflpp_census``): the two instrumentations
     do not mark the same blocks, so AFL++'s slots measured against our keys would count that too."""
-    shutil.rmtree(work, ignore_errors=True)
     corpus = work / "union"
-    n_inputs = union_corpus(queues, corpus, limit)
+    if queues:
+        shutil.rmtree(work, ignore_errors=True)
+        n_inputs = union_corpus(queues, corpus, limit)
+    else:  # resumed on another machine: the union kept with the state (benchmarks/keep_state.py)
+        n_inputs = sum(1 for _ in corpus.iterdir())
+        for stale in work.glob("*.idx"):  # a stopped census's index files
+            stale.unlink()
     n_afl = showmap(aflpp_census, corpus, work / "aflpp-census.map", aflpp_run_env(AFLPP_CENSUS_POW2))
     ours = next((v for v in vs if v.side == "ours"), None)
     n, c = None, None
@@ -264,10 +269,13 @@ def collisions(vs: list[Variant], queues: list[Path], work: Path, limit: int, af
         c = read_index_stats(path=census_idx)
         n = c.keys
     inline = next((v for v in vs if v.side == "inline"), None)
-    n_inline = (showmap(inline.binary, corpus, work / "inline-census.map", inline_env(inline.metric, 24))
-                if inline is not None else None)  # its own keys: our pass's blocks, AFL++'s hash, 2^24 slots
     indexed = next((v for v in vs if v.side == "indexed"), None)
-    if indexed is not None and n_inline is None:  # the same keys through the index: a 2^24 index, 2^22 dense
+    # the inline builds' own keys (our pass's blocks, AFL++'s hash): through the indexed build's 2^24 index
+    # when there is one (the same keys), else a flat map of 2^23 slots, the largest the fork server's
+    # handshake carries (the runtime refuses 2^24: afl-showmap would be told a smaller map)
+    n_inline = (showmap(inline.binary, corpus, work / "inline-census.map", inline_env(inline.metric, 23))
+                if inline is not None and indexed is None else None)
+    if indexed is not None:  # the same keys through the index: a 2^24 index, 2^22 dense
         cidx = work / "indexed-census.idx"
         showmap(indexed.binary, corpus, work / "indexed-census.map",
                 {**indexed_env(indexed.metric, index_pow2=24, dense_pow2=22), "AUTOTUNE_INDEX_FILE": str(cidx)})
@@ -406,10 +414,12 @@ def run_metric(tname: str, metric: str, a: argparse.Namespace, doc: dict, save) 
         save()
     queues = [Path(r["queue"]) for rs in entry["runs"].values() for r in rs]
     kept = [q for q in queues if q.is_dir()]  # a run resumed on another machine lost the earlier queues
-    if not kept:
-        raise SystemExit(f"{tname} {metric}: no campaign's queue is left under {base} for the collision census")
+    if not kept and not (base / "collisions" / "union").is_dir():
+        raise SystemExit(f"{tname} {metric}: no campaign's queue is left under {base} for the collision census, "
+                         "nor the union of them a packed state keeps")
     entry["collisions"] = collisions(vs, kept, base / "collisions", a.census_inputs, str(aflpp_census))
-    entry["collisions"]["queues"] = {"used": len(kept), "campaigns": len(queues)}
+    entry["collisions"]["queues"] = {"used": len(kept), "campaigns": len(queues),
+                                     **({} if kept else {"from": "the kept union (keep_state.py)"})}
     entry["summary"] = summarise(vs, entry["runs"], entry["collisions"])
     entry["loadavg_after"] = os.getloadavg()
     save()

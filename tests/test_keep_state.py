@@ -127,3 +127,15 @@ def test_what_a_benchmarks_resume_needs_is_kept(rel: str, kept: bool) -> None:
     from pathlib import PurePosixPath
 
     assert keep_state.wanted(PurePosixPath(rel)) == kept
+
+
+def test_a_sensitive_metrics_census_union_is_kept_and_its_campaigns_are_not() -> None:
+    """A cell whose trials finished can run its census on another machine from the union of its queues
+    (benchmarks/sensitive_metrics.py); the campaigns' own output stays out."""
+    from pathlib import PurePosixPath
+
+    assert keep_state.wanted(PurePosixPath("libxml2/ctx/collisions/union/id:000001,orig:a.xml"))
+    assert keep_state.wanted(PurePosixPath("sensitive_metrics.json"))
+    assert not keep_state.wanted(PurePosixPath("libxml2/ctx/ours-ctx-in16-t0/afl-out/default/queue/id:000001"))
+    assert not keep_state.wanted(PurePosixPath("libxml2/ctx/collisions/aflpp-census.map"))
+    assert not keep_state.wanted(PurePosixPath("libxml2/ctx/union/x"))
