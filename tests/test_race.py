@@ -359,22 +359,30 @@ def test_run_refuses_too_small_a_budget_before_anything_runs(tmp_path, monkeypat
 
 
 @pytest.mark.slow
-def test_the_search_races_portfolios_with_instances(tmp_path):
-    """`autotune race --instances 2`: AFL++'s default portfolio (two afl-clang-fast instances, -M and -S)
-    against OSS-Fuzz's practice (AFL++'s own CLASSIC,CTX-2 build on the secondary, raced first, outside
-    the search's space) and portfolios with AFL++'s default as the main and the search's configuration on
-    the secondary, every trial two afl-fuzz on two cores; the recommendation says how to launch it."""
+def need_two_cores_and_aflpp() -> None:
+    """Skip a 2-instance portfolio race where afl++ or a second core is missing."""
     import shutil
 
-    from typer.testing import CliRunner
-
-    from autotune.cli.main import app
     from autotune.trials import host_cores
 
     if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
         pytest.skip("afl++ is not installed (apt-get install -y afl++)")
     if len(host_cores()) < 2:
         pytest.skip("a 2-instance portfolio needs 2 cores")
+
+
+def test_the_search_races_portfolios_with_instances(tmp_path):
+    """`autotune race --instances 2`: AFL++'s default portfolio (two afl-clang-fast instances, -M and -S)
+    against OSS-Fuzz's practice (AFL++'s own CLASSIC,CTX-2 build on the secondary, raced first, outside
+    the search's space) and portfolios with AFL++'s default as the main and the search's configuration on
+    the secondary, every trial two afl-fuzz on two cores; the recommendation says how to launch it."""
+
+    from typer.testing import CliRunner
+
+    from autotune.cli.main import app
+    from autotune.trials import host_cores
+
+    need_two_cores_and_aflpp()
     out = tmp_path / "race"
     res = CliRunner().invoke(app, ["race", "--demo", "--instances", "2", "--metrics", "guard", "--repeats", "1",
                                    "--final-repeats", "1", "--budget", "55", "--min-trial", "4", "--seed", "3",
@@ -481,18 +489,13 @@ def test_run_judges_portfolios_by_bugs_with_oss_fuzz_s_practice_beside(tmp_path)
     """`autotune race --demo --instances 2 --strategy list --judge bugs`: every contestant a 2-instance
     portfolio (AFL++'s default -M, its secondary -S), OSS-Fuzz's CLASSIC,CTX-2 secondary among them, each
     trial's union replayed through the canary build; the recommendation and how to launch it."""
-    import shutil
 
     from typer.testing import CliRunner
 
     from autotune.cli.main import app
     from autotune.target import read_record
-    from autotune.trials import host_cores
 
-    if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
-        pytest.skip("afl++ is not installed (apt-get install -y afl++)")
-    if len(host_cores()) < 2:
-        pytest.skip("a 2-instance portfolio needs 2 cores")
+    need_two_cores_and_aflpp()
     out = tmp_path / "race"
     res = CliRunner().invoke(app, ["race", "--demo", "--instances", "2", "--strategy", "list", "--judge", "bugs",
                                    "--metrics", "ngram-4", "--repeats", "1", "--final-repeats", "1", "--budget", "30",

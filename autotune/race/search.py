@@ -362,6 +362,11 @@ class Observation:
                                                                   "sd": round(self.predicted[1], 6)}}
 
 
+def execs_ratio(cand: Sequence[TrialFigures], default: Sequence[TrialFigures]) -> float:
+    """The median execs/s of ``cand``'s trials over the default's."""
+    return statistics.median(t.execs_per_s for t in cand) / max(1e-3, statistics.median(t.execs_per_s for t in default))
+
+
 def pair_objective(cand: Sequence[TrialFigures], default: Sequence[TrialFigures]) -> list[float]:
     """y of each pair, matched by repeat (the same afl-fuzz -s)."""
     base = {t.repeat: t for t in default}
@@ -600,15 +605,13 @@ class ModelProposer:
                 "name": name, "rung": rung, "seconds": seconds, "objective": round(statistics.median(pairs), 6),
                 "pairs": [round(v, 6) for v in pairs], "coverage": [t.coverage for t in sorted(mine, key=lambda t: t.repeat)],
                 "default_coverage": [t.coverage for t in sorted(base, key=lambda t: t.repeat)],
-                "execs_ratio": round(statistics.median(t.execs_per_s for t in mine)
-                                     / max(1e-3, statistics.median(t.execs_per_s for t in base)), 4)})
+                "execs_ratio": round(execs_ratio(mine, base), 4)})
         names = [n for n in names if n not in self.alternatives]
         fitted = self.model.fit()
         preds = self.model.predict([self.points[n] for n in names], fid) if fitted and names else [None] * len(names)
         for name, pred in zip(names, preds):
             mine = [t for t in figures if t.contestant == name]
-            ratio = statistics.median(t.execs_per_s for t in mine) / max(1e-3, statistics.median(
-                t.execs_per_s for t in base))
+            ratio = execs_ratio(mine, base)
             self.model.obs.append(Observation(point=self.points[name], name=name, rung=rung, seconds=seconds,
                                               fidelity=fid, pairs=tuple(pair_objective(mine, base)),
                                               coverage=tuple(t.coverage for t in mine),

@@ -197,11 +197,18 @@ def portfolio_contestants(contestants: Sequence[Contestant], *, instances: int, 
     CLASSIC,CTX-2 build of AFL++'s own on the secondaries: race.contestants.ALTERNATIVE_SECONDARIES),
     then each candidate on the secondaries, in the list's order."""
     default = next(c for c in contestants if c.is_default)
-    out = [portfolio_of(default=default, secondary=None, instances=instances)]
-    if afl_cc:
-        out += [portfolio_of(default=default, secondary=s, instances=instances) for s in ALTERNATIVE_SECONDARIES]
-    return out + [portfolio_of(default=default, secondary=c, instances=instances)
-                  for c in contestants if not c.is_default]
+    return ([portfolio_of(default=default, secondary=None, instances=instances),
+             *alternative_portfolios(default, instances=instances, afl_cc=afl_cc)]
+            + [portfolio_of(default=default, secondary=c, instances=instances) for c in contestants if not c.is_default])
+
+
+def alternative_portfolios(default: Contestant, *, instances: int, afl_cc: bool) -> tuple[Contestant, ...]:
+    """What users run on secondaries today besides AFL++'s default (ALTERNATIVE_SECONDARIES), each as an
+    ``instances``-instance portfolio with ``default`` as the main; none for one instance or without
+    afl-clang-fast (and a recipe to build with it)."""
+    if instances < 2 or not afl_cc:
+        return ()
+    return tuple(portfolio_of(default=default, secondary=s, instances=instances) for s in ALTERNATIVE_SECONDARIES)
 
 
 def _evaluations(tune_dir: Path | None) -> tuple[Any, ...]:
@@ -274,8 +281,7 @@ def race_target(*, inputs: RaceInputs, settings: RaceSettings = RaceSettings(),
                              max_collision_rate=settings.max_collision_rate, inline=spec is not None,
                              llc_bytes=host.llc_bytes, instances=instances)
         wrap = (lambda c: portfolio_of(default=single, secondary=c, instances=instances)) if instances > 1 else None
-        alternatives = (tuple(portfolio_of(default=single, secondary=s, instances=instances)
-                              for s in ALTERNATIVE_SECONDARIES) if instances > 1 and afl_cc else ())
+        alternatives = alternative_portfolios(single, instances=instances, afl_cc=afl_cc)
         race = _search(default=default, facts=facts, tune_evaluations=tune_evaluations,
                        prepare=Builds(spec=spec, binary=binary, env=env, default=default, binaries=binaries,
                                       by_name=by_name, notice=notice),
