@@ -225,3 +225,5 @@ def test_the_list_races_the_judges_own_priorities_when_the_budget_is_short(judge
         notice=heard.append)
     assert [c.name for c in contestants if not c.is_default] == raced
     assert dropped == left_out and heard and all(m in heard[0] for m in left_out)
+    # and what buys the rest, from the plan's own arithmetic (tests/test_race.py checks it against plan_race)
+    assert "(--budget 800 races 3, --budget 850 all 4; 2 trials at a time)" in heard[0]

@@ -81,6 +81,21 @@ def test_too_small_a_budget_names_the_budget_needed():
     assert "raise --budget to at least 850 s" in ei.value.fix  # 90 + 38 x 20
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_budget_named_for_more_candidates_is_the_least_that_races_them(jobs):
+    """race_budget_for (what the list's notice tells a user to give) is exactly the smallest whole budget at
+    which plan_race fits: one second less is refused. With one trial at a time (a 2-instance portfolio
+    on 2 cores) the default list's 5 portfolios need 3,405 s."""
+    from autotune.race.core import race_budget_for
+
+    for k in range(1, 6):
+        need = race_budget_for(candidates=k, budget=RaceBudget(jobs=jobs))
+        plan_race(candidates=k, budget=RaceBudget(budget_s=need, jobs=jobs))
+        with pytest.raises(AutotuneError):
+            plan_race(candidates=k, budget=RaceBudget(budget_s=need - 1, jobs=jobs))
+    assert race_budget_for(candidates=5, budget=RaceBudget(jobs=1)) == 3405
+
+
 # --- the race -----------------------------------------------------------------------------
 
 def test_keeps_the_best_and_recommends_it_when_it_beats_the_default():

@@ -294,6 +294,15 @@ def plan_race(*, candidates: int, budget: RaceBudget) -> tuple[RungPlan, ...]:
                       fix=", or race fewer candidates or repeats")
 
 
+def race_budget_for(*, candidates: int, budget: RaceBudget) -> int:
+    """The smallest budget (whole seconds) at which :func:`plan_race` races ``candidates`` candidates and
+    the default with ``budget``'s rungs (its ``budget_s`` aside): first-rung trials of ``min_trial_s``."""
+    *_, waves = rung_waves(sizes=[candidates], budget=budget)
+    need = first_trial_s(waves=waves, eta=budget.eta, budget_s=0.0, overhead_s=budget.overhead_s,
+                         min_trial_s=budget.min_trial_s)[1]
+    return math.ceil(need or 0.0)
+
+
 def check_budget_shape(budget: RaceBudget, *, batch: int = 1) -> None:
     """Refuse rungs that cannot be planned: no trial at a time (``jobs`` unset counts as none), no
     repeat, an eta below 2 (or a search batch below 1)."""

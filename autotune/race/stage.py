@@ -21,7 +21,7 @@ from autotune.io import write_json_atomic, write_text_atomic
 from autotune.profile import detect_host
 from autotune.race.contestants import ALTERNATIVE_SECONDARIES, DEFAULT_KEYS, default_metrics, make_contestants
 from autotune.race.core import (Contestant, RaceResult, RungPlan, TrialFigures, TrialPlan, most_that_fit, plan_race,
-                                portfolio_of)
+                                portfolio_of, race_budget_for)
 from autotune.filenames import RACE_JSON
 from autotune.race.document import RaceOutcome, from_race, tune_beside
 from autotune.race.halving import run_race
@@ -185,9 +185,12 @@ def _listed(settings: RaceSettings, *, estimated_keys: Mapping[str, float] | Non
         contestants = portfolio_contestants(contestants, instances=settings.instances, afl_cc=afl_cc and recipe)
     contestants, dropped, plan = fit_to_budget(contestants, budget=settings.budget)
     if dropped and notice:
-        n = len(contestants) - 1
-        notice(f"the budget of {settings.budget.budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
-               f"{', '.join(dropped)} (raise --budget to race them)")
+        n, b = len(contestants) - 1, settings.budget
+        more = f"--budget {race_budget_for(candidates=n + 1, budget=b)} races {n + 1}"
+        if len(dropped) > 1:
+            more += f", --budget {race_budget_for(candidates=n + len(dropped), budget=b)} all {n + len(dropped)}"
+        notice(f"the budget of {b.budget_s:.0f} s races {n} candidate{'s' if n != 1 else ''}: left out "
+               f"{', '.join(dropped)} ({more}; {b.jobs} trial{'s' if b.jobs != 1 else ''} at a time)")
     return contestants, dropped, plan
 
 
