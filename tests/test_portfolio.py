@@ -301,3 +301,47 @@ def test_status_warns_when_an_instances_dense_map_overflowed(tmp_path):
     assert "AUTOTUNE_MAP_SIZE=8192" in doc["warnings"][0]  # 4,024 keys, twice that rounded up
     res = _cli("status", out)
     assert res.exit_code == 0 and "warning:" in res.output and "AUTOTUNE_MAP_SIZE=8192" in res.output
+
+
+def test_the_race_s_portfolio_with_our_indexed_secondary_launches_in_the_real_afl_fuzz(tmp_path):
+    """What `autotune run --instances 2` prints as the launch of a portfolio with our secondary (race.report's
+    portfolio_line: `autotune portfolio ... --config default --config RACE/autotune-run.env --instances 2`),
+    run as printed: AFL++'s afl-clang-fast main and our ctx-2 secondary, counted inline through the index
+    (too many keys for a flat map, so the race builds it indexed), both fuzzing in the real afl-fuzz; the
+    secondary's index file shows the keys it assigned and `autotune status` reads them."""
+    if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
+        pytest.skip("afl++ is not installed (apt-get install -y afl++)")
+    from autotune.emit.configuration import race_env_files
+    from autotune.race.contestants import make_contestants
+    from autotune.trials import host_cores
+
+    if len(host_cores()) < 2:
+        pytest.skip("a 2-instance portfolio needs 2 cores")
+    ours = make_contestants(metrics=("ctx-2",), estimated_keys={"ctx-2": 300_000.0}, afl_cc=True)[1]
+    assert dict(ours.build)["AUTOTUNE_CC_INDEX"] == "1"  # past a flat map's 2^17 slots: the inline kind, indexed
+    race = tmp_path / "race"
+    race.mkdir()
+    for name, text in race_env_files(ours.tuned, why="the race: a test", index_file=str(race / "index.bin")).items():
+        (race / name).write_text(text)
+    pdir = tmp_path / "p"
+    res = _cli("portfolio", "--demo", "--config", "default", "--config", race / "autotune-run.env", "--instances", "2",
+               "--out", pdir, "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    host = doc["portfolio"]["hosts"][0]
+    main, s1 = doc["portfolio"]["instances"]
+    assert main["role"] == "main" and s1["role"] == "secondary"
+    run = subprocess.run(["bash", str(pdir / f"launch-{host['name']}.sh"), "6"], capture_output=True, text=True,
+                         timeout=180, env={"PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = Path(host["root"])
+    for inst in (main, s1):
+        stats = out / inst["name"] / "fuzzer_stats"
+        assert stats.is_file(), (out / f"{inst['name']}.log").read_text()[-2000:]
+        done = int(next(ln.split(":")[1] for ln in stats.read_text().splitlines() if ln.startswith("execs_done")))
+        assert done > 0, (out / f"{inst['name']}.log").read_text()[-2000:]
+    st = _cli("status", out, "--json")
+    assert st.exit_code == 0, st.output
+    idx = {i["name"]: i.get("index") for i in json.loads(st.stdout)["instances"]}
+    assert idx[main["name"]] is None  # AFL++'s own build: no index of ours
+    assert idx[s1["name"]] and idx[s1["name"]]["used_key"] > 100 and not idx[s1["name"]].get("advice")
