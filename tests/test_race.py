@@ -96,6 +96,23 @@ def test_the_budget_named_for_more_candidates_is_the_least_that_races_them(jobs)
     assert race_budget_for(candidates=5, budget=RaceBudget(jobs=1)) == 3405
 
 
+def test_the_default_budget_is_480_s_an_instance():
+    """Without --budget a portfolio race gets 480 s for each instance (a trial of N instances holds N cores:
+    the core-seconds of a one-instance race), so on 2 cores a 2-instance list race judged by bugs races
+    OSS-Fuzz's portfolio and the first of ours; a --budget given is kept as given."""
+    from autotune.cli.options import RaceOptions
+    from autotune.race.stage import _listed
+
+    assert RaceOptions().settings(jobs=2, instances=1, seed=0).budget.budget_s == 480
+    two = RaceOptions(strategy="list", judge="bugs").settings(jobs=1, instances=2, seed=0)
+    assert two.budget.budget_s == 960
+    assert RaceOptions(budget=300).settings(jobs=1, instances=2, seed=0).budget.budget_s == 300
+    contestants, dropped, _plan = _listed(two, estimated_keys={"ngram-4": 15_000.0, "caller": 900.0, "edge": 555.0},
+                                          afl_cc=True, recipe=True, notice=None)
+    assert [c.name for c in contestants] == ["aflpp-default-x2", "x2-aflpp-classic-ctx2", "x2-ngram-4"]
+    assert dropped == ("x2-caller", "x2-guard", "x2-edge")
+
+
 # --- the race -----------------------------------------------------------------------------
 
 def test_keeps_the_best_and_recommends_it_when_it_beats_the_default():

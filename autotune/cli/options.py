@@ -50,8 +50,11 @@ ProbeEngineOpt = Annotated[str, typer.Option(
     help="What mutates during the probe: havoc (the probe's own loop; it reached more keys in 60 s on the demo "
          "and libyaml), afl (afl-fuzz on a map of every metric's keys; the census replays what it kept), or auto "
          "(afl when afl-fuzz is installed).")]
-BudgetOpt = Annotated[float, typer.Option(
-    "--budget", min=1.0, help="Wall seconds for the race in afl-fuzz (all trials, on --jobs cores).")]
+BudgetOpt = Annotated[Optional[float], typer.Option(
+    "--budget", min=1.0, show_default=False,
+    help="Wall seconds for the race in afl-fuzz (all trials, on --jobs cores). Default: 480 s a portfolio's "
+         "instance (480 x --instances: each trial of N instances holds N cores, so the race gets the core-seconds "
+         "of a one-instance race).")]
 FuzzTimeOpt = Annotated[Optional[int], typer.Option(
     "--fuzz-time", min=1, help="Seconds of each afl-fuzz run (afl-fuzz -V).")]
 MinTrialOpt = Annotated[int, typer.Option(
@@ -163,7 +166,7 @@ class TargetOptions:
 class RaceOptions:
     """The race in afl-fuzz: its budget, candidates, repeats, shortest trial and what judges it."""
 
-    budget: BudgetOpt = DEFAULT_BUDGET_S
+    budget: BudgetOpt = None
     strategy: StrategyOpt = "search"
     metrics: RaceMetricsOpt = ""
     repeats: RepeatsOpt = DEFAULT_REPEATS
@@ -187,12 +190,18 @@ class RaceOptions:
             raise AutotuneError(f"unknown metric {bad[0]!r} in --metrics", fix=f"use some of: {', '.join(METRICS)}")
         return names
 
+    def budget_s(self, instances: int) -> float:
+        """--budget, or by default DEFAULT_BUDGET_S for each instance of a portfolio: a trial of N instances
+        holds N cores, so N x 480 s races as many contestants, with trials as long, as 480 s races single
+        instances on those cores."""
+        return float(self.budget) if self.budget is not None else DEFAULT_BUDGET_S * max(1, instances)
+
     def settings(self, *, jobs: int | None, instances: int, seed: int,
                  max_collision_rate: float = DEFAULT_MAX_COLLISION_RATE) -> RaceSettings:
         """The race's settings (autotune.race.options) from these options and the command's own."""
         return RaceSettings(strategy=self.strategy, metrics=self.metric_names(), judge=self.judge, seed=seed,
                             instances=instances, max_collision_rate=max_collision_rate,
-                            budget=RaceBudget(budget_s=self.budget, jobs=jobs, repeats=self.repeats,
+                            budget=RaceBudget(budget_s=self.budget_s(instances), jobs=jobs, repeats=self.repeats,
                                               min_trial_s=self.min_trial, final_repeats=self.final_repeats))
 
 
