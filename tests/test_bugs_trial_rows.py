@@ -21,7 +21,8 @@ def _trial(root: Path, config: str, index: int, *, eps: tuple[float, float], xml
     doc = {"spec": {"config": config, "index": index},
            "stats": {"members": {"main": {"execs_per_sec": eps[0], "corpus_count": 100 + index},
                                  "s1": {"execs_per_sec": eps[1], "corpus_count": 200 + index}}},
-           "yardstick": {"edges": 9_000 + index, "by_instance": {"main": {"edges": 8_000}, "s1": {"edges": 7_000}}},
+           "yardstick": {"edges": 9_000 + index, "curve": [[0.0, 3_000], [1080.0, 8_900], [1260.0, 8_950], [1800.0, 9_000 + index]],
+                         "by_instance": {"main": {"edges": 8_000}, "s1": {"edges": 7_000}}},
            "bugs": {"crashes": 1_234, "crashes_without_bug": 2,
                     "bugs": {"XML002": {"reach_s": 0.1, "trigger_s": 0.3}, "XML011": {"reach_s": 0.0, "trigger_s": xml011},
                              "XML010": {"reach_s": 100.0, "trigger_s": None}, "XML006": {"reach_s": None, "trigger_s": None}}}}
@@ -37,10 +38,11 @@ def test_rows_interleave_the_arms_by_trial_and_show_each_bug_s_time(tmp_path):
     text = trial_rows.markdown(trial_rows.trials([f"{tmp_path}/ac:default=A", f"{tmp_path}/b:ours=B"]))
     rows = [r for r in text.splitlines() if r.startswith("| A") or r.startswith("| B")]
     assert [r.split(" | ")[:2] for r in rows] == [["| A", "0"], ["| B", "0"], ["| A", "1"]]
-    assert rows[0].split(" | ")[2:8] == ["6,000 + 7,000 = 13,000", "100 / 200", "9,000", "8,000 / 7,000", "1,234 (2)",
-                                         "0.3 s"]
+    assert rows[0].split(" | ")[2:9] == ["6,000 + 7,000 = 13,000", "100 / 200", "9,000", "8,000 / 7,000",
+                                         "+100 since 18 min", "1,234 (2)", "0.3 s"]
+    assert "+101 since 18 min" in rows[2]  # from the curve's last point at or before two thirds of the trial
     assert "399.1 s" in rows[0] and "25.0 min" in rows[1]  # XML011's column: seconds, minutes past 10
-    assert rows[2].split(" | ")[8] == ""  # never triggered: blank
+    assert rows[2].split(" | ")[9] == ""  # never triggered: blank
     assert rows[0].endswith("| XML010 |")  # reached, never triggered; XML006 was never reached
     assert "XML006" not in text.splitlines()[0]
 

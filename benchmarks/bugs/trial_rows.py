@@ -2,7 +2,8 @@
 """One Markdown row per trial of `autotune compare --yardstick bugs` portfolio runs, for a study's report.
 
 Each row: the arm, the trial, afl-fuzz's execs/s per instance and their sum, each instance's queue,
-the union's yardstick edges and each instance's own, the crashes (and those no canary explains), then
+the union's yardstick edges and each instance's own, what the union still gained in the trial's last
+third (from its yardstick curve: whether the campaign had reached a plateau), the crashes (and those no canary explains), then
 per bug its time to trigger (blank: never), and the bugs reached but never triggered.
 
   .venv/bin/python benchmarks/bugs/trial_rows.py /work/runs/study-pf-libxml2:default=A \\
@@ -49,11 +50,25 @@ def trials(arms: list[str]) -> list[tuple[str, dict]]:
     return [(name, d) for _i, _pos, name, d in sorted(out, key=lambda t: t[:2])]
 
 
+def late_gain(d: dict) -> str:
+    """Yardstick edges the union gained in the trial's last third: from the curve's last point at or before
+    two thirds of the trial to its end ("+88 since 18 min"); blank without a curve."""
+    curve = (d.get("yardstick") or {}).get("curve") or []
+    if len(curve) < 2:
+        return ""
+    end_t, end_e = curve[-1]
+    before = [(t, e) for t, e in curve if t <= end_t * 2 / 3]
+    if not before:
+        return ""
+    t, e = before[-1]
+    return f"+{end_e - e:,} since {t / 60:.0f} min"
+
+
 def markdown(rows: list[tuple[str, dict]]) -> str:
     bugs = sorted({b for _, d in rows for b, v in ((d.get("bugs") or {}).get("bugs") or {}).items()
                    if v.get("trigger_s") is not None})
     head = ["arm", "trial", "execs/s per instance = sum", "queue per instance", "union yardstick edges",
-            "own edges per instance", "crashes (no canary)", *bugs, "reached, never triggered"]
+            "own edges per instance", "union gain, last third", "crashes (no canary)", *bugs, "reached, never triggered"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, d in rows:
         members = (d.get("stats") or {}).get("members") or {}
@@ -69,6 +84,7 @@ def markdown(rows: list[tuple[str, dict]]) -> str:
                  " / ".join(f"{int(members[m]['corpus_count']):,}" for m in names),
                  f"{y.get('edges', 0):,}",
                  " / ".join(f"{own[m]['edges']:,}" for m in names if m in own),
+                 late_gain(d),
                  f"{b.get('crashes', 0):,} ({b.get('crashes_without_bug', 0)})",
                  *[_time((per.get(k) or {}).get("trigger_s")) for k in bugs],
                  ", ".join(reached)]
