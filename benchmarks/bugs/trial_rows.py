@@ -3,8 +3,9 @@
 
 Each row: the arm, the trial, afl-fuzz's execs/s per instance and their sum, each instance's queue,
 the union's yardstick edges and each instance's own, what the union still gained in the trial's last
-third (from its yardstick curve: whether the campaign had reached a plateau), the crashes (and those no canary explains), then
-per bug its time to trigger (blank: never), and the bugs reached but never triggered.
+third (from its yardstick curve: whether the campaign had reached a plateau), the crashes (and those
+no canary explains), then per bug its time to trigger (blank: never), and the bugs reached but never
+triggered.
 
   .venv/bin/python benchmarks/bugs/trial_rows.py /work/runs/study-pf-libxml2:default=A \\
       /work/runs/study-pf-libxml2:ctx2=C /work/runs/study-pfb-libxml2:ours=B
