@@ -405,3 +405,31 @@ def test_an_alternative_outside_the_space_races_first_by_its_own_pairs(alt_edges
     assert (r.decision.recommended == "oss") is wins
     back = RaceResult.from_dict(json.loads(json.dumps(r.to_dict())))
     assert back == r
+
+
+def test_a_rung_only_an_alternative_reaches_leaves_the_search_s_progress_as_it_was():
+    """A short race (the CI failure of 2026-12-03: `race --demo --instances 2 --metrics guard --budget 55`)
+    where only the alternative goes on to the next rung: that rung has no modelled observation, and the
+    search's progress keeps its last point instead of failing on an empty rung."""
+    space, ruled = enumerate_space(metrics=("guard",), facts=FACTS)
+    prep, run_points, points, _ = synthetic(rich_wins)
+    for p in space:
+        points[p.name] = p
+    alt = Contestant(name="oss", cc_kind="afl", build=(("AFL_LLVM_INSTRUMENT", "CLASSIC,CTX-2"),))
+
+    def run_trials(specs):
+        mine = [s for s in specs if s.contestant == "oss"]
+        out = [t if t.contestant == DEFAULT.name else replace(t, coverage=t.coverage - 200)  # the point loses
+               for t in run_points([s for s in specs if s.contestant != "oss"])]
+        return out + [TrialFigures(contestant="oss", rung=s.rung, repeat=s.repeat, seconds=s.seconds,
+                                   coverage=1200 + s.repeat, execs_per_s=8000.0, queue=100) for s in mine]
+
+    r = run_search(default=DEFAULT, space=Space(points=tuple(space), facts=FACTS, seeds=tuple(prior_seeds(space=space)),
+                                                ruled_out=ruled),
+                   prepare=prep, run_trials=run_trials, alternatives=(alt,),
+                   settings=RaceSettings(seed=3, budget=RaceBudget(budget_s=55, jobs=1, repeats=1, final_repeats=1,
+                                                                   min_trial_s=4)))
+    assert [tuple(x.entered) for x in r.rungs] == [("oss", "guard"), ("oss",)]  # only the alternative went on
+    later = [o for o in r.search["observations"] if o["rung"] >= 1]
+    assert not later  # no modelled point reached the later rung
+    assert [c["rung"] for c in r.search["convergence"]] == [0]  # progress noted where the model learnt something

@@ -643,7 +643,10 @@ class ModelProposer:
             i = max(range(len(names)), key=lambda j: means[j][0])
             best, val = names[i], means[i][0]
         else:
-            o = max((o for o in self.model.obs if o.rung == rung), key=lambda o: o.y)
+            here = [o for o in self.model.obs if o.rung == rung]
+            if not here:  # only alternatives ran at this rung: nothing modelled has changed
+                return
+            o = max(here, key=lambda o: o.y)
             best, val = o.name, o.y
         self.convergence.append({"afl_seconds": round(self.afl_seconds, 1), "rung": rung, "tried": len(self.points),
                                  "best": best, "best_objective": round(val, 6)})
