@@ -45,6 +45,11 @@ HERE = Path(__file__).resolve().parent
 # The tests' builds of lz4: -O1 compiles it in about half the CPU time of lz4's own -O2 (Debian's
 # patch 0002), which the benchmarks pass (LZ4_OWN_CFLAGS) to measure the program users build.
 LZ4_OWN_CFLAGS = "-O2 -g"
+# jsoncpp, libtiff and zlib are built only by the tests (tests/test_cc_*.py: the wrapper through each
+# build system, maps of like size to afl-clang-fast's, the harness under the sanitizers), which read no
+# debug information: -O1 without -g, the cheapest build that still runs clang's optimising pipeline,
+# where the pass plugins sit (the suite's largest builds; campaigns build with the CLI's -O2 -g).
+TEST_CFLAGS = "-O1"
 LZ4 = ScriptTarget(package="lz4", folder=HERE / "lz4", harness="lz4_harness.c", proof="lib/lz4.h",
                    source_var="LZ4_SRC", cflags="-O1 -g",
                    # its golden frame samples and its documents
@@ -56,10 +61,10 @@ LIBJPEG_TURBO = ScriptTarget(package="libjpeg-turbo", folder=HERE / "libjpeg_tur
                              harness="libjpeg_turbo_harness.c", proof="turbojpeg.h",
                              source_var="LIBJPEG_TURBO_SRC", cflags="-O2 -g", samples=("testimages/*.jpg",))
 JSONCPP = ScriptTarget(package="libjsoncpp", folder=HERE / "jsoncpp", harness="jsoncpp_harness.cpp",
-                       proof="include/json/reader.h", source_var="JSONCPP_SRC", cflags="-O2 -g",
+                       proof="include/json/reader.h", source_var="JSONCPP_SRC", cflags=TEST_CFLAGS,
                        samples=("test/data/*.json",))  # its own tests' documents, valid and invalid
 LIBTIFF = ScriptTarget(package="tiff", folder=HERE / "libtiff", harness="libtiff_harness.c",
-                       proof="libtiff/tiffio.h", source_var="LIBTIFF_SRC", cflags="-O2 -g",
+                       proof="libtiff/tiffio.h", source_var="LIBTIFF_SRC", cflags=TEST_CFLAGS,
                        samples=("test/images/*.tif", "test/images/*.tiff"),  # its own tests' images
                        # small seeds keep afl-fuzz fast (its docs: small inputs); 14 of the 25 images
                        max_seed_bytes=16 << 10)
@@ -86,7 +91,7 @@ def zlib_seeds(tree: Path) -> dict[str, bytes]:
 
 
 ZLIB = ScriptTarget(package="zlib", folder=HERE / "zlib", harness="zlib_harness.c", proof="zlib.h",
-                    source_var="ZLIB_SRC", cflags="-O2 -g", derive=zlib_seeds)
+                    source_var="ZLIB_SRC", cflags=TEST_CFLAGS, derive=zlib_seeds)
 
 LIBRARIES = {t.folder.name: t for t in (LZ4, LIBYAML, LIBJPEG_TURBO, JSONCPP, LIBTIFF, ZLIB)}
 
