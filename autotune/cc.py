@@ -348,7 +348,7 @@ SANCOV_NONE = "plugin/sancov_none.txt"
 
 # Where the select plugin runs (plugin_stage), told to it in the compiler's environment.
 PLUGIN_STAGE_VAR = "AUTOTUNE_CC_PLUGIN_STAGE"
-STAGE_SANCOV_EARLY = "sancov-early"  # split, then the kind's SanitizerCoverage, at OptimizerEarly
+STAGE_SANCOV_EARLY = "sancov-early"  # the kind's SanitizerCoverage, then selects counted, at OptimizerEarly
 STAGE_EARLY = "early"  # split selects at OptimizerEarly (where the inline kinds' pass counts)
 STAGE_LAST = "last"  # split selects at OptimizerLast, before clang's SanitizerCoverage
 
@@ -388,7 +388,9 @@ def plugin_needed(inv: Invocation, env: Mapping[str, str], kind: str = DEFAULT_K
     """Whether the invocation loads the select-splitting pass plugin: every compile, unless
     ``AUTOTUNE_CC_SELECTS=0``; for the edge kind only when ``AUTOTUNE_CC_SELECTS=1``; with ``early``
     (:func:`plugin_stage` is STAGE_SANCOV_EARLY) every compile, since the plugin then runs
-    SanitizerCoverage too (it still splits selects only as ``AUTOTUNE_CC_SELECTS`` says).
+    SanitizerCoverage too (and counts selects and comparisons kept as values only as
+    ``AUTOTUNE_CC_SELECTS`` says: there it counts them as AFL++ 5.02c's PCGUARD does, two counters
+    chosen by a select of their addresses, without splitting them: kernels/plugin/autotune_selects.cpp).
 
     AFL++'s PCGUARD (its default) counts both sides of every scalar select; SanitizerCoverage
     counts blocks only (lz4: 5,765 guards against PCGUARD's 7,050; 7,004 with the plugin's 644

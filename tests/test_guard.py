@@ -511,8 +511,8 @@ def test_comparisons_kept_as_values_are_counted_as_the_afl_in_use_counts_them(tm
     """Two inputs that differ only in the outcome of comparisons the program keeps as values: our
     build tells them apart exactly when AFL++'s own PCGUARD build of the same program does. AFL++
     5.02c (LLVM 21: PCGUARD at OptimizerEarly) counts both outcomes; 4.04c (LLVM 14) counts neither.
-    Ours under LLVM 16+ runs SanitizerCoverage at OptimizerEarly with those comparisons split
-    (kernels/plugin/autotune_selects.cpp); before that change it told them apart under neither."""
+    Ours under LLVM 16+ runs SanitizerCoverage at OptimizerEarly and then counts those comparisons'
+    outcomes as 5.02c's PCGUARD does (kernels/plugin/autotune_selects.cpp, CountSpecials)."""
     from autotune.llvm import clang_major, find_clang
 
     afl_major, our_major = clang_major(shutil.which("afl-clang-fast")), clang_major(find_clang())

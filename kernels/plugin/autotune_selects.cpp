@@ -2,11 +2,14 @@
 //
 // AFL++'s PCGUARD pass counts each side of a scalar `select` with a guard of its own, so a
 // comparison the optimiser turned into a conditional move (min/max, clamps, branchless code) is
-// still feedback. clang's SanitizerCoverage counts basic blocks and edges only. This pass turns
-// every select whose condition is one i1 into a branch diamond (`br c, T, F` and a phi), so the
-// SanitizerCoverage that runs after it instruments each side as a block of its own: each select
-// gives the fuzzer the same two outcomes PCGUARD's guards give. Selects on vector conditions stay
-// as they are (PCGUARD handles them apart, too).
+// still feedback. clang's SanitizerCoverage counts basic blocks and edges only. Two ways here:
+// with LLVM 16 or newer, where this plugin runs SanitizerCoverage itself (below), CountSpecials
+// counts each select and each comparison kept as a value as AFL++ 5.02c's PCGUARD does, with two
+// counters chosen by a select of their addresses and no change to the CFG. Up to LLVM 15 (and for
+// the inline kinds when asked), SplitSelects turns every select whose condition is one i1 into a
+// branch diamond (`br c, T, F` and a phi), so the SanitizerCoverage that runs after it instruments
+// each side as a block of its own. Either way each select gives the fuzzer the two outcomes
+// PCGUARD's guards give. Selects on vector conditions stay as they are.
 //
 // Where in LLVM's pipeline. Up to LLVM 15 AFL++'s PCGUARD pass ran at the OptimizerLast extension
 // point, where clang runs SanitizerCoverage; from LLVM 16 on it runs at OptimizerEarly, before the
@@ -17,8 +20,8 @@
 // OptimizerLast then counts other points than PCGUARD (demo under clang 21: 238 counters against
 // PCGUARD's 259 guards, and `x ? -1 : 0` no point at all). So with LLVM 16 or newer, for the
 // build kinds that count SanitizerCoverage's points (full, blocks: trace-pc-guard; guard: inline
-// 8-bit counters), this plugin runs SanitizerCoverage itself at OptimizerEarly, after splitting
-// the selects there (unless AUTOTUNE_CC_SELECTS=0), and autotune cc gives clang an allowlist that
+// 8-bit counters), this plugin runs SanitizerCoverage itself at OptimizerEarly, then counts the
+// selects there (unless AUTOTUNE_CC_SELECTS=0), and autotune cc gives clang an allowlist that
 // matches nothing, so clang's own pass at OptimizerLast instruments nothing (it still marks
 // no_sanitize("coverage") functions, which the early pass skips). Up to LLVM 15 it splits the
 // selects at OptimizerLast and clang's pass instruments them, as AFL++ 4.04c's did. For the inline
@@ -27,8 +30,8 @@
 //
 // Where it runs, and whether it runs SanitizerCoverage, is autotune cc's decision
 // (autotune.cc.plugin_stage), which it passes in the compiler's environment as
-// AUTOTUNE_CC_PLUGIN_STAGE: `sancov-early` (split, then SanitizerCoverage of the build kind, at
-// OptimizerEarly; autotune cc gives clang the allowlist that matches nothing exactly then),
+// AUTOTUNE_CC_PLUGIN_STAGE: `sancov-early` (SanitizerCoverage of the build kind, then the selects
+// counted, at OptimizerEarly; autotune cc gives clang the allowlist that matches nothing exactly then),
 // `early` (split selects at OptimizerEarly: the inline kinds from LLVM 16), or `last` (split
 // selects at OptimizerLast, before clang's SanitizerCoverage: up to LLVM 15, and a compile that
 // gives its own SanitizerCoverage allow/blocklist, which only clang's pass reads). Unset: `last`.
@@ -36,7 +39,7 @@
 // unset; autotune cc has checked it) and AUTOTUNE_CC_SELECTS.
 //
 // Loaded by `autotune cc` with -fpass-plugin (autotune.cc.plugin_needed), built by
-// autotune.runtime.artifacts.select_plugin(). AUTOTUNE_SELECTS_DEBUG=1 prints the count per
+// autotune.runtime.artifacts.select_plugin(). AUTOTUNE_SELECTS_DEBUG=1 prints the counts per
 // module on stderr.
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Function.h"
@@ -46,6 +49,9 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/IR/Constants.h"
 #if LLVM_VERSION_MAJOR >= 16
 #include "llvm/Transforms/Instrumentation/SanitizerCoverage.h"
 #endif
@@ -92,45 +98,200 @@ struct SplitSelects : PassInfoMixin<SplitSelects> {
 };
 
 #if LLVM_VERSION_MAJOR >= 16
-// A comparison whose outcome the program keeps as a value (`return x == y;`, `n += a < b`, `c ? -1 :
-// 0` once InstCombine has made it `sext (icmp ..)`, a flag stored or or-ed with another) has no
-// branch of its own, so blocks cannot tell its outcomes apart; AFL++ 5.02c's PCGUARD counts both
-// outcomes of such comparisons. (Inferred from its output, not read in its source: on the demo it
-// reports 30 "special instructions", and the demo's optimised IR at its stage holds 19 selects and
-// 11 such comparisons; tests/test_guard.py checks that our build tells a kept comparison apart
-// exactly when AFL++'s does.) Each gets a branch diamond on its outcome right after it, whose two empty
-// sides SanitizerCoverage then counts. A comparison used only as branch or select conditions is
-// left alone: its branch is already counted, its select is split.
-bool keptAsValue(const Instruction &C) {
-  if (!isa<ICmpInst>(C) && !isa<FCmpInst>(C)) return false;
-  if (!C.getType()->isIntegerTy(1) || C.use_empty()) return false;
-  for (const User *U : C.users()) {
-    if (isa<BranchInst>(U)) continue;
-    if (auto *S = dyn_cast<SelectInst>(U))
-      if (S->getCondition() == &C) continue;
+// Special instructions, counted as AFL++ 5.02c's PCGUARD counts them, without changing the CFG.
+//
+// What 5.02c's PCGUARD does (read from its output, `clang-21 -fpass-plugin=SanitizerCoveragePCGUARD.so
+// -O2 -S -emit-llvm` on small programs, not from its source, which Debian's archive no longer
+// carries): each `select` on one i1 condition and each zext/sext of an i1 (a comparison whose
+// outcome the program keeps as a value: `return a < b;`, `c ? -1 : 0` once InstCombine has made it
+// `sext (icmp ..)`) gets two guards, one per outcome, chosen by a select of the two guards'
+// addresses on that i1 and counted right after it; a block that holds one and had a guard of its
+// own loses that guard ("N instrumentations saved"): the first outcome pair reuses it. The CFG is
+// not touched, so SanitizerCoverage's pruning of dominated blocks sees the program PCGUARD's sees.
+// (An earlier version of this plugin split each into a branch diamond before SanitizerCoverage:
+// the same outcomes told apart, but +9.5 % points on libxml2, 53,461 counters against PCGUARD's
+// 48,804 guards, and a slower build: benchmarks/results/guard-points-2026-12-03-libxml2.md.)
+//
+// This pass runs right after SanitizerCoverage at OptimizerEarly and works on what it emitted: the
+// function's counter (guard) array, found by its increments, and each block's increment
+// (inline 8-bit counters: `load i8`, `add 1`, `store i8`, all !nosanitize; trace-pc-guard: the call
+// of __sanitizer_cov_trace_pc_guard). The extra counters go into one more array per function in the
+// same section, so the runtime's map (the section's start to stop) holds them and the census
+// (full, blocks) counts the same points as the guard kind.
+struct Special {
+  Instruction *At;  // the select, zext or sext
+  Value *Cond;      // its i1
+};
+
+bool isSpecial(Instruction &I, Value *&Cond) {
+  if (I.getMetadata("nosanitize")) return false;
+  if (auto *S = dyn_cast<SelectInst>(&I)) {
+    Cond = S->getCondition();
+    return Cond->getType()->isIntegerTy(1) && !isa<Constant>(Cond);
+  }
+  if (isa<ZExtInst>(I) || isa<SExtInst>(I)) {
+    Cond = I.getOperand(0);
+    return Cond->getType()->isIntegerTy(1) && !isa<Constant>(Cond);
+  }
+  return false;
+}
+
+// The global array a pointer points into (through constant GEPs and casts), or null.
+GlobalVariable *arrayOf(Value *Ptr, const DataLayout &DL) {
+  APInt Off(DL.getIndexTypeSizeInBits(Ptr->getType()), 0);
+  return dyn_cast<GlobalVariable>(Ptr->stripAndAccumulateConstantOffsets(DL, Off, true));
+}
+
+// The block's own increment of its counter (guard) in Arr, as SanitizerCoverage emitted it (and, for
+// the guard kind, as autotune_counters.cpp made it NeverZero): the instructions to erase (the store
+// or call first) and the counter's address; false when the block has none.
+bool blockIncrement(BasicBlock &BB, GlobalVariable *Arr, int kind, const DataLayout &DL,
+                    SmallVectorImpl<Instruction *> &Erase, Value *&Ptr) {
+  for (Instruction &I : BB) {
+    if (kind == 'c') {
+      auto *St = dyn_cast<StoreInst>(&I);
+      if (!St || !St->getMetadata("nosanitize") || arrayOf(St->getPointerOperand(), DL) != Arr) continue;
+      // the increment's instructions: from the stored value back to the load of the same counter
+      SmallVector<Instruction *, 8> work, found;
+      SmallPtrSet<Instruction *, 8> in;
+      in.insert(St);
+      if (auto *V = dyn_cast<Instruction>(St->getValueOperand())) work.push_back(V);
+      bool loaded = false;
+      while (!work.empty()) {
+        Instruction *X = work.pop_back_val();
+        if (!in.insert(X).second) continue;
+        if (X->getParent() != &BB || X->mayHaveSideEffects()) return false;
+        found.push_back(X);
+        if (auto *Ld = dyn_cast<LoadInst>(X)) {
+          if (Ld->getPointerOperand() != St->getPointerOperand()) return false;
+          loaded = true;
+          continue;
+        }
+        for (Value *Op : X->operands())
+          if (auto *OI = dyn_cast<Instruction>(Op)) work.push_back(OI);
+      }
+      if (!loaded) return false;
+      for (Instruction *X : found)
+        for (User *U : X->users())
+          if (!in.count(cast<Instruction>(U))) return false;  // used outside the increment
+      Erase.assign({St});
+      // users before their operands: the reverse of a walk from the store
+      for (Instruction *X : found) Erase.push_back(X);
+      Ptr = St->getPointerOperand();
+      return true;
+    }
+    auto *Call = dyn_cast<CallInst>(&I);
+    Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+    if (!Callee || Callee->getName() != "__sanitizer_cov_trace_pc_guard" || arrayOf(Call->getArgOperand(0), DL) != Arr)
+      continue;
+    Erase.assign({Call});
+    Ptr = Call->getArgOperand(0);
     return true;
   }
   return false;
 }
 
-struct SplitComparisons : PassInfoMixin<SplitComparisons> {
+// The function's counter (guard) array, found by the first increment SanitizerCoverage put in it.
+GlobalVariable *counterArray(Function &F, const char *section, int kind, const DataLayout &DL) {
+  for (BasicBlock &BB : F)
+    for (Instruction &I : BB) {
+      Value *P = nullptr;
+      if (auto *St = dyn_cast<StoreInst>(&I); St && kind == 'c' && St->getMetadata("nosanitize")) P = St->getPointerOperand();
+      if (auto *C = dyn_cast<CallInst>(&I); C && kind == 'g' && C->getCalledFunction() &&
+                                             C->getCalledFunction()->getName() == "__sanitizer_cov_trace_pc_guard")
+        P = C->getArgOperand(0);
+      GlobalVariable *G = P ? arrayOf(P, DL) : nullptr;
+      if (G && G->hasSection() && G->getSection() == section) return G;
+    }
+  return nullptr;
+}
+
+struct CountSpecials : PassInfoMixin<CountSpecials> {
+  int kind;  // 'c' inline 8-bit counters, 'g' trace-pc-guard
+  explicit CountSpecials(int k) : kind(k) {}
+
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
-    unsigned split = 0;
-    for (Function &F : M) {
-      if (F.isDeclaration() || F.hasOptNone() || F.hasFnAttribute(Attribute::NoSanitizeCoverage)) continue;
-      SmallVector<Instruction *, 32> work;
-      for (BasicBlock &BB : F)
-        for (Instruction &I : BB)
-          if (keptAsValue(I)) work.push_back(&I);
-      for (Instruction *C : work) {
-        Instruction *ThenTerm = nullptr, *ElseTerm = nullptr;
-        SplitBlockAndInsertIfThenElse(C, C->getNextNode(), &ThenTerm, &ElseTerm);
-        ++split;
+    const DataLayout &DL = M.getDataLayout();
+    const char *section = kind == 'c' ? "__sancov_cntrs" : "__sancov_guards";
+    SmallVector<std::pair<Function *, GlobalVariable *>, 64> arrays;
+    for (Function &F : M)
+      if (!F.isDeclaration())
+        if (GlobalVariable *G = counterArray(F, section, kind, DL)) arrays.push_back({&F, G});
+    unsigned counted = 0, reused = 0;
+    SmallVector<GlobalVariable *, 64> made;
+    for (auto &[F, Arr] : arrays) {
+      SmallVector<Special, 16> specials;
+      for (BasicBlock &BB : *F)
+        for (Instruction &I : BB) {
+          Value *Cond = nullptr;
+          if (isSpecial(I, Cond)) specials.push_back({&I, Cond});
+        }
+      if (specials.empty()) continue;
+      Type *Elem = kind == 'c' ? Type::getInt8Ty(M.getContext()) : Type::getInt32Ty(M.getContext());
+      // how many new counters: two per special, one less for each block whose own counter is reused
+      SmallPtrSet<BasicBlock *, 16> seen;
+      SmallVector<Instruction *, 3> erase;
+      Value *own = nullptr;
+      unsigned extra = 0;
+      for (Special &S : specials) {
+        BasicBlock *BB = S.At->getParent();
+        extra += seen.insert(BB).second && blockIncrement(*BB, Arr, kind, DL, erase, own) ? 1 : 2;
+      }
+      auto *Ty = ArrayType::get(Elem, extra);
+      auto *Extra = new GlobalVariable(M, Ty, false, GlobalValue::PrivateLinkage, Constant::getNullValue(Ty),
+                                       "__autotune_special_");
+      Extra->setSection(section);
+      Extra->setAlignment(Arr->getAlign());
+      Extra->setComdat(Arr->getComdat());
+      if (MDNode *A = Arr->getMetadata(LLVMContext::MD_associated)) Extra->setMetadata(LLVMContext::MD_associated, A);
+      made.push_back(Extra);
+      unsigned next = 0;
+      auto fresh = [&]() -> Value * {
+        return ConstantExpr::getInBoundsGetElementPtr(
+            Ty, Extra, ArrayRef<Constant *>{ConstantInt::get(Type::getInt64Ty(M.getContext()), 0),
+                                            ConstantInt::get(Type::getInt64Ty(M.getContext()), next++)});
+      };
+      seen.clear();
+      for (Special &S : specials) {
+        BasicBlock *BB = S.At->getParent();
+        Value *first = nullptr;
+        if (seen.insert(BB).second && blockIncrement(*BB, Arr, kind, DL, erase, own)) {
+          first = own;
+          for (Instruction *I : erase) I->eraseFromParent();
+          ++reused;
+        } else {
+          first = fresh();
+        }
+        Value *second = fresh();
+        IRBuilder<> IRB(S.At->getNextNode());
+        Value *Ptr = IRB.CreateSelect(S.Cond, first, second);
+        if (auto *Sel = dyn_cast<Instruction>(Ptr)) Sel->setMetadata("nosanitize", MDNode::get(M.getContext(), {}));
+        if (kind == 'c') {
+          // NeverZero, as autotune_counters.cpp makes SanitizerCoverage's increments: 255 + 1 = 1
+          LoadInst *Ld = IRB.CreateLoad(Elem, Ptr);
+          Value *Inc = IRB.CreateAdd(Ld, ConstantInt::get(Elem, 1));
+          Value *Zero = IRB.CreateICmpEQ(Inc, ConstantInt::get(Elem, 0));
+          Value *Carry = IRB.CreateZExt(Zero, Elem);
+          Value *Sum = IRB.CreateAdd(Inc, Carry);
+          StoreInst *St = IRB.CreateStore(Sum, Ptr);
+          for (Value *V : {static_cast<Value *>(Ld), Inc, Zero, Carry, Sum, static_cast<Value *>(St)})
+            if (auto *X = dyn_cast<Instruction>(V)) X->setMetadata("nosanitize", MDNode::get(M.getContext(), {}));
+        } else {
+          FunctionCallee Guard = M.getOrInsertFunction("__sanitizer_cov_trace_pc_guard", IRB.getVoidTy(), Ptr->getType());
+          IRB.CreateCall(Guard, {Ptr});
+        }
+        ++counted;
       }
     }
+    SmallVector<GlobalValue *, 64> withComdat, without;
+    for (GlobalVariable *G : made) (G->hasComdat() ? withComdat : without).push_back(G);
+    appendToCompilerUsed(M, withComdat);  // as SanitizerCoverage keeps its own arrays
+    appendToUsed(M, without);
     const char *dbg = std::getenv("AUTOTUNE_SELECTS_DEBUG");
-    if (dbg && *dbg == '1') errs() << "[autotune] " << M.getName() << ": " << split << " comparisons split\n";
-    return split ? PreservedAnalyses::none() : PreservedAnalyses::all();
+    if (dbg && *dbg == '1')
+      errs() << "[autotune] " << M.getName() << ": " << counted << " special instructions counted, " << reused
+             << " block counters reused\n";
+    return counted ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
 };
 
@@ -153,11 +314,8 @@ SanitizerCoverageOptions sancovOptions(int kind) {
 
 void addEarly(ModulePassManager &MPM, int kind) {
   const char *sel = std::getenv("AUTOTUNE_CC_SELECTS");
-  if (!(sel && !std::strcmp(sel, "0"))) {
-    MPM.addPass(SplitSelects());
-    MPM.addPass(SplitComparisons());
-  }
   MPM.addPass(SanitizerCoveragePass(sancovOptions(kind)));  // ModuleSanitizerCoveragePass up to LLVM 15
+  if (!(sel && !std::strcmp(sel, "0"))) MPM.addPass(CountSpecials(kind));
 }
 #endif
 
@@ -191,7 +349,7 @@ bool stageIs(const char *name) {
 }  // namespace
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
-  return {LLVM_PLUGIN_API_VERSION, "autotune-selects", "3", [](PassBuilder &PB) {
+  return {LLVM_PLUGIN_API_VERSION, "autotune-selects", "4", [](PassBuilder &PB) {
             auto splitSelects = [](ModulePassManager &MPM) { MPM.addPass(SplitSelects()); };
 #if LLVM_VERSION_MAJOR >= 16
             int kind = sancovKind();
