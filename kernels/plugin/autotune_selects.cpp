@@ -185,10 +185,20 @@ void specialsOf(Function &F, SmallVectorImpl<Special> &Out) {
     }
 }
 
-// The global array a pointer points into (through constant GEPs and casts), or null.
+// The global array a pointer points into, or null: through constant GEPs and casts, and through
+// `inttoptr (add (ptrtoint @array), offset)`, the form trace-pc-guard's guard addresses take up to
+// LLVM 20 or so (clang 16: every guard but a function's first).
 GlobalVariable *arrayOf(Value *Ptr, const DataLayout &DL) {
   APInt Off(DL.getIndexTypeSizeInBits(Ptr->getType()), 0);
-  return dyn_cast<GlobalVariable>(Ptr->stripAndAccumulateConstantOffsets(DL, Off, true));
+  Value *V = Ptr->stripAndAccumulateConstantOffsets(DL, Off, true);
+  for (int depth = 0; depth < 4; ++depth) {
+    auto *CE = dyn_cast<ConstantExpr>(V);
+    if (!CE || (CE->getOpcode() != Instruction::IntToPtr && CE->getOpcode() != Instruction::PtrToInt &&
+                CE->getOpcode() != Instruction::Add))
+      break;
+    V = CE->getOperand(0);
+  }
+  return dyn_cast<GlobalVariable>(V);
 }
 
 // The block's own increment of its counter (guard) in Arr, as SanitizerCoverage emitted it (and, for
