@@ -180,7 +180,8 @@ void specialsOf(Function &F, SmallVectorImpl<Special> &Out) {
       leavesOf(Combined, leaves, Seen);
       for (Value *L : leaves) {
         auto *LI = dyn_cast<Instruction>(L);
-        Out.push_back({LI ? LI : &I, L});
+        // an argument, or an invoke's result (defined only on its normal edge): counted where used
+        Out.push_back({LI && !LI->isTerminator() ? LI : &I, L});
       }
     }
 }
