@@ -16,7 +16,7 @@ import pytest
 from autotune.bugs.page import FATAL_VAR, replay
 from buglibs_support import LIBRARIES, built
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.bugbench,  # CI's bug-benchmark stage (.ci/run), not the default run
               pytest.mark.skipif(shutil.which("clang") is None or shutil.which("apt-get") is None,
                                  reason="needs clang and apt-get (Debian's archive)")]
 

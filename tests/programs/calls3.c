@@ -22,8 +22,11 @@ __attribute__((noinline)) int a(int x) { return leaf(x) + 1; }
 __attribute__((noinline)) int b(int x) { return leaf(x) + 2; }
 __attribute__((noinline)) int c(int x) { return leaf(x) + 3; }
 
+volatile int sink;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   (void)data;
   int x = (int)size + 1;
-  return (a(x) + b(x) + c(x)) == 0;
+  sink = a(x) + b(x) + c(x);  /* no comparison kept as a value: PCGUARD 5.02c would count one (2 points) */
+  return 0;
 }
