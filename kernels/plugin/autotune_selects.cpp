@@ -237,8 +237,7 @@ bool blockIncrement(BasicBlock &BB, GlobalVariable *Arr, int kind, const DataLay
         for (User *U : X->users())
           if (!in.count(cast<Instruction>(U))) return false;  // used outside the increment
       Erase.assign({St});
-      // users before their operands: the reverse of a walk from the store
-      for (Instruction *X : found) Erase.push_back(X);
+      Erase.append(found.begin(), found.end());
       Ptr = St->getPointerOperand();
       return true;
     }
@@ -335,6 +334,7 @@ struct CountSpecials : PassInfoMixin<CountSpecials> {
         Value *first = nullptr;
         if (reuse[i]) {
           first = owns[i];
+          for (Instruction *I : erases[i]) I->dropAllReferences();  // any order of erasing is safe then
           for (Instruction *I : erases[i]) I->eraseFromParent();
           ++reused;
         } else {
