@@ -120,11 +120,12 @@ def target(name: str) -> tuple[object, dict[str, str], list[Path]]:
     if name == "libyaml":
         from targets import libyaml
         return libyaml.LIBYAML.spec(), libyaml.LIBYAML.env(), small_seeds(libyaml.libyaml_sample_inputs())
-    if name == "libxml2":
-        import buglibs
-        lib = buglibs.library("libxml2")  # non-fatal canaries: the same build for every variant
+    import buglibs
+    libs = buglibs.load_manifest()
+    if name in libs:  # a bug benchmark library (libxml2, sqlite3, ...)
+        lib = libs[name]  # non-fatal canaries: the same build for every variant
         return lib.spec(), lib.env(), sorted(p for p in lib.seeds_dir.iterdir() if p.is_file())
-    raise SystemExit(f"unknown target {name}: demo, lz4, libyaml or libxml2")
+    raise SystemExit(f"unknown target {name}: demo, lz4, libyaml or a bug benchmark library ({', '.join(sorted(libs))})")
 
 
 def aflpp_path(pow2: int, env: dict[str, str]) -> dict[str, str]:
@@ -469,7 +470,7 @@ def parse_layouts(text: str) -> tuple[str, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--targets", default="libxml2", help="comma-separated: demo, lz4, libyaml, libxml2")
+    ap.add_argument("--targets", default="libxml2", help="comma-separated: demo, lz4, libyaml, or a bug benchmark library (libxml2, sqlite3, ...)")
     ap.add_argument("--metrics", default="ngram-8", help=f"comma-separated: {', '.join(AFL_INSTRUMENT)}")
     ap.add_argument("--maps", default="16,20,22", type=parse_maps, help="map exponents P (AFL++'s MAP_SIZE_POW2, "
                     "our index's log2): 16 is Debian's AFL++, the others need benchmarks/aflpp_bigmap.sh P")
