@@ -37,6 +37,16 @@ def _variant(sm, name: str, side: str, pow2: int):
     return sm.Variant(name, side, "ngram-8", pow2, 1 << pow2, "/bin/true", {})
 
 
+def test_an_unknown_target_is_refused_naming_every_bug_benchmark_library_it_takes():
+    sm = _sensitive_metrics()
+    sys.path.insert(0, str(ROOT / "benchmarks" / "bugs"))
+    import buglibs
+
+    with pytest.raises(SystemExit) as e:  # the names only: a known library would fetch its source
+        sm.target("no-such-library")
+    assert all(name in str(e.value) for name in buglibs.load_manifest())
+
+
 def test_the_goal_needs_speed_significance_collisions_and_coverage():
     sm = _sensitive_metrics()
     vs = [_variant(sm, "aflpp-ngram-8-map22", "aflpp", 22), _variant(sm, "ours-ngram-8-tl22", "ours", 22)]
