@@ -127,6 +127,9 @@ uint32_t cov_ngram_n(void);
 /* The one metric a build of kind counts inline (an edge, ngram or ctx build: its modules' metric),
  * -1 for another kind or none registered. */
 int cov_build_metric(int kind);
+/* AUTOTUNE_METRIC's default for a build of kind: the one metric it serves (guard, edge, ngram-N of
+ * its N, its call-context metric), else edge (full, blocks). */
+int cov_default_metric(int kind);
 /* 0 if this build can serve metric (map sink) / the census of metric_mask, else -1 with a
  * one-line message naming the build kind and the fix. */
 int cov_metric_check(int metric, char *err, size_t errlen);
@@ -145,7 +148,7 @@ uint8_t *cov_cnt_map_pages(size_t *span);
 /* ---- run-time configuration (AUTOTUNE_* variables, docs/DESIGN.md) -------------------------- */
 typedef struct cov_config {
   uint64_t seed;         /* AUTOTUNE_SEED, default 0 */
-  int metric;            /* AUTOTUNE_METRIC, default edge */
+  int metric;            /* AUTOTUNE_METRIC, default cov_default_metric() */
   bm_layout layout;      /* AUTOTUNE_LAYOUT flat|twolevel, default twolevel */
   uint64_t index_size;   /* AUTOTUNE_INDEX_SIZE, power of two 2^10..2^30, default 2^24 */
   uint64_t map_size;     /* AUTOTUNE_MAP_SIZE, power of two 2^6..2^30, default 65536 */

@@ -112,9 +112,7 @@ static int edge_config_check(cov_config *cfg, char *err, size_t errlen) {
 int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   memset(cfg, 0, sizeof *cfg);
   cfg->seed = 0;
-  cfg->metric = COV_M_EDGE;
-  if (cov_build_metric(cov_build_kind()) >= 0) /* an inline kind's one metric */
-    cfg->metric = cov_build_metric(cov_build_kind());
+  cfg->metric = cov_default_metric(cov_build_kind()); /* the build's one metric, else edge */
   cfg->layout = BM_TWOLEVEL;
   cfg->index_size = 1ull << 24;
   cfg->map_size = 65536;

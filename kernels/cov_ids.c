@@ -459,6 +459,15 @@ int cov_build_metric(int kind) {
                                           : -1;
 }
 
+int cov_default_metric(int kind) {
+  int serves = cov_build_serves(kind);
+  int m = serves >= 0                      ? serves
+          : serves == COV_SERVES_NGRAM_N ? cov_ngram_build_metric()
+          : serves == COV_SERVES_CTX_K   ? cov_ctx_build_metric()
+                                           : -1;
+  return m >= 0 ? m : COV_M_EDGE;
+}
+
 /* Whether a build that serves ``serves`` (cov_kinds.h SERVES or CENSUS) serves metric. */
 static int serves_metric(int serves, int metric) {
   switch (serves) {

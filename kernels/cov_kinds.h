@@ -42,10 +42,10 @@ enum { COV_COUNTS_HOOKS, COV_COUNTS_COUNTERS, COV_COUNTS_AREA };
     "set AUTOTUNE_METRIC to edge, ngram-N or guard, or rebuild with "                             \
     "AUTOTUNE_CC_INSTRUMENT=full (every metric)")                                                 \
   X(GUARD, guard, COV_M_GUARD, COV_SERVES_NONE, COV_COUNTS_COUNTERS,                              \
-    "set AUTOTUNE_METRIC=guard, or rebuild with AUTOTUNE_CC_INSTRUMENT=edge "                     \
-    "(edge), blocks (edge, ngram-N, guard) or full (every metric)")                               \
+    "set AUTOTUNE_METRIC=guard (or unset it), or rebuild with "                                   \
+    "AUTOTUNE_CC_INSTRUMENT=edge (edge), blocks (edge, ngram-N, guard) or full (every metric)")   \
   X(EDGE, edge, COV_M_EDGE, COV_SERVES_NONE, COV_COUNTS_AREA,                                     \
-    "set AUTOTUNE_METRIC=edge, or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks "                    \
+    "set AUTOTUNE_METRIC=edge (or unset it), or rebuild with AUTOTUNE_CC_INSTRUMENT=blocks "      \
     "(edge, ngram-N, guard) or full (every metric)")                                              \
   X(NGRAM, ngram, COV_SERVES_NGRAM_N, COV_SERVES_NONE, COV_COUNTS_AREA, "")                       \
   X(CTX, ctx, COV_SERVES_CTX_K, COV_SERVES_NONE, COV_COUNTS_AREA, "")

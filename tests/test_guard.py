@@ -135,6 +135,16 @@ def test_guard_keys_are_the_guards_hit_in_every_build_kind(demo_bins, tmp_path):
     assert doc["layout"] == "flat" and doc["covered_slots"] == len(keys) and doc["map_size"] < 1 << 20
 
 
+def test_a_build_that_serves_one_metric_counts_it_when_autotune_metric_is_unset(demo_bins):
+    """Run plainly (afl-fuzz with no AUTOTUNE_* variable), a guard build counts guard, the one metric it
+    serves, exactly as with AUTOTUNE_METRIC=guard; a full build's default stays edge."""
+    same = ("metric", "covered_slots", "coverage_digest", "new_coverage_execs")
+    plain = replay(demo_bins["guard"], demo.seed_dir())
+    assert {k: plain[k] for k in same} == {k: v for k, v in replay(demo_bins["guard"], demo.seed_dir(),
+                                                                   AUTOTUNE_METRIC="guard").items() if k in same}
+    assert plain["metric"] == "guard" and replay(demo_bins["full"], demo.seed_dir())["metric"] == "edge"
+
+
 def test_guard_counts_on_the_fast_and_general_paths_and_every_width(demo_bins):
     same = ("covered_slots", "coverage_digest", "new_coverage_execs")
     base = None
