@@ -450,21 +450,19 @@ int cov_ngram_build_metric(void) {
   return n >= 2 && n <= COV_M_NGRAM8 + 1 ? COV_M_NGRAM2 + (int)n - 2 : -1;
 }
 
-int cov_build_metric(int kind) {
+/* The one metric a build of kind serves, -1 when it serves several (full, blocks) or none. */
+static int one_metric(int kind) {
   int serves = cov_build_serves(kind);
-  if (cov_build_counts(kind) != COV_COUNTS_AREA) return -1;
   return serves >= 0                      ? serves
          : serves == COV_SERVES_NGRAM_N ? cov_ngram_build_metric()
          : serves == COV_SERVES_CTX_K   ? cov_ctx_build_metric()
                                           : -1;
 }
 
+int cov_build_metric(int kind) { return cov_build_counts(kind) == COV_COUNTS_AREA ? one_metric(kind) : -1; }
+
 int cov_default_metric(int kind) {
-  int serves = cov_build_serves(kind);
-  int m = serves >= 0                      ? serves
-          : serves == COV_SERVES_NGRAM_N ? cov_ngram_build_metric()
-          : serves == COV_SERVES_CTX_K   ? cov_ctx_build_metric()
-                                           : -1;
+  int m = one_metric(kind);
   return m >= 0 ? m : COV_M_EDGE;
 }
 
