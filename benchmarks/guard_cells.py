@@ -22,19 +22,18 @@ from __future__ import annotations
 
 import argparse
 import glob
-import importlib.util
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from scipy.stats import mannwhitneyu, wilcoxon
 
-ROOT = Path(__file__).resolve().parent.parent
+import trial_callgrind  # benchmarks/ (beside this script)
+
 CONFIGS = ("default", "guard")
 
 
@@ -79,49 +78,28 @@ def report(trials: dict[int, dict[str, dict]]) -> None:
           f"Mann-Whitney p = {mannwhitneyu(dy, gy).pvalue:.3f}")
 
 
-def _bench():
-    """benchmarks/aflfs_bench.py (its callgrind routines and clean environment)."""
-    spec = importlib.util.spec_from_file_location("aflfs_bench", ROOT / "benchmarks" / "aflfs_bench.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def queue_inputs(trial_dir: Path, n: int) -> list[Path]:
     """n entries of a trial's queue, evenly spaced in name order."""
-    files = sorted(p for p in (trial_dir / "afl-out" / "default" / "queue").glob("id:*") if p.is_file())
-    if not files:
+    queue = trial_dir / "afl-out" / "default" / "queue"
+    if not queue.is_dir():
         raise SystemExit(f"{trial_dir}: no afl-fuzz queue kept (afl-out/default/queue)")
-    step = max(1, len(files) // n)
-    return files[::step][:n]
+    return trial_callgrind.pick_inputs(queue, n)
 
 
 def callgrind(trials: dict[int, dict[str, dict]], root: Path, n: int, work: Path) -> dict:
     """Instructions per execution of both builds on the same queue inputs (see the module's doc)."""
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind not found: apt-get install -y valgrind (inside the root that built the binaries)")
-    bench = _bench()
     k = min(k for k, t in trials.items() if len(t) == 2)
     inputs = queue_inputs(root / "trials" / "default" / f"trial-{k}", n)
     doc = {"inputs": len(inputs), "inputs_from": f"trials/default/trial-{k} queue", "builds": {}}
     for cfg in CONFIGS:
         spec = trials[k][cfg]["spec"]
-        binary = work / f"{cfg}.bin"
-        shutil.copyfile(spec["binary"], binary)
-        binary.chmod(0o755)
-        subprocess.run(["strip", "--strip-debug", str(binary)], check=True)
-        env = {key: v for key, v in bench.clean_env(**spec.get("env", {})).items() if key not in bench.AFL_ENV}
-        if any(key.startswith("AUTOTUNE_") for key in spec.get("env", {})):
-            env["AUTOTUNE_REPLAY_ROUNDS"] = "1"
-        ir, calls = bench._callgrind_per_exec([str(binary), *map(str, inputs)], env, work, cfg)
-        around = bench._callgrind_functions(work / f"callgrind.{cfg}.out", ("cov_exec_begin", "cov_exec_end"))
-        doc["builds"][cfg] = {"binary": spec["binary"], "env": spec.get("env", {}), "harness_instructions": ir,
-                              "calls": calls, "runtime_per_exec_instructions": around,
-                              "per_exec": (ir + sum(around.values())) / calls}
-        print(f"{cfg}: LLVMFuzzerTestOneInput {ir:,} over {calls} calls, cov_exec_begin/end "
-              f"{around['cov_exec_begin']:,} / {around['cov_exec_end']:,}: "
-              f"{doc['builds'][cfg]['per_exec']:,.0f} per execution")
+        r = doc["builds"][cfg] = trial_callgrind.measure(spec["binary"], spec.get("env", {}), inputs, work, cfg)
+        around = r["runtime_per_exec_instructions"]
+        print(f"{cfg}: LLVMFuzzerTestOneInput {r['harness_instructions']:,} over {r['calls']} calls, "
+              f"cov_exec_begin/end {around['cov_exec_begin']:,} / {around['cov_exec_end']:,}: "
+              f"{r['per_exec']:,.0f} per execution")
     doc["ratio"] = doc["builds"]["guard"]["per_exec"] / doc["builds"]["default"]["per_exec"]
     print(f"instructions per execution, guard / default: {doc['ratio']:.3f} ({len(inputs)} inputs)")
     return doc

@@ -92,3 +92,39 @@ def test_callgrind_counts_both_real_builds_on_the_same_queue(tmp_path):
     assert g["runtime_per_exec_instructions"]["cov_exec_end"] > 0 and g["env"] == {"AUTOTUNE_METRIC": "guard"}
     assert d["per_exec"] > 0 and doc["ratio"] == pytest.approx(g["per_exec"] / d["per_exec"])
     assert f"guard / default: {doc['ratio']:.3f} (4 inputs)" in r.stdout
+
+
+# ---- benchmarks/trial_callgrind.py: the binaries a campaign ran, named by trial and instance --------
+
+import trial_callgrind  # noqa: E402
+
+
+def _ensemble(path: Path) -> Path:
+    path.mkdir(parents=True)
+    spec = {"binary": "/b/main", "env": {"AUTOTUNE_CANARY_FATAL": "1"},
+            "members": [{"name": "main", "binary": "/b/main", "env": {}},
+                        {"name": "s1", "binary": "/b/ours", "env": {"AUTOTUNE_METRIC": "ctx-2", "AFL_DISABLE_TRIM": "1"}}]}
+    (path / "trial.json").write_text(json.dumps({"spec": spec}))
+    return path
+
+
+def test_a_trial_s_binary_and_an_instance_s_variables(tmp_path):
+    t = _ensemble(tmp_path / "trial-0")
+    assert trial_callgrind.trial_binary(str(t)) == ("/b/main", {"AUTOTUNE_CANARY_FATAL": "1"})
+    assert trial_callgrind.trial_binary(f"{t / 'trial.json'}@s1") == (
+        "/b/ours", {"AUTOTUNE_METRIC": "ctx-2", "AFL_DISABLE_TRIM": "1"})
+    with pytest.raises(SystemExit, match=r"no instance 's2' in that trial \(it has: main, s1\)"):
+        trial_callgrind.trial_binary(f"{t}@s2")
+    with pytest.raises(SystemExit, match="no trial.json there"):
+        trial_callgrind.trial_binary(str(tmp_path / "nothing"))
+
+
+def test_inputs_from_a_plain_folder_and_the_command_s_errors(tmp_path):
+    for i in range(4):
+        (tmp_path / f"f{i}").write_bytes(b"x")
+    assert [p.name for p in trial_callgrind.pick_inputs(tmp_path, 2)] == ["f0", "f2"]
+    with pytest.raises(SystemExit, match="no input files"):
+        trial_callgrind.pick_inputs(tmp_path / "empty-or-missing", 2)
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "trial_callgrind.py"), "--inputs", str(tmp_path),
+                        "--work", str(tmp_path / "w"), "no-equals-sign"], capture_output=True, text=True)
+    assert r.returncode != 0 and "give NAME=TRIAL[@MEMBER]" in r.stderr and "Traceback" not in r.stderr
