@@ -31,6 +31,8 @@ METRIC_VAR = "AUTOTUNE_METRIC"
 LAYOUT_VAR = "AUTOTUNE_LAYOUT"
 INDEX_SIZE_VAR = "AUTOTUNE_INDEX_SIZE"
 MAP_SIZE_VAR = "AUTOTUNE_MAP_SIZE"
+# kernels/cov_config.c MAP_SIZE_VALID, word for word
+MAP_SIZE_VALID = "a power of two from 64 (2^6) to 2^30 (flat); a multiple of 64 in that range (twolevel)"
 KEY_HASH_VAR = "AUTOTUNE_KEY_HASH"
 INDEX_FILE_VAR = "AUTOTUNE_INDEX_FILE"
 COUNTER_BITS_VAR = "AUTOTUNE_COUNTER_BITS"
@@ -78,10 +80,23 @@ METRIC_SPECS: dict[str, Metric] = {m.name: m for m in METRIC_TABLE}
 # ---- map layouts ---------------------------------------------------------------------------------
 
 # Size for this many times the keys the probe estimated (a campaign finds more): a two-level map's
-# dense slots (rounded up to a power of two, at least 2^MIN_DENSE_POW2), and the keys the race sizes
-# a hash space for and rules a configuration out by.
+# dense slots (dense_for_keys: at least 2^MIN_DENSE_POW2), and the keys the race sizes a hash space
+# for and rules a configuration out by.
 KEY_HEADROOM = 2.0
 MIN_DENSE_POW2 = 10
+# A dense map is rounded up to whole 4 KiB pages or to the next power of two, whichever is smaller:
+# afl-fuzz resets, classifies and compares every byte of it after each execution, so a rounding that
+# doubles it costs throughput for nothing (ctx-2 on libxml2: 2 x 41,275 keys is 86,016 bytes in
+# pages, 131,072 as a power of two).
+DENSE_PAGE_SLOTS = 4096
+
+
+def dense_for_keys(keys: float) -> int:
+    """The dense slots of a two-level map for ``keys`` estimated keys: KEY_HEADROOM x keys, rounded up
+    to the smaller of the next power of two and the next multiple of DENSE_PAGE_SLOTS, at least
+    2^MIN_DENSE_POW2 (not capped by an index)."""
+    need = max(1 << MIN_DENSE_POW2, int(KEY_HEADROOM * keys + 0.999))
+    return min(1 << (need - 1).bit_length(), -(-need // DENSE_PAGE_SLOTS) * DENSE_PAGE_SLOTS)
 INDEX_ENTRY_BYTES = 4  # a two-level index entry (bigmap.h: the dense slot + 1, 0 = unassigned)
 INDEX_LINE_BYTES = 64  # a cache line of the index, touched once per key
 # AFL++'s compile-time map (include/config.h MAP_SIZE_POW2): its CLASSIC/NGRAM/CTX instrumentation
@@ -185,9 +200,8 @@ class TwoLevelLayout(Layout):
         return hash_slots, dense_slots or hash_slots
 
     def dense_slots(self, *, hash_slots: int, estimated_keys: float) -> int | None:
-        """Next power of two >= KEY_HEADROOM x keys, within [2^MIN_DENSE_POW2, H]."""
-        need = max(1, int(KEY_HEADROOM * estimated_keys + 0.999))
-        return min(1 << max(MIN_DENSE_POW2, (need - 1).bit_length()), hash_slots)
+        """dense_for_keys(keys), never more than H."""
+        return min(dense_for_keys(estimated_keys), hash_slots)
 
     def dense_of(self, *, map_slots: int) -> int | None:
         return map_slots
@@ -292,6 +306,16 @@ def _size(var: Variable, text: str) -> int:
     return v
 
 
+def _map_slots(var: Variable, text: str) -> int:
+    """AUTOTUNE_MAP_SIZE alone: a multiple of 64 in the power-of-two range (a flat map's power of two
+    is checked with the layout: RuntimeConfig)."""
+    v = parse_u64(text)
+    lo, hi = var.pow2 or (6, 30)
+    if v is None or v % 64 or not (1 << lo) <= v <= (1 << hi):
+        raise RuntimeConfigError(var.name, text, var.valid)
+    return v
+
+
 def _counter_bits(var: Variable, text: str) -> int:
     v = parse_u64(text)
     if v is None or str(v) not in var.choices:
@@ -313,7 +337,7 @@ def _path(var: Variable, text: str) -> str | None:
 
 
 _PARSERS: dict[str, Callable[[Variable, str], Any]] = {
-    "metric": _choice, "layout": _choice, "index_slots": _size, "map_slots": _size, "key_hash": _choice,
+    "metric": _choice, "layout": _choice, "index_slots": _size, "map_slots": _map_slots, "key_hash": _choice,
     "index_file": _path, "counter_bits": _counter_bits, "overflow": _choice, "seed": _seed,
 }
 
@@ -325,7 +349,7 @@ VARIABLES: dict[str, Variable] = {v.name: v for v in (
              pow2=(10, 30)),
     Variable(MAP_SIZE_VAR, "map_slots", str(1 << 16),
              "slots afl-fuzz sees: a flat map's counters (the hash space), a two-level map's dense slots",
-             pow2=(6, 30)),
+             pow2=(6, 30), valid_text=MAP_SIZE_VALID),
     Variable(KEY_HASH_VAR, "key_hash", "exact",
              "index key: mix64 of the exact key (ngram-N: its fold), uniform, so collisions follow Equation 1",
              choices=("exact", "afl")),

@@ -151,7 +151,7 @@ typedef struct cov_config {
   int metric;            /* AUTOTUNE_METRIC, default cov_default_metric() */
   bm_layout layout;      /* AUTOTUNE_LAYOUT flat|twolevel, default twolevel */
   uint64_t index_size;   /* AUTOTUNE_INDEX_SIZE, power of two 2^10..2^30, default 2^24 */
-  uint64_t map_size;     /* AUTOTUNE_MAP_SIZE, power of two 2^6..2^30, default 65536 */
+  uint64_t map_size;     /* AUTOTUNE_MAP_SIZE, 2^6..2^30: flat a power of two, twolevel a multiple of 64; default 65536 */
   unsigned counter_bits; /* AUTOTUNE_COUNTER_BITS 8|16|32|64, default 8 */
   bm_policy overflow;    /* AUTOTUNE_OVERFLOW wrap|neverzero|saturate, default neverzero */
   char index_file[4096]; /* AUTOTUNE_INDEX_FILE, "" when unset */

@@ -55,6 +55,13 @@ static int pow2_in(uint64_t v, unsigned lo, unsigned hi) {
   return v && !(v & (v - 1)) && v >= (1ull << lo) && v <= (1ull << hi);
 }
 
+/* AUTOTUNE_MAP_SIZE: a flat map's slots are its hash space, (key & (size - 1)), so a power of two; a
+ * two-level map's dense slots are handed out in order, so any multiple of 64 (afl-fuzz's map
+ * granularity) sized to the keys, not rounded up to the next power of two. */
+#define MAP_SIZE_VALID "a power of two from 64 (2^6) to 2^30 (flat); a multiple of 64 in that range (twolevel)"
+
+static int map_size_in(uint64_t v) { return v && v % 64 == 0 && v >= 64 && v <= (1ull << 30); }
+
 /* "<VAR>=<value>: a program built with AUTOTUNE_CC_INSTRUMENT=edge|ngram|ctx <why>; fix: unset it (or <ok>), or
  * rebuild with AUTOTUNE_CC_INSTRUMENT=blocks" */
 static int edge_refuse(char *err, size_t errlen, const char *var, const char *val, const char *why,
@@ -135,9 +142,9 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   if ((v = getenv("AUTOTUNE_INDEX_SIZE")) && *v &&
       (parse_u64(v, &cfg->index_size) || !pow2_in(cfg->index_size, 10, 30)))
     return bad(err, errlen, "AUTOTUNE_INDEX_SIZE", v, "a power of two from 1024 (2^10) to 2^30");
-  if ((v = getenv("AUTOTUNE_MAP_SIZE")) && *v &&
-      (parse_u64(v, &cfg->map_size) || !pow2_in(cfg->map_size, 6, 30)))
-    return bad(err, errlen, "AUTOTUNE_MAP_SIZE", v, "a power of two from 64 (2^6) to 2^30");
+  const char *map_text = getenv("AUTOTUNE_MAP_SIZE");
+  if (map_text && *map_text && (parse_u64(map_text, &cfg->map_size) || !map_size_in(cfg->map_size)))
+    return bad(err, errlen, "AUTOTUNE_MAP_SIZE", map_text, MAP_SIZE_VALID);
   if ((v = getenv("AUTOTUNE_COUNTER_BITS")) && *v) {
     uint64_t b;
     if (parse_u64(v, &b) || (b != 8 && b != 16 && b != 32 && b != 64))
@@ -161,6 +168,11 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   if (cov_metric_check(cfg->metric, err, errlen)) return -1;
   if (cov_build_counts(cov_build_kind()) == COV_COUNTS_AREA && edge_config_check(cfg, err, errlen))
     return -1;
+  if (cfg->metric != COV_M_GUARD && cfg->layout == BM_FLAT && !pow2_in(cfg->map_size, 6, 30)) {
+    char text[24];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)cfg->map_size);
+    return bad(err, errlen, "AUTOTUNE_MAP_SIZE", map_text && *map_text ? map_text : text, MAP_SIZE_VALID);
+  }
   if (cfg->metric == COV_M_GUARD) { /* one slot per guard: layout and sizes do not apply */
     if (cov_build_counts(cov_build_kind()) == COV_COUNTS_COUNTERS) { /* clang's inline counters: 8-bit, NeverZero */
       if (cfg->counter_bits != 8) {

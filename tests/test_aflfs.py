@@ -139,6 +139,23 @@ def test_shared_memory_handshake_persistent_children_share_slots(bins, tmp_path)
     assert idx.used_key >= int(stats["edges_found"]) > 0
 
 
+def test_a_dense_map_of_whole_pages_not_a_power_of_two_runs_in_afl_fuzz(bins, tmp_path):
+    """A two-level map's dense slots are handed out in order, so its size need not be a power of two:
+    afl-fuzz is told 12,288 slots (three 4 KiB pages; the sizing rule's rounding, autotune.vocabulary
+    dense_for_keys), scans that many, and every key gets a slot of its own."""
+    index = tmp_path / "index.bin"
+    env = base_env(AUTOTUNE_INDEX_FILE=str(index), AUTOTUNE_MAP_SIZE="12288", AUTOTUNE_INDEX_SIZE=str(1 << 16))
+    proc, inst = afl_fuzz(bins["branchy"], tmp_path, seconds=4, env=env)
+    text = output(proc)
+    assert proc.returncode == 0, text
+    assert "Target map size: 12288" in text
+    stats = fuzzer_stats(inst)
+    assert stats["stability"] == "100.00%", stats
+    idx = read_index_stats(path=index)
+    assert (idx.layout, idx.dense_slots, idx.overflow_keys) == ("twolevel", 12288, 0)
+    assert idx.used_key >= int(stats["edges_found"]) > 0
+
+
 def test_file_argument_handshake(bins, tmp_path):
     """With @@ the target reads afl's file and does not offer shared-memory test cases."""
     proc, inst = afl_fuzz(bins["branchy"], tmp_path, seconds=5, env=base_env(), args=("@@",))

@@ -65,4 +65,6 @@ def test_overflow_advice_names_the_size_that_fits():
     assert "1,000 of the 2,024 keys" in said and "AUTOTUNE_MAP_SIZE=4096" in said and "INDEX_SIZE" not in said
     said = stats(1 << 16, 1 << 16, 1 << 16, index=1 << 16).advice()  # the index is too small as well
     assert "AUTOTUNE_MAP_SIZE=262144" in said and "AUTOTUNE_INDEX_SIZE=262144 or more" in said
+    said = stats(1 << 15, 1 << 15, 12_232, index=1 << 16).advice()  # 45,000 keys: 2x in 4 KiB pages, 90,112
+    assert "AUTOTUNE_MAP_SIZE=90112" in said and "AUTOTUNE_INDEX_SIZE=131072 or more" in said  # the index: a power of two
     assert campaign_index({}) is None and campaign_index({"AUTOTUNE_INDEX_FILE": "/nonexistent/i.bin"}) is None

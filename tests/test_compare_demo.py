@@ -15,6 +15,7 @@ from autotune.cli.main import app
 from autotune.compare import CompareResult
 from autotune.llvm import compilers_text
 from autotune.trials import host_cores
+from autotune.vocabulary import dense_for_keys
 
 pytestmark = pytest.mark.slow
 
@@ -183,7 +184,6 @@ def test_a_dense_map_that_overflows_in_a_campaign_is_said_with_the_size_that_fit
     idx = res.config("small").trials[0].stats["index"]
     assert idx["dense_slots"] == 128 and idx["used_key"] == 128 and idx["overflow_keys"] > 0
     keys = idx["used_key"] + idx["overflow_keys"]
-    fit = 1 << (2 * keys - 1).bit_length()
-    assert f"AUTOTUNE_MAP_SIZE={max(fit, 1024)}" in idx["advice"]
+    assert f"AUTOTUNE_MAP_SIZE={dense_for_keys(keys)}" in idx["advice"]
     assert any("overflowed" in n and "AUTOTUNE_MAP_SIZE=" in n for n in res.notes)
     assert "overflowed" in (out / "compare.md").read_text()

@@ -98,3 +98,17 @@ def test_the_map_size_range_is_checked_once():
             map_pow2_range(min_map_slots=lo, max_map_slots=hi)
     with pytest.raises(AutotuneError, match="outside"):
         SearchSpace(map_pow2=(8, 12))
+
+
+def test_a_dense_map_is_rounded_to_pages_or_a_power_of_two_whichever_is_smaller():
+    """afl-fuzz scans every dense byte after each execution: 2 x 41,275 keys (ctx-2 on libxml2) take 21
+    pages (86,016 slots), not the next power of two (131,072); small maps keep their power of two."""
+    from autotune.vocabulary import dense_for_keys
+    assert [dense_for_keys(k) for k in (0, 100, 1000, 2500, 10_000, 41_275)] == [1024, 1024, 2048, 8192, 20480, 86016]
+    two = LAYOUTS["twolevel"]
+    assert two.dense_slots(hash_slots=1 << 16, estimated_keys=41_275) == 65536  # never more than the index
+    rc = RuntimeConfig.sized(metric="ctx-2", layout="twolevel", hash_slots=1 << 21, dense_slots=86016, counter_bits=8)
+    assert rc.env_values()["AUTOTUNE_MAP_SIZE"] == "86016" and RuntimeConfig.from_env(rc.env_values()) == rc
+    with pytest.raises(RuntimeConfigError, match="a power of two from 64"):
+        RuntimeConfig(metric="edge", layout="flat", map_slots=86016)
+    RuntimeConfig(metric="guard", layout="flat", map_slots=65536)  # guard sizes its own map

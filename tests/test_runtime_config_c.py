@@ -100,6 +100,24 @@ def test_size_ranges_are_the_runtimes(harness, one_input, name):
     RuntimeConfig.from_env({name: str(1 << hi)})  # Python accepts the top, the C message names it
 
 
+def test_a_dense_map_takes_any_multiple_of_64_a_flat_one_a_power_of_two(harness, one_input):
+    """AUTOTUNE_MAP_SIZE=12288 (three 4 KiB pages): a two-level map's dense slots, accepted by the C
+    runtime and Python alike; as a flat map's hash space refused by both, with the same message."""
+    doc = reported(replay(harness, one_input, AUTOTUNE_LAYOUT="twolevel", AUTOTUNE_INDEX_SIZE=str(1 << 16),
+                          AUTOTUNE_MAP_SIZE="12288"))
+    assert (doc["layout"], doc["map_size"]) == ("twolevel", 12288)
+    assert RuntimeConfig.from_env({"AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_MAP_SIZE": "12288"}).dense_slots == 12288
+    p = replay(harness, one_input, AUTOTUNE_LAYOUT="flat", AUTOTUNE_MAP_SIZE="12288")
+    assert p.returncode == 2
+    with pytest.raises(Exception) as e:
+        RuntimeConfig.from_env({"AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": "12288"})
+    assert e.value.message == p.stderr.strip().removeprefix("autotune driver: ")
+    for refused in ("12300", "32"):  # not a multiple of 64; below 64
+        assert replay(harness, one_input, AUTOTUNE_MAP_SIZE=refused).returncode == 2
+        with pytest.raises(Exception):
+            RuntimeConfig.from_env({"AUTOTUNE_MAP_SIZE": refused})
+
+
 def test_a_configuration_round_trips_through_the_runtime(harness, one_input):
     rc = RuntimeConfig.sized(metric="ngram-3", layout="twolevel", hash_slots=1 << 14, dense_slots=1 << 11,
                              counter_bits=16, overflow="saturate", key_hash="afl", seed=77)

@@ -176,7 +176,7 @@ def autotune_run_env(result: TuneResult, *, out_dir: Path) -> str:
         LAYOUT_VAR: ("two-level map: per-exec work covers only the used slots (BigMap, DSN 2021)"
                             if rc.dense_slots else "flat map: the cheapest at this size on this host"),
         INDEX_SIZE_VAR: f"index slots (the hash space): {collisions}",
-        MAP_SIZE_VAR: (f"dense slots afl-fuzz sees: twice the estimated keys, rounded up to a power of two "
+        MAP_SIZE_VAR: (f"dense slots afl-fuzz sees: twice the estimated keys, rounded up to 4 KiB pages or a power of two "
                               f"(overflow {_pct(bp.dense_overflow_rate)})") if rc.dense_slots
         else f"map slots (the hash space): {collisions}",
         KEY_HASH_VAR: "index key = mix64 of the exact key (ngram-N: its fold): slots are uniform, so\n"

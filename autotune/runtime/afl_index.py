@@ -22,7 +22,7 @@ from pathlib import Path
 
 from autotune.errors import AutotuneError
 from autotune.vocabulary import INDEX_FILE_VAR, KEY_HASHES, METRICS
-from autotune.vocabulary import KEY_HEADROOM, LAYOUTS, MIN_DENSE_POW2
+from autotune.vocabulary import LAYOUTS, dense_for_keys
 
 INDEX_MAGIC = b"ATAFLIX3"
 # older formats: 1 stored the slot as is (0xFFFFFFFF = unassigned); 2 indexed ngram-N by mix64
@@ -58,10 +58,9 @@ class AflIndexStats:
         return self.overflow_keys > 0
 
     def fitting_dense_slots(self) -> int:
-        """The dense slots these keys want: a two-level map sized as the race sizes one (the next
-        power of two of KEY_HEADROOM x the keys; not capped by the index, so a too-small index shows)."""
-        need = max(1, int(KEY_HEADROOM * self.keys + 0.999))
-        return 1 << max(MIN_DENSE_POW2, (need - 1).bit_length())
+        """The dense slots these keys want: a two-level map sized as the race sizes one
+        (autotune.vocabulary.dense_for_keys; not capped by the index, so a too-small index shows)."""
+        return dense_for_keys(self.keys)
 
     def advice(self) -> str | None:
         """What a reader must be told when the dense map overflowed (None when it did not): how many
@@ -73,7 +72,8 @@ class AflIndexStats:
                 f"{self.keys:,} keys it saw share its last slot, so their counts collide; the size that fits "
                 f"them: AUTOTUNE_MAP_SIZE={fit}")
         if fit > self.index_slots:
-            line += f" and AUTOTUNE_INDEX_SIZE={fit} or more (the index has {self.index_slots:,} slots)"
+            index = 1 << (fit - 1).bit_length()  # the index is a power of two
+            line += f" and AUTOTUNE_INDEX_SIZE={index} or more (the index has {self.index_slots:,} slots)"
         return line
 
     def to_dict(self) -> dict:

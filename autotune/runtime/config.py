@@ -49,6 +49,10 @@ class RuntimeConfig:
     def __post_init__(self) -> None:
         for f in fields(self):
             _BY_FIELD[f.name].check(getattr(self, f.name))
+        # a flat map's size is its hash space (key & (size - 1)); guard sizes its own map
+        if self.layout == "flat" and self.metric_spec.hashed and self.map_slots & (self.map_slots - 1):
+            var = VARIABLES[MAP_SIZE_VAR]
+            raise RuntimeConfigError(var.name, str(self.map_slots), var.valid)
 
     @classmethod
     def sized(cls, *, metric: str, layout: str, hash_slots: int, dense_slots: int | None = None,
