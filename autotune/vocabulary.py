@@ -84,10 +84,17 @@ METRIC_SPECS: dict[str, Metric] = {m.name: m for m in METRIC_TABLE}
 # for and rules a configuration out by.
 KEY_HEADROOM = 2.0
 MIN_DENSE_POW2 = 10
+INDEX_ENTRY_BYTES = 4  # a two-level index entry (bigmap.h: the dense slot + 1, 0 = unassigned)
+INDEX_LINE_BYTES = 64  # a cache line of the index, touched once per key
+# AFL++'s compile-time map (include/config.h MAP_SIZE_POW2): its CLASSIC/NGRAM/CTX instrumentation
+# hashes into 2^16 slots, and afl-fuzz offers that map to a target that does not report its own
+AFL_DEFAULT_MAP_POW2 = 16
+AFL_DEFAULT_MAP_SLOTS = 1 << AFL_DEFAULT_MAP_POW2
+
 # A dense map is rounded up to whole 4 KiB pages or to the next power of two, whichever is smaller:
-# afl-fuzz resets, classifies and compares every byte of it after each execution, so a rounding that
-# doubles it costs throughput for nothing (ctx-2 on libxml2: 2 x 41,275 keys is 86,016 bytes in
-# pages, 131,072 as a power of two).
+# afl-fuzz resets, classifies and compares every byte of it after each execution (ctx-2 on libxml2:
+# 2 x 41,275 keys is 86,016 bytes in pages, 131,072 as a power of two; what it buys is measured by
+# benchmarks/results/plan-2026-12-02-inline-speed.md, amendment of 2026-12-03 19:35).
 DENSE_PAGE_SLOTS = 4096
 
 
@@ -97,12 +104,8 @@ def dense_for_keys(keys: float) -> int:
     2^MIN_DENSE_POW2 (not capped by an index)."""
     need = max(1 << MIN_DENSE_POW2, int(KEY_HEADROOM * keys + 0.999))
     return min(1 << (need - 1).bit_length(), -(-need // DENSE_PAGE_SLOTS) * DENSE_PAGE_SLOTS)
-INDEX_ENTRY_BYTES = 4  # a two-level index entry (bigmap.h: the dense slot + 1, 0 = unassigned)
-INDEX_LINE_BYTES = 64  # a cache line of the index, touched once per key
-# AFL++'s compile-time map (include/config.h MAP_SIZE_POW2): its CLASSIC/NGRAM/CTX instrumentation
-# hashes into 2^16 slots, and afl-fuzz offers that map to a target that does not report its own
-AFL_DEFAULT_MAP_POW2 = 16
-AFL_DEFAULT_MAP_SLOTS = 1 << AFL_DEFAULT_MAP_POW2
+
+
 # afl-fuzz's fork-server handshake carries map sizes up to 2^23 (AFL++ 4.04c; kernels/aflfs.c
 # AFLFS_MAX_MAPSIZE): the slots afl-fuzz sees must not exceed it
 AFL_MAX_MAP_SLOTS = 1 << 23

@@ -78,10 +78,11 @@ def measure(binary: str, env: dict[str, str], inputs: list[Path], work: Path, na
         run_env["AUTOTUNE_INDEX_FILE"] = str(index)
     ir, calls = bench._callgrind_per_exec([str(copy), *map(str, inputs)], run_env, work, name)
     around = bench._callgrind_functions(work / f"callgrind.{name}.out", RUNTIME_PER_EXEC)
-    map_bytes = env.get("AUTOTUNE_MAP_SIZE")
+    slots = env.get("AUTOTUNE_MAP_SIZE")  # our map's slots; its bytes are slots x the counter's bytes
+    map_bytes = int(slots) * int(env.get("AUTOTUNE_COUNTER_BITS", "8")) // 8 if slots else None
     return {"binary": binary, "env": env, "harness_instructions": ir, "calls": calls,
             "runtime_per_exec_instructions": around, "per_exec": (ir + sum(around.values())) / calls,
-            "map_bytes": int(map_bytes) if map_bytes else None}
+            "map_bytes": map_bytes}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -168,11 +168,9 @@ int cov_config_from_env(cov_config *cfg, char *err, size_t errlen) {
   if (cov_metric_check(cfg->metric, err, errlen)) return -1;
   if (cov_build_counts(cov_build_kind()) == COV_COUNTS_AREA && edge_config_check(cfg, err, errlen))
     return -1;
-  if (cfg->metric != COV_M_GUARD && cfg->layout == BM_FLAT && !pow2_in(cfg->map_size, 6, 30)) {
-    char text[24];
-    snprintf(text, sizeof text, "%llu", (unsigned long long)cfg->map_size);
-    return bad(err, errlen, "AUTOTUNE_MAP_SIZE", map_text && *map_text ? map_text : text, MAP_SIZE_VALID);
-  }
+  /* the default (65536) is a power of two, so a flat map of another size was given as map_text */
+  if (cfg->metric != COV_M_GUARD && cfg->layout == BM_FLAT && !pow2_in(cfg->map_size, 6, 30))
+    return bad(err, errlen, "AUTOTUNE_MAP_SIZE", map_text, MAP_SIZE_VALID);
   if (cfg->metric == COV_M_GUARD) { /* one slot per guard: layout and sizes do not apply */
     if (cov_build_counts(cov_build_kind()) == COV_COUNTS_COUNTERS) { /* clang's inline counters: 8-bit, NeverZero */
       if (cfg->counter_bits != 8) {
