@@ -261,26 +261,16 @@ def build_kinds_target(target: dict, seconds: int, n_inputs: int, out: Path,
     files = sorted(p for p in queue.iterdir() if p.is_file()) if queue.is_dir() else []
     if not files:
         raise SystemExit(f"the afl-fuzz campaign on {target['name']} left no queue in {queue}")
-    step = max(1, len(files) // n_inputs)
-    picked = files[::step][:n_inputs]
+    picked = evenly_spaced(files, n_inputs)
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in picked)).hexdigest()
     res = {}
     for name, (builder, kind), env_extra in kinds:
-        copy = work / f"{name.replace('/', '_')}.bin"
-        shutil.copyfile(bins[name], copy)
-        copy.chmod(0o755)
-        subprocess.run(["strip", "--strip-debug", str(copy)], check=True)  # valgrind 3.19 vs clang-14 debug info
         env = {k: v for k, v in clean_env(**env_extra).items() if k not in AFL_ENV}
-        if builder == "ours":
-            env["AUTOTUNE_REPLAY_ROUNDS"] = "1"
-        out_file = work / f"callgrind.{name.replace('/', '_')}.out"
-        ir, calls = _callgrind_per_exec([str(copy), *map(str, picked)], env, work, name.replace("/", "_"))
-        around = _callgrind_functions(out_file, ("cov_exec_begin", "cov_exec_end"))
-        total = ir + sum(around.values())
+        r = callgrind_binary(bins[name], env, picked, work, name.replace("/", "_"))
         res[name] = {"builder": builder, "build": kind or "PCGUARD", "build_vars": BUILD_VARS.get(name, {}),
-                     "env": env_extra, "harness_instructions": ir,
-                     "runtime_per_exec_instructions": around, "executions": calls,
-                     "per_exec": round(total / calls) if calls else None}
+                     "env": env_extra, "harness_instructions": r["harness_instructions"],
+                     "runtime_per_exec_instructions": r["runtime_per_exec_instructions"], "executions": r["calls"],
+                     "per_exec": round(r["per_exec"]) if r["calls"] else None}
     ratios = {f"{a} / {b}": round(res[a]["per_exec"] / res[b]["per_exec"], 3) for a, b in PAIRS
               if a in res and b in res}
     return {"target": target["name"], "inputs": len(picked), "inputs_sha256": digest, "campaign_seconds": seconds,
@@ -457,6 +447,32 @@ def _callgrind_per_exec(cmd: list[str], env: dict[str, str], work: Path, name: s
     raise SystemExit(f"no LLVMFuzzerTestOneInput in the callgrind profile of {name}")
 
 
+def evenly_spaced(files: list, n: int) -> list:
+    """Up to ``n`` of ``files`` in their order, every k-th (k = len // n, at least 1): a fixed spread of a queue."""
+    return files[::max(1, len(files) // n)][:n]
+
+
+RUNTIME_PER_EXEC = ("cov_exec_begin", "cov_exec_end")  # our runtime's per-execution work around the harness
+
+
+def callgrind_binary(binary: Path | str, env: dict[str, str], inputs: list[Path], work: Path, name: str) -> dict:
+    """Instructions per execution of ``binary`` on ``inputs`` under callgrind, run with exactly ``env``.
+
+    A copy in ``work`` with its debug info stripped runs (valgrind 3.19 gives up on clang-14's debug
+    info); AUTOTUNE_REPLAY_ROUNDS=1 puts our driver in its replay mode (a warm-up and a timed pass, so
+    each input twice) and is ignored by AFL++'s libAFLDriver (each input once). The figure, exact for
+    a run: LLVMFuzzerTestOneInput inclusive plus our runtime's cov_exec_begin and cov_exec_end, over
+    the calls of LLVMFuzzerTestOneInput; the harness's part alone is kept beside it."""
+    copy = work / f"{name}.bin"
+    shutil.copyfile(binary, copy)
+    copy.chmod(0o755)
+    subprocess.run(["strip", "--strip-debug", str(copy)], check=True)
+    ir, calls = _callgrind_per_exec([str(copy), *map(str, inputs)], {**env, "AUTOTUNE_REPLAY_ROUNDS": "1"}, work, name)
+    around = _callgrind_functions(work / f"callgrind.{name}.out", RUNTIME_PER_EXEC)
+    return {"harness_instructions": ir, "runtime_per_exec_instructions": around, "calls": calls,
+            "per_exec": (ir + sum(around.values())) / calls if calls else None}
+
+
 def instructions_per_exec(target: dict, corpus: Path, n_inputs: int, work: Path) -> dict | None:
     """Exact instructions per execution (callgrind: LLVMFuzzerTestOneInput, inclusive, over its calls)
     of each variant on the same inputs: the target plus its instrumentation, no fuzzer. Ours runs in
@@ -465,21 +481,13 @@ def instructions_per_exec(target: dict, corpus: Path, n_inputs: int, work: Path)
     if not shutil.which("valgrind"):
         return None
     work.mkdir(parents=True, exist_ok=True)
-    files = sorted(corpus.iterdir())
-    step = max(1, len(files) // n_inputs)
-    picked = [str(f) for f in files[::step][:n_inputs]]
+    picked = evenly_spaced(sorted(corpus.iterdir()), n_inputs)
     res = {}
     for name, (binary, env_extra) in variants(target, work).items():
-        copy = work / f"{name}.bin"
-        shutil.copyfile(binary, copy)
-        copy.chmod(0o755)
-        # valgrind 3.19 gives up on clang-14's debug info ("possibly corrupted"): strip it
-        subprocess.run(["strip", "--strip-debug", str(copy)], check=True)
         # no fuzzer here: none of afl-fuzz's settings, and a private index (no file)
         env = {k: v for k, v in clean_env(**env_extra).items() if k not in AFL_ENV and k != "AUTOTUNE_INDEX_FILE"}
-        if binary == target["ours"]:
-            env["AUTOTUNE_REPLAY_ROUNDS"] = "1"
-        ir, calls = _callgrind_per_exec([str(copy), *picked], env, work, name)
+        r = callgrind_binary(binary, env, picked, work, name)
+        ir, calls = r["harness_instructions"], r["calls"]  # the harness alone, as this figure always was
         res[name] = {"instructions": ir, "executions": calls, "per_exec": round(ir / calls) if calls else None}
     return {"inputs": len(picked), "variants": res}
 

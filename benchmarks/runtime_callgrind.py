@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -40,6 +39,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import aflfs_bench  # benchmarks/ (beside this script): its callgrind routines and clean environment
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAT_64K = {"AUTOTUNE_LAYOUT": "flat", "AUTOTUNE_MAP_SIZE": "65536"}
@@ -77,15 +78,6 @@ print(json.dumps(out))
 """
 
 
-def _bench_module():
-    """This tree's benchmarks/aflfs_bench.py (its callgrind routines)."""
-    spec = importlib.util.spec_from_file_location("aflfs_bench", ROOT / "benchmarks" / "aflfs_bench.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def export_tree(rev: str, dest: Path) -> str:
     """The tree of ``rev`` unpacked into ``dest``; returns its full commit id."""
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", f"{rev}^{{commit}}"],
@@ -115,15 +107,9 @@ def build_kinds(tree: Path, target: str) -> dict[str, Path]:
     return {key: Path(v) for key, v in out.items()}
 
 
-def pick_inputs(folder: Path, limit: int) -> list[Path]:
-    files = sorted(p for p in folder.iterdir() if p.is_file())
-    step = max(1, len(files) // limit)
-    return files[::step][:limit]
-
-
 def make_inputs(target: str, folder: Path) -> None:
     """A 5-second afl-fuzz campaign (-s 1) of this tree's blocks build from the target's seeds."""
-    bench = _bench_module()
+    bench = aflfs_bench
     seeds = {"demo": bench.demo_target, "lz4": bench.lz4_target, "libyaml": bench.libyaml_target}[target]()
     if seeds is None:
         raise SystemExit(f"target {target} is unavailable here")
@@ -146,18 +132,8 @@ def make_inputs(target: str, folder: Path) -> None:
 
 
 def measure(binary: Path, env_extra: dict[str, str], inputs: list[Path], work: Path, name: str) -> dict:
-    bench = _bench_module()
-    copy = work / f"{name}.bin"
-    shutil.copyfile(binary, copy)
-    copy.chmod(0o755)
-    subprocess.run(["strip", "--strip-debug", str(copy)], check=True)  # valgrind 3.19 vs clang-14 debug info
-    env = {k: v for k, v in bench.clean_env(**env_extra).items() if k not in bench.AFL_ENV}
-    env["AUTOTUNE_REPLAY_ROUNDS"] = "1"
-    ir, calls = bench._callgrind_per_exec([str(copy), *map(str, inputs)], env, work, name)
-    around = bench._callgrind_functions(work / f"callgrind.{name}.out", ("cov_exec_begin", "cov_exec_end"))
-    total = ir + sum(around.values())
-    return {"harness_instructions": ir, "runtime_per_exec_instructions": around, "executions": calls,
-            "per_exec": total / calls if calls else None}
+    env = {k: v for k, v in aflfs_bench.clean_env(**env_extra).items() if k not in aflfs_bench.AFL_ENV}
+    return aflfs_bench.callgrind_binary(binary, env, inputs, work, name)
 
 
 def markdown(doc: dict) -> str:
@@ -215,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(f"no inputs for {target} in {folder}: copy an afl-fuzz queue there or pass "
                                  "--make-inputs")
             make_inputs(target, folder)
-        inputs = pick_inputs(folder, a.max_inputs)
+        inputs = aflfs_bench.evenly_spaced(sorted(p for p in folder.iterdir() if p.is_file()), a.max_inputs)
         digest = hashlib.sha256(b"".join(p.name.encode() + b"\0" + p.read_bytes() for p in inputs)).hexdigest()
         bins = {"before": build_kinds(before_tree, target), "after": build_kinds(ROOT, target)}
         res = {"target": target, "inputs": len(inputs), "inputs_sha256": digest, "variants": {}}

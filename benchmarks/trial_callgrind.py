@@ -29,22 +29,17 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import aflfs_bench  # benchmarks/ (beside this script): its callgrind routines and clean environment
-
-RUNTIME_PER_EXEC = ("cov_exec_begin", "cov_exec_end")
-
 
 def pick_inputs(folder: Path, n: int) -> list[Path]:
     """n files of folder (an afl-fuzz queue's id:* entries when it has them), evenly spaced in name order."""
     files = sorted(p for p in folder.glob("id:*") if p.is_file()) or sorted(p for p in folder.glob("*") if p.is_file())
     if not files:
         raise SystemExit(f"{folder}: no input files (give an afl-fuzz queue or a folder of inputs)")
-    step = max(1, len(files) // n)
-    return files[::step][:n]
+    return aflfs_bench.evenly_spaced(files, n)
 
 
 def trial_binary(ref: str) -> tuple[str, dict[str, str]]:
@@ -65,24 +60,16 @@ def trial_binary(ref: str) -> tuple[str, dict[str, str]]:
 def measure(binary: str, env: dict[str, str], inputs: list[Path], work: Path, name: str) -> dict:
     """One binary's instructions per execution on ``inputs`` (see the module's doc)."""
     bench = aflfs_bench
-    copy = work / f"{name}.bin"
-    shutil.copyfile(binary, copy)
-    copy.chmod(0o755)
-    subprocess.run(["strip", "--strip-debug", str(copy)], check=True)
     run_env = {k: v for k, v in bench.clean_env(**{k: v for k, v in env.items() if k.startswith("AUTOTUNE_")})
                .items() if k not in bench.AFL_ENV and k != "AUTOTUNE_CANARY_FATAL"}
-    run_env["AUTOTUNE_REPLAY_ROUNDS"] = "1"  # our driver's replay mode; AFL++'s driver does not read it
     if "AUTOTUNE_INDEX_FILE" in run_env:
         index = work / f"{name}.index.bin"
         index.unlink(missing_ok=True)
         run_env["AUTOTUNE_INDEX_FILE"] = str(index)
-    ir, calls = bench._callgrind_per_exec([str(copy), *map(str, inputs)], run_env, work, name)
-    around = bench._callgrind_functions(work / f"callgrind.{name}.out", RUNTIME_PER_EXEC)
+    counted = bench.callgrind_binary(binary, run_env, inputs, work, name)
     slots = env.get("AUTOTUNE_MAP_SIZE")  # our map's slots; its bytes are slots x the counter's bytes
     map_bytes = int(slots) * int(env.get("AUTOTUNE_COUNTER_BITS", "8")) // 8 if slots else None
-    return {"binary": binary, "env": env, "harness_instructions": ir, "calls": calls,
-            "runtime_per_exec_instructions": around, "per_exec": (ir + sum(around.values())) / calls,
-            "map_bytes": map_bytes}
+    return {"binary": binary, "env": env, **counted, "map_bytes": map_bytes}
 
 
 def main(argv: list[str] | None = None) -> int:
