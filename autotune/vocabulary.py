@@ -301,22 +301,20 @@ def _choice(var: Variable, text: str) -> Any:
     return int(text) if var.field == "counter_bits" else text
 
 
-def _size(var: Variable, text: str) -> int:
+def _size(var: Variable, text: str, *, multiple_of: int = 0) -> int:
+    """A power of two in the variable's range; with ``multiple_of``, any multiple of it in that range."""
     v = parse_u64(text)
     lo, hi = var.pow2 or (0, 63)
-    if v is None or v & (v - 1) or not (1 << lo) <= v <= (1 << hi):
+    shaped = v is not None and (v % multiple_of == 0 if multiple_of else v & (v - 1) == 0)
+    if not shaped or not (1 << lo) <= v <= (1 << hi):
         raise RuntimeConfigError(var.name, text, var.valid)
     return v
 
 
 def _map_slots(var: Variable, text: str) -> int:
-    """AUTOTUNE_MAP_SIZE alone: a multiple of 64 in the power-of-two range (a flat map's power of two
-    is checked with the layout: RuntimeConfig)."""
-    v = parse_u64(text)
-    lo, hi = var.pow2 or (6, 30)
-    if v is None or v % 64 or not (1 << lo) <= v <= (1 << hi):
-        raise RuntimeConfigError(var.name, text, var.valid)
-    return v
+    """AUTOTUNE_MAP_SIZE alone: a multiple of 64 in its range (a flat map's power of two is checked
+    with the layout: RuntimeConfig)."""
+    return _size(var, text, multiple_of=64)
 
 
 def _counter_bits(var: Variable, text: str) -> int:
