@@ -34,6 +34,7 @@ from pathlib import Path
 
 import aflfs_bench  # benchmarks/ (beside this script): its callgrind routines and clean environment
 
+
 def pick_inputs(folder: Path, n: int) -> list[Path]:
     """n files of folder (an afl-fuzz queue's id:* entries when it has them), evenly spaced in name order."""
     files = sorted(p for p in folder.glob("id:*") if p.is_file()) or sorted(p for p in folder.glob("*") if p.is_file())
