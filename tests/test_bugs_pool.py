@@ -15,6 +15,7 @@ import pytest
 
 from autotune.bugs import survival
 from autotune.bugs.survival import BugReport
+from autotune.stats import median as stats_median
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks" / "bugs"))
@@ -134,7 +135,7 @@ def test_different_canary_builds_need_saying_so(recorded, tmp_path):
 
 
 def test_the_command_writes_its_three_files_or_fails_cleanly(recorded, tmp_path):
-    d = _compare_dir(tmp_path, "study", recorded)
+    d = _compare_dir(tmp_path, "study", with_members(recorded))
     out = tmp_path / "out"
     script = ROOT / "benchmarks" / "bugs" / "pool.py"
     ok = subprocess.run([sys.executable, str(script), "--horizon", "600", "--out", str(out), f"{d}:default",
@@ -143,6 +144,7 @@ def test_the_command_writes_its_three_files_or_fails_cleanly(recorded, tmp_path)
     assert sorted(p.name for p in out.iterdir()) == ["bugs.png", "pooled.json", "pooled.md"]
     md = (out / "pooled.md").read_text()
     assert "pooled at 600 s" in md and "censored at 600 s" in md and "| XML009 |" in md
+    assert "Execs/s per instance" in md and "default main 1,004" in md and "| ngram-8 | yardstick_edges |" in md
     bad = subprocess.run([sys.executable, str(script), "--horizon", "9999", "--out", str(tmp_path / "o2"),
                           f"{d}:default", f"{d}:ngram-8"], capture_output=True, text=True)
     assert bad.returncode == 2 and "shorter than the horizon" in bad.stderr and "Traceback" not in bad.stderr
@@ -167,3 +169,45 @@ def test_the_committed_libtiff_study_is_pooled_again_from_its_gzipped_arms():
     assert _rounded(again["survival"]) == _rounded(kept["survival"])
     assert _rounded(again["logrank"]) == _rounded(kept["logrank"])
     assert [r["p"] for r in kept["combined"]] == [0.005859375, 0.001953125]  # 6 and 2 of the 1,024 swaps
+
+
+def test_each_arm_is_tested_against_the_baseline_as_the_compare_tests_its_pairs(recorded, tmp_path):
+    # at the trials' length the pooled tests are the compare's own (its pairs: default before ngram-8)
+    d = _compare_dir(tmp_path, "study", recorded)
+    arms = [pool.load_arm(f"{d}:default"), pool.load_arm(f"{d}:ngram-8")]
+    rows = {r["measure"]: r for r in pool.measures_against(arms, recorded["seconds"])}
+    assert set(rows) == set(pool.MEASURES)
+    for p in recorded["pairs"]:
+        if p["measure"] not in rows:
+            continue
+        r = rows[p["measure"]]
+        assert (r["arm"], r["baseline"]) == ("ngram-8", "default")
+        assert (r["median"], r["median_baseline"]) == pytest.approx((p["median_b"], p["median_a"]))
+        assert r["mann_whitney"]["p"] == pytest.approx(p["mann_whitney"]["p"])
+        assert r["a12"] == pytest.approx(1 - p["a12"])  # the arm beating the baseline, the pair's other way
+    # at a shorter horizon the edges are each trial's curve at it, not its final count
+    short = {r["measure"]: r for r in pool.measures_against(arms, 600)}
+    at = {c["config"]["name"]: sorted(max((e for s, e in t["yardstick"]["curve"] if s <= 600), default=None)
+                                      for t in c["trials"]) for c in recorded["configs"]}
+    assert short["yardstick_edges"]["median"] == pytest.approx(stats_median(at["ngram-8"]))
+    assert short["yardstick_edges"]["median_baseline"] == pytest.approx(stats_median(at["default"]))
+    assert short["yardstick_edges"]["median"] < rows["yardstick_edges"]["median"]
+    assert short["execs_per_s"] == rows["execs_per_s"]  # the whole trial's, whatever the horizon
+
+
+def with_members(doc: dict) -> dict:
+    """``doc`` as a two-instance portfolio's: each trial's execs/s per instance (main 1000 + i, s1 500 + 2 i)."""
+    doc = copy.deepcopy(doc)
+    for c in doc["configs"]:
+        for i, t in enumerate(c["trials"]):
+            t["stats"]["members"] = {"main": {"execs_per_sec": 1000.0 + i}, "s1": {"execs_per_sec": 500.0 + 2 * i}}
+    return doc
+
+
+def test_a_portfolio_arm_gives_each_instances_speed(recorded, tmp_path):
+    d = _compare_dir(tmp_path, "study", with_members(recorded))
+    arm = pool.load_arm(f"{d}:default")
+    n = len(arm.outcome.trials)
+    assert arm.to_dict()["execs_per_s_median_by_instance"] == {
+        "main": stats_median([1000.0 + i for i in range(n)]), "s1": stats_median([500.0 + 2 * i for i in range(n)])}
+    assert pool.load_arm(f"{_compare_dir(tmp_path, 'one', recorded)}:default").execs_by_instance() == {}

@@ -9,7 +9,9 @@ the bug study's baseline against its other arms' 20-min trials, instead of runni
 The arms did not run side by side (Klees et al. compare configurations under the same conditions):
 the report names each arm's source, trial length, AFL++ version, clang and median execs/s, and
 refuses arms whose canary builds differ (the yardstick binary's sha256) unless --different-builds
-says the reader was told.
+says the reader was told. Beside the bugs, every later arm's yardstick edges (at the horizon, and their
+mean over the campaign) and execs/s are tested against the first arm's (Mann-Whitney U, A12), and a
+portfolio arm's execs/s is given per instance.
 
   .venv/bin/python benchmarks/bugs/pool.py --horizon 1200 --out /tmp/pooled \\
       /work/runs/bugtable-libtiff/compare:default /work/runs/libtiff/compare:ngram-8
@@ -33,13 +35,19 @@ sys.path.insert(0, str(ROOT))
 from autotune.bugs.plot import render_km_plot  # noqa: E402
 from autotune.bugs.render import bugs_markdown  # noqa: E402
 from autotune.bugs.survival import bug_report  # noqa: E402
-from autotune.compare.compare import JSON_NAME, CompareResult, ConfigOutcome  # noqa: E402
+from autotune.compare.compare import JSON_NAME, CompareResult, ConfigOutcome, mean_coverage  # noqa: E402
 from autotune.compare.render import compilers_text  # noqa: E402
 from autotune.errors import DocumentError  # noqa: E402
 from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_text_atomic  # noqa: E402
+from autotune.stats import a12, a12_magnitude, mann_whitney, median  # noqa: E402
 from autotune.trials import aflpp_versions  # noqa: E402
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: each arm's coverage and speed against the baseline ("measures")
+
+# Each arm's trials against the baseline's, by Mann-Whitney U (two-sided) and A12 (the arm's value
+# beating the baseline's): the union's yardstick edges and their mean over the campaign, both at the
+# horizon (read from the trial's yardstick curve), and afl-fuzz's execs/s over the whole trial.
+MEASURES = ("yardstick_edges", "mean_edges", "execs_per_s")
 
 
 class PoolError(Exception):
@@ -61,7 +69,52 @@ class Arm:
                 "aflpp": aflpp_versions(t.stats for t in self.outcome.trials),
                 "compilers": self.result.compilers, "yardstick_sha256": self.result.yardstick.sha256,
                 "execs_per_s_median": self.outcome.execs_per_s.median,
+                "execs_per_s_median_by_instance": self.execs_by_instance(),
                 "yardstick_edges_median": self.outcome.coverage.median}
+
+    def execs_by_instance(self) -> dict[str, float]:
+        """A portfolio's median execs/s of each instance (-M main, -S s1, ...) over its trials; empty for one instance."""
+        runs: dict[str, list[float]] = {}
+        for t in self.outcome.trials:
+            for name, m in ((t.stats or {}).get("members") or {}).items():
+                if m.get("execs_per_sec") is not None:
+                    runs.setdefault(name, []).append(float(m["execs_per_sec"]))
+        return {name: median(v) for name, v in runs.items()}
+
+    def values(self, measure: str, horizon_s: float) -> list[float]:
+        """One value per trial with a yardstick (execs/s: every trial): ``measure`` of MEASURES at the horizon."""
+        if measure == "execs_per_s":
+            return [t.execs_per_s for t in self.outcome.trials]
+        out = []
+        for t in self.outcome.trials:
+            if t.yardstick is None:
+                continue
+            curve = [(float(s), float(e)) for s, e in t.yardstick.curve if s <= horizon_s]
+            if measure == "yardstick_edges":
+                if self.result.seconds <= horizon_s:
+                    out.append(float(t.yardstick.edges))
+                elif curve:
+                    out.append(curve[-1][1])
+            else:
+                m = mean_coverage(curve)
+                if m is not None:
+                    out.append(m)
+        return out
+
+
+def measures_against(arms: list["Arm"], horizon_s: float) -> list[dict]:
+    """Every later arm against the first, for each of MEASURES both have values for."""
+    base, rows = arms[0], []
+    for arm in arms[1:]:
+        for m in MEASURES:
+            xs, ys = arm.values(m, horizon_s), base.values(m, horizon_s)
+            if not xs or not ys:
+                continue
+            eff = a12(xs, ys)
+            rows.append({"arm": arm.name, "baseline": base.name, "measure": m, "median": median(xs),
+                         "median_baseline": median(ys), "n": len(xs), "n_baseline": len(ys),
+                         "mann_whitney": mann_whitney(xs, ys).to_dict(), "a12": eff, "magnitude": a12_magnitude(eff)})
+    return rows
 
 
 def parse_arm(text: str) -> tuple[Path, str, str]:
@@ -131,7 +184,8 @@ def pool(arms: list[Arm], *, horizon_s: float, different_builds: bool = False, s
                         indices={a.name: [t.spec.index for t in a.outcome.trials if t.bugs is not None] for a in arms},
                         horizon_s=horizon_s, scope=scope)
     return {"schema_version": SCHEMA_VERSION, "horizon_s": float(horizon_s), "arms": [a.to_dict() for a in arms],
-            "different_builds": len(builds) > 1, "bugs": report.to_dict()}
+            "different_builds": len(builds) > 1, "measures": measures_against(arms, horizon_s),
+            "bugs": report.to_dict()}
 
 
 def markdown(doc: dict, report) -> str:
@@ -145,6 +199,18 @@ def markdown(doc: dict, report) -> str:
         lines.append(f"| {a['name']} | `{a['source']}` | {a['config']} | {a['trials']} x {a['trial_seconds']} s | "
                      f"{a['aflpp']} | {compilers_text(a['compilers'])} | {a['execs_per_s_median']:,.0f} | "
                      f"{a['yardstick_edges_median']:,.0f} |")
+    per_instance = [a for a in doc["arms"] if a.get("execs_per_s_median_by_instance")]
+    if per_instance:
+        lines += ["", "Execs/s per instance (median over the arm's trials): " + "; ".join(
+            f"{a['name']} " + ", ".join(f"{k} {v:,.0f}" for k, v in a["execs_per_s_median_by_instance"].items())
+            for a in per_instance) + "."]
+    if doc.get("measures"):
+        lines += ["", f"Against the baseline ({doc['arms'][0]['name']}), Mann-Whitney U two-sided; A12 is the chance "
+                  "that the arm's trial beats the baseline's (edges at the horizon, execs/s over the whole trial):", "",
+                  "| arm | measure | median | baseline's median | trials | p | A12 |", "|---|---|---|---|---|---|---|"]
+        for r in doc["measures"]:
+            lines.append(f"| {r['arm']} | {r['measure']} | {r['median']:,.1f} | {r['median_baseline']:,.1f} | "
+                         f"{r['n']} vs {r['n_baseline']} | {r['mann_whitney']['p']:.3g} | {r['a12']:.2f} ({r['magnitude']}) |")
     if doc["different_builds"]:
         lines += ["", "**The arms' canary builds differ** (--different-builds): their yardstick binaries' sha256 "
                   "are not one."]
