@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autotune.bugs import survival
-from autotune.bugs.survival import BugReport
+from autotune.bugs.survival import BugReport, holm
 from autotune.stats import median as stats_median
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +45,22 @@ def few_relabellings(monkeypatch):
     monkeypatch.setattr(survival, "PERMUTATIONS_MAX", 64)
 
 
+def _holm_checked(got: list[dict], recorded: list[dict]) -> list[dict]:
+    """``got``'s per-bug tests with their Holm p (documents since 2026-12-04) checked against Holm's
+    correction of the ``recorded`` tests' p over each configuration's and event's informative bugs,
+    then dropped, so the rest compares with a document recorded before the correction."""
+    families: dict = {}
+    for r in recorded:
+        if r["informative"]:
+            families.setdefault((r["config"], r["event"]), []).append(r)
+    want = {}
+    for rows in families.values():
+        want.update({(r["config"], r["event"], r["bug"]): q for r, q in zip(rows, holm([r["p"] for r in rows]))})
+    for r in got:
+        assert r["p_holm"] == pytest.approx(want.get((r["config"], r["event"], r["bug"]), 1.0))
+    return [{**r, "p_holm": None} for r in got]
+
+
 def _rounded(x):
     """``x`` with every float at 9 significant digits (dicts and lists walked)."""
     if isinstance(x, float):
@@ -67,6 +83,7 @@ def test_pooled_at_the_trials_length_is_the_compares_own_report(recorded, tmp_pa
     # the same report to rounding: the recorded one was computed with another numpy / lifelines
     # (0.9 there may be 0.8999999999999999 here)
     got, want = (_rounded(BugReport.from_dict(d).to_dict()) for d in (doc["bugs"], recorded["bugs"]))
+    got["logrank"] = _holm_checked(got["logrank"], want["logrank"])
     # the combined test's p: a permutation of the paired trials since 2026-11-28, the normal tail when recorded
     for g, w in zip(got.pop("combined"), want.pop("combined")):
         assert {k: v for k, v in g.items() if k not in ("p", "method")} == {k: v for k, v in w.items() if k not in ("p", "method")}
@@ -163,11 +180,12 @@ def test_the_committed_libtiff_study_is_pooled_again_from_its_gzipped_arms():
     # the combined test's statistic and every per-bug figure as kept; its permutation p is the
     # exhaustive one there (1,024 swaps) and a 64-swap sample here (few_relabellings)
     def statistic(rows):
-        return [{k: v for k, v in r.items() if k not in ("p", "method")} for r in rows]
+        return [{k: v for k, v in r.items() if k not in ("p", "method", "p_holm")} for r in rows]
 
     assert _rounded(statistic(again["combined"])) == _rounded(statistic(kept["combined"]))
     assert _rounded(again["survival"]) == _rounded(kept["survival"])
-    assert _rounded(again["logrank"]) == _rounded(kept["logrank"])
+    assert _rounded(_holm_checked(again["logrank"], kept["logrank"])) == _rounded(
+        [{**r, "p_holm": None} for r in kept["logrank"]])
     assert [r["p"] for r in kept["combined"]] == [0.005859375, 0.001953125]  # 6 and 2 of the 1,024 swaps
 
 

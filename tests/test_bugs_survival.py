@@ -202,3 +202,66 @@ def test_a_horizon_shorter_than_the_trials_censors_what_came_after_it():
     full = sv.bug_report(trials={"base": base, "other": other}, horizon_s=30)
     assert full.bugs == ("X", "Z") and full.cell("base", "X").events == 2
     assert full.cell("other", "X").events == 2
+
+
+# --- Holm's correction over a configuration's bugs ---------------------------------------------------
+
+def test_holm_by_hand():
+    # as R's p.adjust(c(0.01, 0.04, 0.03, 0.005), "holm"): 0.005 x 4, 0.01 x 3, 0.03 x 2, then monotone
+    assert sv.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert sv.holm([0.5, 0.9]) == [1.0, 1.0] and sv.holm([0.02]) == [0.02] and sv.holm([]) == []
+
+
+def _lr(bug: str, p: float, informative: bool = True, **kw) -> sv.LogRank:
+    return sv.LogRank(config="c", baseline="b", bug=bug, event="trigger", chi2=1.0, z=1.0, p=p,
+                      informative=informative, **kw)
+
+
+def test_with_holm_counts_only_the_bugs_there_is_something_to_test():
+    x, y, none = sv.with_holm([_lr("X", 0.01), _lr("Y", 0.04), _lr("Z", 1.0, informative=False)])
+    assert (x.p_holm, y.p_holm, none.p_holm) == pytest.approx((0.02, 0.04, 1.0))  # m = 2, not 3
+    assert x.p_judged == pytest.approx(0.02) and _lr("W", 0.03).p_judged == 0.03  # no Holm: its own p
+
+
+def test_bug_report_adjusts_each_configurations_bugs():
+    base = [_trial(10, X=(0.5, 2.0)), _trial(10, X=(0.5, 4.0)), _trial(10, Y=(1.0, None))]
+    fast = [_trial(10, X=(0.5, 1.0), Y=(1.0, 6.0)), _trial(10, X=(0.5, 3.0), Y=(1.0, 7.0)), _trial(10)]
+    rep = sv.bug_report(trials={"base": base, "fast": fast, "same": base}, horizon_s=10)
+    for config in ("fast", "same"):
+        for event in sv.EVENTS:
+            family = [t for t in rep.logrank if t.config == config and t.event == event]
+            informative = [t for t in family if t.informative]
+            assert [t.p_holm for t in informative] == pytest.approx(sv.holm([t.p for t in informative]))
+            assert all(t.p_holm == 1.0 for t in family if not t.informative)
+    assert all(t.p_holm is None for t in rep.combined)  # one test per configuration and event
+    assert sv.BugReport.from_dict(rep.to_dict()) == rep
+
+
+def test_a_bug_below_alpha_only_before_holm_is_named_and_not_a_finding():
+    tests = sv.with_holm([_lr("X", 0.03), _lr("Y", 0.5)])  # X: 0.03 x 2 = 0.06
+    notes = sv.report_notes(trials={"b": [_trial(10, X=(1.0, 2.0))] * 10, "c": [_trial(10, X=(1.0, 2.0))] * 10},
+                            bugs=("X", "Y"), tests=tests, horizon_s=10)
+    assert any("after Holm's correction over the bugs" in n for n in notes)
+    lost = next(n for n in notes if n.startswith("below 0.05 alone"))
+    assert "c X (p 0.0300, Holm 0.0600)" in lost and "Y" not in lost
+    notes = sv.report_notes(trials={"b": [_trial(10, X=(1.0, 2.0))] * 10}, bugs=("X",),
+                            tests=sv.with_holm([_lr("X", 0.01), _lr("Y", 0.5)]), horizon_s=10)
+    assert not any("below 0.05 alone" in n or "do not tell" in n for n in notes)  # 0.02 after Holm: a finding
+
+
+def test_the_log_rank_table_shows_holm_and_stars_by_it():
+    from autotune.bugs.render import bugs_markdown
+
+    base = [_trial(10, X=(0.5, 2.0)), _trial(10, X=(0.5, 4.0)), _trial(10, Y=(1.0, None))]
+    fast = [_trial(10, X=(0.5, 1.0), Y=(1.0, 6.0)), _trial(10, X=(0.5, 3.0), Y=(1.0, 7.0)), _trial(10)]
+    rep = sv.bug_report(trials={"base": base, "fast": fast}, horizon_s=10)
+    md = "\n".join(bugs_markdown(rep))
+    assert "| configuration | event | bug | chi2 | z | p | Holm |" in md
+    x = next(t for t in rep.logrank if t.bug == "X" and t.event == "trigger")
+    assert f"| fast | trigger | X | {x.chi2:.3f} | {x.z:+.3f} | {x.p:.4f} | {x.p_holm:.4f} |" in md
+    # a document from before the correction: no Holm column value, the star by its own p
+    old = rep.to_dict()
+    for t in old["logrank"]:
+        del t["p_holm"]
+    md_old = "\n".join(bugs_markdown(sv.BugReport.from_dict(old)))
+    assert f"| fast | trigger | X | {x.chi2:.3f} | {x.z:+.3f} | {x.p:.4f} | - |" in md_old

@@ -20,6 +20,11 @@ campaign's length (``horizon_s``):
 - **log-rank** of each configuration against the baseline (the first configuration), per bug:
   lifelines ``logrank_test`` (chi-square, 1 df, and its p), with the signed z of scipy's
   ``stats.logrank`` (z^2 is the same chi-square; z > 0: the configuration triggers sooner);
+- **Holm's correction** of the per-bug log-rank p over a configuration's bugs (Holm, "A simple
+  sequentially rejective multiple test procedure", Scand. J. Statist. 1979): a target has several
+  bugs, and one of them below 0.05 by chance is likely; a per-bug difference is called significant
+  only when its Holm-adjusted p is below ALPHA (the bugs neither side saw are no tests and are not
+  counted);
 - **combined per target**: Stouffer's z (Stouffer et al. 1949) over the bugs where either side
   saw the event, sum(z_b) / sqrt(k). Chosen over a stratified log-rank so every bug weighs the same
   (a shallow bug triggered in every trial does not drown the mid-depth ones), and built from the
@@ -105,17 +110,26 @@ class LogRank:
     informative: bool  # False: nothing to test (neither side saw the event, or no variance: all at once); p 1
     bugs: int = 1  # the combined test: the informative bugs it combines
     method: str = ""  # the combined test: how its p was computed ("": the normal tail, documents before 2026-11-28)
+    # a per-bug test: its p after Holm's correction over the informative per-bug tests of the same
+    # configuration and event (None: the combined test, one test; or a document from before 2026-12-04)
+    p_holm: float | None = None
 
     def to_dict(self) -> dict:
         return {"config": self.config, "baseline": self.baseline, "bug": self.bug, "event": self.event,
                 "chi2": self.chi2, "z": self.z, "p": self.p, "informative": self.informative, "bugs": self.bugs,
-                "method": self.method}
+                "method": self.method, "p_holm": self.p_holm}
+
+    @property
+    def p_judged(self) -> float:
+        """The p a verdict reads: Holm's where the test is one of several per-bug tests, else its own."""
+        return self.p if self.p_holm is None else self.p_holm
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "LogRank":
         return cls(config=str(d["config"]), baseline=str(d["baseline"]), bug=str(d["bug"]), event=str(d["event"]),
                    chi2=float(d["chi2"]), z=float(d["z"]), p=float(d["p"]), informative=bool(d["informative"]),
-                   bugs=int(d.get("bugs", 1)), method=str(d.get("method", "")))
+                   bugs=int(d.get("bugs", 1)), method=str(d.get("method", "")),
+                   p_holm=None if d.get("p_holm") is None else float(d["p_holm"]))
 
 
 @dataclass(frozen=True)
@@ -305,6 +319,29 @@ def _np_errstate():
     return np.errstate(invalid="ignore", divide="ignore")
 
 
+def holm(ps: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values of ``ps``, in their order: the i-th smallest times (m - i),
+    made monotone up the order and capped at 1, so that rejecting every adjusted p below alpha holds
+    the family-wise error rate at alpha whatever the tests' dependence."""
+    m = len(ps)
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda j: ps[j])):
+        running = max(running, min(1.0, (m - rank) * float(ps[i])))
+        out[i] = running
+    return out
+
+
+def with_holm(tests: Sequence[LogRank]) -> list[LogRank]:
+    """``tests`` (the per-bug tests of one configuration and event) with their Holm-adjusted p over
+    the informative ones; a test with nothing to test keeps p 1 and is not counted."""
+    from dataclasses import replace
+
+    informative = [t for t in tests if t.informative]
+    adjusted = dict(zip((id(t) for t in informative), holm([t.p for t in informative])))
+    return [replace(t, p_holm=adjusted.get(id(t), 1.0)) for t in tests]
+
+
 def stouffer(zs: Sequence[float]) -> tuple[float, float]:
     """Stouffer's combined z of per-bug z statistics, and its two-sided p."""
     from scipy import stats
@@ -453,9 +490,11 @@ def bug_report(*, trials: Mapping[str, Sequence[TrialBugs]], horizon_s: float, b
         for c in configs:
             if c == base:
                 continue
+            family = []
             for b in bugs:
                 chi2, z, p, info = logrank(durations(trials[c], b, e, horizon_s), durations(trials[base], b, e, horizon_s))
-                tests.append(LogRank(config=c, baseline=base, bug=b, event=e, chi2=chi2, z=z, p=p, informative=info))
+                family.append(LogRank(config=c, baseline=base, bug=b, event=e, chi2=chi2, z=z, p=p, informative=info))
+            tests.extend(with_holm(family))
             perm = permutation_test(_event_times(trials[c], e, horizon_s, c, indices),
                                     _event_times(trials[base], e, horizon_s, base, indices),
                                     horizon_s, alternative="two-sided")
@@ -498,9 +537,14 @@ def report_notes(*, trials: Mapping[str, Sequence[TrialBugs]], bugs: Sequence[st
     elif not any(triggered_by(t, horizon_s) for ts in trials.values() for t in ts):
         notes.append("no trial triggered any bug: time-to-trigger separates nothing at this budget; run longer "
                      "trials (Magma's mid-depth bugs trigger in 1-60 min)")
-    elif tests and not any(t.p < ALPHA for t in tests if t.event == "trigger"):
-        notes.append(f"no bug's log-rank test separates a configuration from the baseline at p < {ALPHA}: at this "
-                     f"budget ({n} trials each) the bugs do not tell the configurations apart")
+    elif tests and not any(t.p_judged < ALPHA for t in tests if t.event == "trigger"):
+        notes.append(f"no bug's log-rank test separates a configuration from the baseline at p < {ALPHA} after Holm's "
+                     f"correction over the bugs: at this budget ({n} trials each) the bugs do not tell the "
+                     "configurations apart")
+    lost = [t for t in tests if t.event == "trigger" and t.informative and t.p < ALPHA <= t.p_judged]
+    if lost:
+        notes.append("below 0.05 alone but not after Holm's correction over the configuration's bugs (not a finding): "
+                     + ", ".join(f"{t.config} {t.bug} (p {t.p:.4f}, Holm {t.p_judged:.4f})" for t in lost))
     odd = sorted({b for ts in trials.values() for t in ts for b in t.unexplained})
     if odd:
         notes.append(f"the replay found {', '.join(odd)} reached or triggered by a batch of inputs but by none of "
