@@ -44,7 +44,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Hashable, Mapping, Sequence
 
 from autotune.bugs.attribution import EVENTS, TrialBugs
@@ -335,11 +335,8 @@ def holm(ps: Sequence[float]) -> list[float]:
 def with_holm(tests: Sequence[LogRank]) -> list[LogRank]:
     """``tests`` (the per-bug tests of one configuration and event) with their Holm-adjusted p over
     the informative ones; a test with nothing to test keeps p 1 and is not counted."""
-    from dataclasses import replace
-
-    informative = [t for t in tests if t.informative]
-    adjusted = dict(zip((id(t) for t in informative), holm([t.p for t in informative])))
-    return [replace(t, p_holm=adjusted.get(id(t), 1.0)) for t in tests]
+    adjusted = iter(holm([t.p for t in tests if t.informative]))
+    return [replace(t, p_holm=next(adjusted) if t.informative else 1.0) for t in tests]
 
 
 def stouffer(zs: Sequence[float]) -> tuple[float, float]:
@@ -452,8 +449,6 @@ def only_one(triggered: Mapping[str, set[str] | frozenset[str]]) -> dict[str, st
 
 def restrict(trial: TrialBugs, keep) -> TrialBugs:
     """``trial`` with only the bugs ``keep(bug)`` admits (its inputs, crashes and notes as they were)."""
-    from dataclasses import replace
-
     return replace(trial, bugs={b: t for b, t in trial.bugs.items() if keep(b)},
                    unexplained=tuple(b for b in trial.unexplained if keep(b)))
 
