@@ -249,6 +249,7 @@ def test_race_on_the_demo_in_the_real_afl_fuzz(tmp_path):
     assert r.decision.is_default and r.decision.p_value is not None
     assert (out / "afl-build.env").is_file() and (out / "race.md").is_file()
     assert "Recommended: aflpp-default" in (out / "race.md").read_text()
+    assert "The portfolio study" not in (out / "race.md").read_text()  # one instance: no portfolio to cite it for
     assert re.search(r"afl-fuzz: AFL\+\+ \d+\.\d+\w", (out / "race.md").read_text())  # the version that ran it
     assert re.search(r"builds by clang \d+\.\d+", (out / "race.md").read_text())  # and the clang that built
 
@@ -433,6 +434,7 @@ def test_the_search_races_portfolios_with_instances(tmp_path):
         afl_out = out / "trials" / "rung-0" / c.name / "trial-0" / "afl-out"
         assert (afl_out / "main" / "fuzzer_stats").is_file() and (afl_out / "s1" / "fuzzer_stats").is_file()
     assert "A portfolio of 2 afl-fuzz instances: `autotune portfolio --demo" in (out / "race.md").read_text()
+    assert "The portfolio study" in (out / "race.md").read_text()  # what 10 x 30 min said of sensitive secondaries
     too_many = CliRunner().invoke(app, ["race", "--demo", "--instances", str(len(host_cores()) + 1),
                                         "--out", str(tmp_path / "x")])
     assert too_many.exit_code == 1 and "cores" in too_many.output and not (tmp_path / "x").exists()

@@ -61,7 +61,8 @@ def race_cmd(
 
 
 def print_race_summary(outcome, out_dir: Path) -> None:
-    from autotune.race.report import portfolio_line
+    from autotune.race.evidence import secondaries_line
+    from autotune.race.report import portfolio_line, races_portfolios
     from autotune.trials import host_cores
 
     d = outcome.race.decision
@@ -70,6 +71,8 @@ def print_race_summary(outcome, out_dir: Path) -> None:
     launch = portfolio_line(outcome, out_dir=out_dir, cores=len(host_cores()))
     if launch:
         out.print(f"{'portfolio' if recommended.members else 'all cores'}: {launch}", highlight=False, soft_wrap=True)
+    if races_portfolios(outcome):
+        out.print(f"evidence: {secondaries_line()}; figures in {out_dir}/race.md", highlight=False, soft_wrap=True)
     chosen = outcome.recommended  # a portfolio's: the configuration it tuned
     if chosen.cc_kind == CC_AFL:
         out.print(f"recommended: AFL++'s default (afl-clang-fast, no variables); see {out_dir}/afl-build.env",

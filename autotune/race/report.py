@@ -9,6 +9,7 @@ from autotune.bugs import race as by_bugs
 from autotune.configuration import CC_AFL
 from autotune.emit.configuration import race_env_files
 from autotune.llvm import compilers_text
+from autotune.race.evidence import secondaries_note
 from autotune.trials import aflpp_versions
 
 INDEX_FILE = "autotune-index.bin"
@@ -63,6 +64,12 @@ def portfolio_line(outcome, *, out_dir: Path, cores: int = 1) -> str | None:
             f"with AFL++'s variations; the race measured one instance: `--instances {n}` races {n}-instance portfolios)")
 
 
+def races_portfolios(outcome) -> bool:
+    """Whether the race judged portfolios (``--instances`` 2 or more): then its report cites what the
+    portfolio study measured of sensitive secondaries (autotune.race.evidence)."""
+    return any(c.members for c in outcome.race.contestants)
+
+
 def markdown(outcome) -> str:
     race = outcome.race
     d = race.decision
@@ -78,6 +85,8 @@ def markdown(outcome) -> str:
     launch = portfolio_line(outcome, out_dir=Path("race"))
     if launch:
         lines += [f"A portfolio of {len(race.contestant(d.recommended).members)} afl-fuzz instances: `{launch}`.", ""]
+    if races_portfolios(outcome):
+        lines += [secondaries_note(), ""]
     if outcome.dropped:
         lines += [f"Left out to fit the budget: {', '.join(outcome.dropped)}.", ""]
     lines += ["| contestant | description |", "|---|---|"]

@@ -1,0 +1,113 @@
+"""What the portfolio study measured of sensitive secondaries, cited beside a portfolio race's recommendation.
+
+A race of two or more instances (`--instances N`) judges its candidates in minutes; the study
+(benchmarks/results/plan-2026-12-01-portfolio-study.md, issue 54) judged the same question in ten
+30-minute two-instance campaigns an arm, by known bugs. Its plan (amendment of 2026-12-04 13:55) fixed
+in advance what the race does with the answer: where no sensitive secondary triggered a known bug
+sooner than AFL++'s default pair, the race's rule stays (a secondary is recommended only when it wins
+its race) and its report says so, with the figures. They live here, once, as the pooled statistics
+recorded them (``source``); tests/test_race_evidence.py checks every figure against that file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ArmFinding:
+    """One secondary's arm against AFL++'s default pair: ``combined_p``, the two-sided p of the combined
+    time-to-trigger test over whole trials (a permutation test; ``later`` when its z favours the default
+    pair); ``edges``, its median union yardstick edges at the horizon, with the Mann-Whitney U p against
+    the default pair's; ``main_execs`` and ``secondary_execs``, the median execs/s of its -M and its -S."""
+
+    arm: str
+    secondary: str
+    combined_p: float
+    later: bool
+    edges: float
+    edges_p: float
+    main_execs: float
+    secondary_execs: float
+
+    @property
+    def secondary_speed(self) -> float:
+        """The -S's median execs/s over the -M's."""
+        return self.secondary_execs / self.main_execs
+
+
+@dataclass(frozen=True)
+class StudyFinding:
+    """One library's result: ``trials`` campaigns of ``minutes`` an arm, two instances on two cores,
+    AFL++'s default pair (arm ``baseline``, ``baseline_edges``) against each of ``arms``."""
+
+    library: str
+    trials: int
+    minutes: int
+    aflpp: str
+    clang: str
+    baseline: str
+    baseline_edges: float
+    bugs: int
+    arms: tuple[ArmFinding, ...]
+    source: str
+
+    def sooner(self) -> tuple[str, ...]:
+        """The arms the study found sooner (combined p < 0.05 on the side of sooner): the rule's trigger."""
+        return tuple(a.arm for a in self.arms if a.combined_p < 0.05 and not a.later)
+
+    def text(self) -> str:
+        arms = "; ".join(
+            f"{a.secondary} (arm {a.arm}) combined p = {a.combined_p:.2f} on the side of {'later' if a.later else 'sooner'}, "
+            f"{_num(a.edges)} union yardstick edges against {_num(self.baseline_edges)} (Mann-Whitney p = {a.edges_p:.3f}), "
+            f"its -S at {a.secondary_speed:.2f}x its -M's execs/s"
+            for a in self.arms)
+        found = ("no sensitive secondary triggered a known bug sooner than AFL++'s default pair"
+                 if not self.sooner() else f"sooner than AFL++'s default pair: arm {', '.join(self.sooner())}")
+        return (f"On {self.library} ({self.trials} x {self.minutes} min an arm, two instances, {self.aflpp}, "
+                f"{self.clang}; every trial of every arm triggered the same {self.bugs} bugs) {found}: {arms} "
+                f"({self.source}).")
+
+
+    def short(self) -> str:
+        """One line for the terminal."""
+        when = f"({self.trials} x {self.minutes} min an arm, {self.aflpp})"
+        sooner = [a.secondary for a in self.arms if a.arm in self.sooner()]
+        if sooner:
+            return f"on {self.library}, {' and '.join(sooner)} as the -S triggered known bugs sooner than AFL++'s default pair {when}"
+        if len(self.arms) > 1:
+            who = "neither " + " nor ".join(a.secondary for a in self.arms) + " as the -S triggered a known bug"
+        else:
+            who = f"{self.arms[0].secondary} as the -S triggered no known bug"
+        return f"on {self.library}, {who} sooner than AFL++'s default pair {when}"
+
+
+def _num(x: float) -> str:
+    return f"{x:,.1f}".removesuffix(".0")
+
+
+# libxml2 2.9.10's canary build (benchmarks/bugs), 2026-12-01 to 2026-12-04: A AFL++'s default pair, B
+# the default -M with our ctx-2 -S (inline, indexed, 131,072 dense slots), C the default -M with
+# AFL++'s own CLASSIC,CTX-2 -S (OSS-Fuzz's practice).
+LIBXML2 = StudyFinding(
+    library="libxml2", trials=10, minutes=30, aflpp="AFL++ 5.02c", clang="clang 21.1.8",
+    baseline="A", baseline_edges=9754.0, bugs=5,
+    arms=(ArmFinding(arm="B", secondary="our collision-free ctx-2", combined_p=0.6640625, later=True,
+                     edges=9619.5, edges_p=0.00893069778518695, main_execs=5978.625, secondary_execs=3646.875),
+          ArmFinding(arm="C", secondary="AFL++'s CLASSIC,CTX-2", combined_p=0.353515625, later=True,
+                     edges=9658.0, edges_p=0.03546298902336054, main_execs=5846.725, secondary_execs=4341.665)),
+    source="benchmarks/results/portfolio-study-2026-12-01-libxml2-pooled/pooled.json")
+
+STUDIES: tuple[StudyFinding, ...] = (LIBXML2,)
+
+
+def secondaries_line() -> str:
+    """The study's answer in one line, for the terminal."""
+    return "the portfolio study: " + "; ".join(s.short() for s in STUDIES)
+
+
+def secondaries_note() -> str:
+    """The study's answer, for a portfolio race's report: what it found on every library measured."""
+    return ("The portfolio study (docs/RESULTS.md, \"Portfolios judged by bugs\"). "
+            + " ".join(s.text() for s in STUDIES)
+            + " So a secondary is recommended only when it wins its own race; otherwise AFL++'s default pair.")

@@ -1,0 +1,94 @@
+"""The portfolio study's finding, as a portfolio race cites it (autotune.race.evidence): every figure is the
+pooled statistics' own, and the report and the terminal cite it for portfolio races only."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from autotune.race.core import Contestant, portfolio_of
+from autotune.race.evidence import LIBXML2, STUDIES, secondaries_line, secondaries_note
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("study", STUDIES, ids=lambda s: s.library)
+def test_every_figure_the_race_cites_is_the_pooled_statistics(study):
+    """The figures are written once in the code; the pooled statistics pool.py wrote for the study are
+    their source. A study re-pooled (more trials, another test) must update both."""
+    doc = json.loads((ROOT / study.source).read_text())
+    arms = {a["name"]: a for a in doc["arms"]}
+    base = arms[study.baseline]
+    assert base["config"] == "default" and base["trials"] == study.trials
+    assert base["trial_seconds"] == study.minutes * 60 and doc["horizon_s"] == study.minutes * 60
+    assert base["yardstick_edges_median"] == study.baseline_edges
+    for a in arms.values():
+        assert a["aflpp"] == study.aflpp and set(a["compilers"].values()) == {study.clang}
+    combined = {c["config"]: c for c in doc["bugs"]["combined"] if c["event"] == "trigger"}
+    edges = {m["arm"]: m for m in doc["measures"] if m["measure"] == "yardstick_edges"}
+    assert {a.arm for a in study.arms} == set(arms) - {study.baseline} == set(combined) == set(edges)
+    for a in study.arms:
+        assert combined[a.arm]["baseline"] == study.baseline and a.combined_p == combined[a.arm]["p"]
+        assert a.later == (combined[a.arm]["z"] < 0)  # z > 0: sooner than the baseline
+        assert a.edges == edges[a.arm]["median"] and a.edges_p == edges[a.arm]["mann_whitney"]["p"]
+        assert arms[a.arm]["trials"] == study.trials
+        by_instance = arms[a.arm]["execs_per_s_median_by_instance"]
+        assert (a.main_execs, a.secondary_execs) == (by_instance["main"], by_instance["s1"])
+    # "every trial of every arm triggered the same N bugs"
+    assert {v for p in doc["bugs"]["per_trial"].values() for v in p["values"]} == {study.bugs}
+    triggered = {}
+    for s in doc["bugs"]["survival"]:
+        if s["event"] == "trigger" and s["events"]:
+            triggered.setdefault(s["bug"], []).append(s["events"] == s["trials"])
+    assert len(triggered) == study.bugs and all(len(v) == len(arms) and all(v) for v in triggered.values())
+    # no per-bug test survives Holm's correction where the study says nothing is sooner or later
+    if not study.sooner():
+        assert all(t["p_holm"] is None or t["p_holm"] >= 0.05 or t["z"] < 0
+                   for t in doc["bugs"]["logrank"] if t["event"] == "trigger")
+
+
+def test_the_note_says_sooner_only_where_the_study_found_it():
+    assert LIBXML2.sooner() == ()
+    assert "no sensitive secondary triggered a known bug sooner than AFL++'s default pair" in LIBXML2.text()
+    assert "AFL++ 5.02c" in LIBXML2.text() and "clang 21.1.8" in LIBXML2.text() and "9,619.5" in LIBXML2.text()
+    assert secondaries_line().startswith("the portfolio study: on libxml2, neither our collision-free ctx-2 nor")
+    found = replace(LIBXML2, arms=(replace(LIBXML2.arms[0], combined_p=0.01, later=False), LIBXML2.arms[1]))
+    assert found.sooner() == ("B",)
+    assert "sooner than AFL++'s default pair: arm B" in found.text()
+    assert found.short().startswith("on libxml2, our collision-free ctx-2 as the -S triggered known bugs sooner")
+    later_only = replace(LIBXML2, arms=(replace(LIBXML2.arms[0], combined_p=0.01, later=True),))
+    assert later_only.sooner() == ()  # later is not sooner
+    assert later_only.short().startswith("on libxml2, our collision-free ctx-2 as the -S triggered no known bug sooner")
+
+
+def _outcome(*, instances: int):
+    single = Contestant(name="aflpp-default", is_default=True, cc_kind="afl", description="AFL++'s default")
+    default = portfolio_of(default=single, secondary=None, instances=instances) if instances > 1 else single
+    race = SimpleNamespace(
+        decision=SimpleNamespace(recommended=default.name, reason="nothing beat the default", objective="edges",
+                                 is_default=True),
+        contestants=[default], contestant=lambda name: default, rungs=[], budget_s=60.0, jobs=1, repeats=1, eta=3,
+        seed=0, stopped_early=False, search=None)
+    return SimpleNamespace(race=race, target={"kind": "demo"}, yardstick={"kind": "aflpp-pcguard"}, compilers=None,
+                           dropped=(), recommended=single)
+
+
+@pytest.mark.parametrize("instances", [1, 2])
+def test_a_portfolio_race_cites_the_study_in_its_report_and_summary(instances, tmp_path, capsys):
+    from autotune.cli.race import print_race_summary
+    from autotune.race.report import markdown
+
+    outcome = _outcome(instances=instances)
+    report = markdown(outcome)
+    print_race_summary(outcome, tmp_path)
+    printed = capsys.readouterr().out
+    if instances == 1:
+        assert "portfolio study" not in report and "portfolio study" not in printed
+        return
+    assert secondaries_note() in report
+    assert f"evidence: {secondaries_line()}; figures in {tmp_path}/race.md" in printed
+    assert "portfolio: autotune portfolio --demo --config default --instances 2" in printed
