@@ -17,14 +17,18 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ArmFinding:
     """One secondary's arm against AFL++'s default pair: ``combined_p``, the two-sided p of the combined
-    time-to-trigger test over whole trials (a permutation test; ``later`` when its z favours the default
-    pair); ``edges``, its median union yardstick edges at the horizon, with the Mann-Whitney U p against
-    the default pair's; ``main_execs`` and ``secondary_execs``, the median execs/s of its -M and its -S."""
+    time-to-trigger test over whole trials (a permutation test; ``later_side`` when its z favours the
+    default pair); ``bugs_sooner`` and ``bugs_later``, the bugs whose own log-rank test stays below 0.05
+    after Holm's correction, by side; ``edges``, its median union yardstick edges at the horizon, with
+    the Mann-Whitney U p against the default pair's; ``main_execs`` and ``secondary_execs``, the median
+    execs/s of its -M and its -S."""
 
     arm: str
     secondary: str
     combined_p: float
-    later: bool
+    later_side: bool
+    bugs_sooner: tuple[str, ...]
+    bugs_later: tuple[str, ...]
     edges: float
     edges_p: float
     main_execs: float
@@ -34,6 +38,15 @@ class ArmFinding:
     def secondary_speed(self) -> float:
         """The -S's median execs/s over the -M's."""
         return self.secondary_execs / self.main_execs
+
+    def later(self) -> bool:
+        """*Later* by the plan's amendment of 2026-12-04 13:55: the combined test significant on the side
+        of later, or a bug's Holm-corrected log-rank test on that side."""
+        return (self.combined_p < 0.05 and self.later_side) or bool(self.bugs_later)
+
+    def sooner(self) -> bool:
+        """*Sooner*, the same on the other side, and not later by any bug."""
+        return ((self.combined_p < 0.05 and not self.later_side) or bool(self.bugs_sooner)) and not self.later()
 
 
 @dataclass(frozen=True)
@@ -53,14 +66,17 @@ class StudyFinding:
     source: str
 
     def sooner(self) -> tuple[str, ...]:
-        """The arms the study found sooner (combined p < 0.05 on the side of sooner): the rule's trigger."""
-        return tuple(a.arm for a in self.arms if a.combined_p < 0.05 and not a.later)
+        """The arms the study found sooner: what would change the race's order (the amendment's rule 1)."""
+        return tuple(a.arm for a in self.arms if a.sooner())
 
     def text(self) -> str:
         arms = "; ".join(
-            f"{a.secondary} (arm {a.arm}) combined p = {a.combined_p:.2f} on the side of {'later' if a.later else 'sooner'}, "
-            f"{_num(a.edges)} union yardstick edges against {_num(self.baseline_edges)} (Mann-Whitney p = {a.edges_p:.3f}), "
-            f"its -S at {a.secondary_speed:.2f}x its -M's execs/s"
+            f"{a.secondary} (arm {a.arm}) combined p = {a.combined_p:.2f} on the side of "
+            f"{'later' if a.later_side else 'sooner'}"
+            + "".join(f", {', '.join(bugs)} {side} after Holm" for bugs, side in
+                      ((a.bugs_sooner, "sooner"), (a.bugs_later, "later")) if bugs)
+            + f", {_num(a.edges)} union yardstick edges against {_num(self.baseline_edges)} "
+            f"(Mann-Whitney p = {a.edges_p:.3f}), its -S at {a.secondary_speed:.2f}x its -M's execs/s"
             for a in self.arms)
         found = ("no sensitive secondary triggered a known bug sooner than AFL++'s default pair"
                  if not self.sooner() else f"sooner than AFL++'s default pair: arm {', '.join(self.sooner())}")
@@ -68,13 +84,13 @@ class StudyFinding:
                 f"{self.clang}; every trial of every arm triggered the same {self.bugs} bugs) {found}: {arms} "
                 f"({self.source}).")
 
-
     def short(self) -> str:
         """One line for the terminal."""
         when = f"({self.trials} x {self.minutes} min an arm, {self.aflpp})"
         sooner = [a.secondary for a in self.arms if a.arm in self.sooner()]
         if sooner:
-            return f"on {self.library}, {' and '.join(sooner)} as the -S triggered known bugs sooner than AFL++'s default pair {when}"
+            return (f"on {self.library}, {' and '.join(sooner)} as the -S triggered known bugs sooner than "
+                    f"AFL++'s default pair {when}")
         if len(self.arms) > 1:
             who = "neither " + " nor ".join(a.secondary for a in self.arms) + " as the -S triggered a known bug"
         else:
@@ -92,9 +108,11 @@ def _num(x: float) -> str:
 LIBXML2 = StudyFinding(
     library="libxml2", trials=10, minutes=30, aflpp="AFL++ 5.02c", clang="clang 21.1.8",
     baseline="A", baseline_edges=9754.0, bugs=5,
-    arms=(ArmFinding(arm="B", secondary="our collision-free ctx-2", combined_p=0.6640625, later=True,
+    arms=(ArmFinding(arm="B", secondary="our collision-free ctx-2", combined_p=0.6640625, later_side=True,
+                     bugs_sooner=(), bugs_later=(),
                      edges=9619.5, edges_p=0.00893069778518695, main_execs=5978.625, secondary_execs=3646.875),
-          ArmFinding(arm="C", secondary="AFL++'s CLASSIC,CTX-2", combined_p=0.353515625, later=True,
+          ArmFinding(arm="C", secondary="AFL++'s CLASSIC,CTX-2", combined_p=0.353515625, later_side=True,
+                     bugs_sooner=(), bugs_later=(),
                      edges=9658.0, edges_p=0.03546298902336054, main_execs=5846.725, secondary_execs=4341.665)),
     source="benchmarks/results/portfolio-study-2026-12-01-libxml2-pooled/pooled.json")
 
