@@ -78,8 +78,9 @@ class StudyFinding:
             + f", {_num(a.edges)} union yardstick edges against {_num(self.baseline_edges)} "
             f"(Mann-Whitney p = {a.edges_p:.3f}), its -S at {a.secondary_speed:.2f}x its -M's execs/s"
             for a in self.arms)
-        found = ("no sensitive secondary triggered a known bug sooner than AFL++'s default pair"
-                 if not self.sooner() else f"sooner than AFL++'s default pair: arm {', '.join(self.sooner())}")
+        sooner = self.sooner()
+        found = (f"sooner than AFL++'s default pair: arm {', '.join(sooner)}" if sooner
+                 else "no sensitive secondary triggered a known bug sooner than AFL++'s default pair")
         return (f"On {self.library} ({self.trials} x {self.minutes} min an arm, two instances, {self.aflpp}, "
                 f"{self.clang}; every trial of every arm triggered the same {self.bugs} bugs) {found}: {arms} "
                 f"({self.source}).")
@@ -87,7 +88,7 @@ class StudyFinding:
     def short(self) -> str:
         """One line for the terminal."""
         when = f"({self.trials} x {self.minutes} min an arm, {self.aflpp})"
-        sooner = [a.secondary for a in self.arms if a.arm in self.sooner()]
+        sooner = [a.secondary for a in self.arms if a.sooner()]
         if sooner:
             return (f"on {self.library}, {' and '.join(sooner)} as the -S triggered known bugs sooner than "
                     f"AFL++'s default pair {when}")
