@@ -213,6 +213,20 @@ def test_each_arm_is_tested_against_the_baseline_as_the_compare_tests_its_pairs(
     assert short["execs_per_s"] == rows["execs_per_s"]  # the whole trial's, whatever the horizon
 
 
+def test_late_edges_are_what_each_trial_gained_over_the_horizons_second_half(recorded, tmp_path):
+    d = _compare_dir(tmp_path, "study", recorded)
+    arm = pool.load_arm(f"{d}:ngram-8")
+    trials = next(c for c in recorded["configs"] if c["config"]["name"] == "ngram-8")["trials"]
+    for horizon in (recorded["seconds"], 600):
+        def at(curve, s):
+            return max(e for t, e in curve if t <= s)
+        want = [(t["yardstick"]["edges"] if horizon >= recorded["seconds"] else at(t["yardstick"]["curve"], horizon))
+                - at(t["yardstick"]["curve"], horizon / 2) for t in trials]
+        got = arm.values("late_edges", horizon)
+        assert got == pytest.approx(want)
+        assert all(g >= 0 for g in got) and any(g > 0 for g in got)
+
+
 def with_members(doc: dict) -> dict:
     """``doc`` as a two-instance portfolio's: each trial's execs/s per instance (main 1000 + i, s1 500 + 2 i)."""
     doc = copy.deepcopy(doc)

@@ -42,12 +42,15 @@ from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_
 from autotune.stats import a12, a12_magnitude, mann_whitney, median  # noqa: E402
 from autotune.trials import aflpp_versions  # noqa: E402
 
-SCHEMA_VERSION = 2  # 2: each arm's coverage and speed against the baseline ("measures")
+SCHEMA_VERSION = 3  # 2: each arm's coverage and speed against the baseline ("measures"); 3: late_edges
 
 # Each arm's trials against the baseline's, by Mann-Whitney U (two-sided) and A12 (the arm's value
 # beating the baseline's): the union's yardstick edges and their mean over the campaign, both at the
-# horizon (read from the trial's yardstick curve), and afl-fuzz's execs/s over the whole trial.
-MEASURES = ("yardstick_edges", "mean_edges", "execs_per_s")
+# horizon (read from the trial's yardstick curve), the edges the union gained over the horizon's second
+# half ("late_edges", exploratory: what an arm still adds once the campaign slows, the question of a
+# secondary moved to a sensitive metric late, plan-2026-12-01-portfolio-study.md, amendment of
+# 2026-12-04 21:00), and afl-fuzz's execs/s over the whole trial.
+MEASURES = ("yardstick_edges", "mean_edges", "late_edges", "execs_per_s")
 
 
 class PoolError(Exception):
@@ -90,11 +93,14 @@ class Arm:
             if t.yardstick is None:
                 continue
             curve = [(float(s), float(e)) for s, e in t.yardstick.curve if s <= horizon_s]
+            end = float(t.yardstick.edges) if self.result.seconds <= horizon_s else (curve[-1][1] if curve else None)
             if measure == "yardstick_edges":
-                if self.result.seconds <= horizon_s:
-                    out.append(float(t.yardstick.edges))
-                elif curve:
-                    out.append(curve[-1][1])
+                if end is not None:
+                    out.append(end)
+            elif measure == "late_edges":
+                half = [e for s, e in curve if s <= horizon_s / 2]
+                if end is not None and half:
+                    out.append(end - half[-1])
             else:
                 m = mean_coverage(curve)
                 if m is not None:
@@ -206,7 +212,8 @@ def markdown(doc: dict, report) -> str:
             for a in per_instance) + "."]
     if doc.get("measures"):
         lines += ["", f"Against the baseline ({doc['arms'][0]['name']}), Mann-Whitney U two-sided; A12 is the chance "
-                  "that the arm's trial beats the baseline's (edges at the horizon, execs/s over the whole trial):", "",
+                  "that the arm's trial beats the baseline's (edges at the horizon; late_edges, those gained over the "
+                  "horizon's second half, exploratory; execs/s over the whole trial):", "",
                   "| arm | measure | median | baseline's median | trials | p | A12 |", "|---|---|---|---|---|---|---|"]
         for r in doc["measures"]:
             lines.append(f"| {r['arm']} | {r['measure']} | {r['median']:,.1f} | {r['median_baseline']:,.1f} | "
