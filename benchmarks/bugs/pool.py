@@ -49,7 +49,7 @@ SCHEMA_VERSION = 3  # 2: each arm's coverage and speed against the baseline ("me
 # horizon (read from the trial's yardstick curve), the edges the union gained over the horizon's second
 # half ("late_edges", exploratory: what an arm still adds once the campaign slows, the question of a
 # secondary moved to a sensitive metric late, plan-2026-12-01-portfolio-study.md, amendment of
-# 2026-12-04 21:00), and afl-fuzz's execs/s over the whole trial.
+# 2026-12-04 20:33), and afl-fuzz's execs/s over the whole trial.
 MEASURES = ("yardstick_edges", "mean_edges", "late_edges", "execs_per_s")
 
 
