@@ -42,13 +42,20 @@ def test_every_figure_the_race_cites_is_the_pooled_statistics(study):
         assert arms[a.arm]["trials"] == study.trials
         by_instance = arms[a.arm]["execs_per_s_median_by_instance"]
         assert (a.main_execs, a.secondary_execs) == (by_instance["main"], by_instance["s1"])
-    # "every trial of every arm triggered the same N bugs"
-    assert {v for p in doc["bugs"]["per_trial"].values() for v in p["values"]} == {study.bugs}
+    # bugs per trial: each arm's median and its test against the baseline's
+    per_trial, tests = doc["bugs"]["per_trial"], {t["config"]: t for t in doc["bugs"]["per_trial_tests"]}
+    assert study.baseline_bugs == per_trial[study.baseline]["median"]
+    for a in study.arms:
+        assert tests[a.arm]["baseline"] == study.baseline
+        assert (a.bugs, a.bugs_p) == (per_trial[a.arm]["median"], tests[a.arm]["mann_whitney"]["p"])
+    # "every trial of every arm triggered the same N bugs", exactly when it is so
     triggered = {}
     for s in doc["bugs"]["survival"]:
         if s["event"] == "trigger" and s["events"]:
             triggered.setdefault(s["bug"], []).append(s["events"] == s["trials"])
-    assert len(triggered) == study.bugs and all(len(v) == len(arms) and all(v) for v in triggered.values())
+    same = {v for p in per_trial.values() for v in p["values"]} == {len(triggered)} and all(
+        len(v) == len(arms) and all(v) for v in triggered.values())
+    assert study.same_bugs == (len(triggered) if same else None)
 
 
 def test_the_note_says_sooner_only_where_the_study_found_it():
@@ -68,6 +75,15 @@ def test_the_note_says_sooner_only_where_the_study_found_it():
     mixed = replace(LIBXML2, arms=(replace(LIBXML2.arms[0], bugs_sooner=("XML011",), bugs_later=("XML004",)),))
     assert mixed.sooner() == () and mixed.arms[0].later()
     assert later_only.short().startswith("on libxml2, our collision-free ctx-2 as the -S triggered no known bug sooner")
+
+
+def test_a_study_whose_trials_triggered_different_bugs_gives_each_arms_median():
+    varied = replace(LIBXML2, same_bugs=None, baseline_bugs=3.5,
+                     arms=(replace(LIBXML2.arms[0], bugs=4.0, bugs_p=0.17),))
+    text = varied.text()
+    assert "the same" not in text
+    assert "known bugs a trial triggered, median: A 3.5, B 4 (Mann-Whitney p = 0.17)" in text
+    assert "every trial of every arm triggered the same 5 bugs" in LIBXML2.text()
 
 
 def _outcome(*, instances: int):

@@ -21,7 +21,8 @@ class ArmFinding:
     default pair); ``bugs_sooner`` and ``bugs_later``, the bugs whose own log-rank test stays below 0.05
     after Holm's correction, by side; ``edges``, its median union yardstick edges at the horizon, with
     the Mann-Whitney U p against the default pair's; ``main_execs`` and ``secondary_execs``, the median
-    execs/s of its -M and its -S."""
+    execs/s of its -M and its -S; ``bugs``, its median known bugs triggered per trial, with
+    ``bugs_p``, the Mann-Whitney U p of bugs per trial against the default pair's."""
 
     arm: str
     secondary: str
@@ -33,6 +34,8 @@ class ArmFinding:
     edges_p: float
     main_execs: float
     secondary_execs: float
+    bugs: float
+    bugs_p: float
 
     @property
     def secondary_speed(self) -> float:
@@ -52,7 +55,9 @@ class ArmFinding:
 @dataclass(frozen=True)
 class StudyFinding:
     """One library's result: ``trials`` campaigns of ``minutes`` an arm, two instances on two cores,
-    AFL++'s default pair (arm ``baseline``, ``baseline_edges``) against each of ``arms``."""
+    AFL++'s default pair (arm ``baseline``, ``baseline_edges`` and ``baseline_bugs``, its medians) against
+    each of ``arms``; ``same_bugs``, when every trial of every arm triggered the same known bugs, how
+    many (None: the bugs a trial triggered varied)."""
 
     library: str
     trials: int
@@ -61,7 +66,8 @@ class StudyFinding:
     clang: str
     baseline: str
     baseline_edges: float
-    bugs: int
+    baseline_bugs: float
+    same_bugs: int | None
     arms: tuple[ArmFinding, ...]
     source: str
 
@@ -81,9 +87,13 @@ class StudyFinding:
         sooner = self.sooner()
         found = (f"sooner than AFL++'s default pair: arm {', '.join(sooner)}" if sooner
                  else "no sensitive secondary triggered a known bug sooner than AFL++'s default pair")
+        if self.same_bugs is not None:
+            bugs = f"every trial of every arm triggered the same {self.same_bugs} bugs"
+        else:
+            bugs = (f"known bugs a trial triggered, median: {self.baseline} {_num(self.baseline_bugs)}, "
+                    + ", ".join(f"{a.arm} {_num(a.bugs)} (Mann-Whitney p = {a.bugs_p:.2f})" for a in self.arms))
         return (f"On {self.library} ({self.trials} x {self.minutes} min an arm, two instances, {self.aflpp}, "
-                f"{self.clang}; every trial of every arm triggered the same {self.bugs} bugs) {found}: {arms} "
-                f"({self.source}).")
+                f"{self.clang}; {bugs}) {found}: {arms} ({self.source}).")
 
     def short(self) -> str:
         """One line for the terminal."""
@@ -108,13 +118,15 @@ def _num(x: float) -> str:
 # AFL++'s own CLASSIC,CTX-2 -S (OSS-Fuzz's practice).
 LIBXML2 = StudyFinding(
     library="libxml2", trials=10, minutes=30, aflpp="AFL++ 5.02c", clang="clang 21.1.8",
-    baseline="A", baseline_edges=9754.0, bugs=5,
+    baseline="A", baseline_edges=9754.0, baseline_bugs=5.0, same_bugs=5,
     arms=(ArmFinding(arm="B", secondary="our collision-free ctx-2", combined_p=0.6640625, later_side=True,
                      bugs_sooner=(), bugs_later=(),
-                     edges=9619.5, edges_p=0.00893069778518695, main_execs=5978.625, secondary_execs=3646.875),
+                     edges=9619.5, edges_p=0.00893069778518695, main_execs=5978.625, secondary_execs=3646.875,
+                     bugs=5.0, bugs_p=1.0),
           ArmFinding(arm="C", secondary="AFL++'s CLASSIC,CTX-2", combined_p=0.353515625, later_side=True,
                      bugs_sooner=(), bugs_later=(),
-                     edges=9658.0, edges_p=0.03546298902336054, main_execs=5846.725, secondary_execs=4341.665)),
+                     edges=9658.0, edges_p=0.03546298902336054, main_execs=5846.725, secondary_execs=4341.665,
+                     bugs=5.0, bugs_p=1.0)),
     source="benchmarks/results/portfolio-study-2026-12-01-libxml2-pooled/pooled.json")
 
 STUDIES: tuple[StudyFinding, ...] = (LIBXML2,)
