@@ -8,6 +8,8 @@ and portfolio pass around.
   ``AFL_*``), in order;
 - ``members``: a portfolio's afl-fuzz instances, the first the ``-M`` main, the rest ``-S``
   secondaries syncing one output directory; empty for one instance;
+- ``then`` and ``moves_at_s``: a secondary that moves, ``moves_at_s`` seconds into a campaign, from
+  this configuration to ``then`` (its -S stops, another takes its core in the same output directory);
 - ``is_default`` (AFL++'s default in a race), ``files`` (the env files it was read from),
   ``description`` (one line for a person).
 
@@ -22,7 +24,7 @@ What tune and the race search over is a point of the coverage map's configuratio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from autotune.buildkinds import DEFAULT_KIND, KIND_VAR, kind_for, serves
@@ -59,6 +61,20 @@ class Configuration:
     build: Pairs = ()
     members: tuple["Configuration", ...] = ()
     files: tuple[str, ...] = ()
+    then: "Configuration | None" = None
+    moves_at_s: int | None = None
+
+    def moved(self, *, then: "Configuration", at_s: int) -> "Configuration":
+        """This configuration as a secondary that moves to ``then`` ``at_s`` seconds into the campaign."""
+        if at_s < 1:
+            raise AutotuneError(f"a secondary moves at {at_s} s", fix="give a move time of 1 s or more")
+        if self.then is not None or then.then is not None or self.members or then.members:
+            raise AutotuneError(f"{self.name} -> {then.name}: a secondary moves once, between two single builds",
+                                fix="give FIRST@SECONDSs>THEN, each an env file, default or runtime")
+        return Configuration(name=f"{self.name}@{at_s}s>{then.name}", is_default=False, settings=self.settings,
+                             description=f"{self.description}; from {at_s} s: {then.description}",
+                             cc_kind=self.cc_kind, build=self.build, files=self.files + then.files,
+                             then=then, moves_at_s=int(at_s))
 
     @classmethod
     def of(cls, *, name: str, cc_kind: str, build_vars: Mapping[str, str] | None = None,
@@ -107,6 +123,8 @@ class Configuration:
              "description": self.description, "cc_kind": self.cc_kind, "build": dict(self.build)}
         if self.members:
             d["members"] = [m.to_race_dict() for m in self.members]
+        if self.then is not None:
+            d["then"], d["moves_at_s"] = self.then.to_race_dict(), self.moves_at_s
         return d
 
     def to_compare_dict(self) -> dict[str, Any]:
@@ -115,6 +133,8 @@ class Configuration:
              "run_vars": dict(self.settings), "files": list(self.files), "description": self.description}
         if self.members:
             d["members"] = [m.to_compare_dict() for m in self.members]
+        if self.then is not None:
+            d["then"], d["moves_at_s"] = self.then.to_compare_dict(), self.moves_at_s
         return d
 
     @classmethod
@@ -122,12 +142,16 @@ class Configuration:
         """Either record (race.json's contestants sort their variables by name, as they always did)."""
         members = tuple(cls.from_dict(m) for m in d.get("members", ()))
         if "run_vars" in d or "build_vars" in d:
-            return cls.of(name=str(d["name"]), cc_kind=str(d["cc_kind"]), build_vars=d.get("build_vars"),
-                          run_vars=d.get("run_vars"), files=tuple(d.get("files") or ()),
-                          description=str(d.get("description", "")), members=members)
-        return cls(name=str(d["name"]), is_default=bool(d["is_default"]), settings=pairs_of(d["settings"], sort=True),
-                   description=str(d.get("description", "")), cc_kind=str(d.get("cc_kind", CC_AUTOTUNE)),
-                   build=pairs_of(d.get("build"), sort=True), members=members)
+            c = cls.of(name=str(d["name"]), cc_kind=str(d["cc_kind"]), build_vars=d.get("build_vars"),
+                       run_vars=d.get("run_vars"), files=tuple(d.get("files") or ()),
+                       description=str(d.get("description", "")), members=members)
+        else:
+            c = cls(name=str(d["name"]), is_default=bool(d["is_default"]), settings=pairs_of(d["settings"], sort=True),
+                    description=str(d.get("description", "")), cc_kind=str(d.get("cc_kind", CC_AUTOTUNE)),
+                    build=pairs_of(d.get("build"), sort=True), members=members)
+        if d.get("then"):
+            c = replace(c, then=cls.from_dict(d["then"]), moves_at_s=int(d["moves_at_s"]))
+        return c
 
 
 def check_serves(config: Configuration, *, what: str) -> None:

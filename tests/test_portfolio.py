@@ -213,11 +213,9 @@ def test_two_machines_synced_by_the_generated_script_and_the_status(tmp_path):
     assert (tmp_path / "union.png").stat().st_size > 1000
 
 
-@pytest.mark.slow
-def test_compare_runs_portfolios_as_ensemble_trials(tmp_path):
-    """`autotune compare --instances 2` and `--portfolio`: each trial is two afl-fuzz instances (-M and
-    -S with AFL++'s variation) syncing one output directory on two cores, measured as the union,
-    with each instance's part."""
+def _two_core_guard_env(tmp_path: Path) -> Path:
+    """An env file of our guard build, where the real afl-fuzz, afl-clang-fast and two cores can run a
+    2-instance ensemble trial (else the test is skipped)."""
     if not shutil.which("afl-fuzz") or not shutil.which("afl-clang-fast"):
         pytest.skip("afl++ is not installed (apt-get install -y afl++)")
     from autotune.trials import host_cores
@@ -226,6 +224,15 @@ def test_compare_runs_portfolios_as_ensemble_trials(tmp_path):
         pytest.skip("a 2-instance portfolio needs 2 cores")
     guard = tmp_path / "guard.env"
     guard.write_text("AUTOTUNE_CC_INSTRUMENT=guard\nAUTOTUNE_METRIC=guard\n")
+    return guard
+
+
+@pytest.mark.slow
+def test_compare_runs_portfolios_as_ensemble_trials(tmp_path):
+    """`autotune compare --instances 2` and `--portfolio`: each trial is two afl-fuzz instances (-M and
+    -S with AFL++'s variation) syncing one output directory on two cores, measured as the union,
+    with each instance's part."""
+    guard = _two_core_guard_env(tmp_path)
     out = tmp_path / "cmp"
     res = _cli("compare", "--demo", "--config", "default", "--instances", "2", "--portfolio", f"mixed=default,guard={guard}",
                "--trials", "1", "--fuzz-time", "6", "--out", out, "--json", "--no-plot")
@@ -251,6 +258,78 @@ def test_compare_runs_portfolios_as_ensemble_trials(tmp_path):
     mixed = doc["configs"][1]["trials"][0]["spec"]["members"]
     assert mixed[1]["env"]["AUTOTUNE_METRIC"] == "guard" and mixed[0]["binary"] != mixed[1]["binary"]
     assert "## Portfolios: who found what" in (out / "compare.md").read_text()
+
+
+def test_a_secondary_that_moves_is_parsed_recorded_and_refused_where_it_cannot(tmp_path):
+    """``--portfolio NAME=MAIN,FIRST@SECONDSs>THEN``: the secondary's instance stops at that time and
+    ``s1-then`` (THEN's build, the same variation) takes its core; compare.json, race.json and
+    trial.json read it back; a main that moves, a bad spelling and a move at or past the trial's end
+    are refused with the fix."""
+    from autotune.compare.config import parse_portfolio
+    from autotune.configuration import Configuration
+    from autotune.trials.ensemble import portfolio_members
+    from autotune.trials.trial import Member
+
+    guard = tmp_path / "guard.env"
+    guard.write_text("AUTOTUNE_CC_INSTRUMENT=guard\nAUTOTUNE_METRIC=guard\n")
+    p = parse_portfolio(f"late=default,default@900s>g={guard}")
+    first = p.members[1]
+    assert [m.name for m in p.members] == ["default", "default@900s>g"] and first.moves_at_s == 900
+    assert (first.cc_kind, first.then.name, first.then.cc_kind, first.then.run_vars) == (
+        "afl", "g", "autotune", {"AUTOTUNE_METRIC": "guard"})
+    assert first.then.build_vars == {"AUTOTUNE_CC_INSTRUMENT": "guard"} and str(guard) in first.files
+    assert Configuration.from_dict(p.to_compare_dict()) == p
+    again = Configuration.from_dict(p.to_race_dict()).members[1]
+    assert (again.then.name, again.moves_at_s) == ("g", 900)
+    members = portfolio_members([("/b/afl", {}), ("/b/afl", {})], afl.AflppVersion(5, 2, "c"),
+                                {1: ("/b/guard", first.then.run_vars, 900)})
+    s1 = members[1]
+    assert [m.name for m in s1.chain()] == ["s1", "s1-then"] and s1.moves_at_s == 900
+    assert (s1.then.binary, s1.then.role, s1.then.afl_args) == ("/b/guard", SECONDARY, s1.afl_args)
+    assert s1.then.env == {"AUTOTUNE_METRIC": "guard", "AFL_DISABLE_TRIM": "1"}  # the same variation
+    assert Member.from_dict(s1.to_dict()) == s1 and members[0].chain() == (members[0],)
+    assert "then" not in members[0].to_dict()  # a trial.json of a portfolio without moves reads as before
+    for arg, what in ((f"late=default@900s>{guard},default", "main instance"),
+                      (f"late=default,default@900>{guard}", "FIRST@SECONDSs>THEN"),
+                      (f"late=default,default@0s>{guard}", "moves at 0 s")):
+        with pytest.raises(AutotuneError) as e:
+            parse_portfolio(arg)
+        assert what in e.value.message and e.value.fix
+    if not shutil.which("afl-fuzz"):
+        return
+    res = _cli("compare", "--demo", "--portfolio", f"late=default,default@60s>{guard}", "--trials", "1",
+               "--fuzz-time", "30", "--out", tmp_path / "cmp")
+    assert res.exit_code != 0 and "moves at 60 s, but a trial lasts 30 s" in res.output
+    assert "Traceback" not in res.output and not (tmp_path / "cmp").exists()
+
+
+@pytest.mark.slow
+def test_a_secondary_that_moves_hands_its_core_over_mid_trial(tmp_path):
+    """A real ensemble trial whose -S moves: s1 (AFL++'s default build) stops at its move time, s1-then
+    (our guard build) fuzzes the rest on the same core, imports the others' queues by afl-fuzz's sync,
+    and the union, the execs/s and the per-instance table count both."""
+    guard = _two_core_guard_env(tmp_path)
+    out = tmp_path / "cmp"
+    res = _cli("compare", "--demo", "--portfolio", f"late=default,default@5s>guard={guard}", "--trials", "1",
+               "--fuzz-time", "12", "--out", out, "--json", "--no-plot")
+    assert res.exit_code == 0, res.output
+    t = json.loads(res.stdout)["configs"][0]["trials"][0]
+    s1 = t["spec"]["members"][1]
+    assert (s1["name"], s1["moves_at_s"], s1["then"]["name"]) == ("s1", 5, "s1-then")
+    assert s1["then"]["env"]["AUTOTUNE_METRIC"] == "guard" and s1["then"]["binary"] != s1["binary"]
+    stats = t["stats"]["members"]
+    assert set(stats) == {"main", "s1", "s1-then"}
+    assert stats["s1"]["run_time"] <= 7 and 3 <= stats["s1-then"]["run_time"] <= 9
+    assert t["wall_s"] < 12 + 30 and all(stats[n]["execs_done"] > 0 for n in stats)
+    slot = (stats["s1"]["execs_done"] + stats["s1-then"]["execs_done"]) / (
+        stats["s1"]["run_time"] + stats["s1-then"]["run_time"])
+    assert t["stats"]["execs_per_sec"] == pytest.approx(stats["main"]["execs_per_sec"] + slot, rel=1e-3)
+    queue = Path(t["spec"]["out_dir"]) / "afl-out" / "s1-then" / "queue"
+    assert any(",sync:" in q.name for q in queue.iterdir()), "s1-then imported nothing by afl-fuzz's sync"
+    by = t["yardstick"]["by_instance"]
+    assert set(by) == {"main", "s1", "s1-then"} and t["yardstick"]["edges"] >= max(v["edges"] for v in by.values())
+    md = (out / "compare.md").read_text()
+    assert "| s1 | default@5s>guard |" in md and "| s1-then | guard |" in md
 
 
 def test_trial_inputs_of_an_ensemble_are_every_instances(tmp_path):

@@ -174,8 +174,10 @@ def check_tools(*, configs: Sequence[Configuration], env: Mapping[str, str]) -> 
 def ensemble_members(c: Configuration, binary_of: Callable[[Configuration], str],
                      afl_version: afl.AflppVersion | None = None) -> tuple:
     """The afl-fuzz instances of a portfolio configuration (autotune.trials.ensemble.portfolio_members),
-    the secondaries' variations spelt for the afl-fuzz of ``afl_version``."""
-    return portfolio_members([(binary_of(m), m.run_vars) for m in c.members], afl_version)
+    the secondaries' variations spelt for the afl-fuzz of ``afl_version``, a secondary that moves with
+    the instance that takes its core."""
+    moves = {j: (binary_of(m.then), m.then.run_vars, m.moves_at_s) for j, m in enumerate(c.members) if m.then}
+    return portfolio_members([(binary_of(m), m.run_vars) for m in c.members], afl_version, moves)
 
 
 def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configuration], out_dir: Path,
@@ -196,11 +198,15 @@ def run_compare(*, spec: TargetSpec, corpus: Path, configs: Sequence[Configurati
     if trials < 1 or seconds < 1:
         raise AutotuneError("trials and seconds must be at least 1", fix="pass --trials >= 1 and --minutes/--seconds > 0")
     benv = afl.base_env(env)
-    every = [m for c in configs for m in (c.members or (c,))]
+    every = [i for c in configs for m in (c.members or (c,)) for i in (m, m.then) if i is not None]
     check_tools(configs=every, env=benv)
     for c in configs:
         for j, m in enumerate(c.members or (c,)):
-            check_serves(m, what=f"{c.name}" + (f" instance {j} ({m.name})" if c.members else ""))
+            for i in (m, m.then) if m.then else (m,):
+                check_serves(i, what=f"{c.name}" + (f" instance {j} ({i.name})" if c.members else ""))
+            if m.then is not None and m.moves_at_s >= seconds:
+                raise AutotuneError(f"{c.name} instance {j} moves at {m.moves_at_s} s, but a trial lasts {seconds} s",
+                                    fix=f"move it before the trial's end (e.g. @{seconds // 2}s>) or run longer trials")
     if not corpus.is_dir():
         raise AutotuneError(f"the corpus {corpus} is not a directory", fix="pass --corpus DIR with the seed inputs")
     t0 = time.monotonic()

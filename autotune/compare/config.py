@@ -47,13 +47,31 @@ def as_portfolio(name: str, members: list[Configuration]) -> Configuration:
                                                + "), one output directory")
 
 
+# a secondary that moves: FIRST@SECONDSs>THEN (e.g. default@900s>B.env+R.env)
+_MOVES = re.compile(r"^(?P<first>[^>]+)@(?P<at>\d+)s>(?P<then>.+)$")
+
+
 def parse_portfolio(arg: str) -> Configuration:
-    """``NAME=SPEC,SPEC[,...]`` (each SPEC as --config takes it, the first the main instance)."""
+    """``NAME=SPEC,SPEC[,...]`` (each SPEC as --config takes it, the first the main instance; a
+    secondary's may be ``FIRST@SECONDSs>THEN``, one that moves from FIRST to THEN that far into the
+    campaign)."""
     name, eq, rest = arg.partition("=")
     if not eq or not _NAME.match(name):
         raise AutotuneError(f"--portfolio {arg!r}: expected NAME=SPEC,SPEC[,...]",
                             fix="e.g. --portfolio diverse=race/autotune-run.env,ngram4.env")
-    members = [parse_config(p) for p in rest.split(",") if p.strip()]
+    members = []
+    for j, p in enumerate(q for q in rest.split(",") if q.strip()):
+        moves = _MOVES.match(p.strip())
+        if moves is None:
+            if "@" in p and ">" in p:
+                raise AutotuneError(f"--portfolio {arg!r}: {p!r} is not FIRST@SECONDSs>THEN",
+                                    fix="e.g. default@900s>race/autotune-build.env+race/autotune-run.env")
+            members.append(parse_config(p))
+            continue
+        if j == 0:
+            raise AutotuneError(f"--portfolio {arg!r}: the main instance ({p}) cannot move",
+                                fix="move a secondary: NAME=MAIN,FIRST@SECONDSs>THEN")
+        members.append(parse_config(moves["first"]).moved(then=parse_config(moves["then"]), at_s=int(moves["at"])))
     return as_portfolio(name, members)
 
 

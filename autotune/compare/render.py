@@ -166,7 +166,8 @@ def _portfolio_lines(r: CompareResult) -> list[str]:
                 "| instance | configuration | variation | own-find edges | reached first | no other reached | execs/s |",
                 "|---|---|---|---|---|---|---|"]
         specs = o.trials[0].spec.members if o.trials else ()
-        for j, m in enumerate(specs):
+        for j, m in ((j, i) for j, first in enumerate(specs) for i in first.chain()):
+            used = o.config.members[j] if m is specs[j] else o.config.members[j].then
             def med(key: str) -> str:
                 vals = [t.yardstick.by_instance[m.name][key] for t in o.trials
                         if t.yardstick and t.yardstick.by_instance and m.name in t.yardstick.by_instance]
@@ -174,7 +175,7 @@ def _portfolio_lines(r: CompareResult) -> list[str]:
             eps = [float(t.stats["members"][m.name]["execs_per_sec"] or 0) for t in o.trials
                    if m.name in (t.stats.get("members") or {})]
             var = " ".join(m.afl_args + tuple(f"{k}={v}" for k, v in m.env.items() if k.startswith("AFL_"))) or "-"
-            out.append(f"| {m.name} | {o.config.members[j].name} | {var} | {med('edges')} | {med('first')} | "
+            out.append(f"| {m.name} | {used.name} | {var} | {med('edges')} | {med('first')} | "
                        f"{med('only')} | {statistics.median(eps):,.0f} |" if eps else "| - |")
         out.append("")
     return out

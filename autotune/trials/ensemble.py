@@ -1,15 +1,18 @@
 """An ensemble trial: the members of a portfolio as afl-fuzz instances syncing one output directory
 (AFL++'s -M main and -S secondaries), each pinned to its own core, started together and time-boxed
-alike (``-V``); member j runs with afl-fuzz ``-s`` rng_seed + j. Read back as one TrialResult: the
-summed execs/s and executions, the main's plot data, the kept inputs of every instance, and per
-member its own figures (``stats["members"]``). The yardstick then measures the union of everything
+alike (``-V``); member j runs with afl-fuzz ``-s`` rng_seed + j. A secondary that moves runs ``-V``
+its move time; when it ends, the instance that takes its core (``s<j>-then``, another build, the same
+variation) starts in the same output directory for the rest of the trial and imports the others' queues
+by afl-fuzz's own sync. Read back as one TrialResult: the summed execs/s (a core's over its instances'
+run time) and executions, the main's plot data, the kept inputs of every instance, and per instance
+its own figures (``stats["members"]``). The yardstick then measures the union of everything
 every instance kept and who found what first (autotune.trials.yardstick.contribution)."""
 
 from __future__ import annotations
 
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -96,13 +99,30 @@ def instance_roles(n: int, afl_version: afl.AflppVersion | None = None) -> list[
     return out
 
 
+# the -S id of the instance that takes a moving secondary's core (s1 -> s1-then)
+MOVED_SUFFIX = "-then"
+
+
 def portfolio_members(instances: Sequence[tuple[str, Mapping[str, str]]],
-                      afl_version: afl.AflppVersion | None = None) -> tuple[Member, ...]:
+                      afl_version: afl.AflppVersion | None = None,
+                      moves: Mapping[int, tuple[str, Mapping[str, str], int]] | None = None) -> tuple[Member, ...]:
     """The afl-fuzz instances of a portfolio, from each one's (binary, variables): ``main`` (-M), then
     ``s1``, ``s2``, ... (-S) with AFL++'s documented variations (:func:`aflpp_variation`) as the
-    afl-fuzz of ``afl_version`` spells them."""
-    return tuple(Member(name=r.name, role=r.role, binary=str(binary), env={**env, **r.afl_env}, afl_args=r.afl_args)
-                 for r, (binary, env) in zip(instance_roles(len(instances), afl_version), instances))
+    afl-fuzz of ``afl_version`` spells them. ``moves``: by instance index, a secondary that moves
+    (binary, variables, seconds): at that time it stops and ``s<j>-then`` fuzzes on its core, the same
+    variation on the other build."""
+    out = []
+    for r, (binary, env) in zip(instance_roles(len(instances), afl_version), instances):
+        m = Member(name=r.name, role=r.role, binary=str(binary), env={**env, **r.afl_env}, afl_args=r.afl_args)
+        if (moves or {}).get(r.index) is not None:
+            if r.role == MAIN:
+                raise ValueError("the main instance does not move")
+            then_binary, then_env, at_s = moves[r.index]
+            m = replace(m, moves_at_s=int(at_s), then=Member(
+                name=r.name + MOVED_SUFFIX, role=r.role, binary=str(then_binary), env={**then_env, **r.afl_env},
+                afl_args=r.afl_args))
+        out.append(m)
+    return tuple(out)
 
 
 def ensemble_inputs(afl_out: Path):
@@ -116,6 +136,15 @@ def trial_inputs(afl_out: Path, spec: TrialSpec):
     return ensemble_inputs(afl_out) if spec.members else kept_inputs(afl_out)
 
 
+def _slot_rate(chain: Sequence[Mapping]) -> float:
+    """One core's execs/s over a trial: its instance's, or for a secondary that moved, every execution of
+    its instances over their run time together."""
+    if len(chain) == 1:
+        return float(chain[0]["execs_per_sec"] or 0)
+    secs = sum(float(s.get("run_time") or 0) for s in chain)
+    return sum(float(s["execs_done"] or 0) for s in chain) / secs if secs > 0 else 0.0
+
+
 def run_ensemble_trial(*, spec: TrialSpec, cores: Sequence[int | None],
                        caller_env: Mapping[str, str] | None = None) -> TrialResult:
     import shutil
@@ -125,58 +154,76 @@ def run_ensemble_trial(*, spec: TrialSpec, cores: Sequence[int | None],
     tdir.mkdir(parents=True)
     afl_out = tdir / "afl-out"
     seeds = str(Path(spec.seeds).resolve())
-    procs, cmds, applied_all, logs = [], [], {}, []
-    for j, m in enumerate(spec.members):
+    cmds: dict[str, list[str]] = {}
+    applied_all: dict[str, dict[str, str]] = {}
+    logs = []
+
+    def launch(j: int, m: Member, seconds: int) -> subprocess.Popen:
         core = cores[j % len(cores)] if cores else None
         env, applied = trial_env(config_env=m.env, trial_dir=tdir, binary=m.binary, caller_env=caller_env)
         if INDEX_FILE_VAR in applied:  # one table per instance
             applied[INDEX_FILE_VAR] = env[INDEX_FILE_VAR] = str(tdir / f"{m.name}.{INDEX_FILE_NAME}")
         applied_all[m.name] = applied
         tool = afl.find_tool("afl-fuzz", env=env)
-        flag = afl_role_flag(m.role)
-        cmd = [*pin_prefix(core, env=env), tool, flag, m.name, "-i", seeds, "-o", str(afl_out), "-V",
-               str(int(spec.seconds)), "-s", str(int(spec.rng_seed) + j), *m.afl_args, "--",
+        cmd = [*pin_prefix(core, env=env), tool, afl_role_flag(m.role), m.name, "-i", seeds, "-o", str(afl_out),
+               "-V", str(max(1, int(seconds))), "-s", str(int(spec.rng_seed) + j), *m.afl_args, "--",
                str(Path(m.binary).resolve())]
-        cmds.append(cmd)
+        cmds[m.name] = cmd
         log = open(tdir / f"afl-fuzz-{m.name}.log", "wb")
         logs.append(log)
-        procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      cwd=tdir))
+        return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=tdir)
+
+    # one core a member: its instance, then (a secondary that moves) the one that takes the core after it
+    running: list[tuple[int, Member, subprocess.Popen]] = []
+    for j, m in enumerate(spec.members):
+        running.append((j, m, launch(j, m, m.moves_at_s if m.then is not None else spec.seconds)))
         if j == 0:
             time.sleep(0.5)  # the main creates the output directory first
     t0 = time.monotonic()
     deadline = t0 + spec.seconds + START_SLACK_S
     try:
-        for p in procs:
-            p.wait(timeout=max(1.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired as exc:
-        for p in procs:
+        while running:
+            if time.monotonic() > deadline:
+                raise AutotuneError(f"an afl-fuzz of {spec.config} trial {spec.index} ran over its -V {spec.seconds} s "
+                                    f"by {START_SLACK_S} s", fix="run its command by hand: "
+                                    + " ".join(cmds[spec.members[0].name]))
+            still = []
+            for j, m, p in running:
+                if p.poll() is None:
+                    still.append((j, m, p))
+                elif m.then is not None:  # moves: the next instance fuzzes what is left of the trial
+                    still.append((j, m.then, launch(j, m.then, spec.seconds - (time.monotonic() - t0))))
+            running = still
+            if running:
+                time.sleep(0.2)
+    except BaseException:
+        for _j, _m, p in running:
             p.kill()
-        raise AutotuneError(f"an afl-fuzz of {spec.config} trial {spec.index} ran over its -V {spec.seconds} s by "
-                            f"{START_SLACK_S} s", fix="run its command by hand: " + " ".join(cmds[0])) from exc
+            p.wait()
+        raise
     finally:
         for log in logs:
             log.close()
     wall = time.monotonic() - t0
     members: dict[str, dict] = {}
-    for m, cmd in zip(spec.members, cmds):
+    for m in (i for first in spec.members for i in first.chain()):
         path = afl_out / m.name / "fuzzer_stats"
         if not path.is_file():
             text = (tdir / f"afl-fuzz-{m.name}.log").read_bytes().decode(errors="replace")
             raise AutotuneError(f"afl-fuzz did not run {m.name} of {spec.config} trial {spec.index}:\n"
-                                f"{_ANSI.sub('', text)[-2000:]}", fix="run the command by hand: " + " ".join(cmd))
+                                f"{_ANSI.sub('', text)[-2000:]}", fix="run the command by hand: " + " ".join(cmds[m.name]))
         members[m.name] = trial_stats(read_fuzzer_stats(path))
         index = campaign_index(applied_all[m.name])
         if index is not None:  # the instance's own dense map: never overflows silently
             members[m.name]["index"] = index
     main = spec.members[0].name
     stats = dict(members[main])
-    stats["execs_per_sec"] = round(sum(float(s["execs_per_sec"] or 0) for s in members.values()), 2)
+    stats["execs_per_sec"] = round(sum(_slot_rate([members[i.name] for i in m.chain()]) for m in spec.members), 2)
     stats["execs_done"] = sum(int(s["execs_done"] or 0) for s in members.values())
     stats["members"] = members
     kept = {k: 0 for k in KINDS}
     for ki in ensemble_inputs(afl_out):
         if not ki.imported:
             kept[ki.kind] += 1
-    return TrialResult(spec=spec, core=None, command=tuple(cmds[0]), applied_env=applied_all[main], stats=stats,
+    return TrialResult(spec=spec, core=None, command=tuple(cmds[main]), applied_env=applied_all[main], stats=stats,
                        plot=read_plot_data(afl_out / main / "plot_data"), kept=kept, wall_s=round(wall, 2))

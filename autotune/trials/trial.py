@@ -46,15 +46,28 @@ class Member:
     binary: str
     env: dict[str, str]  # its configuration's variables and its variation's afl-fuzz variables
     afl_args: tuple[str, ...] = ()
+    # a secondary that moves: it stops ``moves_at_s`` seconds into the trial and ``then`` (another -S
+    # id, the same core and output directory) fuzzes the rest of the trial
+    then: "Member | None" = None
+    moves_at_s: int | None = None
+
+    def chain(self) -> tuple["Member", ...]:
+        """This instance and those that take its core after it, in order."""
+        return (self,) + (self.then.chain() if self.then else ())
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "role": self.role, "binary": self.binary, "env": dict(self.env),
-                "afl_args": list(self.afl_args)}
+        d = {"name": self.name, "role": self.role, "binary": self.binary, "env": dict(self.env),
+             "afl_args": list(self.afl_args)}
+        if self.then is not None:
+            d["then"], d["moves_at_s"] = self.then.to_dict(), self.moves_at_s
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Member":
         return cls(name=str(d["name"]), role=str(d["role"]), binary=str(d["binary"]), env=dict(d["env"]),
-                   afl_args=tuple(str(a) for a in d.get("afl_args", ())))
+                   afl_args=tuple(str(a) for a in d.get("afl_args", ())),
+                   then=cls.from_dict(d["then"]) if d.get("then") else None,
+                   moves_at_s=int(d["moves_at_s"]) if d.get("then") else None)
 
 
 @dataclass(frozen=True)

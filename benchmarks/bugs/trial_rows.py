@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One Markdown row per trial of `autotune compare --yardstick bugs` portfolio runs, for a study's report.
 
-Each row: the arm, the trial, afl-fuzz's execs/s per instance and their sum, each instance's queue,
+Each row: the arm, the trial, afl-fuzz's execs/s per instance and the trial's (their sum; where a
+secondary moved, its core's over both instances' run time: autotune.trials.ensemble), each instance's queue,
 the union's yardstick edges and each instance's own, what the union still gained in the trial's last
 third (from its yardstick curve: whether the campaign had reached a plateau), the crashes (and those
 no canary explains), then per bug its time to trigger (blank: never), and the bugs reached but never
@@ -81,7 +82,7 @@ def markdown(rows: list[tuple[str, dict]]) -> str:
         per = b.get("bugs") or {}
         reached = sorted(k for k, v in per.items() if v.get("reach_s") is not None and v.get("trigger_s") is None)
         cells = [name, str(d["spec"]["index"]),
-                 " + ".join(f"{e:,.0f}" for e in eps) + f" = {sum(eps):,.0f}",
+                 " + ".join(f"{e:,.0f}" for e in eps) + f" = {float(d['stats'].get('execs_per_sec', sum(eps))):,.0f}",
                  " / ".join(f"{int(members[m]['corpus_count']):,}" for m in names),
                  f"{y.get('edges', 0):,}",
                  " / ".join(f"{own[m]['edges']:,}" for m in names if m in own),
