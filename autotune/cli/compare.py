@@ -46,8 +46,9 @@ def compare_cmd(
                          "label it (repeat; default: default).")] = None,
     portfolio: Annotated[Optional[list[str]], typer.Option(
         "--portfolio", help="A portfolio: NAME=SPEC,SPEC[,...] (each SPEC as --config takes it, the first the -M "
-                            "main): each trial runs them all as afl-fuzz instances syncing one output directory, "
-                            "one core each, measured as the union (repeat).")] = None,
+                            "main; a secondary's as FIRST@SECONDSs>THEN moves from FIRST to THEN that far into each trial): each trial "
+                            "runs them all as afl-fuzz instances syncing one output directory, one core each, "
+                            "measured as the union (repeat).")] = None,
     instances: Annotated[int, typer.Option(
         "--instances", min=1, help="Run every --config as a portfolio of this many instances of itself (one -M, the "
                                    "rest -S with AFL++'s variations); 1: one afl-fuzz a trial.")] = 1,
