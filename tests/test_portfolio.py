@@ -326,6 +326,12 @@ def test_a_secondary_that_moves_hands_its_core_over_mid_trial(tmp_path):
     assert t["stats"]["execs_per_sec"] == pytest.approx(stats["main"]["execs_per_sec"] + slot, rel=1e-3)
     queue = Path(t["spec"]["out_dir"]) / "afl-out" / "s1-then" / "queue"
     assert any(",sync:" in q.name for q in queue.iterdir()), "s1-then imported nothing by afl-fuzz's sync"
+    from autotune.trials.ensemble import trial_inputs
+    from autotune.trials.trial import TrialSpec
+
+    later = [k.time_ms for k in trial_inputs(queue.parent.parent, TrialSpec.from_dict(t["spec"]))
+             if k.instance == "s1-then" and k.time_ms is not None]
+    assert later and min(later) >= 4000  # on the trial's clock: s1-then started about 5 s in
     by = t["yardstick"]["by_instance"]
     assert set(by) == {"main", "s1", "s1-then"} and t["yardstick"]["edges"] >= max(v["edges"] for v in by.values())
     md = (out / "compare.md").read_text()
@@ -355,6 +361,29 @@ def test_trial_inputs_of_an_ensemble_are_every_instances(tmp_path):
     lone = TrialSpec(config="d", index=0, binary="/b", env={}, seeds="/s", seconds=60, rng_seed=0,
                      out_dir=str(tmp_path))
     assert trial_inputs(afl_out, lone) == []  # afl-fuzz's lone instance is `default`: none here
+
+
+def test_the_finds_of_an_instance_that_took_a_moving_secondarys_core_are_on_the_trials_clock(tmp_path):
+    """afl-fuzz names a find by the time since its own start: s1-then started 905 s after the main
+    (fuzzer_stats' start_time), so its finds count from there; the others' as named."""
+    from autotune.trials.ensemble import trial_inputs
+    from autotune.trials.trial import Member, TrialSpec
+
+    afl_out = tmp_path / "afl-out"
+    for inst, start in (("main", 1000), ("s1", 1000), ("s1-then", 1905)):
+        (afl_out / inst / "queue").mkdir(parents=True)
+        (afl_out / inst / "fuzzer_stats").write_text(f"start_time        : {start}\nexecs_done : 1\n")
+        (afl_out / inst / "queue" / "id:000001,time:2500,op:havoc").write_bytes(b"x")
+    (afl_out / "s1-then" / "queue" / "id:000002,sync:main,src:000001").write_bytes(b"x")
+    then = Member(name="s1-then", role="secondary", binary="/g", env={})
+    members = (Member(name="main", role="main", binary="/b", env={}),
+               Member(name="s1", role="secondary", binary="/b", env={}, then=then, moves_at_s=900))
+    spec = TrialSpec(config="late", index=0, binary="/b", env={}, seeds="/s", seconds=1800, rng_seed=0,
+                     out_dir=str(tmp_path), members=members)
+    got = {(k.instance, k.path.name): k.time_ms for k in trial_inputs(afl_out, spec)}
+    assert got == {("main", "id:000001,time:2500,op:havoc"): 2500, ("s1", "id:000001,time:2500,op:havoc"): 2500,
+                   ("s1-then", "id:000001,time:2500,op:havoc"): 907_500,
+                   ("s1-then", "id:000002,sync:main,src:000001"): None}
 
 
 def test_status_warns_when_an_instances_dense_map_overflowed(tmp_path):

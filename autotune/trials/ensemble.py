@@ -125,15 +125,36 @@ def portfolio_members(instances: Sequence[tuple[str, Mapping[str, str]]],
     return tuple(out)
 
 
-def ensemble_inputs(afl_out: Path):
-    """Every instance's kept inputs, labelled by instance."""
-    return [k for name in instances_of(afl_out) for k in kept_inputs(afl_out, instance=name)]
+def ensemble_inputs(afl_out: Path, offsets_ms: Mapping[str, int] | None = None):
+    """Every instance's kept inputs, labelled by instance; an instance's times shifted by its
+    ``offsets_ms`` (0 where none is given)."""
+    return [k for name in instances_of(afl_out)
+            for k in kept_inputs(afl_out, instance=name, offset_ms=(offsets_ms or {}).get(name, 0))]
+
+
+def moved_offsets_ms(afl_out: Path, spec: TrialSpec) -> dict[str, int]:
+    """How long after the main each instance that took a moving secondary's core started (fuzzer_stats'
+    start_time, whole seconds): afl-fuzz names its finds by the time since its own start."""
+    def start(name: str) -> int | None:
+        path = afl_out / name / "fuzzer_stats"
+        value = read_fuzzer_stats(path).get("start_time") if path.is_file() else None
+        return int(value) if value not in (None, "") else None
+
+    t0 = start(spec.members[0].name) if spec.members else None
+    out = {}
+    for m in spec.members:
+        for later in m.chain()[1:]:
+            t = start(later.name)
+            if t0 is not None and t is not None:
+                out[later.name] = 1000 * max(0, t - t0)
+    return out
 
 
 def trial_inputs(afl_out: Path, spec: TrialSpec):
     """What the trial ``spec`` kept in ``afl_out``: every instance's inputs for an ensemble (its
-    members), else the lone instance's."""
-    return ensemble_inputs(afl_out) if spec.members else kept_inputs(afl_out)
+    members; an instance that took a moving secondary's core on the trial's clock), else the lone
+    instance's."""
+    return ensemble_inputs(afl_out, moved_offsets_ms(afl_out, spec)) if spec.members else kept_inputs(afl_out)
 
 
 def _slot_rate(chain: Sequence[Mapping]) -> float:
