@@ -213,6 +213,31 @@ def test_each_arm_is_tested_against_the_baseline_as_the_compare_tests_its_pairs(
     assert short["execs_per_s"] == rows["execs_per_s"]  # the whole trial's, whatever the horizon
 
 
+def test_each_test_has_its_trial_index_paired_differences_beside_it(recorded, tmp_path):
+    from autotune.stats import signed_rank
+
+    d = _compare_dir(tmp_path, "study", recorded)
+    arms = [pool.load_arm(f"{d}:default"), pool.load_arm(f"{d}:ngram-8")]
+    trials = {c["config"]["name"]: {t["spec"]["index"]: t for t in c["trials"]} for c in recorded["configs"]}
+    rows = {r["measure"]: r for r in pool.measures_against(arms, recorded["seconds"])}
+    diffs = [trials["ngram-8"][k]["yardstick"]["edges"] - trials["default"][k]["yardstick"]["edges"]
+             for k in sorted(trials["default"])]
+    paired = rows["yardstick_edges"]["paired"]
+    assert paired["n"] == len(diffs) == len(trials["default"])
+    assert paired["median_difference"] == pytest.approx(stats_median(diffs))
+    assert paired["signed_rank_p"] == pytest.approx(signed_rank(diffs, alternative="two-sided"))
+    assert all(r["paired"]["n"] == len(diffs) for r in rows.values())
+    # trials without a partner of their index are left out of the pairs, not of the unpaired test
+    short = copy.deepcopy(recorded)
+    c = next(c for c in short["configs"] if c["config"]["name"] == "ngram-8")
+    c["trials"] = c["trials"][:-1]
+    d2 = _compare_dir(tmp_path, "short", short)
+    rows = {r["measure"]: r for r in pool.measures_against([pool.load_arm(f"{d2}:default"),
+                                                             pool.load_arm(f"{d2}:ngram-8")], short["seconds"])}
+    assert rows["execs_per_s"]["paired"]["n"] == len(diffs) - 1 == rows["execs_per_s"]["n"]
+    assert rows["execs_per_s"]["n_baseline"] == len(diffs)
+
+
 def test_late_edges_are_what_each_trial_gained_over_the_horizons_second_half(recorded, tmp_path):
     d = _compare_dir(tmp_path, "study", recorded)
     arm = pool.load_arm(f"{d}:ngram-8")

@@ -39,17 +39,20 @@ from autotune.compare.compare import JSON_NAME, CompareResult, ConfigOutcome, me
 from autotune.compare.render import compilers_text  # noqa: E402
 from autotune.errors import DocumentError  # noqa: E402
 from autotune.io import read_json, write_bytes_atomic, write_json_atomic, write_text_atomic  # noqa: E402
-from autotune.stats import a12, a12_magnitude, mann_whitney, median  # noqa: E402
+from autotune.stats import a12, a12_magnitude, mann_whitney, median, signed_rank  # noqa: E402
 from autotune.trials import aflpp_versions  # noqa: E402
 
-SCHEMA_VERSION = 3  # 2: each arm's coverage and speed against the baseline ("measures"); 3: late_edges
+SCHEMA_VERSION = 3  # 2: each arm's coverage and speed against the baseline ("measures"); 3: late_edges, paired
 
 # Each arm's trials against the baseline's, by Mann-Whitney U (two-sided) and A12 (the arm's value
 # beating the baseline's): the union's yardstick edges and their mean over the campaign, both at the
 # horizon (read from the trial's yardstick curve), the edges the union gained over the horizon's second
 # half ("late_edges", exploratory: what an arm still adds once the campaign slows, the question of a
 # secondary moved to a sensitive metric late, plan-2026-12-01-portfolio-study.md, amendment of
-# 2026-12-04 20:33), and afl-fuzz's execs/s over the whole trial.
+# 2026-12-04 20:33), and afl-fuzz's execs/s over the whole trial. Beside each test, exploratory: the
+# differences of the trials of one index (arms of one --seed ran trial k with the same afl-fuzz seeds,
+# and a study that alternates its arms ran trial k of each on the same machine), their median and the
+# two-sided Wilcoxon signed-rank p.
 MEASURES = ("yardstick_edges", "mean_edges", "late_edges", "execs_per_s")
 
 
@@ -86,25 +89,28 @@ class Arm:
 
     def values(self, measure: str, horizon_s: float) -> list[float]:
         """One value per trial with a yardstick (execs/s: every trial): ``measure`` of MEASURES at the horizon."""
+        return list(self.by_index(measure, horizon_s).values())
+
+    def by_index(self, measure: str, horizon_s: float) -> dict[int, float]:
+        """:meth:`values` by trial index (trial k of two arms of one --seed ran the same afl-fuzz seeds)."""
         if measure == "execs_per_s":
-            return [t.execs_per_s for t in self.outcome.trials]
-        out = []
+            return {t.spec.index: t.execs_per_s for t in self.outcome.trials}
+        out = {}
         for t in self.outcome.trials:
             if t.yardstick is None:
                 continue
             curve = [(float(s), float(e)) for s, e in t.yardstick.curve if s <= horizon_s]
             end = float(t.yardstick.edges) if self.result.seconds <= horizon_s else (curve[-1][1] if curve else None)
+            value = None
             if measure == "yardstick_edges":
-                if end is not None:
-                    out.append(end)
+                value = end
             elif measure == "late_edges":
                 half = [e for s, e in curve if s <= horizon_s / 2]
-                if end is not None and half:
-                    out.append(end - half[-1])
+                value = end - half[-1] if end is not None and half else None
             else:
-                m = mean_coverage(curve)
-                if m is not None:
-                    out.append(m)
+                value = mean_coverage(curve)
+            if value is not None:
+                out[t.spec.index] = value
         return out
 
 
@@ -117,9 +123,13 @@ def measures_against(arms: list["Arm"], horizon_s: float) -> list[dict]:
             if not xs or not ys:
                 continue
             eff = a12(xs, ys)
+            mine, theirs = arm.by_index(m, horizon_s), base.by_index(m, horizon_s)
+            diffs = [mine[k] - theirs[k] for k in sorted(set(mine) & set(theirs))]
             rows.append({"arm": arm.name, "baseline": base.name, "measure": m, "median": median(xs),
                          "median_baseline": median(ys), "n": len(xs), "n_baseline": len(ys),
-                         "mann_whitney": mann_whitney(xs, ys).to_dict(), "a12": eff, "magnitude": a12_magnitude(eff)})
+                         "mann_whitney": mann_whitney(xs, ys).to_dict(), "a12": eff, "magnitude": a12_magnitude(eff),
+                         "paired": {"n": len(diffs), "median_difference": median(diffs) if diffs else None,
+                                    "signed_rank_p": signed_rank(diffs, alternative="two-sided") if diffs else None}})
     return rows
 
 
@@ -214,10 +224,15 @@ def markdown(doc: dict, report) -> str:
         lines += ["", f"Against the baseline ({doc['arms'][0]['name']}), Mann-Whitney U two-sided; A12 is the chance "
                   "that the arm's trial beats the baseline's (edges at the horizon; late_edges, those gained over the "
                   "horizon's second half, exploratory; execs/s over the whole trial):", "",
-                  "| arm | measure | median | baseline's median | trials | p | A12 |", "|---|---|---|---|---|---|---|"]
+                  "| arm | measure | median | baseline's median | trials | p | A12 | paired by trial index: n, median "
+                  "difference, signed-rank p |", "|---|---|---|---|---|---|---|---|"]
         for r in doc["measures"]:
+            pr = r.get("paired") or {}
+            paired = (f"{pr['n']}, {pr['median_difference']:+,.1f}, {pr['signed_rank_p']:.3g}"
+                      if pr.get("n") else "-")
             lines.append(f"| {r['arm']} | {r['measure']} | {r['median']:,.1f} | {r['median_baseline']:,.1f} | "
-                         f"{r['n']} vs {r['n_baseline']} | {r['mann_whitney']['p']:.3g} | {r['a12']:.2f} ({r['magnitude']}) |")
+                         f"{r['n']} vs {r['n_baseline']} | {r['mann_whitney']['p']:.3g} | {r['a12']:.2f} ({r['magnitude']}) | "
+                         f"{paired} |")
     if doc["different_builds"]:
         lines += ["", "**The arms' canary builds differ** (--different-builds): their yardstick binaries' sha256 "
                   "are not one."]
