@@ -7,6 +7,8 @@
 set -euo pipefail
 cd /work/main
 S=benchmarks/results/state/portfolio-b-expat
+# a running chain reads its script as it goes: never rewrite it under it
+if pgrep -f chain-expat.sh >/dev/null; then echo "chain-expat.sh already runs"; exit 0; fi
 [ -x .venv/bin/python ] || bash .ci/setup.sh --tests
 [ -x .venv-current/bin/python ] || bash .ci/aflpp-current.sh --venv .venv-current
 [ -d /work/study-expat ] || git worktree add --detach /work/study-expat 1cf5fff
@@ -23,6 +25,5 @@ for f in default ours; do
     k=$(basename "$(dirname "$t")"); touch "/work/runs/expat-packed/$f-${k#trial-}"
   done
 done
-if pgrep -f chain-expat.sh >/dev/null; then echo "chain-expat.sh already runs"; exit 0; fi
 cd /work/runs && nohup bash /work/runs/chain-expat.sh > /work/runs/chain-expat.log 2>&1 &
 echo "chain-expat.sh started $(date -u +%T): /work/runs/chain-expat.log, /work/runs/study-expat.log"
