@@ -231,33 +231,60 @@ def _two_core_guard_env(tmp_path: Path) -> Path:
 def test_compare_runs_portfolios_as_ensemble_trials(tmp_path):
     """`autotune compare --instances 2` and `--portfolio`: each trial is two afl-fuzz instances (-M and
     -S with AFL++'s variation) syncing one output directory on two cores, measured as the union,
-    with each instance's part."""
+    with each instance's part. A secondary that moves (``late``): s1 (AFL++'s default build) stops at
+    its move time, s1-then (our guard build) fuzzes the rest on the same core, imports the others'
+    queues by afl-fuzz's sync, and the union, the execs/s, the finds' times and the per-instance table
+    count both."""
     guard = _two_core_guard_env(tmp_path)
     out = tmp_path / "cmp"
     res = _cli("compare", "--demo", "--config", "default", "--instances", "2", "--portfolio", f"mixed=default,guard={guard}",
-               "--trials", "1", "--fuzz-time", "6", "--out", out, "--json", "--no-plot")
+               "--portfolio", f"late=default,default@4s>guard={guard}",
+               "--trials", "1", "--fuzz-time", "8", "--out", out, "--json", "--no-plot")
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
-    assert [c["config"]["name"] for c in doc["configs"]] == ["default", "mixed"]
+    assert [c["config"]["name"] for c in doc["configs"]] == ["default", "mixed", "late"]
+    fuzz = afl.find_tool("afl-fuzz", env=afl.base_env())
+    flag = strategy_flag(afl.aflpp_version(fuzz))  # -P from 4.10c, -p on 4.04c
     for c in doc["configs"]:
-        assert [m["name"] for m in c["config"]["members"]] == (["default", "default"] if c["config"]["name"] == "default"
-                                                              else ["default", "guard"])
+        name = c["config"]["name"]
+        assert [m["name"] for m in c["config"]["members"]] == {
+            "default": ["default", "default"], "mixed": ["default", "guard"], "late": ["default", "default@4s>guard"]}[name]
         t = c["trials"][0]
         members = t["spec"]["members"]
         assert [(m["name"], m["role"]) for m in members] == [("main", "main"), ("s1", "secondary")]
-        fuzz = afl.find_tool("afl-fuzz", env=afl.base_env())
-        flag = strategy_flag(afl.aflpp_version(fuzz))  # -P from 4.10c, -p on 4.04c
         assert members[1]["afl_args"] == [flag, "explore"] and members[1]["env"]["AFL_DISABLE_TRIM"] == "1"
-        assert set(t["stats"]["members"]) == {"main", "s1"}
-        assert t["stats"]["execs_per_sec"] == pytest.approx(sum(m["execs_per_sec"] for m in t["stats"]["members"].values()),
-                                                            rel=1e-3)
+        instances = {"main", "s1"} | ({"s1-then"} if name == "late" else set())
+        stats = t["stats"]["members"]
+        assert set(stats) == instances
         by = t["yardstick"]["by_instance"]
-        assert set(by) == {"main", "s1"} and t["yardstick"]["edges"] >= max(v["edges"] for v in by.values())
+        assert set(by) == instances and t["yardstick"]["edges"] >= max(v["edges"] for v in by.values())
         afl_out = Path(t["spec"]["out_dir"]) / "afl-out"
-        assert (afl_out / "main" / "fuzzer_stats").is_file() and (afl_out / "s1" / "fuzzer_stats").is_file()
+        assert all((afl_out / i / "fuzzer_stats").is_file() for i in instances)
+        if name != "late":
+            assert t["stats"]["execs_per_sec"] == pytest.approx(sum(m["execs_per_sec"] for m in stats.values()), rel=1e-3)
     mixed = doc["configs"][1]["trials"][0]["spec"]["members"]
     assert mixed[1]["env"]["AUTOTUNE_METRIC"] == "guard" and mixed[0]["binary"] != mixed[1]["binary"]
-    assert "## Portfolios: who found what" in (out / "compare.md").read_text()
+    md = (out / "compare.md").read_text()
+    assert "## Portfolios: who found what" in md
+    # the secondary that moved
+    t = doc["configs"][2]["trials"][0]
+    s1 = t["spec"]["members"][1]
+    assert (s1["moves_at_s"], s1["then"]["name"], s1["then"]["afl_args"]) == (4, "s1-then", [flag, "explore"])
+    assert s1["then"]["env"]["AUTOTUNE_METRIC"] == "guard" and s1["then"]["binary"] == mixed[1]["binary"]
+    stats = t["stats"]["members"]
+    assert stats["s1"]["run_time"] <= 6 and 2 <= stats["s1-then"]["run_time"] <= 7
+    assert all(stats[n]["execs_done"] > 0 for n in stats)
+    core = (stats["s1"]["execs_done"] + stats["s1-then"]["execs_done"]) / (stats["s1"]["run_time"] + stats["s1-then"]["run_time"])
+    assert t["stats"]["execs_per_sec"] == pytest.approx(stats["main"]["execs_per_sec"] + core, rel=1e-3)
+    queue = Path(t["spec"]["out_dir"]) / "afl-out" / "s1-then" / "queue"
+    assert any(",sync:" in q.name for q in queue.iterdir()), "s1-then imported nothing by afl-fuzz's sync"
+    from autotune.trials.ensemble import trial_inputs
+    from autotune.trials.trial import TrialSpec
+
+    later = [k.time_ms for k in trial_inputs(queue.parent.parent, TrialSpec.from_dict(t["spec"]))
+             if k.instance == "s1-then" and k.time_ms is not None]
+    assert later and min(later) >= 3000  # on the trial's clock: s1-then started about 4 s in
+    assert "| s1 | default@4s>guard |" in md and "| s1-then | guard |" in md
 
 
 def test_a_secondary_that_moves_is_parsed_recorded_and_refused_where_it_cannot(tmp_path):
@@ -301,66 +328,6 @@ def test_a_secondary_that_moves_is_parsed_recorded_and_refused_where_it_cannot(t
                "--fuzz-time", "30", "--out", tmp_path / "cmp")
     assert res.exit_code != 0 and "moves at 60 s, but a trial lasts 30 s" in res.output
     assert "Traceback" not in res.output and not (tmp_path / "cmp").exists()
-
-
-@pytest.mark.slow
-def test_a_secondary_that_moves_hands_its_core_over_mid_trial(tmp_path):
-    """A real ensemble trial whose -S moves: s1 (AFL++'s default build) stops at its move time, s1-then
-    (our guard build) fuzzes the rest on the same core, imports the others' queues by afl-fuzz's sync,
-    and the union, the execs/s and the per-instance table count both."""
-    guard = _two_core_guard_env(tmp_path)
-    out = tmp_path / "cmp"
-    res = _cli("compare", "--demo", "--portfolio", f"late=default,default@5s>guard={guard}", "--trials", "1",
-               "--fuzz-time", "12", "--out", out, "--json", "--no-plot")
-    assert res.exit_code == 0, res.output
-    t = json.loads(res.stdout)["configs"][0]["trials"][0]
-    s1 = t["spec"]["members"][1]
-    assert (s1["name"], s1["moves_at_s"], s1["then"]["name"]) == ("s1", 5, "s1-then")
-    assert s1["then"]["env"]["AUTOTUNE_METRIC"] == "guard" and s1["then"]["binary"] != s1["binary"]
-    stats = t["stats"]["members"]
-    assert set(stats) == {"main", "s1", "s1-then"}
-    assert stats["s1"]["run_time"] <= 7 and 3 <= stats["s1-then"]["run_time"] <= 9
-    assert t["wall_s"] < 12 + 30 and all(stats[n]["execs_done"] > 0 for n in stats)
-    slot = (stats["s1"]["execs_done"] + stats["s1-then"]["execs_done"]) / (
-        stats["s1"]["run_time"] + stats["s1-then"]["run_time"])
-    assert t["stats"]["execs_per_sec"] == pytest.approx(stats["main"]["execs_per_sec"] + slot, rel=1e-3)
-    queue = Path(t["spec"]["out_dir"]) / "afl-out" / "s1-then" / "queue"
-    assert any(",sync:" in q.name for q in queue.iterdir()), "s1-then imported nothing by afl-fuzz's sync"
-    from autotune.trials.ensemble import trial_inputs
-    from autotune.trials.trial import TrialSpec
-
-    later = [k.time_ms for k in trial_inputs(queue.parent.parent, TrialSpec.from_dict(t["spec"]))
-             if k.instance == "s1-then" and k.time_ms is not None]
-    assert later and min(later) >= 4000  # on the trial's clock: s1-then started about 5 s in
-    by = t["yardstick"]["by_instance"]
-    assert set(by) == {"main", "s1", "s1-then"} and t["yardstick"]["edges"] >= max(v["edges"] for v in by.values())
-    md = (out / "compare.md").read_text()
-    assert "| s1 | default@5s>guard |" in md and "| s1-then | guard |" in md
-
-
-def test_trial_inputs_of_an_ensemble_are_every_instances(tmp_path):
-    """What every replay of a finished trial reads (yardstick, bugs, remeasure): an ensemble's inputs
-    from each of its -M/-S instances, a lone trial's from afl-fuzz's `default`."""
-    from autotune.trials.ensemble import trial_inputs
-    from autotune.trials.trial import Member, TrialSpec
-
-    afl_out = tmp_path / "afl-out"
-    for inst, names in {"main": ["id:000000,time:0,orig:a"], "s1": ["id:000000,time:0,orig:a",
-                                                                    "id:000001,time:1500,op:havoc"]}.items():
-        (afl_out / inst / "queue").mkdir(parents=True)
-        (afl_out / inst / "fuzzer_stats").write_text("execs_done : 1\n")
-        for n in names:
-            (afl_out / inst / "queue" / n).write_bytes(b"x")
-    members = tuple(Member(name=n, role=r, binary="/b", env={}) for n, r in (("main", "main"), ("s1", "secondary")))
-    spec = TrialSpec(config="p", index=0, binary="/b", env={}, seeds="/s", seconds=60, rng_seed=0,
-                     out_dir=str(tmp_path), members=members)
-    got = trial_inputs(afl_out, spec)
-    assert [(k.instance, k.path.name, k.time_ms) for k in got] == [
-        ("main", "id:000000,time:0,orig:a", 0), ("s1", "id:000000,time:0,orig:a", 0),
-        ("s1", "id:000001,time:1500,op:havoc", 1500)]
-    lone = TrialSpec(config="d", index=0, binary="/b", env={}, seeds="/s", seconds=60, rng_seed=0,
-                     out_dir=str(tmp_path))
-    assert trial_inputs(afl_out, lone) == []  # afl-fuzz's lone instance is `default`: none here
 
 
 def test_the_finds_of_an_instance_that_took_a_moving_secondarys_core_are_on_the_trials_clock(tmp_path):
