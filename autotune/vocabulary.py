@@ -58,6 +58,11 @@ class Metric:
         return self.index_key != "slot"
 
     @property
+    def sensitive(self) -> bool:
+        """Feedback edges cannot give: an order of blocks (ngram-N) or the call stack (ctx, caller, ctx-K)."""
+        return self.index_key == "fold" or self.call_context
+
+    @property
     def variables(self) -> tuple[str, ...]:
         """The AUTOTUNE_* variables that apply to this metric, in env-file order."""
         if self.hashed:

@@ -227,3 +227,27 @@ def test_the_list_races_the_judges_own_priorities_when_the_budget_is_short(judge
     assert dropped == left_out and heard and all(m in heard[0] for m in left_out)
     # and what buys the rest, from the plan's own arithmetic (tests/test_race.py checks it against plan_race)
     assert "(--budget 800 races 3, --budget 850 all 4; 2 trials at a time)" in heard[0]
+
+
+@pytest.mark.parametrize("rule, raced", [
+    (3, ["x2-aflpp-classic-ctx2", "x2-ngram-4"]),  # the study found no secondary sooner: OSS-Fuzz's practice first
+    (1, ["x2-ngram-4", "x2-aflpp-classic-ctx2"]),  # ours found sooner: it comes first
+])
+def test_a_portfolio_race_judged_by_bugs_orders_its_secondaries_by_the_study_s_rule(rule, raced, monkeypatch):
+    """The portfolio study's rule (autotune.race.evidence.secondary_rule, the plan's amendment of 2026-12-04
+    13:55) sets a bug-judged portfolio race's order: with rule 1 our first sensitive secondary comes before
+    OSS-Fuzz's practice, so a budget that races one candidate races it; a race judged by edges keeps its order."""
+    import autotune.race.stage as stage
+    from autotune.race.evidence import SecondaryRule
+
+    monkeypatch.setattr(stage, "secondary_rule", lambda: SecondaryRule(rule=rule, sooner=("ours on expat",)))
+    keys = {"ngram-4": 15_000.0, "caller": 900.0, "edge": 555.0}
+    budget = RaceBudget(budget_s=960, jobs=1, repeats=3)
+    contestants, _dropped, _plan = stage._listed(
+        RaceSettings(judge="bugs", instances=2, strategy="list", max_collision_rate=0.02, budget=budget),
+        estimated_keys=keys, afl_cc=True, recipe=True, notice=None)
+    assert [c.name for c in contestants if not c.is_default][:2] == raced
+    edges, _dropped, _plan = stage._listed(
+        RaceSettings(judge="edges", instances=2, strategy="list", max_collision_rate=0.02, budget=budget),
+        estimated_keys=keys, afl_cc=True, recipe=True, notice=None)
+    assert [c.name for c in edges if not c.is_default][0] == "x2-aflpp-classic-ctx2"

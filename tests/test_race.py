@@ -604,3 +604,20 @@ def test_the_signed_rank_test_agrees_with_scipy():
     assert signed_rank([0, 0]) == 1.0 and signed_rank([5, 5, 5, 5, 5]) == pytest.approx(1 / 32)
     with pytest.raises(ValueError):
         signed_rank([1], alternative="less")
+
+
+def test_sensitive_first_puts_the_list_s_first_sensitive_metric_before_oss_fuzz_s_practice():
+    from autotune.race.contestants import make_contestants
+    from autotune.race.stage import is_sensitive, portfolio_contestants
+
+    keys = {"ngram-4": 900.0, "caller": 900.0, "edge": 500.0}
+    single = make_contestants(metrics=("guard", "edge", "ngram-4", "caller"), estimated_keys=keys, afl_cc=True)
+    assert [is_sensitive(c) for c in single] == [False, False, False, True, True]  # the default, guard, edge, ...
+    names = [c.name for c in portfolio_contestants(single, instances=2, afl_cc=True, sensitive_first=True)]
+    assert names == ["aflpp-default-x2", "x2-ngram-4", "x2-aflpp-classic-ctx2", "x2-guard", "x2-edge", "x2-caller"]
+    assert [c.name for c in portfolio_contestants(single, instances=2, afl_cc=True)] == [
+        "aflpp-default-x2", "x2-aflpp-classic-ctx2", "x2-guard", "x2-edge", "x2-ngram-4", "x2-caller"]
+    # no sensitive metric listed: nothing moves
+    plain = make_contestants(metrics=("guard", "edge"), estimated_keys=keys, afl_cc=True)
+    assert [c.name for c in portfolio_contestants(plain, instances=2, afl_cc=True, sensitive_first=True)] == [
+        "aflpp-default-x2", "x2-aflpp-classic-ctx2", "x2-guard", "x2-edge"]

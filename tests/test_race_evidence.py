@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from autotune.race.core import Contestant, portfolio_of
-from autotune.race.evidence import LIBXML2, STUDIES, secondaries_line, secondaries_note
+from autotune.race.evidence import LIBXML2, STUDIES, secondaries_line, secondaries_note, secondary_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -113,3 +113,29 @@ def test_a_portfolio_race_cites_the_study_in_its_report_and_summary(instances, t
     assert secondaries_note() in report
     assert f"evidence: {secondaries_line()}; figures in {tmp_path}/race.md" in printed
     assert "portfolio: autotune portfolio --demo --config default --instances 2" in printed
+
+
+def test_the_rule_the_studies_set_follows_the_plan_s_amendment():
+    """plan-2026-12-01-portfolio-study.md, amendment of 2026-12-04 13:55: 1, ours sooner on a library and
+    later on none; 2, AFL++'s CLASSIC,CTX-2 sooner on libxml2 and ours not; 3, no arm sooner."""
+    ours, theirs = LIBXML2.arms
+    assert ours.ours and not theirs.ours
+    assert secondary_rule().rule == secondary_rule(STUDIES).rule
+    none = secondary_rule((LIBXML2,))
+    assert none.rule == 3 and not none.sensitive_first
+    assert none.text() == "So a secondary is recommended only when it wins its own race; otherwise AFL++'s default pair."
+    expat = replace(LIBXML2, library="expat", arms=(replace(ours, secondary="our ngram-4", combined_p=0.01,
+                                                            later_side=False),))
+    one = secondary_rule((LIBXML2, expat))
+    assert one.rule == 1 and one.sensitive_first and one.sooner == ("our ngram-4 on expat",)
+    assert "tries our sensitive secondary first among its candidates, before OSS-Fuzz's portfolio" in one.text()
+    # ours later on another library vetoes rule 1
+    later = replace(LIBXML2, arms=(replace(ours, combined_p=0.01, later_side=True), theirs))
+    assert secondary_rule((later, expat)).rule == 3
+    # AFL++'s own sooner on libxml2, ours not: rule 2; ours sooner there too: rule 1
+    oss = replace(LIBXML2, arms=(ours, replace(theirs, bugs_sooner=("XML011",))))
+    two = secondary_rule((oss,))
+    assert two.rule == 2 and not two.sensitive_first and "AFL++'s CLASSIC,CTX-2 on libxml2 sooner" in two.text()
+    both = replace(oss, arms=(replace(ours, bugs_sooner=("XML011",)), oss.arms[1]))
+    assert secondary_rule((both,)).rule == 1
+    assert secondaries_note().endswith(secondary_rule().text())

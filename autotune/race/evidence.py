@@ -3,10 +3,11 @@
 A race of two or more instances (`--instances N`) judges its candidates in minutes; the study
 (benchmarks/results/plan-2026-12-01-portfolio-study.md, issue 54) judged the same question in ten
 30-minute two-instance campaigns an arm, by known bugs. Its plan (amendment of 2026-12-04 13:55) fixed
-in advance what the race does with the answer: where no sensitive secondary triggered a known bug
-sooner than AFL++'s default pair, the race's rule stays (a secondary is recommended only when it wins
-its race) and its report says so, with the figures. They live here, once, as the pooled statistics
-recorded them (``source``); tests/test_race_evidence.py checks every figure against that file.
+in advance what the race does with the answer (:func:`secondary_rule`): our sensitive secondary found
+sooner on a library and later on none, a race judged by bugs tries it first among its candidates;
+otherwise the race's rule stays (a secondary is recommended only when it wins its race) and its report
+says so, with the figures. They live here, once, as the pooled statistics recorded them (``source``);
+tests/test_race_evidence.py checks every figure against that file.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class ArmFinding:
     secondary_execs: float
     bugs: float
     bugs_p: float
+    ours: bool = True  # our runtime's secondary (arm B); False: AFL++'s own build (arm C)
 
     @property
     def secondary_speed(self) -> float:
@@ -126,10 +128,54 @@ LIBXML2 = StudyFinding(
           ArmFinding(arm="C", secondary="AFL++'s CLASSIC,CTX-2", combined_p=0.353515625, later_side=True,
                      bugs_sooner=(), bugs_later=(),
                      edges=9658.0, edges_p=0.03546298902336054, main_execs=5846.725, secondary_execs=4341.665,
-                     bugs=5.0, bugs_p=1.0)),
+                     bugs=5.0, bugs_p=1.0, ours=False)),
     source="benchmarks/results/portfolio-study-2026-12-01-libxml2-pooled/pooled.json")
 
 STUDIES: tuple[StudyFinding, ...] = (LIBXML2,)
+
+
+@dataclass(frozen=True)
+class SecondaryRule:
+    """What the studies set for a portfolio race's secondaries, by the plan's amendment of 2026-12-04 13:55:
+    ``rule`` 1, our sensitive secondary sooner on some library and later on none (a race judged by bugs
+    tries it before OSS-Fuzz's portfolio); 2, AFL++'s own CLASSIC,CTX-2 secondary sooner on libxml2 and ours
+    not (OSS-Fuzz's portfolio stays first); 3, no sensitive secondary sooner anywhere (the order stays).
+    In every case a secondary is recommended only when it wins its own race. ``sooner``: the arms found
+    sooner, as "secondary on library"."""
+
+    rule: int
+    sooner: tuple[str, ...]
+
+    @property
+    def sensitive_first(self) -> bool:
+        """A race judged by bugs puts our first sensitive secondary before OSS-Fuzz's portfolio."""
+        return self.rule == 1
+
+    def text(self) -> str:
+        if self.rule == 1:
+            return (f"So a portfolio race judged by bugs tries our sensitive secondary first among its candidates, "
+                    f"before OSS-Fuzz's portfolio ({', '.join(self.sooner)} sooner); it is recommended only when "
+                    "it wins its own race, otherwise AFL++'s default pair.")
+        if self.rule == 2:
+            return (f"Our collision-free CTX-2 did not carry what AFL++'s colliding CLASSIC,CTX-2 build gave "
+                    f"({', '.join(self.sooner)} sooner), so OSS-Fuzz's portfolio stays first among a portfolio "
+                    "race's candidates; a secondary is recommended only when it wins its own race, otherwise "
+                    "AFL++'s default pair.")
+        return "So a secondary is recommended only when it wins its own race; otherwise AFL++'s default pair."
+
+
+def secondary_rule(studies: tuple[StudyFinding, ...] = STUDIES) -> SecondaryRule:
+    """The rule ``studies`` set (:class:`SecondaryRule`): the race's one reading of the study."""
+    def found(pick) -> tuple[str, ...]:
+        return tuple(f"{a.secondary} on {s.library}" for s in studies for a in s.arms if pick(s, a))
+
+    ours_sooner = found(lambda s, a: a.ours and a.sooner())
+    if ours_sooner and not found(lambda s, a: a.ours and a.later()):
+        return SecondaryRule(rule=1, sooner=ours_sooner)
+    theirs = found(lambda s, a: s.library == "libxml2" and not a.ours and a.sooner())
+    if theirs and not found(lambda s, a: s.library == "libxml2" and a.ours and a.sooner()):
+        return SecondaryRule(rule=2, sooner=theirs)
+    return SecondaryRule(rule=3, sooner=())
 
 
 def secondaries_line() -> str:
@@ -138,7 +184,7 @@ def secondaries_line() -> str:
 
 
 def secondaries_note() -> str:
-    """The study's answer, for a portfolio race's report: what it found on every library measured."""
+    """The study's answer, for a portfolio race's report: what it found on every library measured, and
+    the rule it set."""
     return ("The portfolio study (docs/RESULTS.md, \"Portfolios judged by bugs\"). "
-            + " ".join(s.text() for s in STUDIES)
-            + " So a secondary is recommended only when it wins its own race; otherwise AFL++'s default pair.")
+            + " ".join(s.text() for s in STUDIES) + " " + secondary_rule().text())

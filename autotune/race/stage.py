@@ -24,6 +24,7 @@ from autotune.race.core import (Contestant, RaceResult, RungPlan, TrialFigures, 
                                 portfolio_of, race_budget_for)
 from autotune.filenames import RACE_JSON
 from autotune.race.document import RaceOutcome, from_race, tune_beside
+from autotune.race.evidence import secondary_rule
 from autotune.race.halving import run_race
 from autotune.race.options import RaceBudget, RaceInputs, RaceProgress, RaceSettings
 from autotune.race.search import Space, SpaceFacts, build_key, enumerate_space, prior_seeds, replay_rows, run_search
@@ -35,7 +36,7 @@ from autotune.trials.coverage import KIND_CENSUS
 from autotune.trials.ensemble import portfolio_members
 from autotune.trials.seeds import stage_seeds
 from autotune.tune.defaults import DEFAULT_MAX_COUNTER_OVERFLOW
-from autotune.vocabulary import METRICS
+from autotune.vocabulary import METRIC_SPECS, METRIC_VAR, METRICS
 
 RACE_MD = "race.md"
 
@@ -182,7 +183,8 @@ def _listed(settings: RaceSettings, *, estimated_keys: Mapping[str, float] | Non
                                   description=c.description.rsplit(",", 1)[0] + ", the given binary",
                                   cc_kind=CC_AUTOTUNE) for c in contestants]
     if settings.instances > 1:
-        contestants = portfolio_contestants(contestants, instances=settings.instances, afl_cc=afl_cc and recipe)
+        contestants = portfolio_contestants(contestants, instances=settings.instances, afl_cc=afl_cc and recipe,
+                                            sensitive_first=settings.judge == "bugs" and secondary_rule().sensitive_first)
     contestants, dropped, plan = fit_to_budget(contestants, budget=settings.budget)
     if dropped and notice:
         n, b = len(contestants) - 1, settings.budget
@@ -194,15 +196,26 @@ def _listed(settings: RaceSettings, *, estimated_keys: Mapping[str, float] | Non
     return contestants, dropped, plan
 
 
-def portfolio_contestants(contestants: Sequence[Contestant], *, instances: int, afl_cc: bool) -> list[Contestant]:
+def portfolio_contestants(contestants: Sequence[Contestant], *, instances: int, afl_cc: bool,
+                          sensitive_first: bool = False) -> list[Contestant]:
     """The list's contestants as ``instances``-instance portfolios (AFL++'s default as the -M main in
     each): AFL++'s default portfolio (the default), then, with afl-clang-fast, OSS-Fuzz's practice (its
     CLASSIC,CTX-2 build of AFL++'s own on the secondaries: race.contestants.ALTERNATIVE_SECONDARIES),
-    then each candidate on the secondaries, in the list's order."""
+    then each candidate on the secondaries, in the list's order. ``sensitive_first`` (the portfolio
+    study's rule 1, autotune.race.evidence.secondary_rule, for a race judged by bugs): the list's first
+    sensitive metric on the secondaries comes before OSS-Fuzz's practice, so a budget that races one
+    candidate races it."""
     default = next(c for c in contestants if c.is_default)
-    return ([portfolio_of(default=default, secondary=None, instances=instances),
-             *alternative_portfolios(default, instances=instances, afl_cc=afl_cc)]
-            + [portfolio_of(default=default, secondary=c, instances=instances) for c in contestants if not c.is_default])
+    ours = [portfolio_of(default=default, secondary=c, instances=instances) for c in contestants if not c.is_default]
+    first = next((p for p in ours if sensitive_first and is_sensitive(p.tuned)), None)
+    return ([portfolio_of(default=default, secondary=None, instances=instances)] + ([first] if first else [])
+            + [*alternative_portfolios(default, instances=instances, afl_cc=afl_cc)] + [p for p in ours if p is not first])
+
+
+def is_sensitive(c: Contestant) -> bool:
+    """Whether ``c`` runs a metric edges cannot give (vocabulary.Metric.sensitive: ngram-N, ctx, caller, ctx-K)."""
+    spec = METRIC_SPECS.get(c.run_vars.get(METRIC_VAR, ""))
+    return spec is not None and spec.sensitive
 
 
 def alternative_portfolios(default: Contestant, *, instances: int, afl_cc: bool) -> tuple[Contestant, ...]:
