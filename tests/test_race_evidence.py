@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from autotune.race.core import Contestant, portfolio_of
-from autotune.race.evidence import LIBXML2, STUDIES, secondaries_line, secondaries_note, secondary_rule
+from autotune.race.evidence import (LIBXML2, STUDIES, finding_from_pooled, secondaries_line, secondaries_note,
+                                    secondary_rule)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,6 +57,9 @@ def test_every_figure_the_race_cites_is_the_pooled_statistics(study):
     same = {v for p in per_trial.values() for v in p["values"]} == {len(triggered)} and all(
         len(v) == len(arms) and all(v) for v in triggered.values())
     assert study.same_bugs == (len(triggered) if same else None)
+    # and the one reading of the file that benchmarks/bugs/study_finding.py prints gives the literal itself
+    assert finding_from_pooled(doc, library=study.library, source=study.source,
+                               secondaries={a.arm: (a.secondary, a.ours) for a in study.arms}) == study
 
 
 def test_the_note_says_sooner_only_where_the_study_found_it():
@@ -139,3 +143,21 @@ def test_the_rule_the_studies_set_follows_the_plan_s_amendment():
     both = replace(oss, arms=(replace(ours, bugs_sooner=("XML011",)), oss.arms[1]))
     assert secondary_rule((both,)).rule == 1
     assert secondaries_note().endswith(secondary_rule().text())
+
+
+def test_study_finding_prints_the_recorded_literal_and_refuses_a_wrong_arm():
+    import subprocess
+    import sys
+
+    from autotune.race.evidence import ArmFinding, StudyFinding  # noqa: F401 (the printed literal names them)
+
+    script = [sys.executable, str(ROOT / "benchmarks" / "bugs" / "study_finding.py"), str(ROOT / LIBXML2.source),
+              "--library", "libxml2"]
+    arms = [f"--arm={a.arm}={a.secondary}:{'ours' if a.ours else 'aflpp'}" for a in LIBXML2.arms]
+    r = subprocess.run(script + arms, capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert eval(r.stdout) == LIBXML2  # noqa: S307 (our own repr)
+    r = subprocess.run(script + arms[:1], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode != 0 and "has arms ['B', 'C']" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run(script + ["--arm", "B=ours"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode != 0 and "NAME=TEXT:ours|aflpp" in r.stderr

@@ -111,6 +111,45 @@ class StudyFinding:
         return f"on {self.library}, {who} sooner than AFL++'s default pair {when}"
 
 
+def finding_from_pooled(doc: dict, *, library: str, source: str,
+                        secondaries: dict[str, tuple[str, bool]]) -> StudyFinding:
+    """The :class:`StudyFinding` a pooled statistics document (benchmarks/bugs/pool.py's pooled.json) records:
+    its first arm the baseline, each other arm's ``secondaries[arm]`` = (how the text names its -S, whether
+    it is ours). The one reading of that file: benchmarks/bugs/study_finding.py prints it as the literal
+    below, and tests/test_race_evidence.py checks every literal against it."""
+    arms = {a["name"]: a for a in doc["arms"]}
+    base = doc["arms"][0]
+    bugs = doc["bugs"]
+    combined = {c["config"]: c for c in bugs["combined"] if c["event"] == "trigger"}
+    edges = {m["arm"]: m for m in doc["measures"] if m["measure"] == "yardstick_edges"}
+    per_trial, tests = bugs["per_trial"], {t["config"]: t for t in bugs["per_trial_tests"]}
+    triggered: dict[str, list[bool]] = {}
+    for sv in bugs["survival"]:
+        if sv["event"] == "trigger" and sv["events"]:
+            triggered.setdefault(sv["bug"], []).append(sv["events"] == sv["trials"])
+    same = {v for p in per_trial.values() for v in p["values"]} == {len(triggered)} and all(
+        len(v) == len(arms) and all(v) for v in triggered.values())
+
+    def arm(name: str) -> ArmFinding:
+        holm = [t for t in bugs["logrank"] if t["event"] == "trigger" and t["config"] == name
+                and t["p_holm"] is not None and t["p_holm"] < 0.05]
+        by_instance = arms[name]["execs_per_s_median_by_instance"]
+        text, ours = secondaries[name]
+        return ArmFinding(arm=name, secondary=text, combined_p=combined[name]["p"], later_side=combined[name]["z"] < 0,
+                          bugs_sooner=tuple(t["bug"] for t in holm if t["z"] > 0),
+                          bugs_later=tuple(t["bug"] for t in holm if t["z"] < 0),
+                          edges=edges[name]["median"], edges_p=edges[name]["mann_whitney"]["p"],
+                          main_execs=by_instance["main"], secondary_execs=by_instance["s1"],
+                          bugs=per_trial[name]["median"], bugs_p=tests[name]["mann_whitney"]["p"], ours=ours)
+
+    compilers = sorted({c for a in doc["arms"] for c in a["compilers"].values()})
+    return StudyFinding(library=library, trials=base["trials"], minutes=int(round(base["trial_seconds"] / 60)),
+                        aflpp=base["aflpp"], clang=", ".join(compilers), baseline=base["name"],
+                        baseline_edges=base["yardstick_edges_median"], baseline_bugs=per_trial[base["name"]]["median"],
+                        same_bugs=len(triggered) if same else None,
+                        arms=tuple(arm(a["name"]) for a in doc["arms"][1:]), source=source)
+
+
 def _num(x: float) -> str:
     return f"{x:,.1f}".removesuffix(".0")
 
