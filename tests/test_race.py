@@ -621,3 +621,15 @@ def test_sensitive_first_puts_the_list_s_first_sensitive_metric_before_oss_fuzz_
     plain = make_contestants(metrics=("guard", "edge"), estimated_keys=keys, afl_cc=True)
     assert [c.name for c in portfolio_contestants(plain, instances=2, afl_cc=True, sensitive_first=True)] == [
         "aflpp-default-x2", "x2-aflpp-classic-ctx2", "x2-guard", "x2-edge"]
+
+
+def test_judged_by_edges_the_list_tries_guard_and_edge_before_any_sensitive_metric():
+    """The portfolio study's rule 4 (DEFAULT_METRICS' comment): a sensitive secondary cost its -S most of
+    its speed on both libraries, so the edge judge's list, which --instances puts on the secondaries,
+    tries our metrics with the default's feedback first; the bug judge's puts the sensitive ones first."""
+    from autotune.race.contestants import BUG_METRICS, DEFAULT_METRICS
+    from autotune.vocabulary import METRIC_SPECS
+
+    sensitive = [METRIC_SPECS[m].sensitive for m in DEFAULT_METRICS]
+    assert sensitive == sorted(sensitive) and not sensitive[0] and sensitive[-1]
+    assert [METRIC_SPECS[m].sensitive for m in BUG_METRICS] == sorted(sensitive, reverse=True)
