@@ -207,7 +207,7 @@ def portfolio_contestants(contestants: Sequence[Contestant], *, instances: int, 
     candidate races it."""
     default = next(c for c in contestants if c.is_default)
     ours = [portfolio_of(default=default, secondary=c, instances=instances) for c in contestants if not c.is_default]
-    first = next((p for p in ours if sensitive_first and is_sensitive(p.tuned)), None)
+    first = next((p for p in ours if is_sensitive(p.tuned)), None) if sensitive_first else None
     return ([portfolio_of(default=default, secondary=None, instances=instances)] + ([first] if first else [])
             + [*alternative_portfolios(default, instances=instances, afl_cc=afl_cc)] + [p for p in ours if p is not first])
 

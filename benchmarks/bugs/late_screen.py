@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from trial_rows import trials  # noqa: E402
+from trial_rows import _arm, trials  # noqa: E402
 
 from autotune.stats import a12, mann_whitney, median  # noqa: E402
 
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(a.arms) < 2:
         ap.error("give the baseline and at least one arm")
     rows = trials(a.arms)
-    names = [spec.rpartition(":")[2].partition("=")[2] or spec.rpartition(":")[2] for spec in a.arms]
+    names = [_arm(spec)[2] for spec in a.arms]  # as trials() names them
     by_arm = {n: [d for name, d in rows if name == n] for n in names}
     out = []
     for n in names[1:]:
