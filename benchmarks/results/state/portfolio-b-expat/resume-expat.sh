@@ -9,6 +9,7 @@ cd /work/main
 S=benchmarks/results/state/portfolio-b-expat
 # a running chain reads its script as it goes: never rewrite it under it
 if pgrep -f chain-expat.sh >/dev/null; then echo "chain-expat.sh already runs"; exit 0; fi
+if pgrep -f chain-speed.sh >/dev/null; then echo "the speed cells hold both cores: touch /work/runs/hold (stops after the cell) or pkill -f chain-speed.sh; pkill -f sensitive_metrics.py; pkill afl-fuzz"; exit 1; fi
 [ -x .venv/bin/python ] || bash .ci/setup.sh --tests
 [ -x .venv-current/bin/python ] || bash .ci/aflpp-current.sh --venv .venv-current
 [ -d /work/study-expat ] || git worktree add --detach /work/study-expat 1cf5fff
