@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the speed cells of plan-2026-12-02-inline-speed.md still to run, in the plan's order, from the
+# Runs the speed cells listed in ./cells (plan-2026-12-02-inline-speed.md), in that order, from the
 # frozen worktree /work/speed-cells, each with --resume: libxml2 (the ctx cell's census, then ctx-2,
 # ngram-4, ngram-8), sqlite3's ctx-2, expat's ngram-4. Beside them a packer: whenever a cell's
 # sensitive_metrics.json changes (after each trial and after its census) it packs the cell's output
@@ -8,9 +8,7 @@
 set -uo pipefail
 M=/work/main
 W=/work/speed-cells
-CELLS=("libxml2 ctx,ctx-2,ngram-4,ngram-8 /work/runs/inline-speed"
-       "sqlite3 ctx-2 /work/runs/inline-speed-sqlite3"
-       "expat ngram-4 /work/runs/inline-speed-expat")
+mapfile -t CELLS < <(grep -v '^#' $M/benchmarks/results/state/inline-speed/cells)  # target metrics out
 pack() {  # TARGET OUT: pack and commit when sensitive_metrics.json is newer than the last pack
   local t=$1 out=$2 mark=/work/runs/speed-packed-$1
   [ -e "$out/sensitive_metrics.json" ] || return 0

@@ -12,13 +12,13 @@ if pgrep -f "chain-expat" >/dev/null; then echo "a study chain runs: the speed c
 [ -x .venv/bin/python ] || bash .ci/setup.sh --tests
 [ -x .venv-current/bin/python ] || bash .ci/aflpp-current.sh --venv .venv-current
 for p in 18 24; do bash benchmarks/aflpp_bigmap.sh $p >/dev/null; done
-for t in libxml2 sqlite3 expat; do .venv/bin/python benchmarks/bugs/buglibs.py source $t >/dev/null; done  # sources fetched on the host
+for t in $(grep -v '^#' $S/cells | cut -d" " -f1); do .venv/bin/python benchmarks/bugs/buglibs.py source $t >/dev/null; done  # sources fetched on the host
 [ -d /work/speed-cells ] || git worktree add --detach /work/speed-cells 135d0d0
-for t in libxml2:inline-speed sqlite3:inline-speed-sqlite3 expat:inline-speed-expat; do
-  a=benchmarks/results/state/inline-speed-${t%%:*}.tar.gz out=/work/runs/${t#*:}
+grep -v '^#' $S/cells | while read -r t _ out; do
+  a=benchmarks/results/state/inline-speed-$t.tar.gz
   if [ ! -d "$out" ] && [ -e "$a" ]; then
     mkdir -p "$out" && .venv/bin/python benchmarks/keep_state.py unpack "$a" "$out"
-    touch -d '1 minute ago' "$out/sensitive_metrics.json"; touch "/work/runs/speed-packed-${t%%:*}"  # as packed
+    touch -d '1 minute ago' "$out/sensitive_metrics.json"; touch "/work/runs/speed-packed-$t"  # as packed
   fi
 done
 cp $S/chain-speed.sh /work/runs/
