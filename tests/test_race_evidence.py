@@ -125,6 +125,8 @@ def test_the_rule_the_studies_set_follows_the_plan_s_amendment():
     ours, theirs = LIBXML2.arms
     assert ours.ours and not theirs.ours
     assert secondary_rule().rule == secondary_rule(STUDIES).rule
+    # what the two studies set: neither library's secondaries sooner (libxml2 B and C, expat B): rule 3
+    assert [s.library for s in STUDIES] == ["libxml2", "expat"] and secondary_rule().rule == 3
     none = secondary_rule((LIBXML2,))
     assert none.rule == 3 and not none.sensitive_first
     assert none.text() == "So a secondary is recommended only when it wins its own race; otherwise AFL++'s default pair."

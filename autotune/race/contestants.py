@@ -42,9 +42,9 @@ DEFAULT_NAME = "aflpp-default"
 # hashed metric, then richer ones whose extra keys may or may not pay for their larger queue. On
 # --instances the same order holds for the secondaries, by the portfolio study's rule 4
 # (benchmarks/results/plan-2026-12-01-portfolio-study.md, amendment of 2026-12-04 13:55): our sensitive
-# -S ran below 0.8x its -M's execs/s in all 10 of libxml2's trials (ctx-2, 0.48-0.78x) and in each of
-# expat's first 6 of 10 (ngram-4, 0.23-0.34x), so in most trials of both, and covered fewer union
-# yardstick edges on libxml2 (p = 0.009): judged by edges it spends the budget on throughput it loses.
+# -S ran below 0.8x its -M's execs/s in all 10 of libxml2's trials (ctx-2, 0.48-0.78x) and in all 10 of
+# expat's (ngram-4, 0.23-0.34x), and covered fewer union yardstick edges on both (Mann-Whitney p = 0.009
+# and 0.025; AFL++ 5.02c, clang 21.1.8): judged by edges it spends the budget on throughput it loses.
 DEFAULT_METRICS: tuple[str, ...] = ("guard", "edge", "ngram-4", "caller")
 # Judged by bugs, the metrics whose feedback differs from the default's come first: they can trigger
 # a bug sooner by what they keep, where guard and edge keep the default's feedback and can only be

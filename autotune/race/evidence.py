@@ -170,7 +170,18 @@ LIBXML2 = StudyFinding(
                      bugs=5.0, bugs_p=1.0, ours=False)),
     source="benchmarks/results/portfolio-study-2026-12-01-libxml2-pooled/pooled.json")
 
-STUDIES: tuple[StudyFinding, ...] = (LIBXML2,)
+# expat 2.2.10's canary build (benchmarks/bugs), 2026-12-04 to 2026-12-05: A AFL++'s default pair, B the
+# default -M with our ngram-4 -S (inline, indexed, 131,072 dense slots). No C arm (the plan).
+EXPAT = StudyFinding(
+    library="expat", trials=10, minutes=30, aflpp="AFL++ 5.02c", clang="clang 21.1.8",
+    baseline="A", baseline_edges=5222.0, baseline_bugs=4.0, same_bugs=None,
+    arms=(ArmFinding(arm="B", secondary="our collision-free ngram-4", combined_p=0.296875, later_side=True,
+                     bugs_sooner=(), bugs_later=(),
+                     edges=5185.0, edges_p=0.024562125181320227, main_execs=48232.14, secondary_execs=12127.75,
+                     bugs=5.0, bugs_p=0.7017471692394293),),
+    source="benchmarks/results/portfolio-study-2026-12-04-expat-pooled/pooled.json")
+
+STUDIES: tuple[StudyFinding, ...] = (LIBXML2, EXPAT)
 
 
 @dataclass(frozen=True)
