@@ -451,6 +451,94 @@ def markdown(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def with_reruns(entry: dict, reruns: list[dict]) -> tuple[dict, list[str]]:
+    """``entry`` with every trial that ran again in place of the first run (the plans' rule: a trial
+    that shared its cores is set aside and run again): the run of the same variant and afl-fuzz seed in
+    a rerun document's entry for the same target and metric. Returns the new entry and what it took."""
+    runs = {name: list(rs) for name, rs in entry["runs"].items()}
+    took = []
+    for doc in reruns:
+        for e in doc["results"]:
+            if (e["target"], e["metric"]) != (entry["target"], entry["metric"]):
+                continue
+            for name, rs in e["runs"].items():
+                for r in rs:
+                    mine = runs.get(name, [])
+                    i = next((i for i, o in enumerate(mine) if o.get("rng_seed") == r.get("rng_seed")), None)
+                    if i is None:
+                        raise SystemExit(f"--rerun: {name} with afl-fuzz -s {r.get('rng_seed')} is not a trial of "
+                                         f"{entry['target']} {entry['metric']}: a rerun repeats a trial's seed")
+                    mine[i] = r
+                    took.append(f"{name} -s {r.get('rng_seed')}")
+    return {**entry, "runs": runs}, took
+
+
+def _scan_order(entry: dict) -> list[dict]:
+    """The entry's variants by the bytes afl-fuzz scans, AFL++'s first at each size."""
+    rank = {"aflpp": 0, "inline": 1, "indexed": 2, "ours": 3}
+    return sorted(entry["variants"], key=lambda v: (v["dense_slots"], rank.get(v["side"], 9), v["name"]))
+
+
+def cell_report(entry: dict) -> str:
+    """A speed cell's tables (plan-2026-12-02-inline-speed.md): per variant the median execs/s against
+    every AFL++ build of the cell (Mann-Whitney U, two-sided), yardstick and own-map edges, the indexed
+    builds' dense overflow per trial; execs/s per trial; the census's collisions."""
+    vs = [v for v in _scan_order(entry) if entry["runs"].get(v["name"])]
+    eps = {v["name"]: [r["execs_per_s"] for r in entry["runs"][v["name"]]] for v in vs}
+    theirs = [v for v in vs if v["side"] == "aflpp"]
+    metric = entry["metric"].upper()
+    head = " | ".join(f"vs AFL++'s {metric} at 2^{t['pow2']} (p)" for t in theirs)
+    out = [f"| variant | execs/s median [min, max] | {head} | yardstick edges (PCGUARD) | own map's edges "
+           "| dense overflow (keys, per trial) |", "|---|---|" + "---|" * len(theirs) + "---|---|---|"]
+    for v in vs:
+        name, rs, e = v["name"], entry["runs"][v["name"]], eps[v["name"]]
+        ratios = " | ".join("-" if t["name"] == name else
+                            f"{median(e) / median(eps[t['name']]):.3f}x ({mann_whitney(e, eps[t['name']]).p:.3f})"
+                            for t in theirs)
+        ys = [r["yardstick_edges"] for r in rs if r.get("yardstick_edges") is not None]
+        own = median([r["edges_found"] for r in rs])
+        own_s = f"{own:,.0f} keys" if v["side"] == "indexed" else f"{own:,.0f} of {v['dense_slots']:,} slots"
+        over = ", ".join(str(r.get("overflow_keys", "?")) for r in rs) if v["side"] == "indexed" else "-"
+        ys_s = f"{median(ys):,.0f}" if ys else "-"
+        out.append(f"| {name} | {median(e):,.0f} [{min(e):,.0f}, {max(e):,.0f}] | {ratios} | {ys_s} | {own_s} | {over} |")
+    seeds = sorted({r["rng_seed"] for v in vs for r in entry["runs"][v["name"]]})
+    out += ["", "| variant | " + " | ".join(f"-s {s}" for s in seeds) + " |", "|---|" + "---|" * len(seeds)]
+    for v in vs:
+        by_seed = {r["rng_seed"]: r["execs_per_s"] for r in entry["runs"][v["name"]]}
+        out.append(f"| {v['name']} | " + " | ".join(f"{by_seed[s]:,.0f}" if s in by_seed else "-" for s in seeds)
+                   + " |")
+    cv = (entry.get("collisions") or {}).get("variants") or {}
+    if cv:
+        out += ["", "| variant | slots keys land in | kept | census | merged, measured | Equation 1 |",
+                "|---|---|---|---|---|---|"]
+        for v in vs:
+            c = cv.get(v["name"])
+            if not c:
+                continue
+            where = (f"2^{c['slots_pow2']} index, {v['dense_slots']:,} dense" if v["side"] == "indexed"
+                     else f"2^{c['slots_pow2']}")
+            out.append(f"| {v['name']} | {where} | {c['kept']:,} | {c['census']:,} | "
+                       f"{100 * c['measured_collision_rate']:.2f} % | {100 * c['eq1_collision_rate']:.2f} % |")
+    return "\n".join(out)
+
+
+def report(path: Path, rerun_paths: list[Path]) -> str:
+    """--report: every cell of a sensitive_metrics.json as a results page's tables, each trial that ran
+    again (--rerun) in place of its first run."""
+    docs = []
+    for p in [path, *rerun_paths]:
+        try:
+            docs.append(json.loads(p.read_text()))
+        except (OSError, ValueError) as err:
+            raise SystemExit(f"--report: cannot read {p} ({err}): give a sensitive_metrics.json this script wrote")
+    parts = [f"{docs[0].get('afl_fuzz', '?')}, {docs[0].get('seconds', '?')} s trials"]
+    for e in docs[0]["results"]:
+        e, took = with_reruns(e, docs[1:])
+        parts += ["", f"### {e['target']}, {e['metric']}" + (f" (run again: {', '.join(took)})" if took else ""),
+                  "", cell_report(e)]
+    return "\n".join(parts)
+
+
 def parse_maps(text: str) -> list[int]:
     maps = sorted({int(x) for x in text.split(",") if x.strip()})
     if not maps or any(p != STOCK_POW2 and not 17 <= p <= 24 for p in maps):
@@ -483,10 +571,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="afl-fuzz campaigns at once (2 only on idle cores)")
     ap.add_argument("--dense-slots", type=int, default=DENSE_SLOTS, help="our dense map: at most this many slots")
     ap.add_argument("--census-inputs", type=int, default=20000, help="at most this many inputs in the census")
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, help="the run's directory (required unless --report)")
+    ap.add_argument("--report", type=Path, metavar="JSON",
+                    help="print a sensitive_metrics.json's cells as a results page's tables; runs nothing")
+    ap.add_argument("--rerun", type=Path, action="append", default=[], metavar="JSON",
+                    help="with --report: a run of trials again (same variants and -s), in place of the first")
     ap.add_argument("--resume", action="store_true",
                     help="continue OUT/sensitive_metrics.json: finished targets and whole trials kept (same settings)")
     a = ap.parse_args(argv)
+    if a.report:
+        print(report(a.report, a.rerun))
+        return 0
+    if a.out is None:
+        ap.error("--out is required (or --report JSON to print a finished run's tables)")
     bad = [m for m in a.metrics.split(",") if m not in AFL_INSTRUMENT]
     if bad:
         raise SystemExit(f"--metrics: unknown {', '.join(bad)}; choose from {', '.join(AFL_INSTRUMENT)}")

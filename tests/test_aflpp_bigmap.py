@@ -5,6 +5,7 @@ The slow tests need the sid root of .ci/aflpp-current.sh and are skipped without
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -221,3 +222,43 @@ def test_the_wrappers_refuse_what_debians_runtime_cannot_hold(bindir, tmp_path):
         proc = subprocess.run([str(bindir / "afl-clang-fast"), "-O0", str(src), "-o", str(tmp_path / "x")],
                               env={**os.environ, var: value}, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 1 and word in proc.stderr, (var, value, proc.stderr)
+
+
+def test_a_cells_report_compares_every_variant_with_each_aflpp_build_and_takes_reruns_by_seed(tmp_path):
+    """--report prints a speed cell's page tables; a trial run again (the plan's rule for a trial that
+    shared its cores) replaces the first run of the same variant and seed, and a rerun of a seed the
+    cell never ran is refused."""
+    sm = _sensitive_metrics()
+    names = (("aflpp-ngram-4-map16", "aflpp", 16, 1 << 16), ("ours-ngram-4-ix16", "indexed", 22, 1 << 16),
+             ("aflpp-ngram-4-map18", "aflpp", 18, 1 << 18))
+    eps = {"aflpp-ngram-4-map16": (1000, 1010, 990), "ours-ngram-4-ix16": (1100, 1110, 1090),
+           "aflpp-ngram-4-map18": (700, 710, 690)}
+
+    def run(name, seed, e):
+        return {"variant": name, "rng_seed": seed, "execs_per_s": e, "edges_found": 50, "yardstick_edges": 40,
+                **({"overflow_keys": 0} if "ix" in name else {})}
+    entry = {"target": "libxml2", "metric": "ngram-4",
+             "variants": [{"name": n, "side": side, "pow2": p, "dense_slots": d} for n, side, p, d in names],
+             "runs": {n: [run(n, 11 + t, e) for t, e in enumerate(es)] for n, es in eps.items()},
+             "collisions": {"variants": {"ours-ngram-4-ix16": {"slots_pow2": 22, "kept": 996, "census": 1000,
+                                                               "measured_collision_rate": 0.004,
+                                                               "eq1_collision_rate": 0.005}}}}
+    doc = {"afl_fuzz": "afl-fuzz++5.02c", "seconds": 300, "results": [entry]}
+    text = sm.cell_report(entry)
+    row = next(line for line in text.splitlines() if line.startswith("| ours-ngram-4-ix16 | 1,100"))
+    assert "1.100x (" in row and f"{1100 / 700:.3f}x (" in row and row.endswith("| 50 keys | 0, 0, 0 |")
+    assert "| ours-ngram-4-ix16 | 2^22 index, 65,536 dense | 996 | 1,000 | 0.40 % | 0.50 % |" in text
+    rerun = {"results": [{"target": "libxml2", "metric": "ngram-4",
+                          "runs": {n: [run(n, 11, 500)] for n in eps}}]}
+    again, took = sm.with_reruns(entry, [rerun])
+    assert len(took) == 3 and [r["execs_per_s"] for r in again["runs"]["ours-ngram-4-ix16"]] == [500, 1110, 1090]
+    assert entry["runs"]["ours-ngram-4-ix16"][0]["execs_per_s"] == 1100  # the first runs are kept as they were
+    (tmp_path / "cell.json").write_text(json.dumps(doc))
+    (tmp_path / "rerun.json").write_text(json.dumps(rerun))
+    printed = sm.report(tmp_path / "cell.json", [tmp_path / "rerun.json"])
+    assert "run again: aflpp-ngram-4-map16 -s 11" in printed and "| ours-ngram-4-ix16 | 500 | 1,110 | 1,090 |" in printed
+    rerun["results"][0]["runs"] = {"ours-ngram-4-ix16": [run("ours-ngram-4-ix16", 99, 1)]}
+    with pytest.raises(SystemExit, match="-s 99 is not a trial"):
+        sm.with_reruns(entry, [rerun])
+    with pytest.raises(SystemExit, match="cannot read"):
+        sm.report(tmp_path / "missing.json", [])
