@@ -50,6 +50,10 @@ Run inside the sid root (plan: benchmarks/results/plan-2026-11-27-sensitive-metr
     --targets libxml2 --metrics ngram-8 --maps 16,20,22 --trials 5 --seconds 300 --jobs 2 --out DIR
 Writes DIR/sensitive_metrics.json after every trial (a stopped run keeps what it did; --resume continues it) and
 DIR/sensitive_metrics.md at the end; nothing outside DIR and autotune's build cache.
+
+A finished run's tables as a results page gives them (every variant against each AFL++ build, per
+trial, the census), with any trial that ran again in place of its first run (same variants, same -s):
+  .venv/bin/python benchmarks/sensitive_metrics.py --report DIR/sensitive_metrics.json [--rerun OTHER.json]
 """
 
 from __future__ import annotations
