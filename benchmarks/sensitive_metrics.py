@@ -535,6 +535,13 @@ def report(path: Path, rerun_paths: list[Path]) -> str:
             docs.append(json.loads(p.read_text()))
         except (OSError, ValueError) as err:
             raise SystemExit(f"--report: cannot read {p} ({err}): give a sensitive_metrics.json this script wrote")
+        if not isinstance(docs[-1], dict) or not isinstance(docs[-1].get("results"), list):
+            raise SystemExit(f"--report: {p} has no cells (no 'results' list): give a sensitive_metrics.json "
+                             "this script wrote")
+    cells = {(e["target"], e["metric"]) for e in docs[0]["results"]}
+    for p, d in zip(rerun_paths, docs[1:]):
+        if not any((e["target"], e["metric"]) in cells for e in d["results"]):
+            raise SystemExit(f"--rerun: {p} runs none of {path}'s cells (target and metric)")
     parts = [f"{docs[0].get('afl_fuzz', '?')}, {docs[0].get('seconds', '?')} s trials"]
     for e in docs[0]["results"]:
         e, took = with_reruns(e, docs[1:])

@@ -262,3 +262,9 @@ def test_a_cells_report_compares_every_variant_with_each_aflpp_build_and_takes_r
         sm.with_reruns(entry, [rerun])
     with pytest.raises(SystemExit, match="cannot read"):
         sm.report(tmp_path / "missing.json", [])
+    (tmp_path / "other.json").write_text(json.dumps({"results": [{**rerun["results"][0], "metric": "ctx"}]}))
+    with pytest.raises(SystemExit, match="runs none of"):
+        sm.report(tmp_path / "cell.json", [tmp_path / "other.json"])
+    (tmp_path / "bare.json").write_text("[]")
+    with pytest.raises(SystemExit, match="no cells"):
+        sm.report(tmp_path / "bare.json", [])
