@@ -460,21 +460,17 @@ def with_reruns(entry: dict, reruns: list[dict]) -> tuple[dict, list[str]]:
     that shared its cores is set aside and run again): the run of the same variant and afl-fuzz seed in
     a rerun document's entry for the same target and metric. Returns the new entry and what it took."""
     runs = {name: list(rs) for name, rs in entry["runs"].items()}
-    took = []
-    for doc in reruns:
-        for e in doc["results"]:
-            if (e["target"], e["metric"]) != (entry["target"], entry["metric"]):
-                continue
-            for name, rs in e["runs"].items():
-                for r in rs:
-                    mine = runs.get(name, [])
-                    i = next((i for i, o in enumerate(mine) if o.get("rng_seed") == r.get("rng_seed")), None)
-                    if i is None:
-                        raise SystemExit(f"--rerun: {name} with afl-fuzz -s {r.get('rng_seed')} is not a trial of "
-                                         f"{entry['target']} {entry['metric']}: a rerun repeats a trial's seed")
-                    mine[i] = r
-                    took.append(f"{name} -s {r.get('rng_seed')}")
-    return {**entry, "runs": runs}, took
+    again = [(name, r) for doc in reruns for e in doc["results"]
+             if (e["target"], e["metric"]) == (entry["target"], entry["metric"])
+             for name, rs in e["runs"].items() for r in rs]
+    for name, r in again:
+        mine = runs.get(name, [])
+        i = next((i for i, o in enumerate(mine) if o.get("rng_seed") == r.get("rng_seed")), None)
+        if i is None:
+            raise SystemExit(f"--rerun: {name} with afl-fuzz -s {r.get('rng_seed')} is not a trial of "
+                             f"{entry['target']} {entry['metric']}: a rerun repeats a trial's seed")
+        mine[i] = r
+    return {**entry, "runs": runs}, [f"{name} -s {r.get('rng_seed')}" for name, r in again]
 
 
 def _scan_order(entry: dict) -> list[dict]:
