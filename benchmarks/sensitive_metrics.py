@@ -15,6 +15,10 @@ For each target and metric (ngram-4, ngram-8, ctx) and each map exponent P of --
                          inline through our two-level map, an index of 2^--index-pow2 slots (the
                          collisions) and a dense map of 2^P slots, which is what afl-fuzz sees: as
                          many bytes as AFL++'s map of 2^P.
+  ours-<metric>-dense<C> (--dense C,...) the indexed build with a dense map of C slots (any multiple of 64
+                         the runtime takes, e.g. sized from a census or by the race's rule,
+                         autotune.vocabulary.dense_for_keys): afl-fuzz sees C bytes. With --layouts none
+                         the cell is AFL++'s builds and these alone.
   ours-<metric>-tl<P>    autotune cc (blocks kind for ngram-N, full kind for ctx), our runtime with
                          AUTOTUNE_METRIC=<metric>, a two-level map: index of 2^P slots (as many as
                          AFL++'s map of 2^P, so Equation 1 gives both the same collision rate) and a
@@ -85,7 +89,7 @@ from autotune.target import build, demo_spec  # noqa: E402
 SCHEMA_VERSION = 1
 AFL_INSTRUMENT = {"ngram-4": "NGRAM-4", "ngram-8": "NGRAM-8", "ctx": "CTX", "ctx-2": "CTX-2"}
 OUR_KIND = {"ngram-4": "blocks", "ngram-8": "blocks", "ctx": "full", "ctx-2": "full"}  # the hooked kind serving it
-LAYOUTS = ("twolevel", "inline", "indexed")
+LAYOUTS = ("twolevel", "inline", "indexed")  # --layouts none: none of them (--dense alone)
 INDEX_POW2 = 22  # --index-pow2: the indexed variants' index
 INLINE_GOAL = {16: 0.9}  # issue 54: ours / AFL++ at 2^16; at a larger P, INLINE_GOAL_LARGE
 INLINE_GOAL_LARGE = 1.5
@@ -155,11 +159,12 @@ def inline_binary(spec: object, env: dict[str, str], metric: str, *, indexed: bo
 
 
 def variants(spec: object, env: dict[str, str], metric: str, maps: list[int], dense_slots: int,
-             layouts: tuple[str, ...] = ("twolevel",), index_pow2: int = INDEX_POW2) -> list[Variant]:
+             layouts: tuple[str, ...] = ("twolevel",), index_pow2: int = INDEX_POW2,
+             dense: tuple[int, ...] = ()) -> list[Variant]:
     ours_bin = (build(spec=spec, cc_kind="autotune", build_vars={"AUTOTUNE_CC_INSTRUMENT": OUR_KIND[metric]}, env=env)
                 if "twolevel" in layouts else None)
     inline_bin = inline_binary(spec, env, metric) if "inline" in layouts else None
-    indexed_bin = inline_binary(spec, env, metric, indexed=True) if "indexed" in layouts else None
+    indexed_bin = inline_binary(spec, env, metric, indexed=True) if "indexed" in layouts or dense else None
     out = []
     for p in maps:
         afl_bin = build(spec=spec, cc_kind="afl", build_vars={"AFL_LLVM_INSTRUMENT": AFL_INSTRUMENT[metric]},
@@ -167,20 +172,23 @@ def variants(spec: object, env: dict[str, str], metric: str, maps: list[int], de
         out.append(Variant(f"aflpp-{metric}-map{p}", "aflpp", metric, p, 1 << p, str(afl_bin), aflpp_run_env(p)))
         if inline_bin:
             out.append(Variant(f"ours-{metric}-in{p}", "inline", metric, p, 1 << p, inline_bin, inline_env(metric, p)))
-        if indexed_bin:  # pow2: the index's (the collisions), as for the two-level variants
+        if indexed_bin and "indexed" in layouts:  # pow2: the index's (the collisions), as for the two-level variants
             out.append(Variant(f"ours-{metric}-ix{p}", "indexed", metric, index_pow2, 1 << p, indexed_bin,
-                               indexed_env(metric, index_pow2=index_pow2, dense_pow2=p)))
+                               indexed_env(metric, index_pow2=index_pow2, dense_slots=1 << p)))
         if ours_bin:
             dense = min(dense_slots, 1 << p)
             out.append(Variant(f"ours-{metric}-tl{p}", "ours", metric, p, dense, str(ours_bin),
                                ours_env(metric, index_pow2=p, dense_slots=dense)))
+    out += [Variant(f"ours-{metric}-dense{c}", "indexed", metric, index_pow2, c, indexed_bin,
+                    indexed_env(metric, index_pow2=index_pow2, dense_slots=c)) for c in dense]
     return out
 
 
-def indexed_env(metric: str, *, index_pow2: int, dense_pow2: int) -> dict[str, str]:
-    """An indexed inline build's run-time variables: index 2^index_pow2, dense map 2^dense_pow2, AFL++'s hash."""
+def indexed_env(metric: str, *, index_pow2: int, dense_slots: int) -> dict[str, str]:
+    """An indexed inline build's run-time variables: index 2^index_pow2, a dense map of dense_slots, AFL++'s hash."""
     return {"AUTOTUNE_METRIC": metric, "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(1 << index_pow2),
-            "AUTOTUNE_MAP_SIZE": str(1 << dense_pow2), "AUTOTUNE_KEY_HASH": "afl", **aflpp_run_env(dense_pow2)}
+            "AUTOTUNE_MAP_SIZE": str(dense_slots), "AUTOTUNE_KEY_HASH": "afl",
+            **aflpp_run_env((dense_slots - 1).bit_length())}
 
 
 def inline_env(metric: str, pow2: int) -> dict[str, str]:
@@ -283,7 +291,7 @@ def collisions(vs: list[Variant], queues: list[Path], work: Path, limit: int, af
     if indexed is not None:  # the same keys through the index: a 2^24 index, 2^22 dense
         cidx = work / "indexed-census.idx"
         showmap(indexed.binary, corpus, work / "indexed-census.map",
-                {**indexed_env(indexed.metric, index_pow2=24, dense_pow2=22), "AUTOTUNE_INDEX_FILE": str(cidx)})
+                {**indexed_env(indexed.metric, index_pow2=24, dense_slots=1 << 22), "AUTOTUNE_INDEX_FILE": str(cidx)})
         n_inline = read_index_stats(path=cidx).used_key
     rows = {}
     for v in vs:
@@ -337,8 +345,9 @@ def summarise(vs: list[Variant], runs: dict[str, list[dict]], coll: dict | None)
     for v in vs:
         if v.side == "aflpp":
             continue
-        dense_pow2 = v.dense_slots.bit_length() - 1  # indexed: compared at the map afl-fuzz scans
-        them = out.get(f"aflpp-{v.metric}-map{dense_pow2 if v.side == 'indexed' else v.pow2}")
+        dense_pow2 = v.dense_slots.bit_length() - 1  # indexed: compared at the map afl-fuzz scans, if a
+        scan_pow2 = dense_pow2 if v.side != "indexed" or v.dense_slots == 1 << dense_pow2 else None  # power of 2
+        them = out.get(f"aflpp-{v.metric}-map{scan_pow2 if v.side == 'indexed' else v.pow2}")
         me = out[v.name]
         if not them or not me["execs_per_s"] or not them["execs_per_s"]:
             continue
@@ -386,7 +395,7 @@ def resume_entry(doc: dict, tname: str, metric: str, names: list[str]) -> tuple[
 
 def run_metric(tname: str, metric: str, a: argparse.Namespace, doc: dict, save) -> None:
     spec, env, seeds = target(tname)
-    vs = variants(spec, env, metric, a.maps, a.dense_slots, a.layouts, a.index_pow2)
+    vs = variants(spec, env, metric, a.maps, a.dense_slots, a.layouts, a.index_pow2, a.dense)
     pcguard = build(spec=spec, cc_kind="afl", build_vars={}, env=env)  # the yardstick: AFL++'s default
     aflpp_census = build(spec=spec, cc_kind="afl", build_vars={"AFL_LLVM_INSTRUMENT": AFL_INSTRUMENT[metric]},
                          env=aflpp_path(AFLPP_CENSUS_POW2, env))
@@ -553,13 +562,30 @@ def parse_maps(text: str) -> list[int]:
     return maps
 
 
-SETTINGS = ("seconds", "trials", "maps", "dense_slots", "census_inputs", "layouts", "index_pow2")  # what --resume must see unchanged
+SETTINGS = ("seconds", "trials", "maps", "dense_slots", "census_inputs", "layouts", "index_pow2", "dense")  # what --resume must see unchanged
 
 
 def parse_layouts(text: str) -> tuple[str, ...]:
+    if text.strip() == "none":
+        return ()
     out = tuple(x.strip() for x in text.split(",") if x.strip())
     if not out or any(x not in LAYOUTS for x in out):
-        raise SystemExit(f"--layouts: comma-separated {', '.join(LAYOUTS)}, got {text}")
+        raise SystemExit(f"--layouts: comma-separated {', '.join(LAYOUTS)}, or none, got {text}")
+    return out
+
+
+def parse_dense(text: str) -> tuple[int, ...]:
+    """--dense: the dense maps' slots, each a multiple of 64 from 2^MIN_DENSE_POW2 to what afl-fuzz's
+    fork-server handshake carries (the runtime's rule for a two-level map, kernels/cov_config.c)."""
+    from autotune.vocabulary import AFL_MAX_MAP_SLOTS, MIN_DENSE_POW2
+
+    try:
+        out = tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
+    except ValueError:
+        out = ()
+    if not out or any(c % 64 or not 1 << MIN_DENSE_POW2 <= c <= AFL_MAX_MAP_SLOTS for c in out):
+        raise SystemExit(f"--dense: comma-separated slot counts, each a multiple of 64 from {1 << MIN_DENSE_POW2} "
+                         f"to {AFL_MAX_MAP_SLOTS}, got {text}")
     return out
 
 
@@ -571,7 +597,10 @@ def main(argv: list[str] | None = None) -> int:
                     "our index's log2): 16 is Debian's AFL++, the others need benchmarks/aflpp_bigmap.sh P")
     ap.add_argument("--layouts", default="twolevel", type=parse_layouts,
                     help="our variants: twolevel (hooked build, two-level map), inline (the metric's inline kind, "
-                         "flat map); comma-separated")
+                         "flat map), indexed (the inline kind, two-level map); comma-separated, or none "
+                         "(then --dense)")
+    ap.add_argument("--dense", type=parse_dense, default=(), metavar="C[,C...]",
+                    help="also the indexed build with a dense map of C slots each (ours-METRIC-denseC)")
     ap.add_argument("--index-pow2", type=int, default=INDEX_POW2, help="the indexed variants' index: 2^this slots")
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=300)
@@ -591,6 +620,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.out is None:
         ap.error("--out is required (or --report JSON to print a finished run's tables)")
+    if not a.layouts and not a.dense:
+        ap.error("--layouts none leaves nothing of ours to run: give --dense C[,C...] or a layout")
     bad = [m for m in a.metrics.split(",") if m not in AFL_INSTRUMENT]
     if bad:
         raise SystemExit(f"--metrics: unknown {', '.join(bad)}; choose from {', '.join(AFL_INSTRUMENT)}")
@@ -604,12 +635,14 @@ def main(argv: list[str] | None = None) -> int:
            "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                                     check=False).stdout.strip() or None,
            "seconds": a.seconds, "trials": a.trials, "jobs": a.jobs, "maps": a.maps, "dense_slots": a.dense_slots,
-           "census_inputs": a.census_inputs, "layouts": list(a.layouts), "index_pow2": a.index_pow2, "results": []}
+           "census_inputs": a.census_inputs, "layouts": list(a.layouts), "index_pow2": a.index_pow2, "dense": list(a.dense),
+           "results": []}
     prior = a.out / "sensitive_metrics.json"
     if a.resume and prior.is_file():
         old = json.loads(prior.read_text())
         old.setdefault("layouts", ["twolevel"])  # documents written before --layouts
         old.setdefault("index_pow2", INDEX_POW2)
+        old.setdefault("dense", [])  # documents written before --dense
         doc["layouts"] = list(a.layouts)
         differ = [k for k in SETTINGS if old.get(k) != doc[k]]
         if differ:

@@ -95,12 +95,42 @@ def test_the_inline_goal_is_speed_at_the_same_size_and_every_variant_meets_aflpp
     got = sm.summarise([*vs, ix], r, coll)["ours-ctx-ix18"]
     assert got["vs_aflpp"]["execs_per_s_ratio"] == round(700 / 600, 3) and got["vs_aflpp"]["goal_ratio"] == 1.5
     assert got["vs_aflpp16"]["execs_per_s_ratio"] == pytest.approx(0.7)
-    assert sm.indexed_env("ctx", index_pow2=22, dense_pow2=18) == {
+    assert sm.indexed_env("ctx", index_pow2=22, dense_slots=1 << 18) == {
         "AUTOTUNE_METRIC": "ctx", "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(1 << 22),
         "AUTOTUNE_MAP_SIZE": str(1 << 18), "AUTOTUNE_KEY_HASH": "afl"}
     assert sm.inline_env("ctx", 24)["AFL_MAP_SIZE"] == str(1 << 24) and sm.parse_layouts("inline") == ("inline",)
     with pytest.raises(SystemExit):
         sm.parse_layouts("flat")
+
+
+def test_dense_maps_of_any_size_are_indexed_variants_compared_with_aflpps_map_only_of_their_size(monkeypatch):
+    """--dense C: the indexed build with a dense map of C slots (a census's or the race's size), run as
+    it is; against AFL++'s build of the same bytes only when there is one (a power of two), always
+    beside AFL++'s 2^16 build. --layouts none leaves AFL++'s builds and these."""
+    sm = _sensitive_metrics()
+    built = []
+    monkeypatch.setattr(sm, "build", lambda **kw: built.append(kw["cc_kind"]) or "/bin/afl")
+    monkeypatch.setattr(sm, "inline_binary", lambda spec, env, metric, indexed=False: f"/bin/ours-{indexed}")
+    vs = sm.variants(None, {"PATH": "/usr/bin"}, "ngram-8", [16], 1 << 17, (), 22, (65536, 90112))
+    assert [v.name for v in vs] == ["aflpp-ngram-8-map16", "ours-ngram-8-dense65536", "ours-ngram-8-dense90112"]
+    d = vs[2]
+    assert (d.side, d.pow2, d.dense_slots, d.binary) == ("indexed", 22, 90112, "/bin/ours-True")
+    assert d.run_env["AUTOTUNE_MAP_SIZE"] == "90112" and d.run_env["AUTOTUNE_INDEX_SIZE"] == str(1 << 22)
+    assert "AFL_MAP_SIZE" not in d.run_env and built == ["afl"]
+    def runs(*eps):
+        return [{"execs_per_s": e, "yardstick_edges": 100, "total_edges": 1} for e in eps]
+    got = sm.summarise(vs, {"aflpp-ngram-8-map16": runs(1000, 1010, 990, 1005, 995),
+                            "ours-ngram-8-dense65536": runs(900, 910, 890, 905, 895),
+                            "ours-ngram-8-dense90112": runs(950, 960, 940, 955, 945)}, None)
+    assert got["ours-ngram-8-dense65536"]["vs_aflpp"]["goal_ratio"] == 0.9  # the same bytes as AFL++'s 2^16
+    assert "vs_aflpp" not in got["ours-ngram-8-dense90112"]  # no AFL++ build scans 90,112 bytes
+    assert got["ours-ngram-8-dense90112"]["vs_aflpp16"]["execs_per_s_ratio"] == pytest.approx(0.95)
+    assert sm.parse_dense("90112, 65536") == (65536, 90112) and sm.parse_layouts("none") == ()
+    for bad in ("", "100", "512", str(1 << 24), "90k"):
+        with pytest.raises(SystemExit, match="--dense"):
+            sm.parse_dense(bad)
+    with pytest.raises(SystemExit):
+        sm.main(["--layouts", "none", "--out", "/nonexistent/never-made"])
 
 
 def test_maps_are_debians_or_the_scripts_and_large_ones_are_offered():
