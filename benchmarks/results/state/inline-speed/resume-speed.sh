@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts or resumes the speed cells (plan-2026-12-02-inline-speed.md) in one step, idempotently, on this
-# machine or a fresh one: the setup and AFL++ 5.02c's root, its 2^18 and 2^24 maps, the worktree
-# /work/speed-cells frozen at 135d0d0, each cell's committed state unpacked where its output directory
+# machine or a fresh one: the setup and AFL++ 5.02c's root, its 2^18 and 2^24 maps, each cell's worktree
+# /work/speed-cells-COMMIT (./cells), each cell's committed state unpacked where its output directory
 # is missing, then chain-speed.sh in the background. The cells need both cores: it refuses while a
 # study chain runs. Run from /work/main: bash benchmarks/results/state/inline-speed/resume-speed.sh
 set -euo pipefail
@@ -12,9 +12,11 @@ if pgrep -f "chain-expat" >/dev/null; then echo "a study chain runs: the speed c
 [ -x .venv/bin/python ] || bash .ci/setup.sh --tests
 [ -x .venv-current/bin/python ] || bash .ci/aflpp-current.sh --venv .venv-current
 for p in 18 24; do bash benchmarks/aflpp_bigmap.sh $p >/dev/null; done
-for t in $(grep -v '^#' $S/cells | cut -d" " -f1); do .venv/bin/python benchmarks/bugs/buglibs.py source $t >/dev/null; done  # sources fetched on the host
-[ -d /work/speed-cells ] || git worktree add --detach /work/speed-cells 135d0d0
-grep -v '^#' $S/cells | while read -r t _ out; do
+for t in $(grep -v '^#' $S/cells | cut -d" " -f2 | sort -u); do .venv/bin/python benchmarks/bugs/buglibs.py source $t >/dev/null; done  # sources fetched on the host
+for c in $(grep -v '^#' $S/cells | cut -d" " -f5 | sort -u); do
+  [ -d /work/speed-cells-$c ] || git worktree add --detach /work/speed-cells-$c $c
+done
+grep -v '^#' $S/cells | while read -r t _ _ out _; do
   a=benchmarks/results/state/inline-speed-$t.tar.gz
   if [ ! -d "$out" ] && [ -e "$a" ]; then
     mkdir -p "$out" && .venv/bin/python benchmarks/keep_state.py unpack "$a" "$out"
