@@ -26,4 +26,4 @@ done
 cp $S/chain-speed.sh /work/runs/
 rm -f /work/runs/hold  # a hold asked of the last chain
 cd /work/runs && nohup bash /work/runs/chain-speed.sh > /work/runs/chain-speed.log 2>&1 &
-echo "chain-speed.sh started $(date -u +%T): /work/runs/chain-speed.log, /work/runs/speed-TARGET.log"
+echo "chain-speed.sh started $(date -u +%T): /work/runs/chain-speed.log, /work/runs/speed-NAME.log"
