@@ -8,7 +8,7 @@
 set -uo pipefail
 M=/work/main
 mapfile -t CELLS < <(grep -v '^#' $M/benchmarks/results/state/inline-speed/cells)  # name target metrics out commit args
-pack() {  # TARGET OUT: pack and commit when sensitive_metrics.json is newer than the last pack
+pack() {  # NAME OUT: pack and commit when sensitive_metrics.json is newer than the last pack
   local t=$1 out=$2 mark=/work/runs/speed-packed-$1
   [ -e "$out/sensitive_metrics.json" ] || return 0
   [ -e "$mark" ] && [ ! "$out/sensitive_metrics.json" -nt "$mark" ] && return 0
