@@ -176,9 +176,9 @@ def variants(spec: object, env: dict[str, str], metric: str, maps: list[int], de
             out.append(Variant(f"ours-{metric}-ix{p}", "indexed", metric, index_pow2, 1 << p, indexed_bin,
                                indexed_env(metric, index_pow2=index_pow2, dense_slots=1 << p)))
         if ours_bin:
-            dense = min(dense_slots, 1 << p)
-            out.append(Variant(f"ours-{metric}-tl{p}", "ours", metric, p, dense, str(ours_bin),
-                               ours_env(metric, index_pow2=p, dense_slots=dense)))
+            tl_dense = min(dense_slots, 1 << p)
+            out.append(Variant(f"ours-{metric}-tl{p}", "ours", metric, p, tl_dense, str(ours_bin),
+                               ours_env(metric, index_pow2=p, dense_slots=tl_dense)))
     out += [Variant(f"ours-{metric}-dense{c}", "indexed", metric, index_pow2, c, indexed_bin,
                     indexed_env(metric, index_pow2=index_pow2, dense_slots=c)) for c in dense]
     return out
@@ -345,9 +345,12 @@ def summarise(vs: list[Variant], runs: dict[str, list[dict]], coll: dict | None)
     for v in vs:
         if v.side == "aflpp":
             continue
-        dense_pow2 = v.dense_slots.bit_length() - 1  # indexed: compared at the map afl-fuzz scans, if a
-        scan_pow2 = dense_pow2 if v.side != "indexed" or v.dense_slots == 1 << dense_pow2 else None  # power of 2
-        them = out.get(f"aflpp-{v.metric}-map{scan_pow2 if v.side == 'indexed' else v.pow2}")
+        dense_pow2 = v.dense_slots.bit_length() - 1
+        # indexed: compared with the AFL++ build whose map afl-fuzz scans as many slots (none for a
+        # dense map that is no power of two); the others with AFL++'s map of their own 2^pow2
+        scans = [a for a in vs if a.side == "aflpp" and a.metric == v.metric
+                 and (a.dense_slots == v.dense_slots if v.side == "indexed" else a.pow2 == v.pow2)]
+        them = out[scans[0].name] if scans else None
         me = out[v.name]
         if not them or not me["execs_per_s"] or not them["execs_per_s"]:
             continue
@@ -575,8 +578,9 @@ def parse_layouts(text: str) -> tuple[str, ...]:
 
 
 def parse_dense(text: str) -> tuple[int, ...]:
-    """--dense: the dense maps' slots, each a multiple of 64 from 2^MIN_DENSE_POW2 to what afl-fuzz's
-    fork-server handshake carries (the runtime's rule for a two-level map, kernels/cov_config.c)."""
+    """--dense: the dense maps' slots, each a multiple of 64 (the runtime's rule for a two-level map,
+    kernels/cov_config.c) from 2^MIN_DENSE_POW2 (the smallest the race sizes, autotune.vocabulary) to
+    what afl-fuzz's fork-server handshake carries."""
     from autotune.vocabulary import AFL_MAX_MAP_SLOTS, MIN_DENSE_POW2
 
     try:

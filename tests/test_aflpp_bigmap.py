@@ -125,6 +125,8 @@ def test_dense_maps_of_any_size_are_indexed_variants_compared_with_aflpps_map_on
     assert got["ours-ngram-8-dense65536"]["vs_aflpp"]["goal_ratio"] == 0.9  # the same bytes as AFL++'s 2^16
     assert "vs_aflpp" not in got["ours-ngram-8-dense90112"]  # no AFL++ build scans 90,112 bytes
     assert got["ours-ngram-8-dense90112"]["vs_aflpp16"]["execs_per_s_ratio"] == pytest.approx(0.95)
+    both = sm.variants(None, {"PATH": "/usr/bin"}, "ngram-8", [16], 1 << 17, ("twolevel",), 22, (90112,))
+    assert [v.name for v in both] == ["aflpp-ngram-8-map16", "ours-ngram-8-tl16", "ours-ngram-8-dense90112"]
     assert sm.parse_dense("90112, 65536") == (65536, 90112) and sm.parse_layouts("none") == ()
     for bad in ("", "100", "512", str(1 << 24), "90k"):
         with pytest.raises(SystemExit, match="--dense"):
