@@ -31,13 +31,18 @@ Variants (VARIANTS; --variants picks some): AFL++ 5.02c's PCGUARD and NGRAM-8 (2
 benchmarks/aflpp_bigmap.sh 22), ours (autotune cc, blocks kind: ngram-8 on a two-level map with an
 index of 2^22 (the bug study's), 2^20, 2^18, and flat 2^16; guard kind: the guard metric).
 --binary NAME=PATH uses a binary built elsewhere for a variant (e.g. the bug study's cached build);
-the others are built through autotune's build cache from benchmarks/bugs/libxml2.
+the others are built through autotune's build cache from benchmarks/bugs/libxml2. --cell FILE takes
+the variants of a speed cell instead (sensitive_metrics.py's result: any target, any metric, its
+inline, indexed and two-level builds and AFL++'s), each with the binary and run environment the cell
+ran; --variants names which.
 
 Run inside the sid root (AFL++ 5.02c, clang 21, valgrind), one process at a time:
   BUGLIB_SRC=$(.venv/bin/python benchmarks/bugs/buglibs.py source libxml2) \\
   bash .ci/aflpp-current.sh run .venv-current/bin/python benchmarks/ngram_cost.py --inputs DIR --out OUT
 Writes OUT/ngram_cost.json (after every variant) and OUT/ngram_cost.md; nothing else but
-autotune's build cache.
+autotune's build cache. A speed cell's variants, e.g. sqlite3's ctx-2 indexed and flat maps under the TLB model:
+  bash .ci/aflpp-current.sh run .venv-current/bin/python benchmarks/ngram_cost.py --inputs QUEUE \
+      --cell CELL/sensitive_metrics.json --variants ours-ctx-2-ix16,ours-ctx-2-in16 --models tlb,host --out OUT
 """
 
 from __future__ import annotations
@@ -222,9 +227,32 @@ def afl_map_size(binary: Path, env_extra: dict[str, str], inputs: Path, work: Pa
 
 # ---- one variant --------------------------------------------------------------------------------
 
+def cell_variants(path: Path, target: str | None = None, metric: str | None = None) -> tuple[str, dict]:
+    """(what the binaries are, {name: (side, binary, run environment)}) of a speed cell's variants as
+    sensitive_metrics.py ran them (its sensitive_metrics.json; a file of several cells needs target and
+    metric): AFL++'s builds are side "afl", ours (inline, indexed, two-level) "ours"."""
+    try:
+        doc = json.loads(path.read_text())
+        cells = doc["results"]
+    except (OSError, ValueError, KeyError) as e:
+        raise SystemExit(f"--cell {path}: not a sensitive_metrics.py result ({e})") from None
+    picked = [c for c in cells if (target is None or c["target"] == target) and (metric is None or c["metric"] == metric)]
+    if len(picked) != 1:
+        have = ", ".join(f"{c['target']}/{c['metric']}" for c in cells) or "none"
+        raise SystemExit(f"--cell {path}: name one of its cells with --cell-target and --cell-metric (it has: {have})")
+    cell = picked[0]
+    out = {v["name"]: ("afl" if v["side"] == "aflpp" else "ours", v["binary"], dict(v["run_env"]))
+           for v in cell["variants"]}
+    what = (f"{cell['target']} (sensitive_metrics.py's cell {cell['metric']}, commit {doc.get('commit', '?')}: "
+            f"its builds)")
+    return what, out
+
+
 def measure(name: str, binary: Path, inputs: list[Path], input_dir: Path, work: Path,
-            models: dict[str, list[str]], extra_env: dict[str, str]) -> dict:
-    side, _, env_extra = VARIANTS[name]
+            models: dict[str, list[str]], extra_env: dict[str, str],
+            variant: tuple[str, dict[str, str]] | None = None) -> dict:
+    """One variant's figures; ``variant`` (side, run environment) for one not in VARIANTS (--cell)."""
+    side, env_extra = variant or (VARIANTS[name][0], VARIANTS[name][2])
     work.mkdir(parents=True, exist_ok=True)
     copy = work / f"{name}.bin"
     shutil.copyfile(binary, copy)
@@ -304,13 +332,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", default=None,
                     help=f"what the binaries are, for the documents (default: {BUILT_TARGET}, the target this "
                          "script builds; required when every variant's binary is given by --binary)")
+    ap.add_argument("--cell", type=Path, default=None,
+                    help="a speed cell's sensitive_metrics.json: --variants name its variants, run with its "
+                         "binaries and run environments (e.g. ours-ctx-2-ix16,ours-ctx-2-in16)")
+    ap.add_argument("--cell-target", default=None, help="with --cell: the cell's target, if the file has several")
+    ap.add_argument("--cell-metric", default=None, help="with --cell: the cell's metric, if the file has several")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     names = [v.strip() for v in a.variants.split(",") if v.strip()]
-    unknown = set(names) - set(VARIANTS)
+    known, cell = VARIANTS, {}
+    if a.cell:
+        a.target, cell = cell_variants(a.cell, a.cell_target, a.cell_metric)
+        known = cell
+        if names == list(VARIANTS):
+            raise SystemExit(f"--cell: name the variants to count with --variants (the cell has: {', '.join(cell)})")
+    unknown = set(names) - set(known)
     if unknown:
-        raise SystemExit(f"--variants: unknown {', '.join(sorted(unknown))}")
-    given = dict(b.split("=", 1) for b in a.binary)
+        raise SystemExit(f"--variants: unknown {', '.join(sorted(unknown))} (known: {', '.join(known)})")
+    missing = [f"{n} ({cell[n][1]})" for n in names if n in cell and not Path(cell[n][1]).is_file()]
+    if missing:
+        raise SystemExit(f"--cell: binaries not on this machine: {', '.join(missing)}; run the cell's "
+                         "sensitive_metrics.py command (its builds are cached by autotune's build cache)")
+    given = {**{n: cell[n][1] for n in names if n in cell}, **dict(b.split("=", 1) for b in a.binary)}
     if a.target is None and names and all(n in given for n in names):
         raise SystemExit("--target: name the target the --binary files were built from (this script builds "
                          f"{BUILT_TARGET} only for variants without a --binary)")
@@ -348,7 +391,8 @@ def main(argv: list[str] | None = None) -> int:
         binary = Path(given[name]) if name in given else build_variant(name)
         key = name + a.name_suffix
         doc["variants"].setdefault(key, {}).update(measure(name, binary, inputs, a.inputs, a.out / key, models,
-                                                           extra_env))
+                                                           extra_env, (cell[name][0], cell[name][2]) if name in cell
+                                                           else None))
         if name in labels:
             doc["variants"][key]["note"] = labels[name]
         tmp = path.with_name(path.name + ".tmp")

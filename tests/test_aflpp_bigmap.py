@@ -300,3 +300,34 @@ def test_a_cells_report_compares_every_variant_with_each_aflpp_build_and_takes_r
     (tmp_path / "bare.json").write_text("[]")
     with pytest.raises(SystemExit, match="no cells"):
         sm.report(tmp_path / "bare.json", [])
+
+
+def test_the_cost_count_takes_a_speed_cells_variants_with_their_binaries_and_environments(tmp_path):
+    """ngram_cost.py --cell: a speed cell's variants (any target and metric) are counted with the binary
+    and run environment the cell ran; what it cannot count is refused by name before valgrind runs."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import ngram_cost
+
+    ix = tmp_path / "ix.bin"
+    ix.write_bytes(b"")
+    env = {"AUTOTUNE_METRIC": "ctx-2", "AUTOTUNE_LAYOUT": "twolevel", "AUTOTUNE_INDEX_SIZE": str(1 << 22)}
+    cell = {"target": "sqlite3", "metric": "ctx-2", "variants": [
+        {"name": "aflpp-ctx-2-map16", "side": "aflpp", "binary": "/nonexistent/afl", "run_env": {}},
+        {"name": "ours-ctx-2-ix16", "side": "indexed", "binary": str(ix), "run_env": env}]}
+    f = tmp_path / "sensitive_metrics.json"
+    f.write_text(json.dumps({"commit": "abc", "results": [cell, {**cell, "metric": "ngram-4"}]}))
+    with pytest.raises(SystemExit, match="sqlite3/ctx-2, sqlite3/ngram-4"):
+        ngram_cost.cell_variants(f)
+    what, got = ngram_cost.cell_variants(f, "sqlite3", "ctx-2")
+    assert "sqlite3" in what and "abc" in what
+    assert got == {"aflpp-ctx-2-map16": ("afl", "/nonexistent/afl", {}), "ours-ctx-2-ix16": ("ours", str(ix), env)}
+    f.write_text(json.dumps({"results": [cell]}))
+    base = ["--inputs", str(tmp_path), "--out", str(tmp_path / "out"), "--cell", str(f)]
+    for extra, said in (([], "name the variants"), (["--variants", "ours-ctx-2-tl16"], "unknown ours-ctx-2-tl16"),
+                        (["--variants", "aflpp-ctx-2-map16"], "not on this machine: aflpp-ctx-2-map16")):
+        with pytest.raises(SystemExit, match=said):
+            ngram_cost.main(base + extra)
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(SystemExit, match="not a sensitive_metrics.py result"):
+        ngram_cost.cell_variants(tmp_path / "bad.json")
+    assert not (tmp_path / "out").exists()
