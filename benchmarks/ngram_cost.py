@@ -259,11 +259,11 @@ def measure(name: str, binary: Path, inputs: list[Path], input_dir: Path, work: 
     copy.chmod(0o755)
     subprocess.run(["strip", "--strip-debug", str(copy)], check=True)
     # no fuzzer here: none of afl-fuzz's settings, and a private index (no file)
-    env = {k: v for k, v in clean_env(**env_extra, **extra_env).items()
+    env = {k: v for k, v in clean_env(**{**env_extra, **extra_env}).items()  # --env overrides the variant's
            if k not in AFL_ENV and k != "AUTOTUNE_INDEX_FILE"}
     files = [str(p) for p in inputs]
     res: dict = {"variant": name, "binary": str(binary), "side": side, "env": {**env_extra, **extra_env},
-                 "afl_fuzz_map": afl_map_size(binary, env_extra, input_dir, work)}
+                 "afl_fuzz_map": afl_map_size(binary, {**env_extra, **extra_env}, input_dir, work)}
     for model, cache_args in models.items():
         runs = []
         for passes in (2, 3):
@@ -325,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--binary", action="append", default=[], help="NAME=PATH: this binary for variant NAME")
     ap.add_argument("--models", default="host,l2", help=f"cache models, of {', '.join(MODELS)}")
-    ap.add_argument("--env", action="append", default=[], help="VAR=VALUE for every variant (e.g. a runtime switch)")
+    ap.add_argument("--env", action="append", default=[],
+                    help="VAR=VALUE for every variant, over its own (e.g. a runtime switch, AUTOTUNE_INDEX_SIZE)")
     ap.add_argument("--name-suffix", default="", help="appended to the variants' names in the documents")
     ap.add_argument("--label", action="append", default=[], help="NAME=TEXT: a note on a variant")
     ap.add_argument("--reparse", action="store_true", help="only recompute the figures from the kept callgrind files")
