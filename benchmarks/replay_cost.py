@@ -17,6 +17,11 @@ queue: the median over rounds of microseconds per execution for each configurati
 configuration's median paired ratio to the reference (the first configuration, or --reference)
 on the same queue and round (> 1: costs more than the reference).
 
+A configuration that sets AUTOTUNE_INDEX_FILE gets a file of its own, which every run starts from
+fresh, as a trial does; with --warm-index the file is kept across its runs, filled first by one
+unmeasured run of every queue, so the measured runs find every key assigned (as a long campaign
+does, and as a fresh index does not: there the runs pay for assigning every key).
+
 Without a finished compare (say, binaries built by hand, or a compare stopped before it wrote
 compare.json): --binary NAME=PATH[:VAR=VALUE,...] (repeat; the variables are the run's) and --queue
 NAME=DIR (repeat; an afl-fuzz queue directory, or any directory of inputs).
@@ -163,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", default="", help="the configuration ratios are taken to (default: the first)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=10, help="copies of each queue in one run")
+    ap.add_argument("--warm-index", action="store_true",
+                    help="keep each configuration's AUTOTUNE_INDEX_FILE across its runs, filled first by one unmeasured "
+                         "run of every queue (a long campaign runs from a nearly full index); default: every run "
+                         "starts from a fresh index, as a trial does")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
 
@@ -192,18 +201,26 @@ def main(argv: list[str] | None = None) -> int:
         rdir.mkdir(parents=True)
         envs[p.name] = trial_env(config_env=p.env, trial_dir=rdir)[0]
 
+    def run(c: str, qdir: Path) -> dict:
+        rdir = work / "runs" / config_dir_name(c)
+        idx = Path(envs[c].get("AUTOTUNE_INDEX_FILE", rdir / "none"))
+        if idx.exists() and not a.warm_index:
+            idx.unlink()  # every run starts from a fresh index, as a trial does
+        return one_run(perf=perf, showmap=showmap, binary=people[names.index(c)].binary, env=envs[c], queue=qdir,
+                       scratch=rdir)
+
+    if a.warm_index:  # the unmeasured runs that fill each configuration's index
+        for q, (qdir, _, _) in queues.items():
+            for c in names:
+                m = run(c, qdir)
+                print(f"filling the index: queue {q} config {c}: {m['cpu_ms'] or m['wall_ms']:.0f} ms", flush=True)
     load_before = os.getloadavg()
     runs = []
     for r in range(a.rounds):
         for q, (qdir, n, _) in queues.items():
             order = names[r % len(names):] + names[:r % len(names)]
             for c in order:
-                binary = people[names.index(c)].binary
-                rdir = work / "runs" / config_dir_name(c)
-                idx = Path(envs[c].get("AUTOTUNE_INDEX_FILE", rdir / "none"))
-                if idx.exists():
-                    idx.unlink()  # every run starts from a fresh index, as a trial does
-                m = one_run(perf=perf, showmap=showmap, binary=binary, env=envs[c], queue=qdir, scratch=rdir)
+                m = run(c, qdir)
                 runs.append({"round": r, "queue": q, "config": c, "inputs": n, **m})
                 print(f"round {r} queue {q} config {c}: {m['cpu_ms'] or m['wall_ms']:.0f} ms", flush=True)
     load_after = os.getloadavg()
@@ -227,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"schema_version": 1, "compare": str(a.compare.resolve()) if a.compare else None, "trial": a.trial,
            "binaries": {p.name: {"binary": p.binary, "env": p.env} for p in people},
            "queues": {q: str(d) for q, d in queue_dirs.items()}, "rounds": a.rounds,
-           "repeat": a.repeat, "reference": ref, "measure": "task-clock (perf stat)" if perf else "wall time",
+           "repeat": a.repeat, "warm_index": a.warm_index, "reference": ref, "measure": "task-clock (perf stat)" if perf else "wall time",
            "afl_showmap": showmap, "campaign_execs_per_s_median": campaign,
            "load_before": load_before, "load_after": load_after, "table": table, "runs": runs,
            "host_profile": current_host()}
@@ -237,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{unit}; median of {a.rounds} rounds; ratio = median paired ratio to `{ref}` on the same queue "
           f"and round. Queues: " + (f"trial {a.trial} of each configuration of `{a.compare}`" if a.compare else
                                     ", ".join(f"{q} = `{d}`" for q, d in queue_dirs.items())) + f", x{a.repeat}. "
+          + ("Each configuration's index file kept across its runs, filled first by one unmeasured run of every "
+             "queue. " if a.warm_index else "") +
           f"Load average before {load_before[0]:.2f}, after {load_after[0]:.2f}.", "",
           "| queue (entries) | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for row in table:
