@@ -169,9 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=10, help="copies of each queue in one run")
     ap.add_argument("--warm-index", action="store_true",
-                    help="keep each configuration's AUTOTUNE_INDEX_FILE across its runs, filled first by one unmeasured "
-                         "run of every queue (a long campaign runs from a nearly full index); default: every run "
-                         "starts from a fresh index, as a trial does")
+                    help="keep each configuration's AUTOTUNE_INDEX_FILE across its runs, filled first by one "
+                         "unmeasured run of every queue (a long campaign runs from a nearly full index); default: "
+                         "every run starts from a fresh index, as a trial does")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
 
@@ -244,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = {"schema_version": 1, "compare": str(a.compare.resolve()) if a.compare else None, "trial": a.trial,
            "binaries": {p.name: {"binary": p.binary, "env": p.env} for p in people},
            "queues": {q: str(d) for q, d in queue_dirs.items()}, "rounds": a.rounds,
-           "repeat": a.repeat, "warm_index": a.warm_index, "reference": ref, "measure": "task-clock (perf stat)" if perf else "wall time",
+           "repeat": a.repeat, "warm_index": a.warm_index, "reference": ref,
+           "measure": "task-clock (perf stat)" if perf else "wall time",
            "afl_showmap": showmap, "campaign_execs_per_s_median": campaign,
            "load_before": load_before, "load_after": load_after, "table": table, "runs": runs,
            "host_profile": current_host()}
