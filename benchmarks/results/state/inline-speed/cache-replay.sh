@@ -1,6 +1,6 @@
 #!/bin/bash
 # plan-2026-12-02-inline-speed.md, addendum of 2026-12-05 18:50: the index cache's replay from a filled
-# index file per configuration (replay_cost.py --warm-index). Usage: replay.sh LIB IN16_BIN IX16_BIN  (both cores idle)
+# index file per configuration (replay_cost.py --warm-index). Usage: cache-replay.sh LIB IN16_BIN IX16_BIN  (both cores idle)
 set -e
 lib=$1; in16=$2; ix16=$3; R=/work/runs/cache-replay
 base=AUTOTUNE_METRIC=ctx-2,AUTOTUNE_MAP_SIZE=65536,AUTOTUNE_KEY_HASH=afl
